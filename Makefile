@@ -1,0 +1,37 @@
+# Two commands on a fresh clone: `make run` and `make test`. Each installs
+# what it needs (npm ci) first. Node 24 comes from the `node` devDependency.
+SHELL := /bin/bash
+export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
+NODE_FLAGS := --disable-warning=ExperimentalWarning
+
+.PHONY: run test install typecheck lint unit bench clean format
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+install: node_modules/.installed
+
+run: install
+	bin/pool-monitor simulate --scenario burst
+
+typecheck: install
+	tsc -p tsconfig.json --noEmit
+
+lint: install
+	eslint .
+	prettier --check .
+
+unit: install
+	c8 mocha
+
+test: install typecheck lint unit
+
+bench: install
+	node $(NODE_FLAGS) bench/run.ts
+
+format: install
+	prettier --write .
+
+clean:
+	rm -rf node_modules coverage .state

@@ -1,0 +1,40 @@
+// The `pool-monitor` command line: one sub-command per file in this folder.
+import { Command, CommanderError } from 'commander';
+import { readFileSync } from 'node:fs';
+
+const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
+
+export function buildProgram(): Command {
+  const program = new Command('pool-monitor')
+    .description("Keeps every Kubernetes node's pool of pod IPs the right size, Azure CNS style")
+    .version(pkg.version)
+    .exitOverride();
+  program.configureOutput({
+    outputError: (text, write) => write(text),
+  });
+  // Sub-commands register themselves here, one line each.
+  return program;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const program = buildProgram();
+  if (argv.length <= 2) {
+    program.outputHelp();
+    return 0;
+  }
+  try {
+    await program.parseAsync(argv);
+    return typeof process.exitCode === 'number' ? process.exitCode : 0;
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // --help and --version end here with code 0; bad flags with 1.
+      return err.exitCode;
+    }
+    process.stderr.write(`pool-monitor: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  }
+}
+
+process.exitCode = await main(process.argv);

@@ -1,0 +1,57 @@
+// Structured JSON-lines logging through winston, as shared/DESIGN.md fixes it:
+// every line carries `level`, `ts` (ISO 8601), `msg`, `component`, then the
+// event's own fields, in that order, on one line.
+import winston from 'winston';
+import type Transport from 'winston-transport';
+
+export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
+export const LOG_LEVELS: readonly LogLevel[] = ['error', 'warn', 'info', 'debug'];
+
+/** The logger every component receives: winston's, narrowed to what we use. */
+export type Logger = winston.Logger;
+
+const RESERVED = new Set(['level', 'message', 'ts', 'msg', 'component']);
+
+/** Formats one record as a single JSON line with the fixed keys first. */
+export const jsonLine = winston.format.printf((info) => {
+  const { level, message, component, ts } = info as Record<string, unknown>;
+  const ordered: Record<string, unknown> = {
+    level,
+    ts: ts ?? new Date().toISOString(),
+    msg: message,
+    component: component ?? 'main',
+  };
+  for (const [key, value] of Object.entries(info)) {
+    if (!RESERVED.has(key)) ordered[key] = value instanceof Error ? value.message : value;
+  }
+  return JSON.stringify(ordered);
+});
+
+export interface LoggerOptions {
+  level?: LogLevel;
+  /** Where lines go; stdout when absent. Tests pass a capturing transport. */
+  transports?: Transport[];
+  /** Clock for `ts`; injected so tests and virtual-time runs are deterministic. */
+  now?: () => Date;
+}
+
+/** Builds the root logger. Give each component its own `child({ component })`. */
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const now = options.now ?? (() => new Date());
+  return winston.createLogger({
+    level: options.level ?? 'info',
+    format: winston.format.combine(
+      winston.format((info) => {
+        (info as Record<string, unknown>).ts = now().toISOString();
+        return info;
+      })(),
+      jsonLine,
+    ),
+    transports: options.transports ?? [new winston.transports.Console()],
+  });
+}
+
+/** A logger that drops everything, for code paths that log nothing of interest. */
+export function silentLogger(): Logger {
+  return winston.createLogger({ silent: true, transports: [new winston.transports.Console()] });
+}

@@ -1,0 +1,41 @@
+// The monitor's two effects, as small interfaces it owns. Adapters implement
+// them: the durable node IP store and a server-side-apply NNC writer in the
+// sidecar, in-memory fakes in `simulate` and in tests.
+
+/** The part of the node IP store the monitor needs. */
+export interface PoolIpStore {
+  /** Ids of every IP currently PendingRelease. */
+  pendingReleaseIds(): Promise<string[]>;
+  /**
+   * Marks `count` IPs PendingRelease (PendingProgramming first, then
+   * Available, never Assigned), all or nothing; resolves to the ids marked,
+   * rejects and changes nothing when it cannot mark them all.
+   */
+  markPendingRelease(count: number): Promise<string[]>;
+}
+
+/** The spec the monitor writes: the whole of it, every time (apply semantics). */
+export interface DesiredSpec {
+  requestedIPCount: number;
+  ipsNotInUse: string[];
+}
+
+/** Writes the NNC spec (server-side apply as `azure-cns`, force) in the sidecar. */
+export interface NncSpecWriter {
+  writeSpec(spec: DesiredSpec): Promise<void>;
+}
+
+/**
+ * An error a writer raises that carries what the retry policy needs: the HTTP
+ * status and, for 429/503, the server's Retry-After in seconds.
+ */
+export class SpecWriteError extends Error {
+  override readonly name = 'SpecWriteError';
+  readonly statusCode: number | undefined;
+  readonly retryAfterSeconds: number | undefined;
+  constructor(message: string, statusCode?: number, retryAfterSeconds?: number) {
+    super(message);
+    this.statusCode = statusCode;
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}

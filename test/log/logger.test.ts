@@ -1,0 +1,58 @@
+import { expect } from 'chai';
+import { Writable } from 'node:stream';
+import winston from 'winston';
+import { createLogger } from '../../src/log/logger.ts';
+
+function collect(): { lines: string[]; transport: winston.transport } {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      lines.push(...chunk.toString().split('\n').filter(Boolean));
+      done();
+    },
+  });
+  return { lines, transport: new winston.transports.Stream({ stream }) };
+}
+
+describe('logger', () => {
+  it('writes one JSON line with level, ts, msg, component first, then fields', () => {
+    const { lines, transport } = collect();
+    const log = createLogger({
+      transports: [transport],
+      now: () => new Date('2026-01-02T03:04:05.000Z'),
+    });
+    log.child({ component: 'monitor' }).info('demand update', { demand: 7 });
+    expect(lines).to.have.length(1);
+    const line = lines[0] as string;
+    expect(Object.keys(JSON.parse(line))).to.deep.equal([
+      'level',
+      'ts',
+      'msg',
+      'component',
+      'demand',
+    ]);
+    expect(JSON.parse(line)).to.deep.equal({
+      level: 'info',
+      ts: '2026-01-02T03:04:05.000Z',
+      msg: 'demand update',
+      component: 'monitor',
+      demand: 7,
+    });
+  });
+
+  it('keeps multi-line error text on one line', () => {
+    const { lines, transport } = collect();
+    const log = createLogger({ transports: [transport] });
+    log.error('reconcile failed', { error: new Error('a\nb') });
+    expect(lines).to.have.length(1);
+    expect(JSON.parse(lines[0] as string).error).to.equal('a\nb');
+  });
+
+  it('drops records below the configured level', () => {
+    const { lines, transport } = collect();
+    const log = createLogger({ transports: [transport], level: 'warn' });
+    log.info('hidden');
+    log.warn('shown');
+    expect(lines.map((l) => JSON.parse(l).msg)).to.deep.equal(['shown']);
+  });
+});
