@@ -23,7 +23,7 @@ lint: install
 	prettier --check .
 
 unit: install
-	c8 mocha
+	c8 mocha 'test/**/*.test.ts'
 
 test: install typecheck lint unit
 

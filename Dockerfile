@@ -1,0 +1,13 @@
+# The node agent image: Node 24, production dependencies only, non-root.
+# TypeScript runs through Node's built-in type stripping, so there is no build
+# stage: the image holds the sources as they are in the repository.
+FROM node:24-bookworm-slim
+ENV NODE_ENV=production
+WORKDIR /app
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+COPY bin ./bin
+COPY src ./src
+USER 65532:65532
+ENTRYPOINT ["node", "--disable-warning=ExperimentalWarning", "src/cli/main.ts"]
+CMD ["sidecar"]
