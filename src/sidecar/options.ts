@@ -1,0 +1,113 @@
+// The sidecar's configuration: flags first, then the environment (NODENAME,
+// KUBECONFIG), validated in one place so a bad value fails at start with one
+// clear line and nothing else happens.
+import { LOG_LEVELS, type LogLevel } from '../log/logger.ts';
+import { DEFAULT_NAMESPACE } from '../nnc/types.ts';
+
+export type SubnetStateMode = 'name' | 'any';
+
+export interface SidecarOptions {
+  nodeName: string;
+  /** Absent: in-cluster configuration. */
+  kubeconfig?: string;
+  namespace: string;
+  stateDir: string;
+  listenHost: string;
+  listenPort: number;
+  logLevel: LogLevel;
+  subnetState: SubnetStateMode;
+  releaseDelaySeconds: number;
+  dryRun: boolean;
+}
+
+/** The flags as commander hands them over: strings, or absent. */
+export interface SidecarFlags {
+  nodeName?: string;
+  kubeconfig?: string;
+  namespace?: string;
+  stateDir?: string;
+  listen?: string;
+  logLevel?: string;
+  subnetState?: string;
+  releaseDelay?: string;
+  dryRun?: boolean;
+}
+
+export const DEFAULT_LISTEN_PORT = 10092;
+export const DEFAULT_STATE_DIR = '/var/lib/pool-monitor';
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** `HOST`, `HOST:PORT`, `:PORT` or `[v6]:PORT`; the host defaults to 127.0.0.1. */
+export function parseListen(value: string): { host: string; port: number } {
+  const trimmed = value.trim();
+  let host = trimmed;
+  let portText: string | undefined;
+  const v6 = /^\[([^\]]+)\](?::(.*))?$/.exec(trimmed);
+  if (v6) {
+    host = v6[1] as string;
+    portText = v6[2];
+  } else if (trimmed.includes(':')) {
+    const at = trimmed.lastIndexOf(':');
+    host = trimmed.slice(0, at);
+    portText = trimmed.slice(at + 1);
+  }
+  if (host === '') host = '127.0.0.1';
+  if (/\s/.test(host)) throw new ConfigError(`--listen: bad host in "${value}"`);
+  if (portText === undefined) return { host, port: DEFAULT_LISTEN_PORT };
+  const port = Number(portText);
+  if (!/^\d+$/.test(portText) || port > 65535) {
+    throw new ConfigError(`--listen: port must be 0-65535, got "${portText}"`);
+  }
+  return { host, port };
+}
+
+const DNS_LABELS = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+export function resolveSidecarOptions(
+  flags: SidecarFlags,
+  env: Record<string, string | undefined>,
+): SidecarOptions {
+  const nodeName = flags.nodeName ?? env.NODENAME;
+  if (!nodeName) throw new ConfigError('--node-name is required (or set NODENAME)');
+  if (nodeName.length > 253 || !DNS_LABELS.test(nodeName)) {
+    throw new ConfigError(`--node-name: "${nodeName}" is not a valid Kubernetes node name`);
+  }
+  const namespace = flags.namespace ?? DEFAULT_NAMESPACE;
+  if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(namespace) || namespace.length > 63) {
+    throw new ConfigError(`--namespace: "${namespace}" is not a valid namespace name`);
+  }
+  const logLevel = (flags.logLevel ?? 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(
+      `--log-level must be one of ${LOG_LEVELS.join(', ')}, got "${flags.logLevel}"`,
+    );
+  }
+  const subnetState = (flags.subnetState ?? 'name') as SubnetStateMode;
+  if (subnetState !== 'name' && subnetState !== 'any') {
+    throw new ConfigError(`--subnet-state must be "name" or "any", got "${flags.subnetState}"`);
+  }
+  const delayText = flags.releaseDelay ?? '0';
+  const releaseDelaySeconds = Number(delayText);
+  if (delayText.trim() === '' || !Number.isFinite(releaseDelaySeconds) || releaseDelaySeconds < 0) {
+    throw new ConfigError(`--release-delay must be a number of seconds >= 0, got "${delayText}"`);
+  }
+  const stateDir = flags.stateDir ?? DEFAULT_STATE_DIR;
+  if (stateDir.trim() === '') throw new ConfigError('--state-dir must not be empty');
+  const { host, port } = parseListen(flags.listen ?? '127.0.0.1');
+  const kubeconfig = flags.kubeconfig ?? (env.KUBECONFIG || undefined);
+  return {
+    nodeName,
+    ...(kubeconfig ? { kubeconfig } : {}),
+    namespace,
+    stateDir,
+    listenHost: host,
+    listenPort: port,
+    logLevel,
+    subnetState,
+    releaseDelaySeconds,
+    dryRun: flags.dryRun ?? false,
+  };
+}

@@ -1,0 +1,69 @@
+import { expect } from 'chai';
+import {
+  ConfigError,
+  DEFAULT_LISTEN_PORT,
+  parseListen,
+  resolveSidecarOptions,
+} from '../../src/sidecar/options.ts';
+
+describe('sidecar/options', () => {
+  describe('parseListen', () => {
+    it('defaults to loopback and the default port', () => {
+      expect(parseListen('127.0.0.1')).to.deep.equal({
+        host: '127.0.0.1',
+        port: DEFAULT_LISTEN_PORT,
+      });
+      expect(parseListen(':8080')).to.deep.equal({ host: '127.0.0.1', port: 8080 });
+      expect(parseListen('0.0.0.0:0')).to.deep.equal({ host: '0.0.0.0', port: 0 });
+      expect(parseListen('[::1]:9000')).to.deep.equal({ host: '::1', port: 9000 });
+    });
+    for (const bad of ['127.0.0.1:x', '127.0.0.1:70000', 'a b:1', '1.2.3.4:-1']) {
+      it(`rejects ${bad}`, () => expect(() => parseListen(bad)).to.throw(ConfigError));
+    }
+  });
+
+  describe('resolveSidecarOptions', () => {
+    it('reads NODENAME and KUBECONFIG when the flags are absent', () => {
+      const o = resolveSidecarOptions({}, { NODENAME: 'node-1', KUBECONFIG: '/k' });
+      expect(o).to.include({
+        nodeName: 'node-1',
+        kubeconfig: '/k',
+        namespace: 'kube-system',
+        listenHost: '127.0.0.1',
+        subnetState: 'name',
+        releaseDelaySeconds: 0,
+        dryRun: false,
+      });
+    });
+
+    it('prefers flags over the environment and leaves kubeconfig out for in-cluster', () => {
+      const o = resolveSidecarOptions(
+        { nodeName: 'aks-1', releaseDelay: '30', subnetState: 'any', dryRun: true },
+        { NODENAME: 'other' },
+      );
+      expect(o.nodeName).to.equal('aks-1');
+      expect(o.kubeconfig).to.equal(undefined);
+      expect(o.releaseDelaySeconds).to.equal(30);
+      expect(o.subnetState).to.equal('any');
+      expect(o.dryRun).to.equal(true);
+    });
+
+    for (const [flags, fragment] of [
+      [{}, '--node-name is required'],
+      [{ nodeName: 'Bad_Name' }, 'not a valid Kubernetes node name'],
+      [{ nodeName: 'n', releaseDelay: '-1' }, '--release-delay'],
+      [{ nodeName: 'n', releaseDelay: 'soon' }, '--release-delay'],
+      [{ nodeName: 'n', subnetState: 'all' }, '--subnet-state'],
+      [{ nodeName: 'n', logLevel: 'loud' }, '--log-level'],
+      [{ nodeName: 'n', namespace: 'Kube_System' }, '--namespace'],
+      [{ nodeName: 'n', listen: 'x:y' }, '--listen'],
+    ] as const) {
+      it(`rejects ${JSON.stringify(flags)} naming ${fragment}`, () => {
+        expect(() => resolveSidecarOptions(flags, {}))
+          .to.throw(ConfigError)
+          .with.property('message')
+          .that.contains(fragment);
+      });
+    }
+  });
+});
