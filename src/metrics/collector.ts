@@ -1,0 +1,238 @@
+// The sidecar's Prometheus metrics, all in one collector with its own
+// registry: many sidecars can live in one process (the embedded mode) without
+// fighting over prom-client's global registry.
+//
+// The pool gauges keep the names, help texts' meaning and labels Azure CNS
+// publishes (`cx_ipam_*` with subnet / subnet_cidr / podnet_arm_id and the
+// constant customer_metric label), so dashboards built for CNS keep working.
+// Our own series (reconciles, NNC writes, demand, target, node API traffic)
+// carry the `pool_monitor_` prefix.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { StateCounts } from '../ipstore/types.ts';
+
+/** What the collector needs of the monitor's state to set the pool gauges. */
+export interface PoolObservation {
+  demand?: number;
+  /** The request last written to the NNC spec (`spec.requestedIPCount`). */
+  request?: number;
+  target?: number;
+  /** Effective batch size (after clamping and exhaustion override). */
+  batch?: number;
+  /** Effective maximum IP count. */
+  max?: number;
+  exhausted?: boolean;
+  /** Label values, as CNS uses them; empty strings when unknown. */
+  subnet?: string;
+  subnetCIDR?: string;
+  podnetARMID?: string;
+  /** Number of network container primary IPs (CNS adds them to total_ips). */
+  primaryIPs?: number;
+}
+
+export interface MetricsCollectorOptions {
+  /**
+   * Collect Node's default process metrics into this registry. Default true;
+   * turn it off when many sidecars share one process (only one should).
+   */
+  defaultMetrics?: boolean;
+  /** Labels added to every series, e.g. `{ node: 'aks-1' }`. */
+  defaultLabels?: Record<string, string>;
+}
+
+/** The reconcile outcomes pre-created at 0 so the series exist from the start. */
+export const KNOWN_RECONCILE_OUTCOMES = ['scaled', 'at_target', 'failed'] as const;
+
+const CNS_LABELS = ['subnet', 'subnet_cidr', 'podnet_arm_id'] as const;
+const CUSTOMER_LABEL = { name: 'customer_metric', value: 'customer metric' };
+const LABEL_VALUE = /^[A-Za-z0-9_.:-]{1,64}$/;
+
+/** HTTP latency buckets in seconds: the node API answers in well under 1 ms to 1 s. */
+export const HTTP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
+
+type CnsLabel = (typeof CNS_LABELS)[number];
+type CnsGauge = Gauge<CnsLabel | 'customer_metric'>;
+
+/** Keeps label values bounded: anything unexpected becomes `other`. */
+export function safeLabel(value: string): string {
+  return LABEL_VALUE.test(value) ? value : 'other';
+}
+
+/** The CNS pool gauges, one per figure CNS publishes. */
+function poolGauges(cns: (name: string, help: string) => CnsGauge) {
+  return {
+    requested: cns('cx_ipam_requested_ips', 'Secondary IPs this node requested (NNC spec).'),
+    available: cns('cx_ipam_available_ips', 'IPs on this node free for a pod (Available).'),
+    allocated: cns('cx_ipam_pod_allocated_ips', 'IPs on this node in use by pods (Assigned).'),
+    pendingRelease: cns('cx_ipam_pending_release_ips', 'IPs marked to be given back.'),
+    pendingProgramming: cns(
+      'cx_ipam_pending_programming_ips',
+      'IPs reserved but not usable yet (PendingProgramming).',
+    ),
+    total: cns('cx_ipam_total_ips', 'All IPs the node holds: secondary plus NC primary IPs.'),
+    secondary: cns('cx_ipam_secondary_ips', 'Secondary IPs the NNC status backs.'),
+    primary: cns('cx_ipam_primary_ips', 'Network container primary IPs.'),
+    max: cns('cx_ipam_max_ips', 'Most secondary IPs this node may hold.'),
+    batch: cns('cx_ipam_batch_size', 'Pool scaling batch size.'),
+    currentAvailable: cns(
+      'cx_ipam_current_available_ips',
+      'Secondary IPs minus Assigned minus PendingRelease.',
+    ),
+    expectAvailable: cns(
+      'cx_ipam_expect_available_ips',
+      'Requested IPs minus Assigned: free IPs once the request is honoured.',
+    ),
+    exhaustion: cns('cx_ipam_subnet_exhaustion_state', 'Subnet exhausted (1) or not (0).'),
+  };
+}
+type PoolGauges = ReturnType<typeof poolGauges>;
+
+function finite(n: number | undefined): number {
+  return typeof n === 'number' && Number.isFinite(n) ? n : 0;
+}
+
+export class MetricsCollector {
+  readonly registry: Registry;
+  readonly contentType: string;
+
+  readonly #pool: PoolGauges;
+  readonly #exhaustionCount: Counter<CnsLabel | 'subnet_exhaustion_state'>;
+  readonly #reconciles: Counter<'outcome'>;
+  readonly #writes: Counter<'result'>;
+  readonly #demand: Gauge;
+  readonly #target: Gauge;
+  readonly #httpRequests: Counter<'method' | 'route' | 'code'>;
+  readonly #httpDuration: Histogram<'method' | 'route'>;
+  #labelKey: string | undefined;
+  #source: (() => { observation: PoolObservation; counts: StateCounts } | undefined) | undefined;
+
+  constructor(options: MetricsCollectorOptions = {}) {
+    this.registry = new Registry();
+    this.contentType = this.registry.contentType;
+    if (options.defaultLabels) this.registry.setDefaultLabels(options.defaultLabels);
+    const registers = [this.registry];
+    const cns = (name: string, help: string): CnsGauge =>
+      new Gauge({ name, help, labelNames: [...CNS_LABELS, CUSTOMER_LABEL.name], registers });
+    this.#pool = poolGauges(cns);
+    this.#exhaustionCount = new Counter({
+      name: 'cx_ipam_subnet_exhaustion_state_count_total',
+      help: 'Pool observations, by subnet exhaustion state.',
+      labelNames: [...CNS_LABELS, 'subnet_exhaustion_state'],
+      registers,
+    });
+    this.#reconciles = new Counter({
+      name: 'pool_monitor_reconciles_total',
+      help: 'Pool reconciles, by outcome.',
+      labelNames: ['outcome'],
+      registers,
+    });
+    for (const outcome of KNOWN_RECONCILE_OUTCOMES) this.#reconciles.inc({ outcome }, 0);
+    this.#writes = new Counter({
+      name: 'pool_monitor_nnc_writes_total',
+      help: 'NodeNetworkConfig spec writes, by result.',
+      labelNames: ['result'],
+      registers,
+    });
+    this.#writes.inc({ result: 'success' }, 0);
+    this.#writes.inc({ result: 'failure' }, 0);
+    this.#demand = new Gauge({
+      name: 'pool_monitor_demand_ips',
+      help: 'Pods on this node that need an IP.',
+      registers,
+    });
+    this.#target = new Gauge({
+      name: 'pool_monitor_target_ips',
+      help: 'Pool size the last reconcile calculated.',
+      registers,
+    });
+    this.#httpRequests = new Counter({
+      name: 'pool_monitor_node_api_requests_total',
+      help: 'Node API requests, by method, route and status code.',
+      labelNames: ['method', 'route', 'code'],
+      registers,
+    });
+    this.#httpDuration = new Histogram({
+      name: 'pool_monitor_node_api_request_duration_seconds',
+      help: 'Node API request handling time.',
+      labelNames: ['method', 'route'],
+      buckets: HTTP_BUCKETS,
+      registers,
+    });
+    if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Sets every pool gauge from the monitor's state and the store's counts. */
+  observePool(observation: PoolObservation, counts: StateCounts): void {
+    const labels = {
+      subnet: observation.subnet ?? '',
+      subnet_cidr: observation.subnetCIDR ?? '',
+      podnet_arm_id: observation.podnetARMID ?? '',
+    };
+    // A changed subnet would leave stale series behind: drop them first.
+    const key = JSON.stringify(labels);
+    if (this.#labelKey !== undefined && this.#labelKey !== key) {
+      for (const gauge of Object.values(this.#pool)) gauge.reset();
+    }
+    this.#labelKey = key;
+    const all = { ...labels, [CUSTOMER_LABEL.name]: CUSTOMER_LABEL.value };
+    const secondary =
+      counts.Available + counts.Assigned + counts.PendingRelease + counts.PendingProgramming;
+    const primary = finite(observation.primaryIPs);
+    const request = finite(observation.request);
+    const p = this.#pool;
+    p.requested.set(all, request);
+    p.available.set(all, counts.Available);
+    p.allocated.set(all, counts.Assigned);
+    p.pendingRelease.set(all, counts.PendingRelease);
+    p.pendingProgramming.set(all, counts.PendingProgramming);
+    p.secondary.set(all, secondary);
+    p.primary.set(all, primary);
+    p.total.set(all, secondary + primary);
+    p.max.set(all, finite(observation.max));
+    p.batch.set(all, finite(observation.batch));
+    p.currentAvailable.set(all, secondary - counts.Assigned - counts.PendingRelease);
+    p.expectAvailable.set(all, request - counts.Assigned);
+    p.exhaustion.set(all, observation.exhausted === true ? 1 : 0);
+    this.#exhaustionCount.inc({
+      ...labels,
+      subnet_exhaustion_state: observation.exhausted === true ? 'exhausted' : 'not_exhausted',
+    });
+    this.#demand.set(finite(observation.demand));
+    this.#target.set(finite(observation.target));
+  }
+
+  countReconcile(outcome: string): void {
+    this.#reconciles.inc({ outcome: safeLabel(outcome) });
+  }
+
+  countWrite(ok: boolean): void {
+    this.#writes.inc({ result: ok ? 'success' : 'failure' });
+  }
+
+  /** One node API request; `route` must be a bounded set (the matched route). */
+  observeHttp(method: string, route: string, code: number, seconds: number): void {
+    const m = safeLabel(method);
+    const r = route.length <= 64 ? route : 'other';
+    this.#httpRequests.inc({ method: m, route: r, code: String(code) });
+    if (Number.isFinite(seconds) && seconds >= 0) {
+      this.#httpDuration.observe({ method: m, route: r }, seconds);
+    }
+  }
+
+  /**
+   * Registers where the pool gauges come from; it is read on every scrape so
+   * the gauges are never older than the scrape. Return undefined before the
+   * monitor has anything to say (the gauges then keep their last values).
+   */
+  setPoolSource(
+    source: () => { observation: PoolObservation; counts: StateCounts } | undefined,
+  ): void {
+    this.#source = source;
+  }
+
+  /** The Prometheus text exposition of every series in this registry. */
+  async render(): Promise<string> {
+    const current = this.#source?.();
+    if (current) this.observePool(current.observation, current.counts);
+    return this.registry.metrics();
+  }
+}

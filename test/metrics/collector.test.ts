@@ -1,0 +1,163 @@
+import { expect } from 'chai';
+import { KNOWN_RECONCILE_OUTCOMES, MetricsCollector } from '../../src/metrics/collector.ts';
+import type { StateCounts } from '../../src/ipstore/types.ts';
+import { parseProm, value } from './prom-text.ts';
+
+const counts = (a: number, s: number, r: number, p: number): StateCounts => ({
+  Available: a,
+  Assigned: s,
+  PendingRelease: r,
+  PendingProgramming: p,
+});
+
+const CNS_GAUGES = [
+  'cx_ipam_requested_ips',
+  'cx_ipam_available_ips',
+  'cx_ipam_pod_allocated_ips',
+  'cx_ipam_pending_release_ips',
+  'cx_ipam_pending_programming_ips',
+  'cx_ipam_total_ips',
+  'cx_ipam_max_ips',
+  'cx_ipam_batch_size',
+  'cx_ipam_subnet_exhaustion_state',
+];
+
+async function scrape(c: MetricsCollector) {
+  return parseProm(await c.render());
+}
+
+describe('metrics collector', () => {
+  it('publishes every CNS gauge as a gauge with help, from pool state and store counts', async () => {
+    const c = new MetricsCollector({ defaultMetrics: false });
+    c.observePool(
+      {
+        demand: 7,
+        request: 20,
+        target: 16,
+        batch: 16,
+        max: 250,
+        exhausted: false,
+        subnet: 'podnet',
+        subnetCIDR: '10.240.0.0/16',
+        primaryIPs: 1,
+      },
+      counts(10, 7, 2, 1),
+    );
+    const exp = await scrape(c);
+    for (const name of CNS_GAUGES) {
+      expect(exp.type.get(name), name).to.equal('gauge');
+      expect(exp.help.get(name), name).to.be.a('string').and.not.empty;
+    }
+    const labels = {
+      subnet: 'podnet',
+      subnet_cidr: '10.240.0.0/16',
+      podnet_arm_id: '',
+      customer_metric: 'customer metric',
+    };
+    expect(value(exp, 'cx_ipam_requested_ips', labels)).to.equal(20);
+    expect(value(exp, 'cx_ipam_available_ips', labels)).to.equal(10);
+    expect(value(exp, 'cx_ipam_pod_allocated_ips', labels)).to.equal(7);
+    expect(value(exp, 'cx_ipam_pending_release_ips', labels)).to.equal(2);
+    expect(value(exp, 'cx_ipam_pending_programming_ips', labels)).to.equal(1);
+    expect(value(exp, 'cx_ipam_secondary_ips', labels)).to.equal(20);
+    expect(value(exp, 'cx_ipam_total_ips', labels)).to.equal(21);
+    expect(value(exp, 'cx_ipam_max_ips', labels)).to.equal(250);
+    expect(value(exp, 'cx_ipam_batch_size', labels)).to.equal(16);
+    expect(value(exp, 'cx_ipam_current_available_ips', labels)).to.equal(11);
+    expect(value(exp, 'cx_ipam_expect_available_ips', labels)).to.equal(13);
+    expect(value(exp, 'cx_ipam_subnet_exhaustion_state', labels)).to.equal(0);
+    expect(value(exp, 'pool_monitor_demand_ips')).to.equal(7);
+    expect(value(exp, 'pool_monitor_target_ips')).to.equal(16);
+  });
+
+  it('reports exhaustion as 1 and counts observations per exhaustion state', async () => {
+    const c = new MetricsCollector({ defaultMetrics: false });
+    c.observePool({ exhausted: true }, counts(0, 0, 0, 0));
+    c.observePool({ exhausted: true }, counts(0, 0, 0, 0));
+    c.observePool({ exhausted: false }, counts(0, 0, 0, 0));
+    const exp = await scrape(c);
+    expect(value(exp, 'cx_ipam_subnet_exhaustion_state')).to.equal(0);
+    const name = 'cx_ipam_subnet_exhaustion_state_count_total';
+    expect(value(exp, name, { subnet_exhaustion_state: 'exhausted' })).to.equal(2);
+    expect(value(exp, name, { subnet_exhaustion_state: 'not_exhausted' })).to.equal(1);
+    c.observePool({ exhausted: true }, counts(0, 0, 0, 0));
+    expect(value(await scrape(c), 'cx_ipam_subnet_exhaustion_state')).to.equal(1);
+  });
+
+  it('drops the old series when the subnet labels change', async () => {
+    const c = new MetricsCollector({ defaultMetrics: false });
+    c.observePool({ subnet: 'a' }, counts(1, 0, 0, 0));
+    c.observePool({ subnet: 'b' }, counts(2, 0, 0, 0));
+    const exp = await scrape(c);
+    const series = exp.samples.filter((s) => s.name === 'cx_ipam_available_ips');
+    expect(series).to.have.length(1);
+    expect(series[0]?.labels.subnet).to.equal('b');
+    expect(series[0]?.value).to.equal(2);
+  });
+
+  it('counts reconciles by outcome, known outcomes present at 0 from the start', async () => {
+    const c = new MetricsCollector({ defaultMetrics: false });
+    let exp = await scrape(c);
+    for (const outcome of KNOWN_RECONCILE_OUTCOMES) {
+      expect(value(exp, 'pool_monitor_reconciles_total', { outcome })).to.equal(0);
+    }
+    expect(exp.type.get('pool_monitor_reconciles_total')).to.equal('counter');
+    c.countReconcile('scaled');
+    c.countReconcile('scaled');
+    c.countReconcile('failed');
+    c.countReconcile('weird outcome {with} "quotes"');
+    exp = await scrape(c);
+    expect(value(exp, 'pool_monitor_reconciles_total', { outcome: 'scaled' })).to.equal(2);
+    expect(value(exp, 'pool_monitor_reconciles_total', { outcome: 'failed' })).to.equal(1);
+    expect(value(exp, 'pool_monitor_reconciles_total', { outcome: 'other' })).to.equal(1);
+  });
+
+  it('counts NNC writes by result', async () => {
+    const c = new MetricsCollector({ defaultMetrics: false });
+    c.countWrite(true);
+    c.countWrite(false);
+    c.countWrite(false);
+    const exp = await scrape(c);
+    expect(value(exp, 'pool_monitor_nnc_writes_total', { result: 'success' })).to.equal(1);
+    expect(value(exp, 'pool_monitor_nnc_writes_total', { result: 'failure' })).to.equal(2);
+  });
+
+  it('records node API requests as a counter and a latency histogram', async () => {
+    const c = new MetricsCollector({ defaultMetrics: false });
+    c.observeHttp('POST', '/network/requestipconfigs', 200, 0.002);
+    c.observeHttp('POST', '/network/requestipconfigs', 400, 0.0001);
+    const exp = await scrape(c);
+    const route = '/network/requestipconfigs';
+    const name = 'pool_monitor_node_api_requests_total';
+    expect(value(exp, name, { method: 'POST', route, code: '200' })).to.equal(1);
+    expect(value(exp, name, { method: 'POST', route, code: '400' })).to.equal(1);
+    const hist = 'pool_monitor_node_api_request_duration_seconds';
+    expect(exp.type.get(hist)).to.equal('histogram');
+    expect(value(exp, `${hist}_count`, { method: 'POST', route })).to.equal(2);
+    expect(value(exp, `${hist}_bucket`, { method: 'POST', route, le: '0.001' })).to.equal(1);
+  });
+
+  it('reads the pool source on every scrape', async () => {
+    const c = new MetricsCollector({ defaultMetrics: false });
+    let assigned = 1;
+    c.setPoolSource(() => ({ observation: { request: 10 }, counts: counts(9, assigned, 0, 0) }));
+    expect(value(await scrape(c), 'cx_ipam_pod_allocated_ips')).to.equal(1);
+    assigned = 4;
+    expect(value(await scrape(c), 'cx_ipam_pod_allocated_ips')).to.equal(4);
+  });
+
+  it('keeps registries apart and collects Node defaults only when asked', async () => {
+    const a = new MetricsCollector({ defaultMetrics: true, defaultLabels: { node: 'n1' } });
+    const b = new MetricsCollector({ defaultMetrics: false });
+    a.countWrite(true);
+    const expA = await scrape(a);
+    const expB = await scrape(b);
+    expect(expA.type.has('process_cpu_user_seconds_total')).to.be.true;
+    expect(expA.type.has('nodejs_eventloop_lag_seconds')).to.be.true;
+    expect(expB.type.has('process_cpu_user_seconds_total')).to.be.false;
+    expect(
+      value(expA, 'pool_monitor_nnc_writes_total', { result: 'success', node: 'n1' }),
+    ).to.equal(1);
+    expect(value(expB, 'pool_monitor_nnc_writes_total', { result: 'success' })).to.equal(0);
+  });
+});
