@@ -1,0 +1,33 @@
+import { expect } from 'chai';
+import { timer } from 'rxjs';
+import { SteppedScheduler } from '../../src/sim/stepped-scheduler.ts';
+
+describe('sim/SteppedScheduler', () => {
+  it('runs actions in virtual time order and lets promises settle between them', async () => {
+    const scheduler = new SteppedScheduler();
+    const seen: string[] = [];
+    scheduler.schedule(() => {
+      seen.push(`a@${scheduler.now()}`);
+      void Promise.resolve().then(() => {
+        seen.push(`a-promise@${scheduler.now()}`);
+        // Scheduling from a promise callback lands at the right virtual time.
+        scheduler.schedule(() => seen.push(`c@${scheduler.now()}`), 50);
+      });
+    }, 100);
+    scheduler.schedule(() => seen.push(`b@${scheduler.now()}`), 120);
+    await scheduler.advanceTo(1000);
+    expect(seen).to.deep.equal(['a@100', 'a-promise@100', 'b@120', 'c@150']);
+    expect(scheduler.now()).to.equal(1000);
+  });
+
+  it('leaves later actions for a later advance and drives rxjs timers', async () => {
+    const scheduler = new SteppedScheduler();
+    const fired: number[] = [];
+    timer(0, 60_000, scheduler).subscribe((n) => fired.push(n));
+    await scheduler.advanceTo(150_000);
+    expect(fired).to.deep.equal([0, 1, 2]);
+    expect(scheduler.nextDue()).to.equal(180_000);
+    await scheduler.advanceTo(180_000);
+    expect(fired).to.deep.equal([0, 1, 2, 3]);
+  });
+});
