@@ -1,0 +1,155 @@
+// Safety invariants the embedded harness checks during every run. Pure: it
+// takes a snapshot of the pods and NNCs and returns what is wrong as data, so
+// the harness decides how loudly to fail. The four rules are the ones a CNI
+// user would notice: two pods sharing an IP, a Running pod without one, a pod
+// IP its node's NNC does not back, and an IP marked for release while a pod
+// still holds it.
+import type { NodeNetworkConfig } from '../nnc/types.ts';
+
+/** The parts of a pod the invariants read (a V1Pod fits). */
+export interface PodSnapshot {
+  metadata?: { name?: string; namespace?: string; uid?: string };
+  spec?: { nodeName?: string; hostNetwork?: boolean };
+  status?: { phase?: string; podIP?: string; podIPs?: { ip?: string }[] };
+}
+
+export type ViolationKind =
+  'ip-held-twice' | 'running-without-ip' | 'ip-not-in-nnc' | 'held-ip-released';
+
+export interface Violation {
+  kind: ViolationKind;
+  /** `namespace/name` of the pod (or pods, for ip-held-twice). */
+  pods: string[];
+  ip?: string;
+  node?: string;
+  message: string;
+}
+
+const TERMINAL = new Set(['Succeeded', 'Failed']);
+
+function podKey(pod: PodSnapshot): string {
+  return `${pod.metadata?.namespace ?? 'default'}/${pod.metadata?.name ?? '?'}`;
+}
+
+/** Every IP in the pod's status, `podIP` and `podIPs` merged, without duplicates. */
+export function podIps(pod: PodSnapshot): string[] {
+  const ips = new Set<string>();
+  if (pod.status?.podIP) ips.add(pod.status.podIP);
+  for (const entry of pod.status?.podIPs ?? []) if (entry.ip) ips.add(entry.ip);
+  return [...ips];
+}
+
+/**
+ * A pod that holds its IPs: on a node, not host-network, not finished.
+ * Finished pods keep `podIP` in their status after the CNI released it, as in
+ * a real cluster, so they hold nothing.
+ */
+export function holdsIps(pod: PodSnapshot): boolean {
+  return (
+    pod.spec?.hostNetwork !== true &&
+    Boolean(pod.spec?.nodeName) &&
+    !TERMINAL.has(pod.status?.phase ?? '')
+  );
+}
+
+/** What a node's NNC backs: every status IP, and those whose id is in spec.ipsNotInUse. */
+interface NodeBacking {
+  ips: Set<string>;
+  released: Set<string>;
+}
+
+function backingByNode(nncs: readonly NodeNetworkConfig[]): Map<string, NodeBacking> {
+  const out = new Map<string, NodeBacking>();
+  for (const nnc of nncs) {
+    const notInUse = new Set(nnc.spec?.ipsNotInUse ?? []);
+    const backing: NodeBacking = { ips: new Set(), released: new Set() };
+    for (const nc of nnc.status?.networkContainers ?? []) {
+      for (const a of nc.ipAssignments ?? []) {
+        backing.ips.add(a.ip);
+        if (notInUse.has(a.name)) backing.released.add(a.ip);
+      }
+    }
+    out.set(nnc.metadata.name, backing);
+  }
+  return out;
+}
+
+/** Checks the four invariants over one snapshot; an empty list means all hold. */
+export function checkInvariants(
+  pods: readonly PodSnapshot[],
+  nncs: readonly NodeNetworkConfig[],
+): Violation[] {
+  const violations: Violation[] = [];
+  const backing = backingByNode(nncs);
+  const holders = new Map<string, string[]>();
+
+  for (const pod of pods) {
+    if (pod.spec?.hostNetwork === true) continue;
+    const key = podKey(pod);
+    const ips = podIps(pod);
+    const node = pod.spec?.nodeName;
+    if (pod.status?.phase === 'Running' && ips.length === 0) {
+      violations.push({
+        kind: 'running-without-ip',
+        pods: [key],
+        ...(node ? { node } : {}),
+        message: `pod ${key} is Running without an IP`,
+      });
+    }
+    if (!holdsIps(pod) || !node) continue;
+    const nodeBacking = backing.get(node);
+    for (const ip of ips) {
+      holders.set(ip, [...(holders.get(ip) ?? []), key]);
+      if (!nodeBacking?.ips.has(ip)) {
+        violations.push({
+          kind: 'ip-not-in-nnc',
+          pods: [key],
+          ip,
+          node,
+          message: nodeBacking
+            ? `pod ${key} holds ${ip}, which NNC ${node} status does not list`
+            : `pod ${key} holds ${ip}, but node ${node} has no NNC`,
+        });
+      } else if (nodeBacking.released.has(ip)) {
+        violations.push({
+          kind: 'held-ip-released',
+          pods: [key],
+          ip,
+          node,
+          message: `pod ${key} holds ${ip}, which NNC ${node} lists in spec.ipsNotInUse`,
+        });
+      }
+    }
+  }
+
+  for (const [ip, keys] of holders) {
+    if (keys.length > 1) {
+      violations.push({
+        kind: 'ip-held-twice',
+        pods: [...keys].sort(),
+        ip,
+        message: `IP ${ip} is held by ${keys.length} pods: ${[...keys].sort().join(', ')}`,
+      });
+    }
+  }
+  return violations;
+}
+
+/** A stable identity for a violation, to compare snapshots. */
+export function violationKey(v: Violation): string {
+  return `${v.kind}|${v.ip ?? ''}|${v.pods.join(',')}`;
+}
+
+/**
+ * The violations present in both of two consecutive snapshots. Pods and NNCs
+ * come from separate watches, so one snapshot can catch a release half-way
+ * through; a harness that fails only on persistent violations avoids those
+ * false alarms while still catching every real one.
+ */
+export function persistentViolations(
+  previous: readonly Violation[],
+  current: readonly Violation[],
+): Violation[] {
+  const before = new Set(previous.map(violationKey));
+  return current.filter((v) => before.has(violationKey(v)));
+}
