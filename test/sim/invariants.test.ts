@@ -23,7 +23,9 @@ const nodeArb = fc.record({
   released: fc.integer({ min: 0, max: 20 }),
 });
 
-function buildWorld(nodes: fc.RecordValue<typeof nodeArb>[]): World {
+type NodeShape = typeof nodeArb extends fc.Arbitrary<infer T> ? T : never;
+
+function buildWorld(nodes: NodeShape[]): World {
   const pods: PodSnapshot[] = [];
   const nncs: NodeNetworkConfig[] = [];
   nodes.forEach((n, ni) => {
