@@ -1,0 +1,85 @@
+// The `/debug/pool` document: what a person needs to see why the pool has
+// the size it has. Built by a pure function from whatever the monitor's
+// snapshot holds plus the store's counts, so the JSON shape is fixed here and
+// not by the monitor's internals. Missing figures are null, never invented.
+import type { StateCounts } from '../ipstore/types.ts';
+
+/** The monitor's snapshot as this module reads it; every field optional. */
+export interface PoolSnapshotInput {
+  demand?: number;
+  request?: number;
+  target?: number;
+  exhausted?: boolean;
+  /** Effective scaler (batch, buffer, max) and/or the raw NNC scaler fields. */
+  scaler?: Record<string, unknown>;
+  lastReconcile?: {
+    at?: number | string | Date;
+    outcome?: string;
+    error?: string;
+  };
+}
+
+export interface DebugPool {
+  demand: number | null;
+  scaler: Record<string, number> | null;
+  exhausted: boolean;
+  target: number | null;
+  request: number | null;
+  ipCounts: StateCounts & { total: number };
+  lastReconcile: { at: string | null; outcome: string; error?: string } | null;
+}
+
+function num(v: unknown): number | null {
+  return typeof v === 'number' && Number.isFinite(v) ? v : null;
+}
+
+function iso(at: number | string | Date | undefined): string | null {
+  if (at === undefined) return null;
+  const d = at instanceof Date ? at : new Date(at);
+  return Number.isNaN(d.getTime()) ? null : d.toISOString();
+}
+
+export function buildDebugPool(
+  snapshot: PoolSnapshotInput | undefined,
+  counts: StateCounts,
+): DebugPool {
+  const s = snapshot ?? {};
+  let scaler: Record<string, number> | null = null;
+  if (s.scaler) {
+    scaler = {};
+    for (const [k, v] of Object.entries(s.scaler)) {
+      const n = num(v);
+      if (n !== null) scaler[k] = n;
+    }
+  }
+  const last = s.lastReconcile;
+  return {
+    demand: num(s.demand),
+    scaler,
+    exhausted: s.exhausted === true,
+    target: num(s.target),
+    request: num(s.request),
+    ipCounts: {
+      Available: counts.Available,
+      Assigned: counts.Assigned,
+      PendingRelease: counts.PendingRelease,
+      PendingProgramming: counts.PendingProgramming,
+      total: counts.Available + counts.Assigned + counts.PendingRelease + counts.PendingProgramming,
+    },
+    lastReconcile: last
+      ? {
+          at: iso(last.at),
+          outcome: last.outcome ?? 'unknown',
+          ...(last.error !== undefined ? { error: last.error } : {}),
+        }
+      : null,
+  };
+}
+
+/** A pool status source for the node API from a snapshot getter and the store. */
+export function poolStatusSource(
+  snapshot: () => PoolSnapshotInput | undefined,
+  store: { counts(): StateCounts },
+): { debugPool(): DebugPool } {
+  return { debugPool: () => buildDebugPool(snapshot(), store.counts()) };
+}

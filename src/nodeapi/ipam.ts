@@ -1,0 +1,160 @@
+// The IPAM operations behind the CNS endpoints, as pure-ish functions of the
+// store: a parsed request in, an HTTP status and a CNS body out. No I/O here
+// besides the (synchronous, transactional) store, so they are tested without
+// a socket. Store failures other than "no free IP" become UnexpectedError;
+// bad input never reaches the store.
+import { isIP } from 'node:net';
+import { NoAvailableIpError } from '../ipstore/types.ts';
+import type { ContainerInfo, IpRecord, IpState, NodeIpStore } from '../ipstore/types.ts';
+import { ReturnCode } from './cns.ts';
+import type {
+  GetIPConfigurationStatusResponse,
+  IPConfigsResponse,
+  IPConfigurationStatus,
+  PodIpInfo,
+} from './cns.ts';
+import { prefixLength } from './validate.ts';
+import type { IpConfigsRequest } from './validate.ts';
+
+export interface Outcome<B> {
+  status: number;
+  body: B;
+  /** The record whose state changed, when one did. */
+  changed?: IpRecord;
+  /** A server-side failure worth an error log line. */
+  error?: string;
+}
+
+/** What the API tells the sidecar after a state change (see NodeApiDeps.onChange). */
+export interface IpamChange {
+  kind: 'assigned' | 'released';
+  record: IpRecord;
+}
+
+function hostBits(ip: string): number {
+  return isIP(ip) === 6 ? 128 : 32;
+}
+
+/** The CNS PodIpInfo for an assigned record and its network container. */
+export function podIpInfo(record: IpRecord, nc: ContainerInfo | undefined): PodIpInfo {
+  const bits = prefixLength(nc?.subnetAddressSpace) ?? hostBits(record.ip);
+  return {
+    PodIPConfig: { IPAddress: record.ip, PrefixLength: bits },
+    NetworkContainerPrimaryIPConfig: {
+      IPSubnet: { IPAddress: nc?.primaryIP ?? '', PrefixLength: bits },
+      DNSServers: [],
+      GatewayIPAddress: nc?.defaultGateway ?? '',
+    },
+  };
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export function requestIpConfigs(
+  store: NodeIpStore,
+  req: IpConfigsRequest,
+): Outcome<IPConfigsResponse> {
+  try {
+    const record = store.assign({
+      podInterfaceID: req.podInterfaceID,
+      infraContainerID: req.infraContainerID,
+      podName: req.podName,
+      podNamespace: req.podNamespace,
+      desiredIPAddresses: req.desiredIPAddresses,
+    });
+    return {
+      status: 200,
+      body: {
+        podIPInfo: [podIpInfo(record, store.container(record.ncId))],
+        response: { ReturnCode: ReturnCode.Success, Message: '' },
+      },
+      changed: record,
+    };
+  } catch (err) {
+    if (err instanceof NoAvailableIpError) {
+      // CNS answers this with HTTP 200 and the code in the body; so do we.
+      return {
+        status: 200,
+        body: {
+          podIPInfo: [],
+          response: {
+            ReturnCode: ReturnCode.FailedToAllocateIPConfig,
+            Message: `AllocateIPConfig failed for ${req.podNamespace}/${req.podName}: ${message(err)}`,
+          },
+        },
+      };
+    }
+    return unexpected(err);
+  }
+}
+
+export function releaseIpConfigs(
+  store: NodeIpStore,
+  req: IpConfigsRequest,
+): Outcome<IPConfigsResponse> {
+  try {
+    const record = store.release(req.podInterfaceID);
+    return {
+      status: 200,
+      body: { podIPInfo: [], response: { ReturnCode: ReturnCode.Success, Message: '' } },
+      ...(record ? { changed: record } : {}),
+    };
+  } catch (err) {
+    return unexpected(err);
+  }
+}
+
+function unexpected(err: unknown): Outcome<IPConfigsResponse> {
+  return {
+    status: 500,
+    body: {
+      podIPInfo: [],
+      response: { ReturnCode: ReturnCode.UnexpectedError, Message: message(err) },
+    },
+    error: message(err),
+  };
+}
+
+/** One store record as CNS's IPConfigurationStatus. */
+export function ipConfigurationStatus(record: IpRecord): IPConfigurationStatus {
+  return {
+    ID: record.id,
+    IPAddress: record.ip,
+    NCID: record.ncId,
+    State: record.state,
+    PodInfo: record.pod
+      ? {
+          PodName: record.pod.podName,
+          PodNamespace: record.pod.podNamespace,
+          PodInfraContainerID: record.pod.infraContainerID,
+          PodInterfaceID: record.pod.podInterfaceID,
+        }
+      : null,
+  };
+}
+
+export function listIpAddresses(
+  store: NodeIpStore,
+  states: readonly IpState[],
+): Outcome<GetIPConfigurationStatusResponse> {
+  try {
+    return {
+      status: 200,
+      body: {
+        IPConfigurationStatus: store.list(states).map(ipConfigurationStatus),
+        Response: { ReturnCode: ReturnCode.Success, Message: '' },
+      },
+    };
+  } catch (err) {
+    return {
+      status: 500,
+      body: {
+        IPConfigurationStatus: [],
+        Response: { ReturnCode: ReturnCode.UnexpectedError, Message: message(err) },
+      },
+      error: message(err),
+    };
+  }
+}

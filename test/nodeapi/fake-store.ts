@@ -1,0 +1,133 @@
+// A small in-memory NodeIpStore for the node API's unit tests: the same
+// contract as the real store (idempotent assign per podInterfaceID, release
+// keeps PendingRelease, all-or-nothing marking), no durability.
+import {
+  IP_STATES,
+  InsufficientReleasableError,
+  NoAvailableIpError,
+} from '../../src/ipstore/types.ts';
+import type {
+  AssignRequest,
+  ContainerInfo,
+  InventoryChange,
+  IpRecord,
+  IpState,
+  NodeIpStore,
+  StateCounts,
+} from '../../src/ipstore/types.ts';
+import type { NetworkContainer } from '../../src/nnc/types.ts';
+
+export const NC: ContainerInfo = {
+  id: 'nc-1',
+  subnetAddressSpace: '10.240.0.0/16',
+  defaultGateway: '10.240.0.1',
+  primaryIP: '10.240.0.4',
+};
+
+export class FakeStore implements NodeIpStore {
+  readonly records = new Map<string, IpRecord>();
+  readonly containers = new Map<string, ContainerInfo>([[NC.id, NC]]);
+  clock = 0;
+
+  /** A store holding `n` Available IPs 10.240.1.0 .. in container nc-1. */
+  static withIps(n: number): FakeStore {
+    const s = new FakeStore();
+    for (let i = 0; i < n; i++) {
+      const id = `ip-${String(i).padStart(3, '0')}`;
+      s.records.set(id, {
+        id,
+        ip: `10.240.${1 + Math.floor(i / 256)}.${i % 256}`,
+        ncId: NC.id,
+        state: 'Available',
+        updatedAt: 0,
+      });
+    }
+    return s;
+  }
+
+  /** A deep copy of every record, to compare before and after. */
+  snapshot(): IpRecord[] {
+    return structuredClone([...this.records.values()]);
+  }
+
+  syncInventory(_containers: NetworkContainer[]): InventoryChange {
+    return { added: [], removed: [], assignedVanished: [] };
+  }
+
+  restorePendingRelease(ids: string[]): void {
+    for (const id of ids) {
+      const r = this.records.get(id);
+      if (r && r.state !== 'Assigned') r.state = 'PendingRelease';
+    }
+  }
+
+  markPendingRelease(count: number): string[] {
+    const order: IpState[] = ['PendingProgramming', 'Available'];
+    const pick = order.flatMap((st) => [...this.records.values()].filter((r) => r.state === st));
+    if (pick.length < count) throw new InsufficientReleasableError(count, pick.length);
+    const ids = pick.slice(0, count).map((r) => r.id);
+    for (const id of ids) this.set(id, 'PendingRelease');
+    return ids;
+  }
+
+  pendingReleaseIds(): string[] {
+    return this.list(['PendingRelease'])
+      .map((r) => r.id)
+      .sort();
+  }
+
+  assign(request: AssignRequest): IpRecord {
+    const held = [...this.records.values()].find(
+      (r) => r.pod?.podInterfaceID === request.podInterfaceID,
+    );
+    if (held) return structuredClone(held);
+    const wanted = request.desiredIPAddresses ?? [];
+    const free = [...this.records.values()].find(
+      (r) => r.state === 'Available' && (wanted.length === 0 || wanted.includes(r.ip)),
+    );
+    if (!free) throw new NoAvailableIpError('no Available IP in the pool');
+    free.state = 'Assigned';
+    free.pod = {
+      podInterfaceID: request.podInterfaceID,
+      infraContainerID: request.infraContainerID,
+      podName: request.podName,
+      podNamespace: request.podNamespace,
+    };
+    free.updatedAt = ++this.clock;
+    return structuredClone(free);
+  }
+
+  release(podInterfaceID: string): IpRecord | undefined {
+    const held = [...this.records.values()].find((r) => r.pod?.podInterfaceID === podInterfaceID);
+    if (!held) return undefined;
+    delete held.pod;
+    if (held.state === 'Assigned') held.state = 'Available';
+    held.updatedAt = ++this.clock;
+    return structuredClone(held);
+  }
+
+  list(states: readonly IpState[] = IP_STATES): IpRecord[] {
+    return [...this.records.values()]
+      .filter((r) => states.includes(r.state))
+      .map((r) => structuredClone(r));
+  }
+
+  counts(): StateCounts {
+    const c: StateCounts = { Available: 0, Assigned: 0, PendingRelease: 0, PendingProgramming: 0 };
+    for (const r of this.records.values()) c[r.state]++;
+    return c;
+  }
+
+  container(ncId: string): ContainerInfo | undefined {
+    return this.containers.get(ncId);
+  }
+
+  close(): void {}
+
+  set(id: string, state: IpState): void {
+    const r = this.records.get(id);
+    if (!r) throw new Error(`no ip ${id}`);
+    r.state = state;
+    r.updatedAt = ++this.clock;
+  }
+}
