@@ -31,6 +31,11 @@ export interface IpRecord {
   pod?: PodInfo;
   /** Unix ms of the last state change. */
   updatedAt: number;
+  /**
+   * Set when the NNC status no longer backs this IP: an Assigned IP kept for
+   * its pod, or (from `release`) one that was removed as its pod let go.
+   */
+  vanished?: true;
 }
 
 /** What the store knows of a network container: enough to answer the CNI. */
@@ -46,6 +51,32 @@ export interface InventoryChange {
   removed: IpRecord[];
   /** Assigned IPs the NNC no longer backs: kept, and reported as errors. */
   assignedVanished: IpRecord[];
+  /**
+   * IPs of the status the store could not take yet, with the reason: e.g. an
+   * address still held by a vanished Assigned IP under another id. Retried on
+   * the next sync.
+   */
+  conflicts?: { id: string; ip: string; ncId: string; reason: string }[];
+}
+
+export interface SyncOptions {
+  /**
+   * The state IPs new to the store start in: Available (default), or
+   * PendingProgramming when the host must program them before use.
+   */
+  newIpState?: 'Available' | 'PendingProgramming';
+}
+
+/** What `restorePendingRelease` did with the ids it was given. */
+export interface RestoreResult {
+  /** Ids that are PendingRelease now (they were in the list and releasable). */
+  restored: string[];
+  /** PendingRelease ids not in the list: made Available (never announced). */
+  unmarked: string[];
+  /** Ids in the list that a pod holds: kept Assigned (see the store's docs). */
+  assigned: string[];
+  /** Ids in the list the store does not know. */
+  unknown: string[];
 }
 
 export type StateCounts = Record<IpState, number>;
@@ -57,7 +88,20 @@ export interface AssignRequest extends PodInfo {
 
 /** Raised when no IP can be handed out (CNS ReturnCode 32). */
 export class NoAvailableIpError extends Error {
-  override readonly name = 'NoAvailableIpError';
+  override readonly name: string = 'NoAvailableIpError';
+}
+
+/**
+ * Raised when the specific addresses a CNI asked for cannot be handed out
+ * (unknown, not Available, or the pod interface already holds another one).
+ */
+export class DesiredIpUnavailableError extends NoAvailableIpError {
+  override readonly name: string = 'DesiredIpUnavailableError';
+}
+
+/** Raised for malformed input (CNS ReturnCode 23); nothing was changed. */
+export class InvalidIpStoreInputError extends Error {
+  override readonly name = 'InvalidIpStoreInputError';
 }
 
 /** Raised when marking cannot be done in full; nothing was changed. */
@@ -78,9 +122,9 @@ export interface NodeIpStore {
    * status: new IPs become Available, IPs that left are removed, but an
    * Assigned IP never is (it is returned in `assignedVanished`).
    */
-  syncInventory(containers: NetworkContainer[]): InventoryChange;
+  syncInventory(containers: NetworkContainer[], options?: SyncOptions): InventoryChange;
   /** At start: ids already in `spec.ipsNotInUse` become PendingRelease again. */
-  restorePendingRelease(ids: string[]): void;
+  restorePendingRelease(ids: string[]): RestoreResult | void;
   /**
    * Marks `count` IPs PendingRelease, PendingProgramming first, then
    * Available, never Assigned; all or nothing (throws

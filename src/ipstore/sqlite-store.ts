@@ -1,0 +1,494 @@
+// The durable node IP store on Node's built-in SQLite (`node:sqlite`): file
+// `<stateDir>/ipstore.db`, or `:memory:` for simulations. Each public method
+// is one transaction (BEGIN IMMEDIATE … COMMIT, ROLLBACK on any error), input
+// is validated before it starts, and the schema enforces the invariants (see
+// schema.ts), so a crash at any instant leaves either the old or the new state.
+//
+// Choices worth knowing:
+// - assign hands out the least recently used Available IP (lowest address
+//   among equals), so an address a pod just gave back is reused last;
+//   markPendingRelease takes PendingProgramming first, then Available in the
+//   reverse order, so it takes the IPs assign would hand out last.
+// - restorePendingRelease makes the PendingRelease set equal to the ids the
+//   NNC spec announced: an id a pod holds stays Assigned (handing a live pod's
+//   IP back to the fulfiller would cut it off; the wish is not remembered, the
+//   monitor re-derives any release from live demand, and the next spec write
+//   drops the id), and a PendingRelease id the spec never carried (a crash
+//   between mark and write) is made Available again, so the monitor does not
+//   release it twice over.
+// - As no path makes an Assigned IP PendingRelease, release always makes the
+//   IP Available, or removes it when the NNC no longer backs it.
+// - assignedVanished reports an Assigned IP when it leaves the NNC status, once.
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import type { NetworkContainer } from '../nnc/types.ts';
+import { ipSortKey } from './address.ts';
+import type { DatabaseOptions } from './database.ts';
+import { checkStateDir, IpStoreOpenError, openDatabase } from './database.ts';
+import type {
+  AssignRequest,
+  ContainerInfo,
+  InventoryChange,
+  IpRecord,
+  IpState,
+  NodeIpStore,
+  RestoreResult,
+  StateCounts,
+  SyncOptions,
+} from './types.ts';
+import {
+  DesiredIpUnavailableError,
+  InsufficientReleasableError,
+  NoAvailableIpError,
+} from './types.ts';
+import {
+  validateAssignRequest,
+  validateContainers,
+  validateCount,
+  validateIds,
+  validatePodInterfaceId,
+  validateStates,
+  validateSyncOptions,
+} from './validate.ts';
+
+export interface IpStoreOptions extends DatabaseOptions {
+  /** Directory holding `ipstore.db`; must exist and be writable. */
+  stateDir?: string;
+  /** An in-memory store (simulations, tests); `stateDir` must then be absent. */
+  memory?: boolean;
+  /** Clock for `updatedAt` (Unix ms); injected for deterministic tests. */
+  now?: () => number;
+}
+
+interface IpRow {
+  id: string;
+  ip: string;
+  ip_key: string;
+  nc_id: string;
+  state: IpState;
+  pod_interface_id: string | null;
+  infra_container_id: string | null;
+  pod_name: string | null;
+  pod_namespace: string | null;
+  backed: number;
+  updated_at: number;
+}
+
+interface ContainerRow {
+  id: string;
+  subnet_address_space: string;
+  default_gateway: string;
+  primary_ip: string;
+  backed: number;
+}
+
+/** The row as the store's callers see it. */
+export function toRecord(row: IpRow): IpRecord {
+  const record: IpRecord = {
+    id: row.id,
+    ip: row.ip,
+    ncId: row.nc_id,
+    state: row.state,
+    updatedAt: row.updated_at,
+  };
+  if (row.pod_interface_id !== null) {
+    record.pod = {
+      podInterfaceID: row.pod_interface_id,
+      infraContainerID: row.infra_container_id ?? '',
+      podName: row.pod_name ?? '',
+      podNamespace: row.pod_namespace ?? '',
+    };
+  }
+  if (row.backed === 0) record.vanished = true;
+  return record;
+}
+
+/** Opens the store under `stateDir` (or in memory); throws IpStoreOpenError. */
+export function openIpStore(options: IpStoreOptions): SqliteIpStore {
+  if (options.memory === true) {
+    if (options.stateDir !== undefined)
+      throw new IpStoreOpenError('give either stateDir or memory, not both');
+    return new SqliteIpStore(openDatabase(':memory:', options), ':memory:', options.now);
+  }
+  if (options.stateDir === undefined) throw new IpStoreOpenError('the IP store needs a state dir');
+  const file = checkStateDir(options.stateDir);
+  return new SqliteIpStore(openDatabase(file, options), file, options.now);
+}
+
+const SELECT_IP = 'SELECT * FROM ips';
+
+export class SqliteIpStore implements NodeIpStore {
+  /** The database file, or `:memory:`. */
+  readonly location: string;
+  private readonly db: DatabaseSync;
+  private readonly now: () => number;
+  private readonly statements = new Map<string, StatementSync>();
+  private closed = false;
+
+  /** Use openIpStore; this takes an already opened and migrated database. */
+  constructor(db: DatabaseSync, location: string, now: () => number = Date.now) {
+    this.db = db;
+    this.location = location;
+    this.now = now;
+  }
+
+  syncInventory(containers: NetworkContainer[], options?: SyncOptions): InventoryChange {
+    const backed = validateContainers(containers);
+    const newState = validateSyncOptions(options);
+    return this.transaction(() => {
+      const now = this.now();
+      const change: InventoryChange = {
+        added: [],
+        removed: [],
+        assignedVanished: [],
+        conflicts: [],
+      };
+      const wanted = new Map(backed.flatMap((nc) => nc.ips.map((ip) => [ip.id, ip] as const)));
+
+      const ncIds = new Set(backed.map((nc) => nc.id));
+      for (const nc of backed) {
+        this.sql(
+          `INSERT INTO containers (id, subnet_address_space, default_gateway, primary_ip, backed)
+           VALUES (?, ?, ?, ?, 1)
+           ON CONFLICT (id) DO UPDATE SET subnet_address_space = excluded.subnet_address_space,
+             default_gateway = excluded.default_gateway, primary_ip = excluded.primary_ip, backed = 1`,
+        ).run(nc.id, nc.subnetAddressSpace, nc.defaultGateway, nc.primaryIP);
+      }
+      for (const row of this.sql('SELECT id FROM containers WHERE backed = 1').all() as {
+        id: string;
+      }[]) {
+        if (!ncIds.has(row.id))
+          this.sql('UPDATE containers SET backed = 0 WHERE id = ?').run(row.id);
+      }
+
+      // IPs the status no longer has (or has under another address) go,
+      // unless a pod holds them.
+      const existing = new Map<string, IpRow>();
+      for (const row of this.sql(`${SELECT_IP} ORDER BY ip_key`).all() as unknown as IpRow[]) {
+        const target = wanted.get(row.id);
+        if (target !== undefined && target.ip === row.ip) {
+          existing.set(row.id, row);
+          continue;
+        }
+        if (row.state === 'Assigned') {
+          existing.set(row.id, row);
+          if (row.backed === 1) {
+            this.sql('UPDATE ips SET backed = 0 WHERE id = ?').run(row.id);
+            change.assignedVanished.push(toRecord({ ...row, backed: 0 }));
+          }
+        } else {
+          this.sql('DELETE FROM ips WHERE id = ?').run(row.id);
+          change.removed.push(toRecord(row));
+        }
+      }
+
+      for (const ip of wanted.values()) {
+        const row = existing.get(ip.id);
+        if (row !== undefined) {
+          if (row.ip !== ip.ip) {
+            change.conflicts?.push({
+              ...ip,
+              reason: `id is held by a pod under address ${row.ip}`,
+            });
+          } else if (row.nc_id !== ip.ncId || row.backed === 0) {
+            this.sql('UPDATE ips SET nc_id = ?, backed = 1 WHERE id = ?').run(ip.ncId, ip.id);
+          }
+          continue;
+        }
+        const holder = this.sql('SELECT id FROM ips WHERE ip_key = ?').get(ipSortKey(ip.ip)) as
+          { id: string } | undefined;
+        if (holder !== undefined) {
+          change.conflicts?.push({
+            ...ip,
+            reason: `address is held by a pod under id ${holder.id}`,
+          });
+          continue;
+        }
+        const inserted: IpRow = {
+          id: ip.id,
+          ip: ip.ip,
+          ip_key: ipSortKey(ip.ip),
+          nc_id: ip.ncId,
+          state: newState,
+          pod_interface_id: null,
+          infra_container_id: null,
+          pod_name: null,
+          pod_namespace: null,
+          backed: 1,
+          updated_at: now,
+        };
+        this.sql(
+          `INSERT INTO ips (id, ip, ip_key, nc_id, state, backed, updated_at) VALUES (?, ?, ?, ?, ?, 1, ?)`,
+        ).run(ip.id, ip.ip, inserted.ip_key, ip.ncId, newState, now);
+        change.added.push(toRecord(inserted));
+      }
+      this.dropOrphanContainers();
+      return change;
+    });
+  }
+
+  restorePendingRelease(ids: string[]): RestoreResult {
+    const wanted = new Set(validateIds(ids, 'pending release ids'));
+    return this.transaction(() => {
+      const now = this.now();
+      const result: RestoreResult = { restored: [], unmarked: [], assigned: [], unknown: [] };
+      for (const row of this.sql(`SELECT id FROM ips WHERE state = 'PendingRelease'`).all() as {
+        id: string;
+      }[]) {
+        if (!wanted.has(row.id)) {
+          this.setState(row.id, 'Available', now);
+          result.unmarked.push(row.id);
+        }
+      }
+      for (const id of wanted) {
+        const row = this.sql('SELECT state FROM ips WHERE id = ?').get(id) as
+          { state: IpState } | undefined;
+        if (row === undefined) result.unknown.push(id);
+        else if (row.state === 'Assigned') result.assigned.push(id);
+        else {
+          if (row.state !== 'PendingRelease') this.setState(id, 'PendingRelease', now);
+          result.restored.push(id);
+        }
+      }
+      for (const list of Object.values(result) as string[][]) list.sort();
+      return result;
+    });
+  }
+
+  markPendingRelease(count: number): string[] {
+    const wanted = validateCount(count);
+    return this.transaction(() => {
+      if (wanted === 0) return [];
+      const candidates = this.sql(
+        `SELECT id FROM ips WHERE state IN ('PendingProgramming', 'Available')
+         ORDER BY state = 'PendingProgramming' DESC, updated_at DESC, ip_key DESC`,
+      ).all() as { id: string }[];
+      if (candidates.length < wanted)
+        throw new InsufficientReleasableError(wanted, candidates.length);
+      const now = this.now();
+      const marked = candidates.slice(0, wanted).map((row) => row.id);
+      for (const id of marked) this.setState(id, 'PendingRelease', now);
+      return marked.sort();
+    });
+  }
+
+  /** Moves PendingProgramming IPs (all, or the given ids) to Available. */
+  markProgrammed(ids?: string[]): string[] {
+    const only = ids === undefined ? undefined : new Set(validateIds(ids, 'programmed ids'));
+    return this.transaction(() => {
+      const now = this.now();
+      const rows = this.sql(
+        `SELECT id FROM ips WHERE state = 'PendingProgramming' ORDER BY id`,
+      ).all() as {
+        id: string;
+      }[];
+      const done = rows.map((r) => r.id).filter((id) => only === undefined || only.has(id));
+      for (const id of done) this.setState(id, 'Available', now);
+      return done;
+    });
+  }
+
+  pendingReleaseIds(): string[] {
+    return this.transaction(() =>
+      (
+        this.sql(`SELECT id FROM ips WHERE state = 'PendingRelease' ORDER BY id`).all() as {
+          id: string;
+        }[]
+      ).map((r) => r.id),
+    );
+  }
+
+  assign(request: AssignRequest): IpRecord {
+    const req = validateAssignRequest(request);
+    const desired = req.desiredIPAddresses ?? [];
+    return this.transaction(() => {
+      const held = this.sql(`${SELECT_IP} WHERE pod_interface_id = ?`).get(req.podInterfaceID) as
+        IpRow | undefined;
+      if (held !== undefined) {
+        if (desired.length > 0 && !desired.some((address) => ipSortKey(address) === held.ip_key)) {
+          throw new DesiredIpUnavailableError(
+            `pod interface ${req.podInterfaceID} already holds ${held.ip}, not ${desired.join(', ')}`,
+          );
+        }
+        return toRecord(held);
+      }
+      const row = desired.length > 0 ? this.desiredRow(desired) : this.leastRecentlyUsed();
+      const now = this.now();
+      this.sql(
+        `UPDATE ips SET state = 'Assigned', pod_interface_id = ?, infra_container_id = ?, pod_name = ?,
+           pod_namespace = ?, updated_at = ? WHERE id = ?`,
+      ).run(req.podInterfaceID, req.infraContainerID, req.podName, req.podNamespace, now, row.id);
+      return toRecord({
+        ...row,
+        state: 'Assigned',
+        pod_interface_id: req.podInterfaceID,
+        infra_container_id: req.infraContainerID,
+        pod_name: req.podName,
+        pod_namespace: req.podNamespace,
+        updated_at: now,
+      });
+    });
+  }
+
+  release(podInterfaceID: string): IpRecord | undefined {
+    const pod = validatePodInterfaceId(podInterfaceID);
+    return this.transaction(() => {
+      const row = this.sql(`${SELECT_IP} WHERE pod_interface_id = ?`).get(pod) as IpRow | undefined;
+      if (row === undefined) return undefined;
+      if (row.backed === 0) {
+        this.sql('DELETE FROM ips WHERE id = ?').run(row.id);
+        this.dropOrphanContainers();
+        return toRecord(row);
+      }
+      const now = this.now();
+      this.sql(
+        `UPDATE ips SET state = 'Available', pod_interface_id = NULL, infra_container_id = NULL,
+           pod_name = NULL, pod_namespace = NULL, updated_at = ? WHERE id = ?`,
+      ).run(now, row.id);
+      return toRecord({
+        ...row,
+        state: 'Available',
+        pod_interface_id: null,
+        infra_container_id: null,
+        pod_name: null,
+        pod_namespace: null,
+        updated_at: now,
+      });
+    });
+  }
+
+  list(states?: readonly IpState[]): IpRecord[] {
+    const only = validateStates(states);
+    return this.transaction(() => {
+      const rows = this.sql(`${SELECT_IP} ORDER BY ip_key`).all() as unknown as IpRow[];
+      return rows.filter((row) => only === undefined || only.includes(row.state)).map(toRecord);
+    });
+  }
+
+  counts(): StateCounts {
+    return this.transaction(() => {
+      const counts: StateCounts = {
+        Available: 0,
+        Assigned: 0,
+        PendingRelease: 0,
+        PendingProgramming: 0,
+      };
+      for (const row of this.sql('SELECT state, count(*) AS n FROM ips GROUP BY state').all() as {
+        state: IpState;
+        n: number;
+      }[]) {
+        counts[row.state] = row.n;
+      }
+      return counts;
+    });
+  }
+
+  container(ncId: string): ContainerInfo | undefined {
+    return this.transaction(() => {
+      const row = this.sql('SELECT * FROM containers WHERE id = ?').get(ncId) as
+        ContainerRow | undefined;
+      if (row === undefined) return undefined;
+      return {
+        id: row.id,
+        subnetAddressSpace: row.subnet_address_space,
+        defaultGateway: row.default_gateway,
+        primaryIP: row.primary_ip,
+      };
+    });
+  }
+
+  /** SQLite's own checks (integrity, foreign keys): a list of problems, empty when sound. */
+  integrityCheck(): string[] {
+    return this.transaction(() => {
+      const problems = (
+        this.db.prepare('PRAGMA integrity_check').all() as { integrity_check: string }[]
+      )
+        .map((r) => r.integrity_check)
+        .filter((text) => text !== 'ok');
+      for (const row of this.db.prepare('PRAGMA foreign_key_check').all()) {
+        problems.push(`foreign key violation: ${JSON.stringify(row)}`);
+      }
+      return problems;
+    });
+  }
+
+  /** The journal mode and synchronous level this connection runs with. */
+  durability(): { journalMode: string; synchronous: string } {
+    return this.transaction(() => {
+      const journal = this.db.prepare('PRAGMA journal_mode').get() as { journal_mode: string };
+      const sync = this.db.prepare('PRAGMA synchronous').get() as { synchronous: number };
+      const names = ['OFF', 'NORMAL', 'FULL', 'EXTRA'];
+      return {
+        journalMode: journal.journal_mode,
+        synchronous: names[sync.synchronous] ?? String(sync.synchronous),
+      };
+    });
+  }
+
+  /** Closes the database (a WAL checkpoint happens here); idempotent. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.statements.clear();
+    this.db.close();
+  }
+
+  private desiredRow(desired: string[]): IpRow {
+    const reasons: string[] = [];
+    for (const address of desired) {
+      const row = this.sql(`${SELECT_IP} WHERE ip_key = ?`).get(ipSortKey(address)) as
+        IpRow | undefined;
+      if (row?.state === 'Available') return row;
+      reasons.push(
+        row === undefined ? `${address} is not in the pool` : `${address} is ${row.state}`,
+      );
+    }
+    throw new DesiredIpUnavailableError(`no desired IP can be assigned: ${reasons.join('; ')}`);
+  }
+
+  private leastRecentlyUsed(): IpRow {
+    const row = this.sql(
+      `${SELECT_IP} WHERE state = 'Available' ORDER BY updated_at, ip_key LIMIT 1`,
+    ).get() as IpRow | undefined;
+    if (row !== undefined) return row;
+    const counts = this.sql('SELECT state, count(*) AS n FROM ips GROUP BY state').all() as {
+      state: string;
+      n: number;
+    }[];
+    const summary = counts.map((c) => `${c.n} ${c.state}`).join(', ') || 'the pool is empty';
+    throw new NoAvailableIpError(`no Available IP to assign (${summary})`);
+  }
+
+  private setState(id: string, state: IpState, now: number): void {
+    this.sql('UPDATE ips SET state = ?, updated_at = ? WHERE id = ?').run(state, now, id);
+  }
+
+  private dropOrphanContainers(): void {
+    this.sql(
+      'DELETE FROM containers WHERE backed = 0 AND NOT EXISTS (SELECT 1 FROM ips WHERE ips.nc_id = containers.id)',
+    ).run();
+  }
+
+  /** A cached prepared statement. */
+  private sql(text: string): StatementSync {
+    let statement = this.statements.get(text);
+    if (statement === undefined) {
+      statement = this.db.prepare(text);
+      this.statements.set(text, statement);
+    }
+    return statement;
+  }
+
+  /** Runs `work` as one BEGIN IMMEDIATE … COMMIT; rolls back on any error. */
+  private transaction<T>(work: () => T): T {
+    if (this.closed) throw new Error(`IP store ${this.location} is closed`);
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      const result = work();
+      this.db.exec('COMMIT');
+      return result;
+    } catch (error) {
+      if (this.db.isTransaction) this.db.exec('ROLLBACK');
+      throw error;
+    }
+  }
+}
