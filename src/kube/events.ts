@@ -1,0 +1,173 @@
+// Kubernetes Events (core/v1) for the things an operator should see with
+// `kubectl describe`: pool scaled, invalid input, subnet exhausted. Repeats of
+// the same event on the same object are aggregated the way kubelet does it:
+// the existing Event's `count` and `lastTimestamp` are bumped instead of
+// creating a new object. Recording never throws: a lost Event is logged, it
+// must not break the control loop that reports it.
+import { CoreV1Api } from '@kubernetes/client-node';
+import type { CoreV1Event, KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from '../log/logger.ts';
+import { apiErrorInfo } from './errors.ts';
+
+export interface InvolvedObject {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  namespace: string;
+  uid?: string;
+  resourceVersion?: string;
+}
+
+export interface EventDetails {
+  type: 'Normal' | 'Warning';
+  /** UpperCamelCase, e.g. "PoolScaled". */
+  reason: string;
+  message: string;
+}
+
+export interface EventRecorder {
+  recordEvent(involved: InvolvedObject, details: EventDetails): Promise<void>;
+}
+
+/** The slice of CoreV1Api the recorder uses; tests pass a fake. */
+export interface EventsApi {
+  createNamespacedEvent(req: { namespace: string; body: CoreV1Event }): Promise<CoreV1Event>;
+  replaceNamespacedEvent(req: {
+    name: string;
+    namespace: string;
+    body: CoreV1Event;
+  }): Promise<CoreV1Event>;
+}
+
+export interface EventRecorderOptions {
+  /** Either a kubeconfig (the real API) or an explicit API (tests). */
+  kc?: KubeConfig;
+  api?: EventsApi;
+  /** `source.component` and `reportingComponent`, e.g. "ipam-fulfiller". */
+  component: string;
+  /** `source.host` / `reportingInstance`, e.g. the node name. */
+  host?: string;
+  logger: Logger;
+  now?: () => Date;
+  /** Repeats within this window are aggregated; older ones start a new Event. */
+  aggregateWindowMs?: number;
+  /** How many distinct events are remembered for aggregation. */
+  maxTracked?: number;
+}
+
+/** Key under which repeats are aggregated. */
+export function eventKey(involved: InvolvedObject, details: EventDetails): string {
+  return [
+    involved.namespace,
+    involved.kind,
+    involved.name,
+    involved.uid ?? '',
+    details.type,
+    details.reason,
+    details.message,
+  ].join('\u0000');
+}
+
+/** An Event name unique enough: the object's name plus a time-based suffix, as kubelet does. */
+export function eventName(
+  objectName: string,
+  at: Date,
+  random: () => number = Math.random,
+): string {
+  const suffix = (at.getTime() * 1000 + Math.floor(random() * 1000)).toString(16);
+  return `${objectName}.${suffix}`;
+}
+
+export function createEventRecorder(options: EventRecorderOptions): EventRecorder {
+  const api: EventsApi =
+    options.api ??
+    (() => {
+      if (!options.kc) throw new Error('createEventRecorder needs kc or api');
+      return options.kc.makeApiClient(CoreV1Api);
+    })();
+  const now = options.now ?? (() => new Date());
+  const windowMs = options.aggregateWindowMs ?? 10 * 60_000;
+  const maxTracked = options.maxTracked ?? 1000;
+  const log = options.logger;
+  // Last Event written per key, in insertion order so the oldest is evicted first.
+  const recent = new Map<string, CoreV1Event>();
+
+  const remember = (key: string, event: CoreV1Event): void => {
+    recent.delete(key);
+    recent.set(key, event);
+    while (recent.size > maxTracked) {
+      const oldest = recent.keys().next().value;
+      if (oldest === undefined) break;
+      recent.delete(oldest);
+    }
+  };
+
+  const create = async (
+    key: string,
+    involved: InvolvedObject,
+    details: EventDetails,
+    at: Date,
+  ): Promise<void> => {
+    const body: CoreV1Event = {
+      apiVersion: 'v1',
+      kind: 'Event',
+      metadata: { name: eventName(involved.name, at), namespace: involved.namespace },
+      involvedObject: { ...involved },
+      type: details.type,
+      reason: details.reason,
+      message: details.message,
+      count: 1,
+      firstTimestamp: at,
+      lastTimestamp: at,
+      source: { component: options.component, ...(options.host ? { host: options.host } : {}) },
+      reportingComponent: options.component,
+      reportingInstance: options.host ?? options.component,
+    };
+    const created = await api.createNamespacedEvent({ namespace: involved.namespace, body });
+    remember(key, created?.metadata?.name ? created : body);
+  };
+
+  return {
+    async recordEvent(involved, details) {
+      const at = now();
+      const key = eventKey(involved, details);
+      try {
+        const previous = recent.get(key);
+        const lastAt = previous?.lastTimestamp ? new Date(previous.lastTimestamp).getTime() : 0;
+        if (previous?.metadata?.name && at.getTime() - lastAt <= windowMs) {
+          const body: CoreV1Event = {
+            ...previous,
+            count: (previous.count ?? 1) + 1,
+            lastTimestamp: at,
+          };
+          try {
+            const replaced = await api.replaceNamespacedEvent({
+              name: previous.metadata.name,
+              namespace: involved.namespace,
+              body,
+            });
+            remember(key, replaced?.metadata?.name ? replaced : body);
+          } catch (err) {
+            // Gone or changed behind our back: start a fresh Event.
+            const code = apiErrorInfo(err).statusCode;
+            if (code !== 404 && code !== 409) throw err;
+            recent.delete(key);
+            await create(key, involved, details, at);
+          }
+        } else {
+          await create(key, involved, details, at);
+        }
+        log.debug('event recorded', { reason: details.reason, object: involved.name });
+      } catch (err) {
+        log.warn('event not recorded', {
+          reason: details.reason,
+          object: involved.name,
+          error: apiErrorInfo(err).message,
+        });
+      }
+    },
+  };
+}
+
+/** A recorder that drops everything, for tests and dry runs. */
+export const noopEventRecorder: EventRecorder = { recordEvent: async () => {} };

@@ -1,0 +1,193 @@
+// A list+watch informer that does not give up. client-node's ListWatch
+// recovers by itself from 410 Gone and watch timeouts, but stops for good on
+// any other error; this wrapper restarts it with exponential backoff and
+// jitter, reports its life as typed events, and offers the cache as an RxJS
+// Observable that emits only once the first list has completed, so consumers
+// never act on half the picture.
+import { ListWatch, Watch } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesObject, ListPromise } from '@kubernetes/client-node';
+import type { Observable } from 'rxjs';
+import { ReplaySubject, Subject } from 'rxjs';
+import type { Logger } from '../log/logger.ts';
+import { Backoff, DEFAULT_BACKOFF } from './backoff.ts';
+import type { BackoffOptions } from './backoff.ts';
+import { apiErrorInfo } from './errors.ts';
+import type { ApiErrorInfo } from './errors.ts';
+
+export type WatchEvent<T> =
+  | { type: 'synced' }
+  | { type: 'error'; error: unknown; info: ApiErrorInfo }
+  | { type: 'restarting'; delayMs: number }
+  | { type: 'add' | 'update' | 'delete'; object: T };
+
+/** Timer functions, injected so tests can drive time. */
+export interface WatchTimers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+const realTimers: WatchTimers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
+
+export interface WatchResourceOptions<T extends KubernetesObject> {
+  kc: KubeConfig;
+  /** Collection path, e.g. `/apis/acn.azure.com/v1alpha/namespaces/kube-system/nodenetworkconfigs`. */
+  path: string;
+  /** Lists the collection (same selectors as the watch). */
+  listFn: ListPromise<T>;
+  labelSelector?: string;
+  fieldSelector?: string;
+  /** Restart delays after an error. */
+  backoff?: BackoffOptions;
+  /** The backoff is reset once the informer has run this long without error. */
+  healthyAfterMs?: number;
+  logger: Logger;
+  /** Name used in logs, e.g. "nnc". */
+  name?: string;
+  random?: () => number;
+  timers?: WatchTimers;
+}
+
+export interface ResourceWatch<T> {
+  /** Lifecycle and object events, hot: subscribe right after creation. */
+  readonly events$: Observable<WatchEvent<T>>;
+  /** The whole cache after every change; first emission after the first list. */
+  readonly cache$: Observable<T[]>;
+  /** True once a list has completed. */
+  readonly synced: boolean;
+  /** The cache now (empty before the first list). */
+  list(): T[];
+  /** Looks an object up in the cache. */
+  get(name: string, namespace?: string): T | undefined;
+  /** Resolves at the first sync; rejects if stopped before. */
+  whenSynced(): Promise<void>;
+  /** Stops watching and completes both observables; idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Starts a restartable informer; see the header comment. */
+export function watchResource<T extends KubernetesObject>(
+  options: WatchResourceOptions<T>,
+): ResourceWatch<T> {
+  const timers = options.timers ?? realTimers;
+  const log = options.logger.child({ watch: options.name ?? options.path });
+  const backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF, options.random);
+  const healthyAfterMs = options.healthyAfterMs ?? 10_000;
+  const events = new Subject<WatchEvent<T>>();
+  const cache = new ReplaySubject<T[]>(1);
+  const lw = new ListWatch<T>(
+    options.path,
+    new Watch(options.kc),
+    options.listFn,
+    false,
+    options.labelSelector,
+    options.fieldSelector,
+  );
+
+  let stopped = false;
+  let synced = false;
+  let running = false; // a start() is in flight or the watch is up
+  let failedDuringStart = false;
+  let restartTimer: unknown;
+  let healthyTimer: unknown;
+  let resolveSynced: () => void = () => {};
+  let rejectSynced: (err: Error) => void = () => {};
+  const syncedPromise = new Promise<void>((resolve, reject) => {
+    resolveSynced = resolve;
+    rejectSynced = reject;
+  });
+  syncedPromise.catch(() => {}); // only an error for those who wait on it
+
+  const publish = (): void => {
+    if (synced && !stopped) cache.next([...lw.list()]);
+  };
+  for (const verb of ['add', 'update', 'delete'] as const) {
+    lw.on(verb, (object: T) => {
+      if (stopped) return;
+      events.next({ type: verb, object });
+      publish();
+    });
+  }
+
+  const clearHealthy = (): void => {
+    if (healthyTimer !== undefined) timers.clearTimeout(healthyTimer);
+    healthyTimer = undefined;
+  };
+
+  const scheduleRestart = (): void => {
+    if (stopped || restartTimer !== undefined) return;
+    const delayMs = backoff.next();
+    log.warn('watch restarting', { delayMs, failures: backoff.failures });
+    events.next({ type: 'restarting', delayMs });
+    restartTimer = timers.setTimeout(() => {
+      restartTimer = undefined;
+      void run();
+    }, delayMs);
+  };
+
+  lw.on('error', (error: unknown) => {
+    running = false;
+    if (stopped) return; // stop() aborts the request: not a failure
+    failedDuringStart = true;
+    clearHealthy();
+    const info = apiErrorInfo(error);
+    log.warn('watch failed', { error: info.message, statusCode: info.statusCode });
+    events.next({ type: 'error', error, info });
+    scheduleRestart();
+  });
+
+  const run = async (): Promise<void> => {
+    if (stopped || running) return;
+    running = true;
+    failedDuringStart = false;
+    try {
+      await lw.start();
+    } catch (error) {
+      // start() reports through the error callback; this is belt and braces.
+      if (!failedDuringStart && !stopped) {
+        running = false;
+        const info = apiErrorInfo(error);
+        events.next({ type: 'error', error, info });
+        scheduleRestart();
+      }
+      return;
+    }
+    if (stopped || failedDuringStart) return;
+    const first = !synced;
+    synced = true;
+    log.debug('watch synced', { objects: lw.list().length, first });
+    events.next({ type: 'synced' });
+    publish();
+    resolveSynced();
+    clearHealthy();
+    healthyTimer = timers.setTimeout(() => {
+      healthyTimer = undefined;
+      backoff.reset();
+    }, healthyAfterMs);
+  };
+
+  void run();
+
+  return {
+    events$: events.asObservable(),
+    cache$: cache.asObservable(),
+    get synced() {
+      return synced;
+    },
+    list: () => (synced ? [...lw.list()] : []),
+    get: (name, namespace) => lw.get(name, namespace),
+    whenSynced: () => syncedPromise,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      if (restartTimer !== undefined) timers.clearTimeout(restartTimer);
+      clearHealthy();
+      await lw.stop();
+      rejectSynced(new Error('watch stopped before its first sync'));
+      events.complete();
+      cache.complete();
+    },
+  };
+}
