@@ -106,7 +106,25 @@ export function releaseIpConfigs(
   }
 }
 
+/**
+ * The store's own input check (InvalidIpStoreInputError, matched by name so
+ * this module does not depend on the store's error classes) means a bad
+ * request: 400 and InvalidRequest, as for our own validation.
+ */
+export function isInvalidInput(err: unknown): boolean {
+  return err instanceof Error && err.name === 'InvalidIpStoreInputError';
+}
+
 function unexpected(err: unknown): Outcome<IPConfigsResponse> {
+  if (isInvalidInput(err)) {
+    return {
+      status: 400,
+      body: {
+        podIPInfo: [],
+        response: { ReturnCode: ReturnCode.InvalidRequest, Message: message(err) },
+      },
+    };
+  }
   return {
     status: 500,
     body: {

@@ -238,6 +238,20 @@ describe('node api: CNS IPAM endpoints', () => {
     expect((await call(h.port, 'GET', '/healthz')).status).to.equal(200);
   });
 
+  it("the store's own input refusal (InvalidIpStoreInputError) is a 400 with ReturnCode 23", async () => {
+    const before = store.snapshot();
+    store.assign = () => {
+      const err = new Error('podInterfaceID too long for the store');
+      err.name = 'InvalidIpStoreInputError';
+      throw err;
+    };
+    const res = await post(h.port, REQ, podRequest(1));
+    expect(res.status).to.equal(400);
+    expect(res.json).to.have.nested.property('response.ReturnCode', 23);
+    expect(store.snapshot()).to.deep.equal(before);
+    expect(h.logs.find('ipam request failed')).to.have.length(0);
+  });
+
   it('an onChange hook that throws is logged and does not fail the request', async () => {
     await h.close();
     h = await startApi(store, {
