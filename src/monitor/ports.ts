@@ -12,6 +12,13 @@ export interface PoolIpStore {
    * rejects and changes nothing when it cannot mark them all.
    */
   markPendingRelease(count: number): Promise<string[]>;
+  /**
+   * Optional: how many IPs the store holds that are not PendingRelease. When
+   * present the monitor never marks more than `activeCount - target`, so a
+   * request that ran ahead of the NNC status (or a retry after a failed
+   * write) cannot release IPs twice, as in newer CNS.
+   */
+  activeCount?(): Promise<number>;
 }
 
 /** The spec the monitor writes: the whole of it, every time (apply semantics). */
@@ -20,9 +27,19 @@ export interface DesiredSpec {
   ipsNotInUse: string[];
 }
 
+/** What a writer may report about the object it wrote. */
+export interface SpecWriteResult {
+  /**
+   * `metadata.generation` of the NNC after the write. The monitor treats an
+   * observed NNC with a generation at or below it as its own echo (or an older
+   * view), not as an out-of-band edit.
+   */
+  generation?: number;
+}
+
 /** Writes the NNC spec (server-side apply as `azure-cns`, force) in the sidecar. */
 export interface NncSpecWriter {
-  writeSpec(spec: DesiredSpec): Promise<void>;
+  writeSpec(spec: DesiredSpec): Promise<void | SpecWriteResult>;
 }
 
 /**

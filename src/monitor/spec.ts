@@ -1,0 +1,94 @@
+// Pure helpers about the NNC spec as the monitor sees it: validity of an
+// observed NNC, normalising its spec, stale ids, echo detection, comparison.
+import { dynamicContainers, type NodeNetworkConfig } from '../nnc/types.ts';
+import type { DesiredSpec } from './ports.ts';
+
+/** Why an NNC cannot drive the pool, or undefined when it can. */
+export function invalidNncReason(nnc: NodeNetworkConfig | undefined | null): string | undefined {
+  if (nnc === null || typeof nnc !== 'object') return 'not an object';
+  const scaler = nnc.status?.scaler;
+  if (scaler === null || typeof scaler !== 'object') return 'status.scaler is missing';
+  if (!Array.isArray(nnc.status?.networkContainers) || dynamicContainers(nnc).length === 0) {
+    return 'no dynamic network container in status.networkContainers';
+  }
+  return undefined;
+}
+
+/** Sorted, de-duplicated string ids; anything else dropped. */
+export function normaliseIds(ids: unknown): string[] {
+  if (!Array.isArray(ids)) return [];
+  return [...new Set(ids.filter((id): id is string => typeof id === 'string'))].sort();
+}
+
+/** A non-negative integer request; garbage reads as 0. */
+export function normaliseRequest(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
+}
+
+/** The observed spec in the shape the monitor writes. */
+export function observedSpec(nnc: NodeNetworkConfig): DesiredSpec {
+  return {
+    requestedIPCount: normaliseRequest(nnc.spec?.requestedIPCount),
+    ipsNotInUse: normaliseIds(nnc.spec?.ipsNotInUse),
+  };
+}
+
+/** Ids in `spec.ipsNotInUse` that no network container of the status backs any more. */
+export function staleIds(nnc: NodeNetworkConfig): string[] {
+  const backed = new Set<string>();
+  for (const nc of nnc.status?.networkContainers ?? []) {
+    for (const a of nc.ipAssignments ?? []) backed.add(a.name);
+  }
+  return normaliseIds(nnc.spec?.ipsNotInUse).filter((id) => !backed.has(id));
+}
+
+export function sameSpec(a: DesiredSpec, b: DesiredSpec): boolean {
+  if (a.requestedIPCount !== b.requestedIPCount) return false;
+  const x = normaliseIds(a.ipsNotInUse);
+  const y = normaliseIds(b.ipsNotInUse);
+  return x.length === y.length && x.every((id, i) => id === y[i]);
+}
+
+export interface WrittenSpec {
+  spec: DesiredSpec;
+  generation?: number;
+}
+
+export interface ObservedSpec {
+  spec: DesiredSpec;
+  generation?: number;
+}
+
+/**
+ * The spec the API server holds, as best known: the observed one, unless it
+ * is merely our own write echoing back (or a view older than it). With
+ * generations this is exact; without, an observed spec equal to the last one
+ * written is taken as the echo.
+ */
+export function currentSpec(observed: ObservedSpec, written: WrittenSpec | undefined): DesiredSpec {
+  if (written === undefined) return observed.spec;
+  if (typeof observed.generation === 'number' && typeof written.generation === 'number') {
+    return observed.generation <= written.generation ? written.spec : observed.spec;
+  }
+  return sameSpec(observed.spec, written.spec) ? written.spec : observed.spec;
+}
+
+/**
+ * How many IPs to mark PendingRelease for a (negative) delta: never more
+ * than −delta, minus what earlier reconciles marked but did not get written
+ * yet, and, when the store reports its non-PendingRelease count, never
+ * below the target.
+ */
+export function releaseCount(
+  delta: number,
+  target: number,
+  unwrittenMarks: number,
+  activeCount?: number,
+): number {
+  if (!(delta < 0)) return 0;
+  let n = -delta - Math.max(0, unwrittenMarks);
+  if (typeof activeCount === 'number' && Number.isFinite(activeCount)) {
+    n = Math.min(n, activeCount - target);
+  }
+  return Math.max(0, Math.floor(n));
+}

@@ -1,0 +1,86 @@
+// What the pool monitor reports: one outcome per reconcile, events for bad
+// input and failures, and a snapshot for /debug/pool and metrics.
+import type { Scaler, ScalerField } from '../scaling/scaler.ts';
+import type { DesiredSpec } from './ports.ts';
+
+export type OutcomeKind =
+  /** The request moved and the spec was written. */
+  | 'scaled'
+  /** Same request, but the spec was rewritten (stale ids, out-of-band edit, unwritten marks). */
+  | 'corrected'
+  /** Nothing to do, nothing written. */
+  | 'at-target'
+  /** A lower target is held back by --release-delay; nothing written. */
+  | 'deferred'
+  /** Dry-run: a write would have happened; nothing marked or written. */
+  | 'dry-run'
+  /** Marking, reading the store or writing failed; retried with backoff. */
+  | 'failed';
+
+export type FailureStage = 'mark' | 'read' | 'write';
+
+export interface ReconcileOutcome {
+  kind: OutcomeKind;
+  /** Scheduler time (ms) the reconcile started. */
+  at: number;
+  demand: number;
+  exhausted: boolean;
+  /** The scaler the target was computed with (after the exhaustion override). */
+  scaler: Scaler;
+  /** Target the scaling function gives. */
+  target: number;
+  /** Target applied after damping (equals `target` unless deferred). */
+  applied: number;
+  /** Request before the reconcile. */
+  from: number;
+  /** Request after it (moves only when a write succeeded). */
+  to: number;
+  /** applied − from. */
+  delta: number;
+  /** IPs marked PendingRelease by this reconcile. */
+  marked: number;
+  wrote: boolean;
+  /** The spec written (or that dry-run would have written). */
+  spec?: DesiredSpec;
+  error?: string;
+  stage?: FailureStage;
+  statusCode?: number;
+  /** When failed: delay before the retry. */
+  retryInMs?: number;
+}
+
+export type MonitorEvent =
+  | { type: 'ready'; request: number }
+  | { type: 'scaler-invalid'; field: ScalerField; value: unknown; message: string }
+  | { type: 'nnc-invalid'; reason: string }
+  | { type: 'input-invalid'; input: 'demand' | 'exhausted'; value: unknown }
+  | { type: 'input-failed'; input: 'demand' | 'exhausted' | 'nnc'; error: string }
+  | { type: 'mark-failed'; count: number; error: string }
+  | { type: 'write-failed'; error: string; statusCode?: number; retryInMs: number };
+
+export interface LastReconcile {
+  at: number;
+  outcome: OutcomeKind;
+  delta: number;
+  error?: string;
+}
+
+export interface PoolSnapshot {
+  /** True once all three inputs have emitted and a valid NNC arrived. */
+  ready: boolean;
+  dryRun: boolean;
+  demand: number | undefined;
+  exhausted: boolean | undefined;
+  /** Scaler from the NNC, before the exhaustion override. */
+  scaler: Scaler | undefined;
+  /** Latest computed target (undefined until ready). */
+  target: number | undefined;
+  /** The requestedIPCount last written (or seeded from the NNC). */
+  request: number | undefined;
+  /** Time a retry is due while backing off after failures. */
+  retryAt: number | undefined;
+  consecutiveFailures: number;
+  reconciles: number;
+  writes: number;
+  lastReconcile: LastReconcile | undefined;
+}
