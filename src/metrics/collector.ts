@@ -39,8 +39,18 @@ export interface MetricsCollectorOptions {
   defaultLabels?: Record<string, string>;
 }
 
-/** The reconcile outcomes pre-created at 0 so the series exist from the start. */
-export const KNOWN_RECONCILE_OUTCOMES = ['scaled', 'at_target', 'failed'] as const;
+/**
+ * The monitor's reconcile outcome kinds, pre-created at 0 so the series exist
+ * from the first scrape; any other (bounded) value is still counted.
+ */
+export const KNOWN_RECONCILE_OUTCOMES = [
+  'scaled',
+  'corrected',
+  'at-target',
+  'deferred',
+  'dry-run',
+  'failed',
+] as const;
 
 const CNS_LABELS = ['subnet', 'subnet_cidr', 'podnet_arm_id'] as const;
 const CUSTOMER_LABEL = { name: 'customer_metric', value: 'customer metric' };

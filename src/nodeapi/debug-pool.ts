@@ -4,19 +4,32 @@
 // not by the monitor's internals. Missing figures are null, never invented.
 import type { StateCounts } from '../ipstore/types.ts';
 
-/** The monitor's snapshot as this module reads it; every field optional. */
+/**
+ * The monitor's snapshot (PoolMonitor.snapshot()) as this module reads it;
+ * every field optional, so a partial or older snapshot still renders.
+ */
 export interface PoolSnapshotInput {
-  demand?: number;
-  request?: number;
-  target?: number;
-  exhausted?: boolean;
-  /** Effective scaler (batch, buffer, max) and/or the raw NNC scaler fields. */
-  scaler?: Record<string, unknown>;
-  lastReconcile?: {
-    at?: number | string | Date;
-    outcome?: string;
-    error?: string;
-  };
+  ready?: boolean;
+  dryRun?: boolean;
+  demand?: number | undefined;
+  request?: number | undefined;
+  target?: number | undefined;
+  exhausted?: boolean | undefined;
+  /** Scaler (batch, buffer, max) and/or the raw NNC scaler fields; numbers are kept. */
+  scaler?: object | undefined;
+  /** Unix ms a retry is due while backing off. */
+  retryAt?: number | undefined;
+  consecutiveFailures?: number;
+  reconciles?: number;
+  writes?: number;
+  lastReconcile?:
+    | {
+        at?: number | string | Date;
+        outcome?: string;
+        delta?: number;
+        error?: string;
+      }
+    | undefined;
 }
 
 export interface DebugPool {
@@ -26,7 +39,13 @@ export interface DebugPool {
   target: number | null;
   request: number | null;
   ipCounts: StateCounts & { total: number };
-  lastReconcile: { at: string | null; outcome: string; error?: string } | null;
+  lastReconcile: { at: string | null; outcome: string; delta?: number; error?: string } | null;
+  ready: boolean | null;
+  dryRun: boolean;
+  reconciles: number | null;
+  writes: number | null;
+  consecutiveFailures: number | null;
+  retryAt: string | null;
 }
 
 function num(v: unknown): number | null {
@@ -70,9 +89,16 @@ export function buildDebugPool(
       ? {
           at: iso(last.at),
           outcome: last.outcome ?? 'unknown',
+          ...(num(last.delta) !== null ? { delta: num(last.delta) as number } : {}),
           ...(last.error !== undefined ? { error: last.error } : {}),
         }
       : null,
+    ready: typeof s.ready === 'boolean' ? s.ready : null,
+    dryRun: s.dryRun === true,
+    reconciles: num(s.reconciles),
+    writes: num(s.writes),
+    consecutiveFailures: num(s.consecutiveFailures),
+    retryAt: s.retryAt === undefined ? null : iso(s.retryAt),
   };
 }
 

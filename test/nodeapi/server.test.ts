@@ -71,7 +71,13 @@ describe('node api: probes, metrics, debug', () => {
       target: 16,
       exhausted: false,
       scaler: { batch: 16, buffer: 0.5, max: 250 },
-      lastReconcile: { at: Date.UTC(2026, 0, 2), outcome: 'scaled' },
+      lastReconcile: { at: Date.UTC(2026, 0, 2), outcome: 'scaled', delta: 16 },
+      ready: true,
+      dryRun: false,
+      reconciles: 2,
+      writes: 1,
+      consecutiveFailures: 0,
+      retryAt: undefined,
     };
     await post(h.port, '/network/requestipconfigs', podRequest(1));
     const res = await call(h.port, 'GET', '/debug/pool');
@@ -83,7 +89,13 @@ describe('node api: probes, metrics, debug', () => {
       target: 16,
       request: 16,
       ipCounts: { Available: 3, Assigned: 1, PendingRelease: 0, PendingProgramming: 0, total: 4 },
-      lastReconcile: { at: '2026-01-02T00:00:00.000Z', outcome: 'scaled' },
+      lastReconcile: { at: '2026-01-02T00:00:00.000Z', outcome: 'scaled', delta: 16 },
+      ready: true,
+      dryRun: false,
+      reconciles: 2,
+      writes: 1,
+      consecutiveFailures: 0,
+      retryAt: null,
     });
   });
 

@@ -1,0 +1,39 @@
+// Maps the monitor's snapshot and the node's dynamic network containers to
+// the collector's PoolObservation: the labels CNS puts on its gauges come
+// from the first dynamic container (subnet name and CIDR), and total_ips
+// counts each distinct container primary IP, as CNS does.
+import type { NetworkContainer } from '../nnc/types.ts';
+import type { PoolObservation } from './collector.ts';
+
+/** The part of PoolMonitor.snapshot() the gauges need; all optional. */
+export interface SnapshotForMetrics {
+  demand?: number | undefined;
+  request?: number | undefined;
+  target?: number | undefined;
+  exhausted?: boolean | undefined;
+  scaler?: { batch?: number; max?: number } | undefined;
+}
+
+export function poolObservation(
+  snapshot: SnapshotForMetrics,
+  containers: readonly NetworkContainer[] = [],
+): PoolObservation {
+  const first = containers[0];
+  const primaries = new Set(
+    containers
+      .map((nc) => nc.primaryIP)
+      .filter((ip): ip is string => typeof ip === 'string' && ip !== ''),
+  );
+  const obs: PoolObservation = {
+    exhausted: snapshot.exhausted === true,
+    primaryIPs: primaries.size,
+  };
+  if (snapshot.demand !== undefined) obs.demand = snapshot.demand;
+  if (snapshot.request !== undefined) obs.request = snapshot.request;
+  if (snapshot.target !== undefined) obs.target = snapshot.target;
+  if (snapshot.scaler?.batch !== undefined) obs.batch = snapshot.scaler.batch;
+  if (snapshot.scaler?.max !== undefined) obs.max = snapshot.scaler.max;
+  if (first?.subnetName !== undefined) obs.subnet = first.subnetName;
+  if (first?.subnetAddressSpace !== undefined) obs.subnetCIDR = first.subnetAddressSpace;
+  return obs;
+}
