@@ -1,0 +1,70 @@
+// Fault injection for other parts' integration tests: make the next N
+// requests matching a verb/resource fail with a given status (429 with
+// Retry-After, 500, 409), drop live watches, or forget history so resumes
+// get 410 Gone.
+import { ApiError } from './errors.ts';
+
+export interface FaultSpec {
+  verb: string;
+  resource: string;
+  subresource?: string;
+  status: 409 | 429 | 500 | 503 | number;
+  retryAfterSeconds?: number;
+  /** How many matching requests fail; default 1. */
+  times?: number;
+}
+
+export interface FaultInjector {
+  inject(spec: FaultSpec): void;
+  /** Ends every live watch (of one resource plural when given); clients see the stream close. */
+  dropWatches(resource?: string): number;
+  /** Forgets the event history: watches resuming from any earlier version get 410 Gone. */
+  compactHistory(): void;
+  /** Removes pending injected faults. */
+  clear(): void;
+}
+
+const REASONS: Record<number, string> = {
+  409: 'Conflict',
+  429: 'TooManyRequests',
+  500: 'InternalError',
+  503: 'ServiceUnavailable',
+};
+
+export class FaultTable {
+  private faults: (FaultSpec & { left: number })[] = [];
+
+  add(spec: FaultSpec): void {
+    const times = spec.times ?? 1;
+    if (!Number.isInteger(times) || times < 1)
+      throw new Error(`times must be a positive integer, got ${times}`);
+    if (!Number.isInteger(spec.status) || spec.status < 400 || spec.status > 599)
+      throw new Error(`status must be an HTTP error code, got ${spec.status}`);
+    this.faults.push({ ...spec, left: times });
+  }
+
+  clear(): void {
+    this.faults = [];
+  }
+
+  /** The error to answer instead, if an injected fault matches this request. */
+  take(verb: string, resource: string, subresource: string): ApiError | undefined {
+    const f = this.faults.find(
+      (x) =>
+        x.verb === verb &&
+        x.resource === resource &&
+        (x.subresource ?? subresource) === subresource,
+    );
+    if (!f) return undefined;
+    f.left--;
+    if (f.left <= 0) this.faults = this.faults.filter((x) => x !== f);
+    const details =
+      f.retryAfterSeconds !== undefined ? { retryAfterSeconds: f.retryAfterSeconds } : undefined;
+    return new ApiError(
+      f.status,
+      REASONS[f.status] ?? 'InternalError',
+      `injected fault: ${verb} ${resource} answered ${f.status}`,
+      details,
+    );
+  }
+}

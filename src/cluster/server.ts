@@ -1,0 +1,598 @@
+// The local Kubernetes API server: node:http, one request at a time through
+// route → resource → verb → registry, JSON in and out, metav1.Status errors.
+// Plain HTTP on 127.0.0.1 only. See the other files of this folder for each
+// concern (store, watch, patches, apply, selectors, discovery, tables).
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import YAML from 'yaml';
+import { silentLogger, type Logger } from '../log/logger.ts';
+import { RequestCounter, type RequestCounters } from './counters.ts';
+import { readCrdDir } from './crd-files.ts';
+import {
+  apiGroup,
+  apiGroupList,
+  apiResourceList,
+  apiVersions,
+  openApiGroupVersion,
+  openApiIndex,
+  versionInfo,
+} from './discovery.ts';
+import {
+  ApiError,
+  badRequest,
+  methodNotAllowed,
+  statusBody,
+  tooLarge,
+  unsupportedMediaType,
+} from './errors.ts';
+import { FaultTable, type FaultInjector, type FaultSpec } from './faults.ts';
+import { writeKubeconfig } from './kubeconfig.ts';
+import { openApiV2Protobuf } from './openapi-v2.ts';
+import type { Json, JsonObject, KObject } from './objects.ts';
+import { Registry } from './registry.ts';
+import {
+  BUILTIN_RESOURCES,
+  ResourceCatalog,
+  apiVersionOf,
+  resourceFromCrd,
+  resourceKey,
+  type ResourceInfo,
+} from './resources.ts';
+import { parseApiPath } from './router.ts';
+import { bothSelectors, fieldSelector, labelSelector, type Selector } from './selectors.ts';
+import { ObjectStore, type StoreEvent } from './store.ts';
+import { toTable, wantsTable, type IncludeObject } from './table.ts';
+import { startWatch, type ActiveWatch } from './watch.ts';
+
+export interface ApiServerOptions {
+  /** Port on 127.0.0.1; 0 (the default) picks a free one. */
+  port?: number;
+  /** Directory whose YAML files' CustomResourceDefinitions are applied at start. */
+  crdsDir?: string;
+  /** Where to write the kubeconfig; a file in the temp directory by default. */
+  kubeconfigPath?: string;
+  /** Events kept for watch resume; older resourceVersions get 410 Gone. */
+  historyLimit?: number;
+  logger?: Logger;
+  /** Largest accepted request body, bytes (3 MiB as upstream). */
+  maxBodyBytes?: number;
+  /** Interval of watch bookmarks when asked for (allowWatchBookmarks=true). */
+  bookmarkIntervalMs?: number;
+  now?: () => Date;
+}
+
+export interface ApiServer {
+  url: string;
+  port: number;
+  kubeconfigPath: string;
+  counters(): RequestCounters;
+  faults: FaultInjector;
+  /** Direct access to stored objects, for tests and in-process reports (read-only). */
+  objects(group: string, plural: string, namespace?: string): KObject[];
+  close(): Promise<void>;
+}
+
+const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
+
+class HttpError extends Error {}
+
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    req.on('data', (c: Buffer) => {
+      if (failed) return;
+      size += c.length;
+      if (size > limit) {
+        failed = true;
+        reject(tooLarge(limit));
+        return;
+      }
+      chunks.push(c);
+    });
+    req.on('end', () => {
+      if (!failed) resolve(Buffer.concat(chunks));
+    });
+    req.on('error', (e) => {
+      if (!failed) reject(new HttpError(e.message));
+    });
+  });
+}
+
+/** Parses a request body as JSON, or YAML when the content type says so. */
+export function parseBody(buf: Buffer, contentType: string): Json {
+  const text = buf.toString('utf8');
+  if (text.trim() === '') throw badRequest('the request body is empty');
+  const yaml = /yaml/.test(contentType);
+  try {
+    if (yaml) {
+      const doc = YAML.parseDocument(text, { uniqueKeys: true });
+      if (doc.errors.length > 0) throw new Error(doc.errors[0]?.message ?? 'invalid YAML');
+      return doc.toJS() as Json;
+    }
+    return JSON.parse(text) as Json;
+  } catch (err) {
+    throw badRequest(`error decoding ${yaml ? 'YAML' : 'JSON'} body: ${(err as Error).message}`);
+  }
+}
+
+function verbOf(method: string, name: string | undefined, watch: boolean): string | undefined {
+  switch (method) {
+    case 'GET':
+      return name ? (watch ? 'watch' : 'get') : watch ? 'watch' : 'list';
+    case 'POST':
+      return name ? undefined : 'create';
+    case 'PUT':
+      return name ? 'update' : undefined;
+    case 'PATCH':
+      return name ? 'patch' : undefined;
+    case 'DELETE':
+      return name ? 'delete' : 'deletecollection';
+    default:
+      return undefined;
+  }
+}
+
+const truthy = (v: string | null): boolean => v === 'true' || v === '1';
+
+export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiServer> {
+  const logger = (opts.logger ?? silentLogger()).child({ component: 'apiserver' });
+  const now = opts.now ?? (() => new Date());
+  const maxBody = opts.maxBodyBytes ?? 3 * 1024 * 1024;
+  const bookmarkMs = opts.bookmarkIntervalMs ?? 10_000;
+  const store = new ObjectStore(opts.historyLimit ?? 10_000);
+  const catalog = new ResourceCatalog(BUILTIN_RESOURCES);
+  const counters = new RequestCounter();
+  const faults = new FaultTable();
+  const watches = new Set<ActiveWatch>();
+
+  const onCrd = (ev: StoreEvent): void => {
+    const crd = ev.object;
+    let info: ResourceInfo;
+    try {
+      info = resourceFromCrd(crd);
+    } catch {
+      return;
+    }
+    if (ev.type === 'DELETED') {
+      catalog.remove(info.group, info.plural);
+      registry.deleteAll(resourceKey(info), undefined);
+      for (const w of [...watches]) if (resourceKey(w.resource) === resourceKey(info)) w.stop();
+    } else catalog.add(info);
+  };
+  const registry = new Registry(store, now, onCrd);
+  registry.onNamespaceDeleted = (ns) => {
+    for (const r of catalog.all()) if (r.namespaced) registry.deleteAll(resourceKey(r), ns);
+  };
+  const nsRes = catalog.find('', 'v1', 'namespaces') as ResourceInfo;
+  for (const ns of DEFAULT_NAMESPACES)
+    registry.create(
+      nsRes,
+      undefined,
+      { metadata: { name: ns } },
+      { fieldManager: 'apiserver', dryRun: false },
+    );
+  if (opts.crdsDir) {
+    const crdRes = catalog.find(
+      'apiextensions.k8s.io',
+      'v1',
+      'customresourcedefinitions',
+    ) as ResourceInfo;
+    for (const crd of readCrdDir(opts.crdsDir)) {
+      registry.create(crdRes, undefined, crd, { fieldManager: 'apiserver', dryRun: false });
+      logger.info('custom resource definition applied', { crd: crd.metadata.name });
+    }
+  }
+
+  let address = '';
+  const encodeCache = new WeakMap<KObject, Map<string, string>>();
+
+  /** The object as served at `version` (CRDs may serve several versions; no conversion needed here). */
+  const atVersion = (res: ResourceInfo, version: string, obj: KObject): KObject =>
+    version === res.version ? obj : { ...obj, apiVersion: apiVersionOf(res.group, version) };
+
+  const send = (
+    res: ServerResponse,
+    code: number,
+    body: unknown,
+    headers: Record<string, string> = {},
+  ): void => {
+    const text = typeof body === 'string' ? body : JSON.stringify(body);
+    res.writeHead(code, {
+      'Content-Type': 'application/json',
+      'Content-Length': Buffer.byteLength(text),
+      ...headers,
+    });
+    res.end(text);
+  };
+  const sendError = (res: ServerResponse, err: ApiError): void => {
+    const headers: Record<string, string> = {};
+    if (err.details?.retryAfterSeconds !== undefined)
+      headers['Retry-After'] = String(err.details.retryAfterSeconds);
+    send(res, err.code, err.toStatus(), headers);
+  };
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    const path = url.pathname.replace(/\/+$/, '') || '/';
+    const method = req.method ?? 'GET';
+    const q = url.searchParams;
+    // Bodies first, so an oversized one is refused before anything else.
+    let raw: Buffer | undefined;
+    if (method === 'POST' || method === 'PUT' || method === 'PATCH' || method === 'DELETE')
+      raw = await readBody(req, maxBody);
+
+    switch (path) {
+      case '/version':
+        return send(res, 200, versionInfo());
+      case '/healthz':
+      case '/livez':
+      case '/readyz':
+        res.writeHead(200, { 'Content-Type': 'text/plain' });
+        res.end('ok');
+        return;
+      case '/metrics': {
+        const text = await counters.metrics();
+        res.writeHead(200, { 'Content-Type': counters.registry.contentType });
+        res.end(text);
+        return;
+      }
+      case '/openapi/v2': {
+        const doc = openApiV2Protobuf(catalog);
+        res.writeHead(200, {
+          'Content-Type': 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf',
+          'Content-Length': doc.length,
+        });
+        res.end(doc);
+        return;
+      }
+      case '/openapi/v3':
+        return send(res, 200, openApiIndex(catalog, String(store.currentRv())));
+    }
+    if (path.startsWith('/openapi/v3/')) {
+      const rest = path.slice('/openapi/v3/'.length).split('/');
+      const doc =
+        rest[0] === 'api'
+          ? openApiGroupVersion(catalog, '', rest[1] ?? '')
+          : openApiGroupVersion(catalog, rest[1] ?? '', rest[2] ?? '');
+      if (doc) return send(res, 200, doc);
+      throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    }
+
+    const route = parseApiPath(path, (g, v, p) => {
+      const r = catalog.find(g, v, p);
+      return r !== undefined && r.namespaced;
+    });
+    if (route.kind === 'discovery-root') {
+      return send(res, 200, route.which === 'api' ? apiVersions(address) : apiGroupList(catalog));
+    }
+    if (route.kind === 'discovery-group') {
+      const doc = apiGroup(catalog, route.group);
+      if (doc) return send(res, 200, doc);
+    }
+    if (route.kind === 'discovery-version') {
+      const doc = apiResourceList(catalog, route.group, route.version);
+      if (doc) return send(res, 200, doc);
+    }
+    if (route.kind !== 'resource')
+      throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+
+    const resInfo = catalog.find(route.group, route.version, route.plural);
+    const watch = route.legacyWatch || truthy(q.get('watch'));
+    const verb = verbOf(method, route.name, watch);
+    const sub = route.subresource ?? '';
+    if (!resInfo) {
+      counters.record(verb ?? method.toLowerCase(), route.plural, sub, 404);
+      throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    }
+    if (
+      route.subresource !== undefined &&
+      !(route.subresource === 'status' && resInfo.statusSubresource)
+    ) {
+      counters.record(verb ?? method.toLowerCase(), route.plural, sub, 404);
+      throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+    }
+    if (!verb) {
+      counters.record(method.toLowerCase(), route.plural, sub, 405);
+      throw methodNotAllowed(`the server does not allow this method on the requested resource`);
+    }
+    const ns = resInfo.namespaced ? route.namespace : undefined;
+    try {
+      const fault = faults.take(verb, route.plural, sub);
+      if (fault) throw fault;
+      const code = await serveResource(
+        req,
+        res,
+        resInfo,
+        route.version,
+        verb,
+        ns,
+        route.name,
+        route.subresource,
+        q,
+        raw,
+      );
+      counters.record(verb, route.plural, sub, code);
+    } catch (err) {
+      counters.record(verb, route.plural, sub, err instanceof ApiError ? err.code : 500);
+      throw err;
+    }
+  }
+
+  function selectorFrom(q: URLSearchParams, name?: string): Selector {
+    let fields = q.get('fieldSelector') ?? '';
+    if (name) fields = fields ? `${fields},metadata.name=${name}` : `metadata.name=${name}`;
+    return bothSelectors(labelSelector(q.get('labelSelector')), fieldSelector(fields));
+  }
+
+  function parsePositiveInt(q: URLSearchParams, key: string): number | undefined {
+    const v = q.get(key);
+    if (v === null || v === '') return undefined;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0) throw badRequest(`invalid ${key}: ${v}`);
+    return n;
+  }
+
+  async function serveResource(
+    req: IncomingMessage,
+    res: ServerResponse,
+    r: ResourceInfo,
+    version: string,
+    verb: string,
+    ns: string | undefined,
+    name: string | undefined,
+    sub: string | undefined,
+    q: URLSearchParams,
+    raw: Buffer | undefined,
+  ): Promise<number> {
+    const accept = req.headers.accept;
+    const table = wantsTable(accept);
+    const include = (q.get('includeObject') ?? 'Metadata') as IncludeObject;
+    const contentType = (req.headers['content-type'] ?? 'application/json').toLowerCase();
+    const dryRun = q.getAll('dryRun').includes('All');
+    const ua = req.headers['user-agent'] ?? '';
+    const fieldManager = q.get('fieldManager') ?? (ua.split('/')[0] || 'unknown');
+    const wopts = { fieldManager, dryRun, force: truthy(q.get('force')) };
+    const body = (): Json => {
+      if (!raw) throw badRequest('the request body is required');
+      const ct = contentType.split(';')[0]?.trim() ?? '';
+      if (verb !== 'patch' && !['application/json', 'application/yaml', '*/*', ''].includes(ct))
+        throw unsupportedMediaType(ct);
+      return parseBody(raw, contentType);
+    };
+    const out = (obj: KObject): KObject => atVersion(r, version, obj);
+    switch (verb) {
+      case 'get': {
+        const obj = out(registry.get(r, ns, name as string));
+        send(
+          res,
+          200,
+          table ? toTable(r, [obj], String(obj.metadata.resourceVersion), include, now()) : obj,
+        );
+        return 200;
+      }
+      case 'list': {
+        const limit = parsePositiveInt(q, 'limit');
+        const listed = registry.list(r, ns, {
+          selector: selectorFrom(q),
+          ...(limit ? { limit } : {}),
+          ...(q.get('continue') ? { continueToken: q.get('continue') as string } : {}),
+        });
+        const meta: JsonObject = { resourceVersion: String(listed.rv) };
+        if (listed.continue) {
+          meta.continue = listed.continue;
+          meta.remainingItemCount = listed.remaining ?? 0;
+        }
+        const items = listed.items.map(out);
+        send(
+          res,
+          200,
+          table
+            ? toTable(
+                r,
+                items,
+                String(listed.rv),
+                include,
+                now(),
+                listed.continue ? { continue: listed.continue } : {},
+              )
+            : {
+                kind: r.listKind,
+                apiVersion: apiVersionOf(r.group, version),
+                metadata: meta,
+                items,
+              },
+        );
+        return 200;
+      }
+      case 'watch':
+        return serveWatch(req, res, r, version, ns, name, q, table, include);
+      case 'create': {
+        const obj = registry.create(r, ns, body(), wopts, sub);
+        send(res, 201, out(obj));
+        return 201;
+      }
+      case 'update': {
+        const obj = registry.update(r, ns, name as string, body(), wopts, sub);
+        send(res, 200, out(obj));
+        return 200;
+      }
+      case 'patch': {
+        const ct = Registry.patchType(contentType);
+        if (!raw) throw badRequest('the request body is required');
+        const obj = registry.patch(r, ns, name as string, ct, parseBody(raw, ct), wopts, sub);
+        send(res, 200, out(obj));
+        return 200;
+      }
+      case 'delete': {
+        const opts = raw && raw.length > 0 ? parseBody(raw, contentType) : undefined;
+        const obj = registry.delete(r, ns, name as string, opts, dryRun);
+        send(res, 200, out(obj));
+        return 200;
+      }
+      case 'deletecollection': {
+        const listed = registry.list(r, ns, { selector: selectorFrom(q) });
+        const deleted = listed.items.map((o) =>
+          out(
+            registry.delete(
+              r,
+              o.metadata.namespace as string | undefined,
+              String(o.metadata.name),
+              undefined,
+              dryRun,
+            ),
+          ),
+        );
+        send(res, 200, {
+          kind: r.listKind,
+          apiVersion: apiVersionOf(r.group, version),
+          metadata: { resourceVersion: String(store.currentRv()) },
+          items: deleted,
+        });
+        return 200;
+      }
+    }
+    throw methodNotAllowed(`verb ${verb} is not supported`);
+  }
+
+  function serveWatch(
+    req: IncomingMessage,
+    res: ServerResponse,
+    r: ResourceInfo,
+    version: string,
+    ns: string | undefined,
+    name: string | undefined,
+    q: URLSearchParams,
+    table: boolean,
+    include: IncludeObject,
+  ): number {
+    const rvParam = q.get('resourceVersion') ?? '';
+    let fromRv: number | undefined;
+    if (rvParam !== '' && rvParam !== '0') {
+      fromRv = Number(rvParam);
+      if (!Number.isInteger(fromRv) || fromRv < 0)
+        throw badRequest(`invalid resourceVersion: ${rvParam}`);
+    }
+    const timeoutS = parsePositiveInt(q, 'timeoutSeconds');
+    const selector = selectorFrom(q, name);
+    const encode = (type: string, obj: KObject): string => {
+      const o = atVersion(r, version, obj);
+      if (table && type !== 'BOOKMARK')
+        return JSON.stringify({
+          type,
+          object: toTable(r, [o], String(o.metadata.resourceVersion), include, now()),
+        });
+      if (o !== obj) return JSON.stringify({ type, object: o });
+      let m = encodeCache.get(obj);
+      if (!m) {
+        m = new Map();
+        encodeCache.set(obj, m);
+      }
+      let line = m.get(type);
+      if (line === undefined) {
+        line = JSON.stringify({ type, object: obj });
+        m.set(type, line);
+      }
+      return line;
+    };
+    res.writeHead(200, {
+      'Content-Type': 'application/json',
+      'Transfer-Encoding': 'chunked',
+      'Cache-Control': 'no-cache',
+    });
+    res.flushHeaders();
+    const w = startWatch(
+      store,
+      {
+        resource: r,
+        ...(ns ? { namespace: ns } : {}),
+        selector,
+        ...(fromRv !== undefined ? { fromRv } : {}),
+        sendInitialEvents: truthy(q.get('sendInitialEvents')),
+        bookmarks: truthy(q.get('allowWatchBookmarks')),
+        bookmarkIntervalMs: bookmarkMs,
+        ...(timeoutS !== undefined ? { timeoutMs: timeoutS * 1000 } : {}),
+        encode,
+      },
+      { send: (line) => res.write(line + '\n'), end: () => res.end() },
+      () => watches.delete(w),
+    );
+    watches.add(w);
+    req.on('close', () => w.stop());
+    res.on('close', () => w.stop());
+    return 200;
+  }
+
+  const server: Server = createServer((req, res) => {
+    handle(req, res).catch((err: unknown) => {
+      if (res.headersSent) {
+        res.destroy();
+        return;
+      }
+      if (err instanceof ApiError) sendError(res, err);
+      else {
+        logger.error('request failed', {
+          method: req.method,
+          url: req.url,
+          error: (err as Error).message,
+        });
+        send(
+          res,
+          500,
+          statusBody(500, 'InternalError', `Internal error occurred: ${(err as Error).message}`),
+        );
+      }
+    });
+  });
+  server.keepAliveTimeout = 30_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const addr = server.address();
+  const port = typeof addr === 'object' && addr ? addr.port : 0;
+  address = `127.0.0.1:${port}`;
+  const url = `http://${address}`;
+  const kubeconfigPath =
+    opts.kubeconfigPath ??
+    join(tmpdir(), `pool-monitor-apiserver-${process.pid}-${port}`, 'kubeconfig');
+  writeKubeconfig(kubeconfigPath, url);
+  logger.info('api server listening', { url, kubeconfig: kubeconfigPath });
+
+  let closed: Promise<void> | undefined;
+  return {
+    url,
+    port,
+    kubeconfigPath,
+    counters: () => counters,
+    objects: (group, plural, namespace) => store.list(resourceKey({ group, plural }), namespace),
+    faults: {
+      inject: (spec: FaultSpec) => faults.add(spec),
+      clear: () => faults.clear(),
+      dropWatches: (resource?: string) => {
+        let n = 0;
+        for (const w of [...watches])
+          if (!resource || w.resource.plural === resource) {
+            w.stop();
+            n++;
+          }
+        return n;
+      },
+      compactHistory: () => store.compact(),
+    },
+    close: () => {
+      closed ??= new Promise<void>((resolve) => {
+        for (const w of [...watches]) w.stop();
+        server.close(() => resolve());
+        server.closeAllConnections();
+        logger.info('api server stopped', { url });
+      });
+      return closed;
+    },
+  };
+}
