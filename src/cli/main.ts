@@ -1,6 +1,7 @@
 // The `pool-monitor` command line: one sub-command per file in this folder.
 import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
+import { apiserverCommand } from './apiserver.ts';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   version: string;
@@ -15,6 +16,7 @@ export function buildProgram(): Command {
     outputError: (text, write) => write(text),
   });
   // Sub-commands register themselves here, one line each.
+  program.addCommand(apiserverCommand());
   return program;
 }
 
