@@ -125,11 +125,14 @@ describe('node api: probes, metrics, debug', () => {
 describe('node api: close', () => {
   it('closes idle keep-alive sockets and finishes a request in flight', async () => {
     let release: (() => void) | undefined;
+    let arrived: (() => void) | undefined;
     const gate = new Promise<void>((r) => (release = r));
+    const inHandler = new Promise<void>((r) => (arrived = r));
     const h = await startApi(FakeStore.withIps(1), {
       metrics: {
         contentType: 'text/plain',
         render: async () => {
+          arrived?.();
           await gate;
           return 'late 1\n';
         },
@@ -142,7 +145,7 @@ describe('node api: close', () => {
       expect((await call(h.port, 'GET', '/healthz', undefined, {}, agent)).status).to.equal(200);
       // ...and one request still being answered.
       const pending = call(h.port, 'GET', '/metrics');
-      await new Promise((r) => setTimeout(r, 20));
+      await inHandler;
       const closed = h.close();
       let closedYet = false;
       void closed.then(() => (closedYet = true));
@@ -162,11 +165,16 @@ describe('node api: close', () => {
   });
 
   it('cuts requests that outlive the grace period', async () => {
+    let arrived: (() => void) | undefined;
+    const inHandler = new Promise<void>((r) => (arrived = r));
     const h = await startApi(FakeStore.withIps(1), {
       closeGraceMs: 30,
       metrics: {
         contentType: 'text/plain',
-        render: () => new Promise(() => {}),
+        render: () => {
+          arrived?.();
+          return new Promise(() => {});
+        },
         observeHttp: () => {},
       },
     });
@@ -174,7 +182,7 @@ describe('node api: close', () => {
       () => 'answered',
       () => 'cut',
     );
-    await new Promise((r) => setTimeout(r, 20));
+    await inHandler;
     await h.close();
     expect(await pending).to.equal('cut');
   });
