@@ -359,6 +359,8 @@ export class Registry {
   ): KObject {
     if (contentType === PATCH_TYPES.apply)
       return this.apply(res, ns, name, body, opts, subresource);
+    if (contentType === PATCH_TYPES.strategic && !res.strategicMerge)
+      throw unsupportedMediaType(contentType);
     const prev = this.get(res, ns, name);
     let patched: Json;
     switch (contentType) {
