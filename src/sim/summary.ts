@@ -8,6 +8,8 @@ export interface Sample {
   requested: number;
   /** IPs the node actually holds (NNC status). */
   allocated: number;
+  /** Pods waiting for an IP; when absent, demand beyond the allocated IPs. */
+  waiting?: number;
 }
 
 export interface SimulationSummary {
@@ -21,7 +23,7 @@ export interface SimulationSummary {
   peakDemand: number;
   /** Integral of max(0, allocated − demand) over time. */
   idleIpSeconds: number;
-  /** Time during which allocated < demand (pods waiting for an IP). */
+  /** Time during which pods waited for an IP. */
   secondsUnderProvisioned: number;
 }
 
@@ -57,7 +59,7 @@ export function summarize(
     const next = samples[i + 1];
     const span = Math.max(0, Math.min(next ? next.t : endSeconds, endSeconds) - s.t);
     idle += Math.max(0, s.allocated - s.demand) * span;
-    if (s.allocated < s.demand) under += span;
+    if ((s.waiting ?? Math.max(0, s.demand - s.allocated)) > 0) under += span;
   });
   return {
     scenario,

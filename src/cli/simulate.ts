@@ -1,0 +1,113 @@
+// `pool-monitor simulate`: replay a demand trace through the real monitor in
+// virtual time and print what the pool did. Try a scaler before a cluster.
+import { Command, Option } from 'commander';
+import { readFileSync } from 'node:fs';
+import winston from 'winston';
+import { runSimulation } from '../sim/simulate.ts';
+import type { SimulationSummary } from '../sim/summary.ts';
+import { BUILT_IN_TRACES, parseTraceCsv, type Trace } from '../sim/trace.ts';
+import { jsonLine } from '../log/logger.ts';
+import { integerOption, numberOption } from './parse.ts';
+
+export function loadTrace(scenario: string): Trace {
+  const builtIn = BUILT_IN_TRACES[scenario];
+  if (builtIn) return builtIn();
+  let text: string;
+  try {
+    text = readFileSync(scenario, 'utf8');
+  } catch {
+    throw new Error(
+      `unknown scenario "${scenario}": not a built-in (${Object.keys(BUILT_IN_TRACES).join(', ')}) nor a readable CSV file`,
+    );
+  }
+  return parseTraceCsv(text, scenario);
+}
+
+export function formatSummary(s: SimulationSummary): string {
+  const rows: [string, string][] = [
+    ['scenario', s.scenario],
+    ['simulated', `${(s.simulatedSeconds / 3600).toFixed(2)} h`],
+    ['reconciles', String(s.reconciles)],
+    ['NNC writes', String(s.nncWrites)],
+    ['IPs allocated', String(s.ipsAllocated)],
+    ['IPs released', String(s.ipsReleased)],
+    ['peak demand', String(s.peakDemand)],
+    ['peak pool', String(s.peakPool)],
+    ['idle IP-seconds', String(s.idleIpSeconds)],
+    ['seconds under-provisioned', String(s.secondsUnderProvisioned)],
+  ];
+  const width = Math.max(...rows.map(([k]) => k.length));
+  return ['simulation summary', ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)].join('\n');
+}
+
+export function simulateCommand(): Command {
+  return new Command('simulate')
+    .description('replay a demand trace through the real pool monitor in virtual time')
+    .addOption(
+      new Option(
+        '--scenario <name|file>',
+        `built-in trace (${Object.keys(BUILT_IN_TRACES).join(', ')}) or a CSV file "seconds,demand[,exhausted]"`,
+      ).default('burst'),
+    )
+    .option('--batch <n>', 'scaler batchSize', integerOption('--batch'), 16)
+    .option(
+      '--threshold <percent>',
+      'scaler requestThresholdPercent',
+      numberOption('--threshold'),
+      50,
+    )
+    .option('--max <n>', 'scaler maxIPCount', integerOption('--max'), 250)
+    .option(
+      '--release-delay <seconds>',
+      'scale-down damping',
+      numberOption('--release-delay', 0),
+      0,
+    )
+    .option(
+      '--fulfil-delay <seconds>',
+      'control-plane delay before a write is fulfilled',
+      numberOption('--fulfil-delay', 0),
+      5,
+    )
+    .option('--quiet', 'hide the decision log, print only the summary')
+    .option('--json', 'print the summary as one JSON object')
+    .action(
+      async (opts: {
+        scenario: string;
+        batch: number;
+        threshold: number;
+        max: number;
+        releaseDelay: number;
+        fulfilDelay: number;
+        quiet?: boolean;
+        json?: boolean;
+      }) => {
+        const trace = loadTrace(opts.scenario);
+        const started = process.hrtime.bigint();
+        const { summary } = await runSimulation({
+          trace,
+          scaler: {
+            batchSize: opts.batch,
+            requestThresholdPercent: opts.threshold,
+            releaseThresholdPercent: 150,
+            maxIPCount: opts.max,
+          },
+          releaseDelaySeconds: opts.releaseDelay,
+          fulfilDelaySeconds: opts.fulfilDelay,
+          ...(opts.quiet
+            ? {}
+            : {
+                logTransport: new winston.transports.Console({ format: jsonLine }),
+              }),
+        });
+        const wallMs = Number(process.hrtime.bigint() - started) / 1e6;
+        if (opts.json) {
+          process.stdout.write(`${JSON.stringify({ ...summary, wallMs: Math.round(wallMs) })}\n`);
+        } else {
+          process.stdout.write(
+            `${formatSummary(summary)}\n  ${'wall time'.padEnd(25)}  ${(wallMs / 1000).toFixed(2)} s\n`,
+          );
+        }
+      },
+    );
+}

@@ -1,0 +1,60 @@
+// End-to-end through bin/pool-monitor, as a user runs it.
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import { writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const BIN = new URL('../../bin/pool-monitor', import.meta.url).pathname;
+
+function run(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(BIN, args, { encoding: 'utf8', timeout: 60_000 });
+  return { status: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('bin/pool-monitor', () => {
+  it('prints help and version', () => {
+    const help = run('--help');
+    expect(help.status).to.equal(0);
+    expect(help.stdout).to.contain('simulate');
+    const version = run('--version');
+    expect(version.status).to.equal(0);
+    expect(version.stdout.trim()).to.match(/^\d+\.\d+\.\d+$/);
+  });
+
+  it('rejects an unknown command and a bad flag with one line and a non-zero status', () => {
+    const unknown = run('frobnicate');
+    expect(unknown.status).to.not.equal(0);
+    expect(unknown.stderr.trim().split('\n')).to.have.length(1);
+    const bad = run('simulate', '--batch', 'many');
+    expect(bad.status).to.not.equal(0);
+    expect(bad.stderr).to.contain('--batch');
+    expect(bad.stderr.trim().split('\n')).to.have.length(1);
+  });
+
+  it('simulate replays a CSV trace and prints JSON lines then a summary', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pm-cli-'));
+    const csv = join(dir, 'trace.csv');
+    writeFileSync(csv, 'seconds,demand\n0,5\n60,70\n300,5\n');
+    const r = run('simulate', '--scenario', csv, '--fulfil-delay', '2');
+    expect(r.status, r.stderr).to.equal(0);
+    const lines = r.stdout.split('\n');
+    const logLines = lines.filter((l) => l.startsWith('{'));
+    expect(logLines.length).to.be.greaterThan(3);
+    for (const line of logLines) {
+      const rec = JSON.parse(line) as Record<string, unknown>;
+      expect(Object.keys(rec).slice(0, 4)).to.deep.equal(['level', 'ts', 'msg', 'component']);
+    }
+    expect(r.stdout).to.contain('simulation summary');
+    expect(r.stdout).to.match(/NNC writes\s+\d+/);
+  });
+
+  it('simulate --quiet --json prints only the summary object', () => {
+    const r = run('simulate', '--scenario', 'jobs', '--quiet', '--json');
+    expect(r.status, r.stderr).to.equal(0);
+    const summary = JSON.parse(r.stdout.trim()) as Record<string, number>;
+    expect(summary.scenario).to.equal('jobs');
+    expect(summary.peakDemand).to.equal(52);
+    expect(summary.nncWrites).to.be.greaterThan(0);
+  });
+});
