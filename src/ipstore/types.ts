@@ -123,7 +123,13 @@ export interface NodeIpStore {
    * Assigned IP never is (it is returned in `assignedVanished`).
    */
   syncInventory(containers: NetworkContainer[], options?: SyncOptions): InventoryChange;
-  /** At start: ids already in `spec.ipsNotInUse` become PendingRelease again. */
+  /**
+   * At start: ids already in `spec.ipsNotInUse` become PendingRelease again.
+   * The PendingRelease set becomes exactly the announced ids: a PendingRelease
+   * IP the spec never carried is made Available, and an id a pod holds stays
+   * Assigned (a live pod's IP is never handed back). The SQLite store returns
+   * what it did (RestoreResult) so the caller can log it.
+   */
   restorePendingRelease(ids: string[]): RestoreResult | void;
   /**
    * Marks `count` IPs PendingRelease, PendingProgramming first, then

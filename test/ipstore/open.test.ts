@@ -36,6 +36,31 @@ describe('ipstore/open (file store)', () => {
     again.close();
   });
 
+  it('lets a second connection (an inspection tool) see committed state', () => {
+    const store = openIpStore({ stateDir: dir });
+    const reader = openIpStore({ stateDir: dir });
+    store.syncInventory([container(1, [2, 3])]);
+    store.assign(pod(1));
+    expect(reader.counts()).to.include({ Assigned: 1, Available: 1 });
+    expect(checkInvariants(reader)).to.deep.equal([]);
+    reader.close();
+    store.close();
+  });
+
+  it('exports its public surface from index.ts', async () => {
+    const api = await import('../../src/ipstore/index.ts');
+    for (const name of [
+      'openIpStore',
+      'SqliteIpStore',
+      'checkInvariants',
+      'asPoolIpStore',
+      'IpStoreOpenError',
+    ]) {
+      expect(api, name).to.have.property(name);
+    }
+    expect(api.IPSTORE_FILE).to.equal('ipstore.db');
+  });
+
   it('uses synchronous FULL unless told NORMAL', () => {
     const store = openIpStore({ stateDir: dir, synchronous: 'NORMAL' });
     expect(store.durability().synchronous).to.equal('NORMAL');
