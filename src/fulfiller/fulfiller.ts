@@ -53,6 +53,13 @@ export class ConflictLoopError extends Error {
   override readonly name = 'ConflictLoopError';
 }
 
+/** What a write with unknown outcome touched: reserved addresses and removed ones. */
+interface Doubt {
+  ips: string[];
+  removed: string[];
+  setup?: ContainerSetup;
+}
+
 type AttemptResult = 'written' | 'noop' | 'invalid' | 'conflict';
 
 export class Fulfiller {
@@ -66,7 +73,7 @@ export class Fulfiller {
   /** Latest NNC per node as the watch delivered it. */
   private readonly known = new Map<string, NodeNetworkConfig>();
   /** Addresses whose write outcome is unknown (timeout, 5xx), per node. */
-  private readonly uncertain = new Map<string, { ips: string[]; setup?: ContainerSetup }>();
+  private readonly uncertain = new Map<string, Doubt>();
   /** Last invalid-spec message per node, so the Warning is raised once. */
   private readonly invalidReported = new Map<string, string>();
   private started = false;
@@ -145,7 +152,10 @@ export class Fulfiller {
     this.known.delete(name);
     this.queue.remove(name);
     this.invalidReported.delete(name);
-    void this.deps.backend.forget(name, dynamicContainers(last)).then(() => this.publishSubnets());
+    void this.deps.backend.forget(name, dynamicContainers(last)).then(() => {
+      this.publishSubnets();
+      this.wakeShortNodes();
+    });
     this.log.info('node removed', { node: name });
   }
 
@@ -221,6 +231,14 @@ export class Fulfiller {
     if (this.started && !this.stopped) this.css.update(this.deps.backend.subnets());
   }
 
+  /** Addresses came free: nodes left short by a full subnet get another go. */
+  private wakeShortNodes(): void {
+    if (!this.started || this.stopped) return;
+    for (const [name, nnc] of this.known) {
+      if (nnc.status?.status === STATUS_SUBNET_FULL) this.queue.enqueue(name);
+    }
+  }
+
   private priority(node: string): number {
     const nnc = this.known.get(node);
     if (!nnc) return 0;
@@ -251,7 +269,7 @@ export class Fulfiller {
   private async settleUncertain(
     name: string,
     fresh: NodeNetworkConfig,
-    doubt: { ips: string[]; setup?: ContainerSetup },
+    doubt: Doubt,
   ): Promise<void> {
     const containers = dynamicContainers(fresh);
     const present = new Set<string>();
@@ -259,9 +277,13 @@ export class Fulfiller {
       if (nc.primaryIP) present.add(nc.primaryIP);
       for (const a of nc.ipAssignments ?? []) present.add(a.ip);
     }
-    const lost = doubt.ips.filter((ip) => !present.has(ip));
+    // Reserved but not written: free. Removed and the removal landed: free too.
+    const lost = [...doubt.ips, ...doubt.removed].filter((ip) => !present.has(ip));
     const nc = containers[0] ?? { id: '' };
-    if (lost.length > 0) await this.deps.backend.release(name, nc, lost);
+    if (lost.length > 0) {
+      await this.deps.backend.release(name, nc, lost);
+      this.wakeShortNodes();
+    }
     if (doubt.setup && !present.has(doubt.setup.primaryIP)) {
       await this.deps.backend.teardownContainer(name, doubt.setup);
     }
@@ -334,6 +356,7 @@ export class Fulfiller {
         const prev = this.uncertain.get(name);
         this.uncertain.set(name, {
           ips: [...(prev?.ips ?? []), ...newIps],
+          removed: [...(prev?.removed ?? []), ...plan.release.map((a) => a.ip)],
           setup: setup ?? prev?.setup,
         });
       }
@@ -349,6 +372,7 @@ export class Fulfiller {
         container,
         plan.release.map((a) => a.ip),
       );
+      this.wakeShortNodes();
     }
     if (written?.metadata?.name === name) this.known.set(name, written);
     this.log.info('node status written', {

@@ -121,7 +121,10 @@ export class NodeQueue {
   }
 
   private pump(): void {
-    if (this.stopped) return;
+    if (this.stopped) {
+      if (this.isIdle()) this.notifyIdle();
+      return;
+    }
     const now = this.clock.now();
     const eligible: string[] = [];
     let nextAt = Infinity;

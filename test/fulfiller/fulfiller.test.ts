@@ -1,0 +1,293 @@
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { CidrBackend } from '../../src/fulfiller/cidr-backend.ts';
+import { ipToInt, isUsable, parseCidr } from '../../src/fulfiller/cidr.ts';
+import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
+import type { FulfillerConfig } from '../../src/fulfiller/config.ts';
+import { Fulfiller } from '../../src/fulfiller/fulfiller.ts';
+import type { EventDetails, EventRecorder, InvolvedObject } from '../../src/kube/events.ts';
+import { CaptureTransport } from '../../src/log/capture.ts';
+import { createLogger } from '../../src/log/logger.ts';
+import { dynamicContainers } from '../../src/nnc/types.ts';
+import { FakeClock, flush } from './fake-clock.ts';
+import { FakeCluster } from './fake-cluster.ts';
+
+interface Harness {
+  cluster: FakeCluster;
+  fulfiller: Fulfiller;
+  backend: CidrBackend;
+  clock: FakeClock;
+  events: Array<{ involved: InvolvedObject; details: EventDetails }>;
+  capture: CaptureTransport;
+  settle(): Promise<void>;
+}
+
+function start(
+  overrides: Partial<FulfillerConfig> = {},
+  cluster = new FakeCluster(),
+  clock = new FakeClock(),
+): Harness {
+  const config = makeFulfillerConfig({ subnet: '10.240.0.0/24', minIntervalMs: 10, ...overrides });
+  const backend = new CidrBackend({ cidr: config.subnet, subnetName: 'pods' });
+  const capture = new CaptureTransport();
+  const events: Harness['events'] = [];
+  const recorder: EventRecorder = {
+    recordEvent: async (involved, details) => {
+      events.push({ involved, details });
+    },
+  };
+  let id = 0;
+  const fulfiller = new Fulfiller({
+    config,
+    backend,
+    nncApi: cluster.nncApi,
+    cssApi: cluster.cssApi,
+    logger: createLogger({ level: 'debug', transports: [capture] }),
+    events: recorder,
+    clock,
+    random: () => 0.5,
+    newId: () => `id-${String(++id).padStart(4, '0')}-${Math.random().toString(36).slice(2, 8)}`,
+  });
+  cluster.fulfiller = fulfiller;
+  fulfiller.synced(cluster.list());
+  const settle = async (): Promise<void> => {
+    // Let the queue, min intervals and backoffs play out in virtual time.
+    for (let i = 0; i < 50; i++) {
+      await clock.advance(1000);
+      await flush();
+      if (fulfiller.stats().pending === 0 && fulfiller.stats().active === 0) break;
+    }
+    await fulfiller.whenIdle();
+  };
+  return { cluster, fulfiller, backend, clock, events, capture, settle };
+}
+
+function assignments(cluster: FakeCluster, node: string) {
+  const nnc = cluster.nncs.get(node)!;
+  return dynamicContainers(nnc)[0]?.ipAssignments ?? [];
+}
+
+function expectNoSharing(cluster: FakeCluster, subnet: string): void {
+  const cidr = parseCidr(subnet);
+  for (const [ip, owners] of cluster.holders()) {
+    expect(owners, `${ip} held by ${owners.join(',')}`).to.have.length(1);
+    expect(isUsable(cidr, ipToInt(ip)), `${ip} usable`).to.equal(true);
+  }
+}
+
+describe('fulfiller/controller (in-memory API)', () => {
+  it('fills a new NNC: container, scaler, stable uuids, Updated', async () => {
+    const h = start();
+    h.cluster.setSpec('n1', { requestedIPCount: 16 });
+    await h.settle();
+    const nnc = h.cluster.nncs.get('n1')!;
+    const nc = dynamicContainers(nnc)[0]!;
+    expect(nc.assignmentMode).to.equal('dynamic');
+    expect(nc.type).to.equal('vnet');
+    expect(nc.subnetName).to.equal('pods');
+    expect(nc.subnetAddressSpace).to.equal('10.240.0.0/24');
+    expect(nc.defaultGateway).to.equal('10.240.0.1');
+    expect(nc.primaryIP).to.equal('10.240.0.4');
+    expect(nc.ipAssignments).to.have.length(16);
+    expect(new Set(nc.ipAssignments!.map((a) => a.name)).size).to.equal(16);
+    expect(nnc.status?.assignedIPCount).to.equal(16);
+    expect(nnc.status?.status).to.equal('Updated');
+    expect(nnc.status?.scaler).to.deep.equal({
+      batchSize: 16,
+      requestThresholdPercent: 50,
+      releaseThresholdPercent: 150,
+      maxIPCount: 250,
+    });
+    const writes = h.cluster.writes;
+    // The write's own echo and a resync cause no further write.
+    h.fulfiller.resync();
+    await h.settle();
+    expect(h.cluster.writes).to.equal(writes);
+    // Growing keeps the existing uuids.
+    const before = nc.ipAssignments!.map((a) => a.name);
+    h.cluster.setSpec('n1', { requestedIPCount: 32 });
+    await h.settle();
+    const after = assignments(h.cluster, 'n1');
+    expect(after).to.have.length(32);
+    expect(after.slice(0, 16).map((a) => a.name)).to.deep.equal(before);
+    expect(dynamicContainers(h.cluster.nncs.get('n1')!)[0]!.version).to.equal(1);
+    expectNoSharing(h.cluster, '10.240.0.0/24');
+    await h.fulfiller.stop();
+  });
+
+  it('removes exactly the ids in ipsNotInUse and frees their addresses', async () => {
+    const h = start();
+    h.cluster.setSpec('n1', { requestedIPCount: 8 });
+    await h.settle();
+    const all = assignments(h.cluster, 'n1');
+    const gone = all.slice(0, 3);
+    const freeBefore = h.backend.pool.free;
+    h.cluster.setSpec('n1', {
+      requestedIPCount: 5,
+      ipsNotInUse: [...gone.map((a) => a.name), 'unknown-id'],
+    });
+    await h.settle();
+    const left = assignments(h.cluster, 'n1');
+    expect(left.map((a) => a.name)).to.deep.equal(all.slice(3).map((a) => a.name));
+    expect(h.backend.pool.free).to.equal(freeBefore + 3);
+    for (const a of gone) expect(h.backend.pool.isUsed(a.ip)).to.equal(false);
+    await h.fulfiller.stop();
+  });
+
+  it('a restarted fulfiller rebuilds its allocations from the NNC statuses', async () => {
+    const h = start();
+    h.cluster.setSpec('n1', { requestedIPCount: 20 });
+    h.cluster.setSpec('n2', { requestedIPCount: 20 });
+    await h.settle();
+    await h.fulfiller.stop();
+    const snapshot = h.cluster.list();
+    const h2 = start({}, h.cluster);
+    expect(h2.backend.pool.inUse).to.equal(42); // 40 secondaries + 2 primaries
+    h.cluster.setSpec('n3', { requestedIPCount: 30 });
+    await h2.settle();
+    expectNoSharing(h.cluster, '10.240.0.0/24');
+    for (const old of snapshot) {
+      expect(assignments(h.cluster, old.metadata.name)).to.deep.equal(
+        dynamicContainers(old)[0]!.ipAssignments,
+      );
+    }
+    expect(assignments(h.cluster, 'n3')).to.have.length(30);
+    await h2.fulfiller.stop();
+  });
+
+  it('retries a 409 with a fresh read and backs off on 500', async () => {
+    const h = start();
+    h.cluster.failWrites.push(409, 500);
+    h.cluster.setSpec('n1', { requestedIPCount: 4 });
+    await h.settle();
+    expect(assignments(h.cluster, 'n1')).to.have.length(4);
+    expect(h.fulfiller.stats().conflicts).to.be.at.least(1);
+    expect(h.fulfiller.stats().failures).to.equal(1);
+    expect(h.capture.find('node action failed')).to.have.length(1);
+    // Nothing leaked: only what the statuses hold is in use.
+    expect(h.backend.pool.inUse).to.equal(h.cluster.holders().size);
+    await h.fulfiller.stop();
+  });
+
+  it('a write that landed but reported failure is settled from a fresh read', async () => {
+    const h = start();
+    h.cluster.failWrites.push(0);
+    h.cluster.setSpec('n1', { requestedIPCount: 6 });
+    await h.settle();
+    expect(assignments(h.cluster, 'n1')).to.have.length(6);
+    expect(h.backend.pool.inUse).to.equal(h.cluster.holders().size);
+    expectNoSharing(h.cluster, '10.240.0.0/24');
+    await h.fulfiller.stop();
+  });
+
+  it('publishes the CSS: exhausted below the threshold, recovered above the margin', async () => {
+    // /26: 59 usable. Threshold 10, recovery at 15 free.
+    const h = start({ subnet: '10.9.0.0/26', exhaustionThreshold: 10, recoveryMargin: 5 });
+    await h.settle();
+    expect(h.cluster.css.get('pods')?.exhausted).to.equal(false);
+    h.cluster.setSpec('n1', { requestedIPCount: 50 });
+    await h.settle();
+    expect(h.backend.pool.free).to.equal(8);
+    expect(h.cluster.css.get('pods')?.exhausted).to.equal(true);
+    expect(h.events.some((e) => e.details.reason === 'SubnetExhausted')).to.equal(true);
+    const ids = assignments(h.cluster, 'n1').map((a) => a.name);
+    // 12 free: still exhausted (hysteresis)
+    h.cluster.setSpec('n1', { requestedIPCount: 46, ipsNotInUse: ids.slice(0, 4) });
+    await h.settle();
+    expect(h.cluster.css.get('pods')?.exhausted).to.equal(true);
+    h.cluster.setSpec('n1', { requestedIPCount: 40, ipsNotInUse: ids.slice(0, 10) });
+    await h.settle();
+    expect(h.backend.pool.free).to.equal(18);
+    expect(h.cluster.css.get('pods')?.exhausted).to.equal(false);
+    expect(h.cluster.cssWrites.map((w) => w.exhausted)).to.deep.equal([false, true, false]);
+    await h.fulfiller.stop();
+  });
+
+  it('a request beyond the subnet fills what it can and reports SubnetFull', async () => {
+    const h = start({ subnet: '10.9.0.0/27', exhaustionThreshold: 2 });
+    h.cluster.setSpec('n1', { requestedIPCount: 100 });
+    await h.settle();
+    // /27: 27 usable, one is the primary.
+    expect(assignments(h.cluster, 'n1')).to.have.length(26);
+    expect(h.cluster.nncs.get('n1')!.status?.status).to.equal('SubnetFull');
+    expect(h.events.filter((e) => e.details.reason === 'SubnetFull')).to.have.length(1);
+    await h.fulfiller.stop();
+  });
+
+  it('an invalid spec changes nothing and raises one Warning', async () => {
+    const h = start();
+    h.cluster.setSpec('n1', { requestedIPCount: 4 });
+    await h.settle();
+    const before = structuredClone(h.cluster.nncs.get('n1')!.status);
+    h.cluster.setSpec('n1', { requestedIPCount: -3 } as never);
+    await h.settle();
+    h.fulfiller.resync();
+    await h.settle();
+    expect(h.cluster.nncs.get('n1')!.status).to.deep.equal(before);
+    const warnings = h.events.filter((e) => e.details.reason === 'InvalidSpec');
+    expect(warnings).to.have.length(1);
+    expect(warnings[0]!.details.message).to.match(/requestedIPCount/);
+    expect(warnings[0]!.involved).to.include({
+      kind: 'NodeNetworkConfig',
+      name: 'n1',
+      uid: 'uid-n1',
+    });
+    await h.fulfiller.stop();
+  });
+
+  it('a deleted NNC gives its addresses back', async () => {
+    const h = start();
+    h.cluster.setSpec('n1', { requestedIPCount: 10 });
+    await h.settle();
+    expect(h.backend.pool.inUse).to.equal(11);
+    h.cluster.delete('n1');
+    await h.settle();
+    expect(h.backend.pool.inUse).to.equal(0);
+    await h.fulfiller.stop();
+  });
+
+  it('property: any sequence of specs and failures never shares an address and converges', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            node: fc.constantFrom('a', 'b', 'c'),
+            request: fc.integer({ min: 0, max: 30 }),
+            release: fc.nat(10),
+            fail: fc.constantFrom(undefined, 409, 500, 0),
+          }),
+          { minLength: 1, maxLength: 12 },
+        ),
+        async (steps) => {
+          const h = start({ subnet: '10.7.0.0/26', exhaustionThreshold: 4 });
+          for (const s of steps) {
+            const ids = h.cluster.nncs.has(s.node)
+              ? assignments(h.cluster, s.node).map((a) => a.name)
+              : [];
+            if (s.fail !== undefined) h.cluster.failWrites.push(s.fail);
+            h.cluster.setSpec(s.node, {
+              requestedIPCount: s.request,
+              ipsNotInUse: ids.slice(0, s.release),
+            });
+            await h.clock.advance(50);
+            expectNoSharing(h.cluster, '10.7.0.0/26');
+          }
+          await h.settle();
+          expectNoSharing(h.cluster, '10.7.0.0/26');
+          expect(h.backend.pool.inUse).to.equal(h.cluster.holders().size);
+          let short = false;
+          for (const [name, nnc] of h.cluster.nncs) {
+            const have = assignments(h.cluster, name).length;
+            const wanted = nnc.spec?.requestedIPCount ?? 0;
+            const listed = new Set(nnc.spec?.ipsNotInUse ?? []);
+            expect(assignments(h.cluster, name).some((a) => listed.has(a.name))).to.equal(false);
+            if (have < wanted) short = true;
+          }
+          if (short) expect(h.backend.pool.free).to.equal(0);
+          await h.fulfiller.stop();
+        },
+      ),
+      { numRuns: 40 },
+    );
+  });
+});
