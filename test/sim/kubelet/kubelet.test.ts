@@ -1,0 +1,231 @@
+import { expect } from 'chai';
+import type { V1Pod } from '@kubernetes/client-node';
+import { classifyAnswer, httpCniClient, ipConfigsRequest } from '../../../src/sim/kubelet/cni.ts';
+import {
+  scheduledAt,
+  SimKubelet,
+  type PodStatusWriter,
+  type StatusWriteResult,
+} from '../../../src/sim/kubelet/kubelet.ts';
+import { ANNOTATION_SCHEDULED_AT } from '../../../src/sim/workload/pod.ts';
+import { startFakeCns, type FakeCns } from './fake-cns.ts';
+
+function pod(
+  name: string,
+  extra: { node?: string; phase?: string; hostNetwork?: boolean; at?: number } = {},
+): V1Pod {
+  return {
+    metadata: {
+      name,
+      namespace: 'default',
+      uid: `uid-${name}`,
+      resourceVersion: '1',
+      annotations: extra.at !== undefined ? { [ANNOTATION_SCHEDULED_AT]: String(extra.at) } : {},
+    },
+    spec: {
+      nodeName: extra.node ?? 'node-a',
+      containers: [],
+      hostNetwork: extra.hostNetwork ?? false,
+    },
+    status: extra.phase ? { phase: extra.phase } : {},
+  };
+}
+
+class MemoryWriter implements PodStatusWriter {
+  readonly running = new Map<string, string[]>();
+  answer: StatusWriteResult = 'ok';
+  failures = 0;
+  async setRunning(p: V1Pod, ips: string[]): Promise<StatusWriteResult> {
+    if (this.failures > 0) {
+      this.failures -= 1;
+      throw new Error('HTTP 500');
+    }
+    if (this.answer === 'ok') this.running.set(p.metadata!.name!, ips);
+    return this.answer;
+  }
+}
+
+const until = async (cond: () => boolean, what: string, ms = 3000) => {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 2));
+  }
+};
+
+describe('sim/kubelet', () => {
+  let cns: FakeCns;
+  let writer: MemoryWriter;
+  let kubelet: SimKubelet;
+  let now: number;
+  const make = (extra: Partial<ConstructorParameters<typeof SimKubelet>[0]> = {}) =>
+    new SimKubelet({
+      nodeName: 'node-a',
+      cni: httpCniClient(cns.url),
+      writer,
+      backoff: { initialMs: 5, maxMs: 20 },
+      clock: {
+        now: () => now,
+        sleep: (ms, signal) =>
+          new Promise<void>((resolve) => {
+            const t = setTimeout(resolve, ms);
+            signal?.addEventListener('abort', () => {
+              clearTimeout(t);
+              resolve();
+            });
+          }),
+      },
+      ...extra,
+    });
+
+  beforeEach(async () => {
+    cns = await startFakeCns(['10.240.0.10', '10.240.0.11']);
+    writer = new MemoryWriter();
+    now = 10_000;
+    kubelet = make();
+  });
+  afterEach(async () => {
+    await kubelet.stop();
+    await cns.close();
+  });
+
+  it('gets each pod an IP over HTTP, marks it Running and records its wait', async () => {
+    kubelet.onPod(pod('a', { at: 9_000 }));
+    kubelet.onPod(pod('b', { at: 9_500 }));
+    await until(() => writer.running.size === 2, 'two running pods');
+    expect([...writer.running.values()].flat().sort()).to.deep.equal([
+      '10.240.0.10',
+      '10.240.0.11',
+    ]);
+    expect(kubelet.waits.map((w) => w.waitMs).sort((x, y) => x - y)).to.deep.equal([500, 1000]);
+    expect(cns.bodies[0]).to.deep.include({
+      infraContainerID: 'uid-a',
+      orchestratorContext: { PodName: 'a', PodNamespace: 'default' },
+      desiredIPAddresses: [],
+    });
+    expect(cns.bodies.map((b) => b.podInterfaceID).sort()).to.deep.equal([
+      'uid-a-eth0',
+      'uid-b-eth0',
+    ]);
+    expect(kubelet.counters).to.include({
+      podsSeen: 2,
+      ipsAssigned: 2,
+      statusWrites: 2,
+      noIpAnswers: 0,
+    });
+    expect(kubelet.runningPods()).to.equal(2);
+    // Updates of a running pod change nothing.
+    kubelet.onPod(pod('a', { phase: 'Running' }));
+    expect(kubelet.counters.ipRequests).to.equal(2);
+  });
+
+  it('retries with backoff while there is no IP, then gets one that was released', async () => {
+    kubelet.onPod(pod('a'));
+    kubelet.onPod(pod('b'));
+    kubelet.onPod(pod('c'));
+    await until(() => writer.running.size === 2 && kubelet.counters.noIpAnswers >= 2, 'c waiting');
+    expect(kubelet.waitingPods()).to.equal(1);
+    const holder = [...writer.running.keys()][0]!;
+    kubelet.onPod(pod(holder, { phase: 'Succeeded' }));
+    await until(() => writer.running.has('c'), 'c running');
+    expect(cns.releases).to.deep.equal([`uid-${holder}-eth0`]);
+    expect(kubelet.counters.releases).to.equal(1);
+  });
+
+  it('releases on deletion, also for a pod still waiting, and ignores pods not its own', async () => {
+    cns.free = [];
+    kubelet.onPod(pod('w'));
+    kubelet.onPod(pod('other', { node: 'node-b' }));
+    kubelet.onPod(pod('host', { hostNetwork: true }));
+    kubelet.onPod(pod('done', { phase: 'Succeeded' }));
+    await until(() => kubelet.counters.noIpAnswers >= 1, 'a 32 answer');
+    kubelet.onPodDeleted(pod('w'));
+    await until(() => cns.releases.length === 1, 'release');
+    expect(cns.releases).to.deep.equal(['uid-w-eth0']);
+    expect(writer.running.size).to.equal(0);
+    expect(kubelet.counters.podsSeen).to.equal(1);
+    expect(cns.bodies.every((b) => b.infraContainerID === 'uid-w')).to.equal(true);
+    expect(kubelet.waitingPods()).to.equal(0);
+  });
+
+  it('gives the IP back when the pod finished before its status write', async () => {
+    writer.answer = 'finished';
+    kubelet.onPod(pod('a'));
+    await until(() => cns.releases.length === 1, 'release');
+    expect(cns.free).to.include('10.240.0.10');
+    expect(kubelet.waits).to.deep.equal([]);
+  });
+
+  it('retries failed status writes', async () => {
+    writer.failures = 2;
+    kubelet.onPod(pod('a'));
+    await until(() => writer.running.size === 1, 'running');
+    expect(kubelet.counters.errors).to.equal(2);
+  });
+
+  it('stops asking on a permanent error', async () => {
+    cns.failWith = { status: 400, code: 23 };
+    kubelet.onPod(pod('a'));
+    await until(() => kubelet.counters.podsFailed === 1, 'failure');
+    expect(kubelet.counters.ipRequests).to.equal(1);
+  });
+
+  it('bounds concurrent IPAM calls and stops cleanly while pods wait', async () => {
+    await kubelet.stop();
+    kubelet = make({ concurrency: 2 });
+    cns.delayMs = 15;
+    cns.free = Array.from({ length: 8 }, (_, i) => `10.240.1.${i}`);
+    for (let i = 0; i < 10; i += 1) kubelet.onPod(pod(`p${i}`));
+    await until(
+      () => writer.running.size === 8 && kubelet.counters.noIpAnswers >= 2,
+      'eight running',
+    );
+    expect(cns.maxInFlight).to.equal(2);
+    const t0 = Date.now();
+    await kubelet.stop();
+    expect(Date.now() - t0).to.be.below(1000);
+    const requests = kubelet.counters.ipRequests;
+    kubelet.onPod(pod('late'));
+    await new Promise((r) => setTimeout(r, 30));
+    expect(kubelet.counters.ipRequests).to.equal(requests);
+  });
+
+  it('classifies CNS answers and builds request bodies', () => {
+    expect(
+      classifyAnswer(200, {
+        podIPInfo: [{ PodIPConfig: { IPAddress: '10.0.0.5' } }],
+        response: { ReturnCode: 0 },
+      }),
+    ).to.deep.equal({ kind: 'ok', ips: ['10.0.0.5'] });
+    expect(classifyAnswer(200, { response: { ReturnCode: 32, Message: 'none' } })).to.deep.equal({
+      kind: 'no-ip',
+      message: 'none',
+    });
+    expect(classifyAnswer(400, { response: { ReturnCode: 23, Message: 'bad' } })).to.deep.equal({
+      kind: 'error',
+      retryable: false,
+      message: 'HTTP 400, ReturnCode 23: bad',
+    });
+    expect(classifyAnswer(500, undefined)).to.deep.equal({
+      kind: 'error',
+      retryable: true,
+      message: 'HTTP 500, ReturnCode none: HTTP 500',
+    });
+    expect(classifyAnswer(429, undefined)).to.include({ retryable: true });
+    expect(ipConfigsRequest({ podName: 'p', podNamespace: 'ns', podUid: 'u1' })).to.deep.equal({
+      podInterfaceID: 'u1-eth0',
+      infraContainerID: 'u1',
+      orchestratorContext: { PodName: 'p', PodNamespace: 'ns' },
+      desiredIPAddresses: [],
+    });
+    expect(scheduledAt(pod('x', { at: 42 }), 7)).to.equal(42);
+    expect(scheduledAt({ metadata: { creationTimestamp: new Date(1000) } }, 7)).to.equal(1000);
+    expect(scheduledAt({}, 7)).to.equal(7);
+  });
+
+  it('reports an unreachable sidecar as retryable', async () => {
+    const gone = httpCniClient('http://127.0.0.1:1', { timeoutMs: 500 });
+    const r = await gone.requestIp({ podName: 'p', podNamespace: 'ns', podUid: 'u' });
+    expect(r).to.include({ kind: 'error', retryable: true });
+  });
+});
