@@ -90,6 +90,31 @@ describe('ipstore/SqliteIpStore', () => {
       expect(store.release(pod(1).podInterfaceID)).to.include({ state: 'Available' });
     });
 
+    it('follows an IP that moves to another container, and an id whose address changes', () => {
+      sync([container(1, [2, 3])]);
+      const held = store.assign(pod(1, ['10.1.0.2']));
+      const moved: NetworkContainer = {
+        ...container(2, []),
+        ipAssignments: [
+          { name: ipId(1, 2), ip: '10.1.0.2' },
+          { name: ipId(1, 3), ip: '10.1.0.9' },
+        ],
+      };
+      const change = sync([moved]);
+      expect(store.list(['Assigned'])[0]).to.include({ id: held.id, ncId: 'nc-2' });
+      expect(change.removed.map((r) => r.ip)).to.deep.equal(['10.1.0.3']);
+      expect(change.added.map((r) => r.ip)).to.deep.equal(['10.1.0.9']);
+      expect(store.container('nc-1')).to.equal(undefined);
+      // a pod's id that comes back under another address: kept, reported, the new address waits
+      const renumbered: NetworkContainer = {
+        ...moved,
+        ipAssignments: [{ name: ipId(1, 2), ip: '10.1.0.7' }],
+      };
+      const next = store.syncInventory([renumbered]);
+      expect(next.assignedVanished.map((r) => r.id)).to.deep.equal([held.id]);
+      expect(next.conflicts?.map((c) => c.ip)).to.deep.equal(['10.1.0.7']);
+    });
+
     it('skips static containers', () => {
       sync([container(1, [2]), container(2, [2], { assignmentMode: 'static' })]);
       expect(store.list().map((r) => r.ncId)).to.deep.equal(['nc-1']);
