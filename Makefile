@@ -27,8 +27,12 @@ unit: install
 
 test: install typecheck lint unit
 
+# Benchmarks print figures; they are not tests and not part of `make test`.
+BENCHES ?= monitor ipstore nodeapi apiserver sidecar embedded
 bench: install
-	node $(NODE_FLAGS) bench/run.ts
+	@for b in $(BENCHES); do \
+	  if [ -f bench/$$b.ts ]; then echo "== bench/$$b.ts"; node $(NODE_FLAGS) bench/$$b.ts || exit 1; fi; \
+	done
 
 format: install
 	prettier --write .
