@@ -115,3 +115,12 @@ export function renderReport(report: Report, chart: ChartOptions = {}): string[]
   );
   return lines;
 }
+
+/** Sums request counters (the API server's `counters().entries()`) by verb. */
+export function requestsByVerb(
+  entries: readonly { verb: string; count: number }[],
+): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const e of entries) out[e.verb] = (out[e.verb] ?? 0) + e.count;
+  return out;
+}
