@@ -1,0 +1,227 @@
+// The fulfiller against the local API server over real HTTP: fills an NNC,
+// releases ipsNotInUse, keeps allocations across a restart, flips the CSS,
+// survives injected write failures and dropped watches; and the command
+// exits 0 on SIGTERM.
+import { CustomObjectsApi } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { startApiServer } from '../../src/cluster/server.ts';
+import type { ApiServer } from '../../src/cluster/server.ts';
+import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
+import type { FulfillerConfig } from '../../src/fulfiller/config.ts';
+import { startFulfiller } from '../../src/fulfiller/run.ts';
+import type { RunningFulfiller } from '../../src/fulfiller/run.ts';
+import { loadKubeConfig } from '../../src/kube/config.ts';
+import { silentLogger } from '../../src/log/logger.ts';
+import type { ClusterSubnetState, NodeNetworkConfig } from '../../src/nnc/types.ts';
+import { dynamicContainers } from '../../src/nnc/types.ts';
+
+const CRDS_DIR = fileURLToPath(new URL('../../manifests/crds/', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const NS = 'kube-system';
+const NNC = {
+  group: 'acn.azure.com',
+  version: 'v1alpha',
+  namespace: NS,
+  plural: 'nodenetworkconfigs',
+};
+const CSS = {
+  group: 'acn.azure.com',
+  version: 'v1alpha1',
+  namespace: NS,
+  plural: 'clustersubnetstates',
+};
+
+async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  timeoutMs = 8000,
+): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v !== undefined) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > end)
+      throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+describe('fulfiller over the local API server', function () {
+  this.timeout(30_000);
+  let server: ApiServer;
+  let kc: KubeConfig;
+  let api: CustomObjectsApi;
+  const running: RunningFulfiller[] = [];
+
+  const start = (overrides: Partial<FulfillerConfig> = {}): RunningFulfiller => {
+    const config = makeFulfillerConfig({
+      subnet: '10.240.0.0/24',
+      subnetName: 'pods',
+      minIntervalMs: 0,
+      backoff: { initialMs: 20, maxMs: 200 },
+      ...overrides,
+    });
+    const r = startFulfiller({ kc, config, logger: silentLogger() });
+    running.push(r);
+    return r;
+  };
+  const get = async (name: string) =>
+    (await api.getNamespacedCustomObject({ ...NNC, name })) as NodeNetworkConfig;
+  const ipsOf = (n: NodeNetworkConfig) => dynamicContainers(n)[0]?.ipAssignments ?? [];
+  const create = (name: string, requestedIPCount: number) =>
+    api.createNamespacedCustomObject({
+      ...NNC,
+      body: {
+        apiVersion: 'acn.azure.com/v1alpha',
+        kind: 'NodeNetworkConfig',
+        metadata: { name, namespace: NS },
+        spec: { requestedIPCount },
+      },
+    });
+  const setSpec = async (name: string, spec: Record<string, unknown>) => {
+    const cur = await get(name);
+    await api.replaceNamespacedCustomObject({ ...NNC, name, body: { ...cur, spec } });
+  };
+  const withCount = (name: string, n: number) =>
+    waitFor(`${name} with ${n} IPs`, async () => {
+      const o = await get(name);
+      return ipsOf(o).length === n && o.status?.status === 'Updated' ? o : undefined;
+    });
+
+  beforeEach(async () => {
+    server = await startApiServer({ crdsDir: CRDS_DIR, logger: silentLogger() });
+    kc = loadKubeConfig({ kubeconfig: server.kubeconfigPath }).kc;
+    api = kc.makeApiClient(CustomObjectsApi);
+  });
+
+  afterEach(async () => {
+    for (const r of running.splice(0)) await r.stop();
+    await server.close();
+  });
+
+  it('fills an NNC, releases exactly ipsNotInUse, and keeps everything across a restart', async () => {
+    await create('node-1', 16);
+    const first = start();
+    const filled = await withCount('node-1', 16);
+    const nc = dynamicContainers(filled)[0]!;
+    expect(nc).to.include({
+      assignmentMode: 'dynamic',
+      type: 'vnet',
+      subnetName: 'pods',
+      subnetAddressSpace: '10.240.0.0/24',
+      defaultGateway: '10.240.0.1',
+    });
+    expect(filled.status?.scaler?.batchSize).to.equal(16);
+    expect(filled.status?.assignedIPCount).to.equal(16);
+
+    const ids = nc.ipAssignments!.map((a) => a.name);
+    await setSpec('node-1', { requestedIPCount: 12, ipsNotInUse: ids.slice(0, 4) });
+    const shrunk = await withCount('node-1', 12);
+    expect(ipsOf(shrunk).map((a) => a.name)).to.deep.equal(ids.slice(4));
+
+    await first.stop();
+    await create('node-2', 40);
+    const second = start();
+    const two = await withCount('node-2', 40);
+    const again = await get('node-1');
+    expect(ipsOf(again).map((a) => a.name)).to.deep.equal(ids.slice(4));
+    const all = [...ipsOf(again), ...ipsOf(two)].map((a) => a.ip);
+    all.push(dynamicContainers(again)[0]!.primaryIP!, dynamicContainers(two)[0]!.primaryIP!);
+    expect(new Set(all).size).to.equal(all.length);
+    expect(second.fulfiller.stats().subnets[0]!.free).to.equal(251 - all.length);
+  });
+
+  it('creates the ClusterSubnetState and flips exhausted both ways', async () => {
+    // /26: 59 usable; exhausted below 10 free, recovered at 20.
+    start({ subnet: '10.9.0.0/26', exhaustionThreshold: 10, recoveryMargin: 10 });
+    const css = () =>
+      api.getNamespacedCustomObject({ ...CSS, name: 'pods' }) as Promise<ClusterSubnetState>;
+    await waitFor('css published', async () =>
+      (await css()).status?.exhausted === false ? true : undefined,
+    );
+    await create('node-1', 52);
+    await withCount('node-1', 52);
+    await waitFor('exhausted', async () =>
+      (await css()).status?.exhausted === true ? true : undefined,
+    );
+    const ids = ipsOf(await get('node-1')).map((a) => a.name);
+    await setSpec('node-1', { requestedIPCount: 36, ipsNotInUse: ids.slice(0, 16) });
+    await withCount('node-1', 36);
+    const recovered = await waitFor('recovered', async () => {
+      const c = await css();
+      return c.status?.exhausted === false ? c : undefined;
+    });
+    expect(recovered.status?.timestamp).to.be.a('string');
+  });
+
+  it('rides over injected 409/500/429 on status writes and dropped watches', async () => {
+    const r = start();
+    await r.watch.whenSynced();
+    server.faults.inject({
+      verb: 'update',
+      resource: 'nodenetworkconfigs',
+      subresource: 'status',
+      status: 500,
+    });
+    server.faults.inject({
+      verb: 'update',
+      resource: 'nodenetworkconfigs',
+      subresource: 'status',
+      status: 429,
+      retryAfterSeconds: 1,
+    });
+    await create('node-1', 8);
+    await withCount('node-1', 8);
+    expect(r.fulfiller.stats().failures).to.be.at.least(1);
+    server.faults.dropWatches('nodenetworkconfigs');
+    server.faults.compactHistory();
+    await setSpec('node-1', { requestedIPCount: 24 });
+    await withCount('node-1', 24);
+    expect(r.fulfiller.stats().subnets[0]!.free).to.equal(251 - 25);
+  });
+
+  it('bin/pool-monitor fulfiller fills NNCs and exits 0 on SIGTERM', async () => {
+    await create('node-1', 16);
+    const child = spawn(
+      `${ROOT}bin/pool-monitor`,
+      [
+        'fulfiller',
+        '--kubeconfig',
+        server.kubeconfigPath,
+        '--subnet',
+        '10.250.0.0/20',
+        '--workers',
+        '2',
+      ],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let out = '';
+    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (out += b.toString()));
+    const exited = new Promise<number | null>((resolve) =>
+      child.on('exit', (code) => resolve(code)),
+    );
+    try {
+      await withCount('node-1', 16);
+    } finally {
+      child.kill('SIGTERM');
+    }
+    expect(await exited, out).to.equal(0);
+    const lines = out
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.some((l) => l.msg === 'node status written' && l.node === 'node-1')).to.equal(
+      true,
+    );
+    expect(lines.at(-1)?.msg).to.equal('fulfiller stopped');
+  });
+});
