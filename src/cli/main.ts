@@ -2,6 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { apiserverCommand } from './apiserver.ts';
+import { fulfillerCommand } from './fulfiller.ts';
 import { simulateCommand } from './simulate.ts';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -18,6 +19,7 @@ export function buildProgram(): Command {
   });
   // Sub-commands register themselves here, one line each.
   program.addCommand(apiserverCommand());
+  program.addCommand(fulfillerCommand());
   program.addCommand(simulateCommand());
   return program;
 }
