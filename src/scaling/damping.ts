@@ -81,14 +81,22 @@ export function dampedTarget(
   return { target: request, deferred: true, ...recheck(history, windowStart, delayMs, true) };
 }
 
-/** The next time a sample leaves the window, which may lower the maximum. */
+/**
+ * When the current (lowest) target will have held for the whole window: the
+ * start of the run of samples at or below it, plus the delay.
+ */
 function recheck(
   history: readonly TargetSample[],
-  windowStart: number,
+  _windowStart: number,
   delayMs: number,
   needed: boolean,
 ): { recheckAt?: number } {
   if (!needed) return {};
-  const inside = history.find((s) => s.at > windowStart);
-  return inside === undefined ? {} : { recheckAt: inside.at + delayMs };
+  const current = history[history.length - 1] as TargetSample;
+  let lastHigher = -1;
+  history.forEach((s, i) => {
+    if (s.target > current.target) lastHigher = i;
+  });
+  const from = history[lastHigher + 1];
+  return from === undefined ? {} : { recheckAt: from.at + delayMs };
 }
