@@ -1,0 +1,327 @@
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import type {
+  CoreV1Event,
+  KubeConfig,
+  KubernetesListObject,
+  KubernetesObject,
+} from '@kubernetes/client-node';
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startApiServer } from '../../src/cluster/server.ts';
+import type { ApiServer } from '../../src/cluster/server.ts';
+import { Backoff, backoffDelay, retryDelay } from '../../src/kube/backoff.ts';
+import { KubeConfigError, loadKubeConfig } from '../../src/kube/config.ts';
+import { apiErrorInfo, isConflict, isNotFound, parseRetryAfter } from '../../src/kube/errors.ts';
+import { createEventRecorder, eventKey } from '../../src/kube/events.ts';
+import type { EventsApi } from '../../src/kube/events.ts';
+import { watchResource } from '../../src/kube/watch.ts';
+import type { WatchEvent } from '../../src/kube/watch.ts';
+import { CaptureTransport } from '../../src/log/capture.ts';
+import { createLogger, silentLogger } from '../../src/log/logger.ts';
+
+const CRDS_DIR = fileURLToPath(new URL('../../manifests/crds/', import.meta.url));
+const NNC = {
+  group: 'acn.azure.com',
+  version: 'v1alpha',
+  namespace: 'kube-system',
+  plural: 'nodenetworkconfigs',
+};
+const NNC_PATH = '/apis/acn.azure.com/v1alpha/namespaces/kube-system/nodenetworkconfigs';
+
+async function until(what: string, ok: () => boolean, timeoutMs = 8000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+describe('kube/backoff', () => {
+  it('grows exponentially to the cap, jitter within bounds', () => {
+    const o = { initialMs: 100, maxMs: 1000, factor: 2, jitter: 0.2 };
+    expect([0, 1, 2, 3, 4, 10].map((a) => backoffDelay(a, o, () => 0.5))).to.deep.equal([
+      100, 200, 400, 800, 1000, 1000,
+    ]);
+    fc.assert(
+      fc.property(fc.nat(40), fc.double({ min: 0, max: 0.9999, noNaN: true }), (attempt, r) => {
+        const d = backoffDelay(attempt, o, () => r);
+        const base = Math.min(1000, 100 * 2 ** attempt);
+        return d >= base * 0.8 - 1 && d <= Math.min(1000, base * 1.2 + 1);
+      }),
+    );
+  });
+
+  it('Backoff counts failures and resets; Retry-After wins when longer', () => {
+    const b = new Backoff({ initialMs: 10, maxMs: 100, jitter: 0 });
+    expect([b.next(), b.next(), b.next()]).to.deep.equal([10, 20, 40]);
+    expect(b.failures).to.equal(3);
+    b.reset();
+    expect(b.next()).to.equal(10);
+    expect(retryDelay(10, 3)).to.equal(3000);
+    expect(retryDelay(5000, 3)).to.equal(5000);
+    expect(retryDelay(10, undefined)).to.equal(10);
+  });
+});
+
+describe('kube/errors', () => {
+  it('reads ApiException-shaped errors, watch errors and plain errors', () => {
+    const e = Object.assign(new Error('HTTP-Code: 429\nMessage: slow down'), {
+      code: 429,
+      headers: { 'Retry-After': '7' },
+      body: JSON.stringify({ kind: 'Status', message: 'too many requests' }),
+    });
+    expect(apiErrorInfo(e)).to.deep.equal({
+      statusCode: 429,
+      retryAfterSeconds: 7,
+      message: 'HTTP 429: too many requests',
+    });
+    expect(apiErrorInfo(Object.assign(new Error('Gone'), { statusCode: 410 })).statusCode).to.equal(
+      410,
+    );
+    expect(apiErrorInfo(new Error('ECONNREFUSED'))).to.deep.equal({
+      statusCode: undefined,
+      retryAfterSeconds: undefined,
+      message: 'ECONNREFUSED',
+    });
+    expect(apiErrorInfo(Object.assign(new Error('x'), { code: 'ECONNRESET' })).statusCode).to.equal(
+      undefined,
+    );
+    expect(apiErrorInfo('boom').message).to.equal('boom');
+    expect(
+      apiErrorInfo({ code: 503, body: { details: { retryAfterSeconds: 2 } } }).retryAfterSeconds,
+    ).to.equal(2);
+  });
+
+  it('parses Retry-After as seconds or an HTTP date', () => {
+    expect(parseRetryAfter('12')).to.equal(12);
+    expect(parseRetryAfter(new Date(10_000 + 5000).toUTCString(), 10_000)).to.equal(5);
+    expect(parseRetryAfter('soon')).to.equal(undefined);
+    expect(parseRetryAfter(undefined)).to.equal(undefined);
+  });
+});
+
+describe('kube/config', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'kc-'));
+  const good = join(dir, 'good.yaml');
+  writeFileSync(
+    good,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters: [{name: c, cluster: {server: "http://127.0.0.1:1", insecure-skip-tls-verify: true}}]',
+      'users: [{name: u, user: {}}]',
+      'contexts: [{name: x, context: {cluster: c, user: u}}]',
+      'current-context: x',
+    ].join('\n'),
+  );
+  const noContext = join(dir, 'empty.yaml');
+  writeFileSync(noContext, 'apiVersion: v1\nkind: Config\nclusters: []\n');
+
+  it('takes the flag, then KUBECONFIG, then in-cluster', () => {
+    expect(loadKubeConfig({ kubeconfig: good, env: { KUBECONFIG: '/nope' } }).source).to.equal(
+      'flag',
+    );
+    const fromEnv = loadKubeConfig({ env: { KUBECONFIG: `${good}:/other` } });
+    expect(fromEnv.source).to.equal('env');
+    expect(fromEnv.kc.getCurrentCluster()?.server).to.equal('http://127.0.0.1:1');
+    const token = join(dir, 'token');
+    writeFileSync(token, 't');
+    expect(
+      loadKubeConfig({
+        env: { KUBERNETES_SERVICE_HOST: '10.0.0.1' },
+        serviceAccountTokenPath: token,
+      }).source,
+    ).to.equal('in-cluster');
+  });
+
+  it('fails with one clear line naming the source', () => {
+    expect(() => loadKubeConfig({ kubeconfig: join(dir, 'missing') })).to.throw(
+      KubeConfigError,
+      /--kubeconfig .*file not found/,
+    );
+    expect(() => loadKubeConfig({ env: { KUBECONFIG: noContext } })).to.throw(
+      /KUBECONFIG .*no current context/,
+    );
+    expect(() => loadKubeConfig({ env: {}, serviceAccountTokenPath: join(dir, 'none') })).to.throw(
+      /no Kubernetes configuration: pass --kubeconfig FILE, set KUBECONFIG, or run in a cluster/,
+    );
+  });
+});
+
+describe('kube/events (fake API)', () => {
+  it('aggregates repeats by count, starts afresh after the window or a lost Event', async () => {
+    const created: CoreV1Event[] = [];
+    const replaced: CoreV1Event[] = [];
+    let failReplace = false;
+    const api: EventsApi = {
+      createNamespacedEvent: async ({ body }) => {
+        created.push(body);
+        return body;
+      },
+      replaceNamespacedEvent: async ({ body }) => {
+        if (failReplace) throw Object.assign(new Error('gone'), { code: 404 });
+        replaced.push(body);
+        return body;
+      },
+    };
+    let t = 1_000_000;
+    const rec = createEventRecorder({
+      api,
+      component: 'test',
+      logger: silentLogger(),
+      now: () => new Date(t),
+      aggregateWindowMs: 60_000,
+    });
+    const obj = { apiVersion: 'v1', kind: 'Pod', name: 'p', namespace: 'ns', uid: 'u1' };
+    const ev = { type: 'Warning' as const, reason: 'Boom', message: 'it broke' };
+    await rec.recordEvent(obj, ev);
+    t += 1000;
+    await rec.recordEvent(obj, ev);
+    await rec.recordEvent(obj, { ...ev, message: 'other' });
+    expect(created).to.have.length(2);
+    expect(replaced).to.have.length(1);
+    expect(replaced[0]!.count).to.equal(2);
+    expect(replaced[0]!.metadata?.name).to.equal(created[0]!.metadata?.name);
+    expect(created[0]).to.deep.include({ type: 'Warning', reason: 'Boom', count: 1 });
+    expect(created[0]!.involvedObject).to.deep.equal(obj);
+    t += 120_000;
+    await rec.recordEvent(obj, ev);
+    expect(created).to.have.length(3);
+    failReplace = true;
+    await rec.recordEvent(obj, ev);
+    expect(created).to.have.length(4);
+    expect(eventKey(obj, ev)).to.not.equal(eventKey({ ...obj, name: 'q' }, ev));
+  });
+
+  it('never throws: a failed create is logged', async () => {
+    const capture = new CaptureTransport();
+    const rec = createEventRecorder({
+      api: {
+        createNamespacedEvent: async () => {
+          throw Object.assign(new Error('forbidden'), { code: 403 });
+        },
+        replaceNamespacedEvent: async () => {
+          throw new Error('unused');
+        },
+      },
+      component: 'test',
+      logger: createLogger({ transports: [capture] }),
+    });
+    await rec.recordEvent(
+      { apiVersion: 'v1', kind: 'Pod', name: 'p', namespace: 'ns' },
+      {
+        type: 'Normal',
+        reason: 'R',
+        message: 'm',
+      },
+    );
+    expect(capture.find('event not recorded')).to.have.length(1);
+    expect(capture.find('event not recorded')[0]!.error).to.match(/HTTP 403/);
+  });
+});
+
+describe('kube over the local API server', function () {
+  this.timeout(20_000);
+  let server: ApiServer;
+  let kc: KubeConfig;
+  let api: CustomObjectsApi;
+
+  beforeEach(async () => {
+    server = await startApiServer({ crdsDir: CRDS_DIR, logger: silentLogger() });
+    kc = loadKubeConfig({ kubeconfig: server.kubeconfigPath }).kc;
+    api = kc.makeApiClient(CustomObjectsApi);
+  });
+  afterEach(() => server.close());
+
+  const create = (name: string) =>
+    api.createNamespacedCustomObject({
+      ...NNC,
+      body: {
+        apiVersion: 'acn.azure.com/v1alpha',
+        kind: 'NodeNetworkConfig',
+        metadata: { name, namespace: 'kube-system' },
+        spec: { requestedIPCount: 1 },
+      },
+    });
+  const listFn = async () =>
+    (await api.listNamespacedCustomObject(NNC)) as KubernetesListObject<KubernetesObject>;
+
+  it('apiErrorInfo reads real client errors', async () => {
+    const err = await api
+      .getNamespacedCustomObject({ ...NNC, name: 'absent' })
+      .catch((e: unknown) => e);
+    expect(isNotFound(err)).to.equal(true);
+    await create('dup');
+    const dup = await create('dup').catch((e: unknown) => e);
+    expect(isConflict(dup)).to.equal(true);
+    expect(apiErrorInfo(dup).message).to.match(/^HTTP 409: .*already exists/);
+  });
+
+  it('watchResource: cache after the first list, object events, restart after errors, clean stop', async () => {
+    await create('a');
+    server.faults.inject({ verb: 'list', resource: 'nodenetworkconfigs', status: 500 });
+    const w = watchResource<KubernetesObject>({
+      kc,
+      path: NNC_PATH,
+      listFn,
+      backoff: { initialMs: 20, maxMs: 100, jitter: 0 },
+      logger: silentLogger(),
+      name: 'nnc',
+    });
+    const events: WatchEvent<KubernetesObject>[] = [];
+    const caches: string[][] = [];
+    w.events$.subscribe((e) => events.push(e));
+    w.cache$.subscribe((c) => caches.push(c.map((o) => o.metadata!.name!).sort()));
+    expect(w.list()).to.deep.equal([]);
+    await w.whenSynced();
+    expect(events.map((e) => e.type).slice(0, 3)).to.deep.equal(['error', 'restarting', 'add']);
+    expect(events.find((e) => e.type === 'error')).to.have.nested.property('info.statusCode', 500);
+    expect(caches[0]).to.deep.equal(['a']);
+
+    await create('b');
+    await until('b seen', () => caches.some((c) => c.includes('b')));
+    await api.deleteNamespacedCustomObject({ ...NNC, name: 'a' });
+    await until('a deleted', () => events.some((e) => e.type === 'delete'));
+    expect(w.list().map((o) => o.metadata!.name)).to.deep.equal(['b']);
+
+    // A dropped watch plus a compacted history (410 on resume) is recovered.
+    server.faults.dropWatches('nodenetworkconfigs');
+    server.faults.compactHistory();
+    await create('c');
+    await until('c seen', () => w.get('c', 'kube-system') !== undefined);
+
+    let completed = false;
+    w.cache$.subscribe({ complete: () => (completed = true) });
+    await w.stop();
+    expect(completed).to.equal(true);
+    await w.stop(); // idempotent
+  });
+
+  it('createEventRecorder writes and aggregates real core/v1 Events', async () => {
+    const rec = createEventRecorder({
+      kc,
+      component: 'ipam-test',
+      host: 'node-1',
+      logger: silentLogger(),
+    });
+    const obj = {
+      apiVersion: 'acn.azure.com/v1alpha',
+      kind: 'NodeNetworkConfig',
+      name: 'n',
+      namespace: 'kube-system',
+    };
+    await rec.recordEvent(obj, { type: 'Normal', reason: 'PoolScaled', message: '16 -> 32' });
+    await rec.recordEvent(obj, { type: 'Normal', reason: 'PoolScaled', message: '16 -> 32' });
+    const list = await kc
+      .makeApiClient(CoreV1Api)
+      .listNamespacedEvent({ namespace: 'kube-system' });
+    expect(list.items).to.have.length(1);
+    expect(list.items[0]).to.deep.include({ reason: 'PoolScaled', count: 2, type: 'Normal' });
+    expect(list.items[0]!.involvedObject.name).to.equal('n');
+    expect(list.items[0]!.source?.component).to.equal('ipam-test');
+  });
+});
