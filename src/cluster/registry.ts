@@ -33,6 +33,8 @@ export const PATCH_TYPES = {
 export interface WriteOptions {
   fieldManager: string;
   dryRun: boolean;
+  /** fieldValidation=Strict: unknown fields are rejected (400) instead of pruned. */
+  strict?: boolean;
   force?: boolean;
 }
 
@@ -195,7 +197,7 @@ export class Registry {
     return obj;
   }
 
-  private validate(res: ResourceInfo, obj: KObject): void {
+  private validate(res: ResourceInfo, obj: KObject, strict = false): void {
     const causes: StatusCause[] = [];
     const name = obj.metadata.name;
     if (typeof name !== 'string' || name === '')
@@ -223,8 +225,16 @@ export class Registry {
           message: 'Invalid value: must be a map of strings',
         });
     }
-    if (res.schema) causes.push(...validateCustomResource(obj, res.schema));
+    const pruned: string[] = [];
+    if (res.schema) causes.push(...validateCustomResource(obj, res.schema, pruned));
     if (causes.length > 0) throw invalid(res.kind, res.group, String(name ?? ''), causes);
+    // fieldValidation=Strict (kubectl's default): unknown fields are an error, not pruned.
+    if (strict && pruned.length > 0)
+      throw badRequest(
+        `${res.kind} in version "${res.version}" cannot be handled as a ${res.kind}: strict decoding error: ${pruned
+          .map((p) => `unknown field "${p}"`)
+          .join(', ')}`,
+      );
   }
 
   private commit(
@@ -263,7 +273,7 @@ export class Registry {
       m.generateName
     )
       m.name = m.generateName + randomUUID().replace(/-/g, '').slice(0, 5);
-    this.validate(res, obj);
+    this.validate(res, obj, opts.strict);
     const name = String(m.name);
     if (this.store.get(resourceKey(res), res.namespaced ? ns : undefined, name))
       throw alreadyExists(res.group, res.plural, name);
@@ -303,7 +313,7 @@ export class Registry {
     opts: WriteOptions,
     subresource: string | undefined,
   ): KObject {
-    const out = this.carryOver(res, prev, next, subresource);
+    const out = this.carryOver(res, prev, next, subresource, opts.strict);
     recordUpdate(prev, out, opts.fieldManager, out.apiVersion as string, subresource, this.now());
     return this.commitUpdate(res, prev, out, opts.dryRun);
   }
@@ -431,7 +441,7 @@ export class Registry {
     });
     if (!prev) {
       this.checkNamespace(res, ns);
-      this.validate(res, next);
+      this.validate(res, next, opts.strict);
       const m = next.metadata;
       m.uid = randomUUID();
       m.creationTimestamp = rfc3339(this.now());
@@ -453,7 +463,7 @@ export class Registry {
     subresource: string | undefined,
   ): KObject {
     const managed = next.metadata.managedFields;
-    const out = this.carryOver(res, prev, next, subresource);
+    const out = this.carryOver(res, prev, next, subresource, opts.strict);
     if (managed === undefined) delete out.metadata.managedFields;
     else out.metadata.managedFields = managed;
     return this.commitUpdate(res, prev, out, opts.dryRun);
@@ -465,6 +475,7 @@ export class Registry {
     prev: KObject,
     next: KObject,
     subresource: string | undefined,
+    strict = false,
   ): KObject {
     let out: KObject;
     if (subresource === 'status') {
@@ -496,7 +507,7 @@ export class Registry {
       const gen = typeof prev.metadata.generation === 'number' ? prev.metadata.generation : 1;
       m.generation = deepEqual(specPart(prev), specPart(out)) ? gen : gen + 1;
     } else delete m.generation;
-    this.validate(res, out);
+    this.validate(res, out, strict);
     if (isCrdResource(res)) decorateCrd(out);
     if (
       isCrdResource(res) &&

@@ -19,6 +19,7 @@ export function validateAndPrune(
   schema: JsonObject,
   path: string,
   causes: StatusCause[],
+  pruned: string[] = [],
 ): void {
   const t = schema.type;
   const actual = typeOf(value);
@@ -83,7 +84,7 @@ export function validateAndPrune(
   if (Array.isArray(value)) {
     const items = schema.items;
     if (isObject(items))
-      value.forEach((v, i) => validateAndPrune(v, items, `${path}[${i}]`, causes));
+      value.forEach((v, i) => validateAndPrune(v, items, `${path}[${i}]`, causes, pruned));
     return;
   }
   if (isObject(value)) {
@@ -102,23 +103,32 @@ export function validateAndPrune(
     for (const [k, v] of Object.entries(value)) {
       const childPath = path ? `${path}.${k}` : k;
       const sub = props?.[k];
-      if (isObject(sub)) validateAndPrune(v, sub, childPath, causes);
-      else if (isObject(additional)) validateAndPrune(v, additional, childPath, causes);
-      else if (!preserve && additional !== true && (props || schema.type === 'object'))
+      if (isObject(sub)) validateAndPrune(v, sub, childPath, causes, pruned);
+      else if (isObject(additional)) validateAndPrune(v, additional, childPath, causes, pruned);
+      else if (!preserve && additional !== true && (props || schema.type === 'object')) {
         delete value[k];
+        pruned.push(childPath);
+      }
     }
   }
 }
 
 /** Validates a custom resource against its CRD schema (metadata is checked elsewhere). */
-export function validateCustomResource(obj: JsonObject, schema: JsonObject): StatusCause[] {
+export function validateCustomResource(
+  obj: JsonObject,
+  schema: JsonObject,
+  pruned: string[] = [],
+): StatusCause[] {
   const causes: StatusCause[] = [];
   const props = isObject(schema.properties) ? schema.properties : {};
   for (const [k, v] of Object.entries(obj)) {
     if (k === 'apiVersion' || k === 'kind' || k === 'metadata') continue;
     const sub = props[k];
-    if (isObject(sub)) validateAndPrune(v, sub, k, causes);
-    else if (schema['x-kubernetes-preserve-unknown-fields'] !== true) delete obj[k];
+    if (isObject(sub)) validateAndPrune(v, sub, k, causes, pruned);
+    else if (schema['x-kubernetes-preserve-unknown-fields'] !== true) {
+      delete obj[k];
+      pruned.push(k);
+    }
   }
   if (Array.isArray(schema.required)) {
     for (const r of schema.required)

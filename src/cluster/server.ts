@@ -354,7 +354,12 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     const dryRun = q.getAll('dryRun').includes('All');
     const ua = req.headers['user-agent'] ?? '';
     const fieldManager = q.get('fieldManager') ?? (ua.split('/')[0] || 'unknown');
-    const wopts = { fieldManager, dryRun, force: truthy(q.get('force')) };
+    const wopts = {
+      fieldManager,
+      dryRun,
+      force: truthy(q.get('force')),
+      strict: q.get('fieldValidation') === 'Strict',
+    };
     const body = (): Json => {
       if (!raw) throw badRequest('the request body is required');
       const ct = contentType.split(';')[0]?.trim() ?? '';

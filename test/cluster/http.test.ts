@@ -138,6 +138,16 @@ describe('cluster: API server over HTTP', () => {
     expect(Number(after.metadata.resourceVersion)).to.equal(Number(before) + 1);
   });
 
+  it('prunes unknown fields, or rejects them with fieldValidation=Strict', async () => {
+    const body = { ...nnc('u'), spec: { requestedIPCount: 1, bogus: true } };
+    const strict = await call(server, 'POST', `${NNC_PATH}?fieldValidation=Strict`, body);
+    expect(strict.status).to.equal(400);
+    expect(strict.body.message).to.match(/unknown field "spec.bogus"/);
+    const pruned = await call(server, 'POST', NNC_PATH, body);
+    expect(pruned.status).to.equal(201);
+    expect(pruned.body.spec).to.deep.equal({ requestedIPCount: 1 });
+  });
+
   it('filters lists by label and field selectors and pages with limit/continue', async () => {
     for (let i = 0; i < 5; i++)
       await call(server, 'POST', NNC_PATH, nnc(`n${i}`, 16, { pool: i % 2 ? 'odd' : 'even' }));
