@@ -7,9 +7,7 @@ import { startApiServer, type ApiServer } from '../../../src/cluster/server.ts';
 import { silentLogger } from '../../../src/log/logger.ts';
 import type { NodeNetworkConfig } from '../../../src/nnc/types.ts';
 import { checkInvariants } from '../../../src/sim/invariants.ts';
-import { httpCniClient } from '../../../src/sim/kubelet/cni.ts';
-import { kubePodStatusWriter, watchNodePods } from '../../../src/sim/kubelet/kube.ts';
-import { SimKubelet } from '../../../src/sim/kubelet/kubelet.ts';
+import { startSimKubelet } from '../../../src/sim/kubelet/start.ts';
 import { requestsByVerb } from '../../../src/sim/report/report.ts';
 import { WorkloadDriver } from '../../../src/sim/workload/driver.ts';
 import { kubePodApi } from '../../../src/sim/workload/kube.ts';
@@ -47,20 +45,15 @@ describe('sim/kubelet against the local API server', function () {
 
   it('drives pods to Running with IPs, re-uses released IPs, and keeps the invariants', async () => {
     const core = kc.makeApiClient(CoreV1Api);
-    const kubelet = new SimKubelet({
-      nodeName: 'node-a',
-      cni: httpCniClient(cns.url),
-      writer: kubePodStatusWriter(kc),
-      backoff: { initialMs: 10, maxMs: 50 },
-    });
-    const watch = watchNodePods({
+    const node = startSimKubelet({
       kc,
       nodeName: 'node-a',
-      handler: kubelet,
+      sidecarUrl: cns.url,
       logger: silentLogger(),
-      labelSelector: WORKLOAD_SELECTOR,
+      backoff: { initialMs: 10, maxMs: 50 },
     });
-    await watch.whenSynced();
+    const kubelet = node.kubelet;
+    await node.whenSynced();
     const podApi = kubePodApi(kc);
     const plan = planScenario(
       parseScenario({ name: 'it', durationSeconds: 5, steps: [{ at: 0, create: 4 }] }),
@@ -126,7 +119,6 @@ describe('sim/kubelet against the local API server', function () {
     expect(verbs.delete).to.equal(4);
     expect(verbs.watch).to.be.at.least(1);
 
-    await watch.stop();
-    await kubelet.stop();
+    await node.stop();
   });
 });

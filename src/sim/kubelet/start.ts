@@ -1,0 +1,61 @@
+// One call to run a simulated kubelet for a node: the kubelet itself, wired
+// to the node's sidecar over HTTP and to the API server through the pod
+// informer and status writer. stop() ends the watch, then the kubelet.
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from '../../log/logger.ts';
+import type { BackoffPolicy } from '../backoff.ts';
+import { WORKLOAD_SELECTOR } from '../workload/pod.ts';
+import { httpCniClient } from './cni.ts';
+import { kubePodStatusWriter, watchNodePods } from './kube.ts';
+import { SimKubelet, type PodWait } from './kubelet.ts';
+
+export interface StartSimKubeletOptions {
+  kc: KubeConfig;
+  nodeName: string;
+  /** The node's sidecar, e.g. http://127.0.0.1:PORT. */
+  sidecarUrl: string;
+  logger: Logger;
+  /** Pods of this namespace only; every namespace when absent. */
+  namespace?: string;
+  /** Which pods to serve; the workload's by default, '' for every pod. */
+  labelSelector?: string;
+  concurrency?: number;
+  backoff?: BackoffPolicy;
+  onRunning?: (wait: PodWait) => void;
+}
+
+export interface RunningSimKubelet {
+  kubelet: SimKubelet;
+  /** Resolves once the pod watch has listed the node's pods. */
+  whenSynced(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function startSimKubelet(options: StartSimKubeletOptions): RunningSimKubelet {
+  const kubelet = new SimKubelet({
+    nodeName: options.nodeName,
+    cni: httpCniClient(options.sidecarUrl),
+    writer: kubePodStatusWriter(options.kc),
+    logger: options.logger,
+    ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+    ...(options.backoff ? { backoff: options.backoff } : {}),
+    ...(options.onRunning ? { onRunning: options.onRunning } : {}),
+  });
+  const selector = options.labelSelector ?? WORKLOAD_SELECTOR;
+  const watch = watchNodePods({
+    kc: options.kc,
+    nodeName: options.nodeName,
+    handler: kubelet,
+    logger: options.logger,
+    ...(options.namespace ? { namespace: options.namespace } : {}),
+    ...(selector ? { labelSelector: selector } : {}),
+  });
+  return {
+    kubelet,
+    whenSynced: () => watch.whenSynced(),
+    async stop() {
+      await watch.stop();
+      await kubelet.stop();
+    },
+  };
+}
