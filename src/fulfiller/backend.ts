@@ -50,3 +50,8 @@ export interface IpBackend {
   /** Frees addresses the node no longer holds (after its status was written). */
   release(node: string, nc: NetworkContainer, ips: string[]): Promise<void>;
 }
+
+/** Raised by `setupContainer` when the subnet has no address left for a primary IP. */
+export class SubnetFullError extends Error {
+  override readonly name = 'SubnetFullError';
+}

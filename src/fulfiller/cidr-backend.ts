@@ -6,6 +6,7 @@
 // subnet, as in an Azure VNet.
 import type { NetworkContainer } from '../nnc/types.ts';
 import type { ContainerSetup, IpBackend, SubnetInfo } from './backend.ts';
+import { SubnetFullError } from './backend.ts';
 import { gatewayOf, parseCidr } from './cidr.ts';
 import { SubnetPool } from './pool.ts';
 
@@ -69,7 +70,7 @@ export class CidrBackend implements IpBackend {
   async setupContainer(_node: string): Promise<ContainerSetup> {
     const [primaryIP] = this.pool.allocate(1);
     if (primaryIP === undefined)
-      throw new Error(`subnet ${this.subnetName} has no free address for a primary IP`);
+      throw new SubnetFullError(`subnet ${this.subnetName} has no free address for a primary IP`);
     return {
       primaryIP,
       subnetName: this.subnetName,

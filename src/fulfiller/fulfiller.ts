@@ -14,6 +14,7 @@ import { noopEventRecorder } from '../kube/events.ts';
 import { apiErrorInfo } from '../kube/errors.ts';
 import type { Logger } from '../log/logger.ts';
 import type { ContainerSetup, IpBackend, SubnetInfo } from './backend.ts';
+import { SubnetFullError } from './backend.ts';
 import type { FulfillerConfig } from './config.ts';
 import { ExhaustionPublisher } from './css.ts';
 import { exhaustionLevels } from './exhaustion.ts';
@@ -311,7 +312,12 @@ export class Fulfiller {
     let container = plan.container;
     let setup: ContainerSetup | undefined;
     if (!container) {
-      setup = await backend.setupContainer(name);
+      try {
+        setup = await backend.setupContainer(name);
+      } catch (err) {
+        if (err instanceof SubnetFullError) return this.writeSubnetFull(nnc, err.message);
+        throw err;
+      }
       const nodeIP = (await this.deps.nodeIp?.(name).catch(() => undefined)) ?? '';
       container = {
         id: this.newId(),
@@ -391,6 +397,36 @@ export class Fulfiller {
       });
     }
     this.publishSubnets();
+    return 'written';
+  }
+
+  /** No container can be set up: say so in the status, and wait for addresses to free up. */
+  private async writeSubnetFull(nnc: NodeNetworkConfig, reason: string): Promise<AttemptResult> {
+    const status = {
+      ...nnc.status,
+      scaler: { ...this.deps.config.scaler },
+      networkContainers: nnc.status?.networkContainers ?? [],
+      assignedIPCount: 0,
+      status: STATUS_SUBNET_FULL,
+    };
+    if (jsonEqual(status, nnc.status)) return 'noop';
+    try {
+      const written = await this.deps.nncApi.replaceStatus({ ...nnc, status });
+      this.counters.writes++;
+      if (written?.metadata?.name === nnc.metadata.name) this.known.set(nnc.metadata.name, written);
+    } catch (err) {
+      if (apiErrorInfo(err).statusCode === 409) return 'conflict';
+      throw err;
+    }
+    this.log.warn('node waits for a free subnet address', {
+      node: nnc.metadata.name,
+      error: reason,
+    });
+    void this.events.recordEvent(this.involved(nnc), {
+      type: 'Warning',
+      reason: 'SubnetFull',
+      message: reason,
+    });
     return 'written';
   }
 

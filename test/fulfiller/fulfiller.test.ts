@@ -214,6 +214,27 @@ describe('fulfiller/controller (in-memory API)', () => {
     await h.fulfiller.stop();
   });
 
+  it('a node that cannot get a primary IP waits as SubnetFull and is set up once addresses free', async () => {
+    // /29: three usable addresses.
+    const h = start({ subnet: '10.8.0.0/29', exhaustionThreshold: 0, recoveryMargin: 0 });
+    h.cluster.setSpec('n1', { requestedIPCount: 2 });
+    await h.settle();
+    h.cluster.setSpec('n2', { requestedIPCount: 1 });
+    await h.settle();
+    const n2 = h.cluster.nncs.get('n2')!;
+    expect(n2.status?.status).to.equal('SubnetFull');
+    expect(n2.status?.networkContainers).to.deep.equal([]);
+    expect(n2.status?.scaler?.batchSize).to.equal(16);
+    expect(h.fulfiller.stats().failures).to.equal(0);
+    const ids = assignments(h.cluster, 'n1').map((a) => a.name);
+    h.cluster.setSpec('n1', { requestedIPCount: 0, ipsNotInUse: ids });
+    await h.settle();
+    expect(assignments(h.cluster, 'n2')).to.have.length(1);
+    expect(h.cluster.nncs.get('n2')!.status?.status).to.equal('Updated');
+    expectNoSharing(h.cluster, '10.8.0.0/29');
+    await h.fulfiller.stop();
+  });
+
   it('an invalid spec changes nothing and raises one Warning', async () => {
     const h = start();
     h.cluster.setSpec('n1', { requestedIPCount: 4 });
