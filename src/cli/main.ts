@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { apiserverCommand } from './apiserver.ts';
 import { fulfillerCommand } from './fulfiller.ts';
 import { simulateCommand } from './simulate.ts';
+import { sidecarCommand } from './sidecar.ts';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   version: string;
@@ -21,6 +22,7 @@ export function buildProgram(): Command {
   program.addCommand(apiserverCommand());
   program.addCommand(fulfillerCommand());
   program.addCommand(simulateCommand());
+  program.addCommand(sidecarCommand());
   return program;
 }
 

@@ -1,0 +1,51 @@
+// `pool-monitor sidecar`: the node agent as a process. Flags and environment
+// are resolved and validated first (one clear line and exit 1 when bad), then
+// runSidecar runs until SIGTERM/SIGINT, after which everything is shut down
+// cleanly and the process exits 0.
+import { Command } from 'commander';
+import { createLogger } from '../log/logger.ts';
+import { resolveSidecarOptions, type SidecarFlags } from '../sidecar/options.ts';
+import { runSidecar } from '../sidecar/run.ts';
+
+/** Waits for the first SIGTERM or SIGINT. */
+function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const on = (sig: NodeJS.Signals): void => {
+      process.off('SIGINT', on);
+      process.off('SIGTERM', on);
+      resolve(sig);
+    };
+    process.on('SIGINT', on);
+    process.on('SIGTERM', on);
+  });
+}
+
+export function sidecarCommand(): Command {
+  return new Command('sidecar')
+    .description("Run the node agent: keep this node's pod IP pool the right size")
+    .option('--node-name <node>', 'this node (default: $NODENAME)')
+    .option('--kubeconfig <file>', 'kubeconfig (default: $KUBECONFIG, else in-cluster)')
+    .option('--namespace <ns>', 'namespace of the NNC and CSS objects', 'kube-system')
+    .option('--state-dir <dir>', 'directory of the durable IP store', '/var/lib/pool-monitor')
+    .option('--listen <host:port>', 'node API address (default 127.0.0.1:10092)')
+    .option('--log-level <level>', 'error, warn, info or debug', 'info')
+    .option(
+      '--subnet-state <mode>',
+      '"name": the CSS of the node\'s subnet; "any": any CSS',
+      'name',
+    )
+    .option('--release-delay <seconds>', 'hold a lower target this long before releasing', '0')
+    .option('--dry-run', 'compute and log, never mark IPs or write the NNC')
+    .action(async (flags: SidecarFlags) => {
+      const options = resolveSidecarOptions(flags, process.env);
+      const logger = createLogger({ level: options.logLevel });
+      const signalled = untilSignal();
+      const sidecar = await runSidecar(options, { logger });
+      const sig = await signalled;
+      logger.info('signal received, shutting down', { component: 'main', signal: sig });
+      await sidecar.stop();
+      logger.end();
+      // Sockets a client library keeps alive must not hold the exit back.
+      setTimeout(() => process.exit(process.exitCode ?? 0), 1000).unref();
+    });
+}

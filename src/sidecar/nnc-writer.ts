@@ -1,0 +1,99 @@
+// The monitor's NncSpecWriter over the API server: server-side apply of the
+// NNC spec as field manager `azure-cns` with force, exactly the fields the
+// agent owns. `ipsNotInUse` is sent only when non-empty, so an empty list
+// releases azure-cns' ownership of the field instead of writing []; but when
+// the NNC as last observed still carries ids, someone else may own them too
+// (a kubectl edit, the creator), and dropping our ownership would not remove
+// them: then [] is sent explicitly, which takes the field over and clears it.
+// API errors become
+// SpecWriteError with the status code and Retry-After the retry policy needs.
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { apiErrorInfo } from '../kube/errors.ts';
+import type { DesiredSpec, NncSpecWriter, SpecWriteResult } from '../monitor/ports.ts';
+import { SpecWriteError } from '../monitor/ports.ts';
+import { FIELD_MANAGER, GROUP, NNC_KIND, NNC_PLURAL, NNC_VERSION } from '../nnc/types.ts';
+
+/** The apply configuration sent for a spec. */
+export function applyBody(
+  name: string,
+  namespace: string,
+  spec: DesiredSpec,
+  observedIds: readonly string[] = [],
+): object {
+  const clear = spec.ipsNotInUse.length === 0 && observedIds.length > 0;
+  return {
+    apiVersion: `${GROUP}/${NNC_VERSION}`,
+    kind: NNC_KIND,
+    metadata: { name, namespace },
+    spec: {
+      requestedIPCount: spec.requestedIPCount,
+      ...(spec.ipsNotInUse.length > 0 || clear ? { ipsNotInUse: [...spec.ipsNotInUse] } : {}),
+    },
+  };
+}
+
+/** The slice of CustomObjectsApi the writer calls; tests may pass a fake. */
+export interface ApplyApi {
+  patchNamespacedCustomObject(
+    request: {
+      group: string;
+      version: string;
+      namespace: string;
+      plural: string;
+      name: string;
+      body: object;
+      fieldManager?: string;
+      force?: boolean;
+    },
+    options?: unknown,
+  ): Promise<unknown>;
+}
+
+export function generationOf(obj: unknown): number | undefined {
+  const g = (obj as { metadata?: { generation?: unknown } } | null | undefined)?.metadata
+    ?.generation;
+  return typeof g === 'number' && Number.isFinite(g) ? g : undefined;
+}
+
+export function createNncWriter(opts: {
+  kc?: KubeConfig;
+  api?: ApplyApi;
+  name: string;
+  namespace: string;
+  /** `spec.ipsNotInUse` of the NNC as last observed (see the header). */
+  observedIds?: () => readonly string[];
+}): NncSpecWriter {
+  const api: ApplyApi =
+    opts.api ??
+    (opts.kc?.makeApiClient(CustomObjectsApi) as ApplyApi | undefined) ??
+    (() => {
+      throw new Error('createNncWriter needs kc or api');
+    })();
+  const headers = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
+  return {
+    async writeSpec(spec: DesiredSpec): Promise<SpecWriteResult> {
+      let result: unknown;
+      try {
+        result = await api.patchNamespacedCustomObject(
+          {
+            group: GROUP,
+            version: NNC_VERSION,
+            namespace: opts.namespace,
+            plural: NNC_PLURAL,
+            name: opts.name,
+            body: applyBody(opts.name, opts.namespace, spec, opts.observedIds?.() ?? []),
+            fieldManager: FIELD_MANAGER,
+            force: true,
+          },
+          headers,
+        );
+      } catch (err) {
+        const info = apiErrorInfo(err);
+        throw new SpecWriteError(info.message, info.statusCode, info.retryAfterSeconds);
+      }
+      const generation = generationOf(result);
+      return generation !== undefined ? { generation } : {};
+    },
+  };
+}

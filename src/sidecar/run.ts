@@ -1,0 +1,315 @@
+// The node agent, wired: informers → PoolMonitor → SQLite IP store + NNC
+// server-side apply, the node API on --listen, metrics and Events. The same
+// function runs one sidecar process (`bin/pool-monitor sidecar`) and many
+// sidecars inside the embedded cluster, so it keeps no process-global state,
+// never exits the process, and reports the port it actually bound.
+//
+// Shutdown order matters: informers first (no new input), then the monitor
+// (its in-flight reconcile finishes), then the node API (in-flight CNI calls
+// finish), pending Events, and the store last, everything bounded in time.
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Subscription } from 'rxjs';
+import { share, tap } from 'rxjs';
+import { openIpStore } from '../ipstore/sqlite-store.ts';
+import { asPoolIpStore } from '../ipstore/pool-adapter.ts';
+import type { NodeIpStore } from '../ipstore/types.ts';
+import type { BackoffOptions } from '../kube/backoff.ts';
+import { loadKubeConfig } from '../kube/config.ts';
+import { createEventRecorder, noopEventRecorder } from '../kube/events.ts';
+import type { EventDetails, EventRecorder, InvolvedObject } from '../kube/events.ts';
+import type { Logger } from '../log/logger.ts';
+import { createLogger } from '../log/logger.ts';
+import { MetricsCollector } from '../metrics/collector.ts';
+import { poolObservation } from '../metrics/observation.ts';
+import type { BackoffOptions as MonitorBackoff } from '../monitor/backoff.ts';
+import { PoolMonitor } from '../monitor/pool-monitor.ts';
+import type { PoolIpStore } from '../monitor/ports.ts';
+import { invalidNncReason } from '../monitor/spec.ts';
+import type { NodeNetworkConfig } from '../nnc/types.ts';
+import { dynamicContainers, GROUP, NNC_KIND, NNC_VERSION } from '../nnc/types.ts';
+import { poolStatusSource } from '../nodeapi/debug-pool.ts';
+import { createNodeApi } from '../nodeapi/server.ts';
+import type { NodeApi } from '../nodeapi/server.ts';
+import { monitorEvent, outcomeEvent, vanishedEvent } from './events.ts';
+import { startNodeInformers } from './informers.ts';
+import { createNncWriter } from './nnc-writer.ts';
+import type { NodeInformers } from './informers.ts';
+import type { SidecarOptions } from './options.ts';
+import { ConfigError } from './options.ts';
+
+export interface RunSidecarDeps {
+  /** Stops the sidecar when aborted. */
+  signal?: AbortSignal;
+  /** Root logger; a JSON-lines stdout logger at options.logLevel when absent. */
+  logger?: Logger;
+  /** An already loaded configuration (embedded mode); else loaded from options/env. */
+  kc?: KubeConfig;
+  env?: NodeJS.ProcessEnv;
+  /** Node's default process metrics in this sidecar's registry (default true). */
+  defaultMetrics?: boolean;
+  /** Record Kubernetes Events (default true). */
+  events?: boolean;
+  /** Monitor tuning; defaults are the product's (60 s tick, 500 ms demand throttle). */
+  tickMs?: number;
+  demandThrottleMs?: number;
+  writeBackoff?: Partial<MonitorBackoff>;
+  /** Informer restart backoff. */
+  watchBackoff?: BackoffOptions;
+  /** How long stop() may take before it stops waiting (default 8 s). */
+  shutdownTimeoutMs?: number;
+  /** Grace for in-flight node API requests on stop (default 3 s). */
+  apiCloseGraceMs?: number;
+  random?: () => number;
+}
+
+export interface RunningSidecar {
+  /** Where the node API listens (the bound port when --listen asked for 0). */
+  host: string;
+  port: number;
+  url: string;
+  monitor: PoolMonitor;
+  store: NodeIpStore;
+  informers: NodeInformers;
+  metrics: MetricsCollector;
+  /** Resolves once stop() (or the abort signal) has shut everything down. */
+  readonly stopped: Promise<void>;
+  /** Clean shutdown; idempotent. */
+  stop(): Promise<void>;
+}
+
+/** The store as the monitor's port, with activeCount (IPs not PendingRelease). */
+export function monitorStorePort(store: NodeIpStore): PoolIpStore {
+  return {
+    ...asPoolIpStore(store),
+    activeCount: () =>
+      Promise.resolve().then(() => {
+        const c = store.counts();
+        return c.Available + c.Assigned + c.PendingProgramming;
+      }),
+  };
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+export async function runSidecar(
+  options: SidecarOptions,
+  deps: RunSidecarDeps = {},
+): Promise<RunningSidecar> {
+  const root = deps.logger ?? createLogger({ level: options.logLevel });
+  const log = root.child({ component: 'sidecar', node: options.nodeName });
+  if (deps.signal?.aborted) throw new ConfigError('aborted before start');
+
+  // Configuration first: nothing is opened when it is bad.
+  const kc =
+    deps.kc ??
+    loadKubeConfig({
+      ...(options.kubeconfig ? { kubeconfig: options.kubeconfig } : {}),
+      env: deps.env ?? process.env,
+    }).kc;
+  let store: NodeIpStore;
+  try {
+    store = openIpStore({ stateDir: options.stateDir });
+  } catch (err) {
+    throw new ConfigError(`--state-dir: ${message(err)}`);
+  }
+
+  const metrics = new MetricsCollector({ defaultMetrics: deps.defaultMetrics ?? true });
+  const recorder: EventRecorder =
+    deps.events === false || options.dryRun
+      ? noopEventRecorder
+      : createEventRecorder({
+          kc,
+          component: 'azure-cns',
+          host: options.nodeName,
+          logger: root.child({ component: 'events' }),
+        });
+
+  // Events go to the node's NNC as last seen; pending ones are awaited on stop.
+  let current: NodeNetworkConfig | undefined;
+  const pendingEvents = new Set<Promise<void>>();
+  const record = (details: EventDetails | undefined): void => {
+    if (details === undefined || current === undefined) return;
+    const involved: InvolvedObject = {
+      apiVersion: `${GROUP}/${NNC_VERSION}`,
+      kind: NNC_KIND,
+      name: options.nodeName,
+      namespace: options.namespace,
+      ...(current.metadata.uid ? { uid: current.metadata.uid } : {}),
+    };
+    const p = recorder.recordEvent(involved, details).finally(() => pendingEvents.delete(p));
+    pendingEvents.add(p);
+  };
+
+  const writer = createNncWriter({
+    kc,
+    name: options.nodeName,
+    namespace: options.namespace,
+    observedIds: () => {
+      const ids = current?.spec?.ipsNotInUse;
+      return Array.isArray(ids) ? ids : [];
+    },
+  });
+  const monitor = new PoolMonitor({
+    store: monitorStorePort(store),
+    writer,
+    logger: root,
+    ...(deps.tickMs !== undefined ? { tickMs: deps.tickMs } : {}),
+    ...(deps.demandThrottleMs !== undefined ? { demandThrottleMs: deps.demandThrottleMs } : {}),
+    ...(deps.writeBackoff ? { backoff: deps.writeBackoff } : {}),
+    ...(deps.random ? { random: deps.random } : {}),
+    releaseDelayMs: options.releaseDelaySeconds * 1000,
+    dryRun: options.dryRun,
+  });
+
+  // Each valid NNC: the store follows its dynamic containers before the monitor
+  // sees it; the first one also restores PendingRelease from spec.ipsNotInUse.
+  let restored = false;
+  let storeFailed = false;
+  const onNnc = (nnc: NodeNetworkConfig): void => {
+    current = nnc;
+    if (invalidNncReason(nnc) !== undefined) return; // the monitor warns and ignores it
+    try {
+      const change = store.syncInventory(dynamicContainers(nnc));
+      if (change.added.length > 0 || change.removed.length > 0) {
+        log.info('inventory synced', {
+          added: change.added.length,
+          removed: change.removed.length,
+        });
+      }
+      if (change.assignedVanished.length > 0) {
+        log.error('Assigned IP vanished from status', {
+          ips: change.assignedVanished.map((r) => ({ id: r.id, ip: r.ip, pod: r.pod?.podName })),
+        });
+        record(vanishedEvent(change.assignedVanished));
+      }
+      if (change.conflicts && change.conflicts.length > 0) {
+        log.warn('inventory conflicts', { conflicts: change.conflicts });
+      }
+      if (!restored) {
+        restored = true;
+        const result = store.restorePendingRelease(
+          Array.isArray(nnc.spec?.ipsNotInUse)
+            ? nnc.spec.ipsNotInUse.filter((id): id is string => typeof id === 'string')
+            : [],
+        );
+        if (result) log.info('pending release restored', { ...result });
+      }
+      storeFailed = false;
+    } catch (err) {
+      storeFailed = true;
+      log.error('inventory sync failed', { error: message(err) });
+    }
+  };
+
+  const informers = startNodeInformers({
+    kc,
+    nodeName: options.nodeName,
+    namespace: options.namespace,
+    subnetState: options.subnetState,
+    logger: root,
+    ...(deps.watchBackoff ? { backoff: deps.watchBackoff } : {}),
+  });
+  const subs: Subscription[] = [];
+  const nnc$ = informers.nnc$.pipe(tap(onNnc), share());
+  subs.push(
+    monitor.outcomes$.subscribe((o) => {
+      metrics.countReconcile(o.kind);
+      if (o.wrote) metrics.countWrite(true);
+      else if (o.kind === 'failed' && o.stage === 'write') metrics.countWrite(false);
+      record(outcomeEvent(o));
+    }),
+    monitor.events$.subscribe((e) => record(monitorEvent(e))),
+  );
+  metrics.setPoolSource(() => {
+    const snap = monitor.snapshot();
+    if (!snap.ready) return undefined;
+    return {
+      observation: poolObservation(snap, current ? dynamicContainers(current) : []),
+      counts: store.counts(),
+    };
+  });
+
+  let stopping = false;
+  const api: NodeApi = createNodeApi({
+    store,
+    health: {
+      healthy: () => !stopping && !storeFailed,
+      ready: () => !stopping && monitor.snapshot().ready,
+    },
+    pool: poolStatusSource(() => monitor.snapshot(), store),
+    metrics,
+    logger: root,
+    closeGraceMs: deps.apiCloseGraceMs ?? 3000,
+  });
+
+  let bound: { host: string; port: number };
+  try {
+    bound = await api.listen(options.listenHost, options.listenPort);
+  } catch (err) {
+    await informers.stop().catch(() => {});
+    store.close();
+    throw new ConfigError(`--listen ${options.listenHost}:${options.listenPort}: ${message(err)}`);
+  }
+  monitor.start({ demand$: informers.demand$, exhausted$: informers.exhausted$, nnc$ });
+  log.info('sidecar started', {
+    namespace: options.namespace,
+    listen: `${bound.host}:${bound.port}`,
+    stateDir: options.stateDir,
+    subnetState: options.subnetState,
+    releaseDelaySeconds: options.releaseDelaySeconds,
+    dryRun: options.dryRun,
+  });
+
+  let stopPromise: Promise<void> | undefined;
+  let resolveStopped: () => void = () => {};
+  const stopped = new Promise<void>((r) => (resolveStopped = r));
+  const timeoutMs = deps.shutdownTimeoutMs ?? 8000;
+  const bounded = async (what: string, p: Promise<unknown>): Promise<void> => {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<void>((r) => {
+      timer = setTimeout(() => {
+        log.warn('shutdown step timed out', { step: what });
+        r();
+      }, timeoutMs / 4);
+    });
+    await Promise.race([
+      p.catch((e: unknown) => log.warn(`${what} failed`, { error: message(e) })),
+      timedOut,
+    ]);
+    clearTimeout(timer);
+  };
+  const stop = (): Promise<void> => {
+    stopPromise ??= (async () => {
+      stopping = true;
+      log.info('sidecar stopping');
+      await bounded('informers', informers.stop());
+      await bounded('monitor', monitor.stop());
+      for (const s of subs) s.unsubscribe();
+      await bounded('node api', api.close());
+      await bounded('events', Promise.all([...pendingEvents]));
+      try {
+        store.close();
+      } catch (err) {
+        log.warn('store close failed', { error: message(err) });
+      }
+      log.info('sidecar stopped');
+      resolveStopped();
+    })();
+    return stopPromise;
+  };
+  deps.signal?.addEventListener('abort', () => void stop(), { once: true });
+
+  return {
+    host: bound.host,
+    port: bound.port,
+    url: `http://${bound.host.includes(':') ? `[${bound.host}]` : bound.host}:${bound.port}`,
+    monitor,
+    store,
+    informers,
+    metrics,
+    stopped,
+    stop,
+  };
+}

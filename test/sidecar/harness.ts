@@ -1,0 +1,280 @@
+// Shared fixtures for the sidecar's integration tests: the local API server
+// with the CRDs, client-node APIs, NNC/pod/CSS builders, a tiny fulfiller
+// that makes the NNC status follow the spec, and a sidecar started
+// in-process with short timings.
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startApiServer, type ApiServer } from '../../src/cluster/server.ts';
+import { CaptureTransport } from '../../src/log/capture.ts';
+import { createLogger } from '../../src/log/logger.ts';
+import type { NetworkContainer, NodeNetworkConfig, ScalerSpec } from '../../src/nnc/types.ts';
+import type { SidecarOptions } from '../../src/sidecar/options.ts';
+import { runSidecar, type RunSidecarDeps, type RunningSidecar } from '../../src/sidecar/run.ts';
+
+export const CRDS_DIR = fileURLToPath(new URL('../../manifests/crds/', import.meta.url));
+export const NS = 'kube-system';
+const NNC = {
+  group: 'acn.azure.com',
+  version: 'v1alpha',
+  namespace: NS,
+  plural: 'nodenetworkconfigs',
+};
+const CSS = {
+  group: 'acn.azure.com',
+  version: 'v1alpha1',
+  namespace: NS,
+  plural: 'clustersubnetstates',
+};
+const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+export interface Cluster {
+  server: ApiServer;
+  kc: KubeConfig;
+  core: CoreV1Api;
+  objects: CustomObjectsApi;
+  close(): Promise<void>;
+}
+
+export async function startCluster(): Promise<Cluster> {
+  const server = await startApiServer({ crdsDir: CRDS_DIR });
+  const kc = new KubeConfig();
+  kc.loadFromFile(server.kubeconfigPath);
+  return {
+    server,
+    kc,
+    core: kc.makeApiClient(CoreV1Api),
+    objects: kc.makeApiClient(CustomObjectsApi),
+    close: () => server.close(),
+  };
+}
+
+export const DEFAULT_SCALER: ScalerSpec = {
+  batchSize: 10,
+  requestThresholdPercent: 50,
+  releaseThresholdPercent: 150,
+  maxIPCount: 250,
+};
+
+/** IP number i of the node's subnet: 10.10.x.y, with a uuid-shaped stable id. */
+export function ipOf(i: number): { name: string; ip: string } {
+  const hex = i.toString(16).padStart(12, '0');
+  return {
+    name: `00000000-0000-4000-8000-${hex}`,
+    ip: `10.10.${Math.floor(i / 250)}.${(i % 250) + 2}`,
+  };
+}
+
+export function container(ips: number[], subnetName = 'subnet-a'): NetworkContainer {
+  return {
+    id: 'nc-dyn-1',
+    assignmentMode: 'dynamic',
+    type: 'VNETBlock',
+    primaryIP: '10.10.200.1',
+    subnetName,
+    subnetAddressSpace: '10.10.0.0/16',
+    defaultGateway: '10.10.0.1',
+    version: 1,
+    nodeIP: '10.0.0.4',
+    ipAssignments: ips.map(ipOf),
+  };
+}
+
+export async function createNnc(
+  c: Cluster,
+  node: string,
+  spec: { requestedIPCount: number; ipsNotInUse?: string[] },
+  status?: NodeNetworkConfig['status'],
+): Promise<void> {
+  await c.objects.createNamespacedCustomObject({
+    ...NNC,
+    body: {
+      apiVersion: 'acn.azure.com/v1alpha',
+      kind: 'NodeNetworkConfig',
+      metadata: { name: node, namespace: NS },
+      spec,
+    },
+  });
+  if (status) await setStatus(c, node, status);
+}
+
+export async function setStatus(
+  c: Cluster,
+  node: string,
+  status: NodeNetworkConfig['status'],
+): Promise<void> {
+  const current = await getNnc(c, node);
+  await c.objects.replaceNamespacedCustomObjectStatus({
+    ...NNC,
+    name: node,
+    body: { ...current, status },
+  });
+}
+
+export async function getNnc(c: Cluster, node: string): Promise<NodeNetworkConfig> {
+  return (await c.objects.getNamespacedCustomObject({ ...NNC, name: node })) as NodeNetworkConfig;
+}
+
+/** An out-of-band edit of the spec, as `kubectl patch --type merge` would do. */
+export async function mergeSpec(c: Cluster, node: string, spec: object): Promise<void> {
+  await c.objects.patchNamespacedCustomObject({ ...NNC, name: node, body: { spec } }, MERGE);
+}
+
+/**
+ * A one-shot fulfiller: the status holds `requestedIPCount` IPs, the ones in
+ * ipsNotInUse dropped and new ones appended with fresh numbers.
+ */
+export async function fulfil(c: Cluster, node: string, scaler = DEFAULT_SCALER): Promise<number[]> {
+  const nnc = await getNnc(c, node);
+  const want = nnc.spec?.requestedIPCount ?? 0;
+  const notInUse = new Set(nnc.spec?.ipsNotInUse ?? []);
+  const have = (nnc.status?.networkContainers?.[0]?.ipAssignments ?? [])
+    .filter((a) => !notInUse.has(a.name))
+    .map((a) => Number.parseInt(a.name.slice(-12), 16));
+  let next =
+    Math.max(-1, ...have, ...[...notInUse].map((n) => Number.parseInt(n.slice(-12), 16))) + 1;
+  const ips = have.slice(0, want);
+  while (ips.length < want) ips.push(next++);
+  const subnet = nnc.status?.networkContainers?.[0]?.subnetName ?? 'subnet-a';
+  await setStatus(c, node, { scaler, networkContainers: [container(ips, subnet)] });
+  return ips;
+}
+
+export async function createPod(
+  c: Cluster,
+  name: string,
+  node: string,
+  opts: { hostNetwork?: boolean; phase?: string; namespace?: string } = {},
+): Promise<void> {
+  const namespace = opts.namespace ?? 'default';
+  await c.core.createNamespacedPod({
+    namespace,
+    body: {
+      metadata: { name, namespace },
+      spec: {
+        nodeName: node,
+        ...(opts.hostNetwork ? { hostNetwork: true } : {}),
+        containers: [{ name: 'app', image: 'registry.local/app:1' }],
+      },
+    },
+  });
+  if (opts.phase) await setPodPhase(c, name, opts.phase, namespace);
+}
+
+export async function setPodPhase(
+  c: Cluster,
+  name: string,
+  phase: string,
+  namespace = 'default',
+): Promise<void> {
+  await c.core.patchNamespacedPodStatus({ name, namespace, body: { status: { phase } } }, MERGE);
+}
+
+export async function deletePod(c: Cluster, name: string, namespace = 'default'): Promise<void> {
+  await c.core.deleteNamespacedPod({ name, namespace, gracePeriodSeconds: 0 });
+}
+
+export async function setCss(c: Cluster, name: string, exhausted: boolean): Promise<void> {
+  try {
+    await c.objects.createNamespacedCustomObject({
+      ...CSS,
+      body: {
+        apiVersion: 'acn.azure.com/v1alpha1',
+        kind: 'ClusterSubnetState',
+        metadata: { name, namespace: NS },
+      },
+    });
+  } catch {
+    // exists already
+  }
+  await c.objects.patchNamespacedCustomObjectStatus(
+    { ...CSS, name, body: { status: { exhausted, timestamp: new Date().toISOString() } } },
+    MERGE,
+  );
+}
+
+export function tempDir(prefix = 'sidecar-'): { path: string; remove(): void } {
+  const path = mkdtempSync(join(tmpdir(), prefix));
+  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+}
+
+export function sidecarOptions(
+  c: Cluster,
+  node: string,
+  stateDir: string,
+  extra: Partial<SidecarOptions> = {},
+): SidecarOptions {
+  return {
+    nodeName: node,
+    kubeconfig: c.server.kubeconfigPath,
+    namespace: NS,
+    stateDir,
+    listenHost: '127.0.0.1',
+    listenPort: 0,
+    logLevel: 'debug',
+    subnetState: 'name',
+    releaseDelaySeconds: 0,
+    dryRun: false,
+    ...extra,
+  };
+}
+
+export const FAST: RunSidecarDeps = {
+  defaultMetrics: false,
+  tickMs: 1000,
+  demandThrottleMs: 30,
+  writeBackoff: { initialMs: 40, maxMs: 400, jitter: 0.2 },
+  watchBackoff: { initialMs: 30, maxMs: 300 },
+  apiCloseGraceMs: 500,
+};
+
+export interface TestSidecar extends RunningSidecar {
+  logs: CaptureTransport;
+}
+
+export async function startSidecar(
+  c: Cluster,
+  options: SidecarOptions,
+  deps: RunSidecarDeps = {},
+): Promise<TestSidecar> {
+  const logs = new CaptureTransport();
+  const logger = createLogger({ level: 'debug', transports: [logs] });
+  const s = await runSidecar(options, { ...FAST, ...deps, logger, kc: c.kc });
+  return Object.assign(s, { logs });
+}
+
+export async function waitFor<T>(
+  what: string,
+  probe: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 8000,
+): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v !== undefined && v !== false) return v;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > until) {
+      throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** NNC spec patches (server-side apply) made so far, counted by the API server. */
+export function nncPatches(c: Cluster): number {
+  return c.server.counters().count('patch', 'nodenetworkconfigs');
+}
