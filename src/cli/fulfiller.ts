@@ -106,6 +106,7 @@ export function fulfillerCommand(): Command {
         process.on('SIGINT', stop);
         process.on('SIGTERM', stop);
       });
-      logger.end();
+      // No logger.end(): a late debug line after end() would crash the exit;
+      // stdout is flushed as the process ends on its own.
     });
 }
