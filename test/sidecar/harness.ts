@@ -9,6 +9,7 @@ import {
   PatchStrategy,
   setHeaderOptions,
 } from '@kubernetes/client-node';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -277,4 +278,49 @@ export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeou
 /** NNC spec patches (server-side apply) made so far, counted by the API server. */
 export function nncPatches(c: Cluster): number {
   return c.server.counters().count('patch', 'nodenetworkconfigs');
+}
+
+export const BIN = fileURLToPath(new URL('../../bin/pool-monitor', import.meta.url));
+
+export interface SidecarProcess {
+  child: ChildProcess;
+  /** Every stdout line so far. */
+  lines: string[];
+  stderr(): string;
+  /** Resolves with the node API base URL once it listens. */
+  listening: Promise<string>;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Runs `bin/pool-monitor sidecar` with the given flags. */
+export function spawnSidecar(args: string[], env: NodeJS.ProcessEnv = {}): SidecarProcess {
+  const child = spawn(BIN, ['sidecar', ...args], {
+    env: { ...process.env, NODENAME: '', KUBECONFIG: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  let err = '';
+  let buf = '';
+  let onListen: (url: string) => void = () => {};
+  const listening = new Promise<string>((resolve) => (onListen = resolve));
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    buf += chunk;
+    let at: number;
+    while ((at = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, at);
+      buf = buf.slice(at + 1);
+      lines.push(line);
+      try {
+        const rec = JSON.parse(line) as { msg?: string; port?: number; host?: string };
+        if (rec.msg === 'node api listening') onListen(`http://127.0.0.1:${rec.port}`);
+      } catch {
+        // checked by the tests
+      }
+    }
+  });
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return { child, lines, stderr: () => err, listening, exited };
 }
