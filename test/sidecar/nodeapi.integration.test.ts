@@ -23,7 +23,10 @@ import {
 
 const range = (from: number, n: number): number[] => Array.from({ length: n }, (_, i) => from + i);
 
-async function post(url: string, body: unknown): Promise<{ status: number; json: any }> {
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Json = any;
+
+async function post(url: string, body: unknown): Promise<{ status: number; json: Json }> {
   const res = await fetch(url, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json' },
@@ -100,7 +103,7 @@ describe('sidecar integration: node API, Events and bad input', function () {
     for (let i = 0; i < 8; i++) await createPod(c, `api${counter}-${i}`, node);
     await waitFor('request 20', async () => (await getNnc(c, node)).spec?.requestedIPCount === 20);
     await waitFor('demand 8', () => sidecar!.monitor.snapshot().demand === 8);
-    const pool = (await (await fetch(`${sidecar.url}/debug/pool`)).json()) as Record<string, any>;
+    const pool = (await (await fetch(`${sidecar.url}/debug/pool`)).json()) as Record<string, Json>;
     expect(pool).to.deep.include({ demand: 8, target: 20, request: 20, exhausted: false });
     expect(pool.ipCounts).to.deep.include({ Assigned: 1, Available: 9, total: 10 });
     expect(pool.lastReconcile.outcome).to.be.oneOf(['scaled', 'at-target']);
