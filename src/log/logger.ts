@@ -38,7 +38,7 @@ export interface LoggerOptions {
 /** Builds the root logger. Give each component its own `child({ component })`. */
 export function createLogger(options: LoggerOptions = {}): Logger {
   const now = options.now ?? (() => new Date());
-  return winston.createLogger({
+  const logger = winston.createLogger({
     level: options.level ?? 'info',
     format: winston.format.combine(
       winston.format((info) => {
@@ -49,6 +49,10 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     ),
     transports: options.transports ?? [new winston.transports.Console()],
   });
+  // A line logged after end() (a late callback during shutdown) must not crash
+  // the process with "write after end": it is dropped instead.
+  logger.on('error', () => {});
+  return logger;
 }
 
 /** A logger that drops everything, for code paths that log nothing of interest. */

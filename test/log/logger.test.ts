@@ -56,3 +56,14 @@ describe('logger', () => {
     expect(lines.map((l) => JSON.parse(l).msg)).to.deep.equal(['shown']);
   });
 });
+
+describe('logger after end', () => {
+  it('drops a line logged after end() instead of crashing the process', async () => {
+    const { transport } = collect();
+    const log = createLogger({ transports: [transport] });
+    log.end();
+    await new Promise((resolve) => setImmediate(resolve));
+    log.child({ component: 'late' }).warn('too late');
+    await new Promise((resolve) => setImmediate(resolve));
+  });
+});
