@@ -84,7 +84,13 @@ export function simulateCommand(): Command {
       }) => {
         const trace = loadTrace(opts.scenario);
         const started = process.hrtime.bigint();
+        // SIGINT/SIGTERM end the replay early; the summary covers what ran, exit 0.
+        const abort = new AbortController();
+        const onSignal = (): void => abort.abort();
+        process.once('SIGINT', onSignal);
+        process.once('SIGTERM', onSignal);
         const { summary } = await runSimulation({
+          signal: abort.signal,
           trace,
           scaler: {
             batchSize: opts.batch,
@@ -100,6 +106,8 @@ export function simulateCommand(): Command {
                 logTransport: new winston.transports.Console({ format: jsonLine }),
               }),
         });
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
         const wallMs = Number(process.hrtime.bigint() - started) / 1e6;
         if (opts.json) {
           process.stdout.write(`${JSON.stringify({ ...summary, wallMs: Math.round(wallMs) })}\n`);

@@ -24,6 +24,8 @@ export interface SimulationOptions {
   logTransport?: Transport;
   /** Virtual start time of the replay, for log timestamps. */
   startTime?: Date;
+  /** Stops the replay early (SIGINT/SIGTERM); the summary covers what ran. */
+  signal?: AbortSignal;
 }
 
 export interface SimulationResult {
@@ -79,11 +81,12 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         demand$.next(point.demand);
       }, point.t * 1000);
     }
-    await scheduler.advanceTo(trace.durationSeconds * 1000);
+    await scheduler.advanceTo(trace.durationSeconds * 1000, options.signal);
     const reconciles = monitor.snapshot().reconciles;
     await monitor.stop();
+    const endSeconds = Math.min(trace.durationSeconds, scheduler.now() / 1000);
     return {
-      summary: summarize(trace.name, samples, trace.durationSeconds, {
+      summary: summarize(trace.name, samples, endSeconds, {
         nncWrites: node.writes,
         reconciles,
       }),

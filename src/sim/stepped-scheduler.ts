@@ -21,10 +21,14 @@ export class SteppedScheduler extends VirtualTimeScheduler {
     return this.actions[0]?.delay;
   }
 
-  /** Runs every action due up to `time` (virtual ms), then leaves the clock at `time`. */
-  async advanceTo(time: number): Promise<void> {
+  /**
+   * Runs every action due up to `time` (virtual ms), then leaves the clock at
+   * `time`. An aborted `signal` stops the replay where it is.
+   */
+  async advanceTo(time: number, signal?: AbortSignal): Promise<void> {
     for (;;) {
       await drainMicrotasks();
+      if (signal?.aborted) return;
       const next = this.actions[0];
       if (!next || next.delay > time) break;
       this.actions.shift();

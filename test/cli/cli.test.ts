@@ -58,3 +58,30 @@ describe('bin/pool-monitor', () => {
     expect(summary.nncWrites).to.be.greaterThan(0);
   });
 });
+
+describe('bin/pool-monitor simulate on SIGTERM', () => {
+  it('stops the replay, prints the summary so far and exits 0', async () => {
+    const { spawn } = await import('node:child_process');
+    const child = spawn(BIN, ['simulate', '--scenario', 'diurnal'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    // Wait until the replay is under way (decision log lines appear), then signal.
+    await new Promise<void>((resolve) => {
+      const check = (): void => {
+        if (out.includes('calculated new request')) resolve();
+        else setTimeout(check, 20);
+      };
+      check();
+    });
+    child.kill('SIGTERM');
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code).to.equal(0);
+    const simulated = /simulated\s+([\d.]+) h/.exec(out);
+    expect(simulated, out.slice(-500)).to.not.equal(null);
+    expect(Number(simulated?.[1])).to.be.lessThan(24);
+  });
+});
