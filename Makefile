@@ -13,7 +13,7 @@ node_modules/.installed: package.json package-lock.json
 install: node_modules/.installed
 
 run: install
-	bin/pool-monitor simulate --scenario burst --quiet
+	bin/pool-monitor embedded --scenario default
 
 typecheck: install
 	tsc -p tsconfig.json --noEmit

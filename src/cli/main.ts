@@ -2,6 +2,7 @@
 import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { apiserverCommand } from './apiserver.ts';
+import { embeddedCommand } from './embedded.ts';
 import { fulfillerCommand } from './fulfiller.ts';
 import { simulateCommand } from './simulate.ts';
 import { sidecarCommand } from './sidecar.ts';
@@ -20,6 +21,7 @@ export function buildProgram(): Command {
   });
   // Sub-commands register themselves here, one line each.
   program.addCommand(apiserverCommand());
+  program.addCommand(embeddedCommand());
   program.addCommand(fulfillerCommand());
   program.addCommand(simulateCommand());
   program.addCommand(sidecarCommand());

@@ -1,0 +1,91 @@
+// `pool-monitor embedded`: the whole system on this machine — local API
+// server, fulfiller, N simulated nodes (real sidecar + simulated kubelet/CNI)
+// and a workload scenario — ending with a report. SIGINT/SIGTERM end it
+// cleanly (exit 0, report printed); persistent invariant violations exit 1.
+import { Command, InvalidArgumentError } from 'commander';
+import { LOG_LEVELS, type LogLevel } from '../log/logger.ts';
+import { runEmbedded } from '../embedded/run.ts';
+import { DEFAULT_SCENARIO } from '../sim/workload/builtins.ts';
+import { integerOption, numberOption } from './parse.ts';
+
+interface EmbeddedFlags {
+  nodes?: number;
+  scenario: string;
+  duration?: number;
+  apiPort: number;
+  serve?: boolean;
+  report?: string;
+  logLevel: LogLevel;
+}
+
+function logLevelOption(value: string): LogLevel {
+  if (!(LOG_LEVELS as readonly string[]).includes(value)) {
+    throw new InvalidArgumentError(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
+  }
+  return value as LogLevel;
+}
+
+function portOption(value: string): number {
+  const n = integerOption('--api-port', 0)(value);
+  if (n > 65535) throw new InvalidArgumentError(`--api-port must be 0-65535, got "${value}"`);
+  return n;
+}
+
+function positiveSeconds(value: string): number {
+  const n = numberOption('--duration', 0)(value);
+  if (n <= 0 || n > 86_400) {
+    throw new InvalidArgumentError(`--duration must be seconds in (0, 86400], got "${value}"`);
+  }
+  return n;
+}
+
+export function embeddedCommand(): Command {
+  return new Command('embedded')
+    .description(
+      'Run a local API server, the fulfiller, N simulated nodes and a workload scenario; end with a report',
+    )
+    .option('--nodes <n>', "number of nodes (default: the scenario's)", integerOption('--nodes', 1))
+    .option('--scenario <name|file>', 'built-in scenario name or YAML/JSON file', DEFAULT_SCENARIO)
+    .option('--duration <seconds>', "run length (default: the scenario's)", positiveSeconds)
+    .option('--api-port <port>', 'API server port on 127.0.0.1 (default: ephemeral)', portOption, 0)
+    .option('--serve', 'keep everything up after the scenario until SIGINT/SIGTERM')
+    .option('--report <file>', 'also write the report as JSON')
+    .option(
+      '--log-level <level>',
+      `component log level: ${LOG_LEVELS.join(', ')}`,
+      logLevelOption,
+      'info',
+    )
+    .action(async (flags: EmbeddedFlags) => {
+      const abort = new AbortController();
+      let signals = 0;
+      const onSignal = (): void => {
+        signals += 1;
+        if (signals > 1) process.exit(130); // a second signal: stop waiting
+        abort.abort();
+      };
+      process.on('SIGINT', onSignal);
+      process.on('SIGTERM', onSignal);
+      try {
+        const result = await runEmbedded(
+          {
+            scenario: flags.scenario,
+            ...(flags.nodes !== undefined ? { nodes: flags.nodes } : {}),
+            ...(flags.duration !== undefined ? { durationSeconds: flags.duration } : {}),
+            apiPort: flags.apiPort,
+            serve: flags.serve === true,
+            ...(flags.report !== undefined ? { reportFile: flags.report } : {}),
+            logLevel: flags.logLevel,
+          },
+          { out: process.stdout, err: process.stderr, signal: abort.signal },
+        );
+        process.exitCode = result.exitCode;
+      } finally {
+        process.off('SIGINT', onSignal);
+        process.off('SIGTERM', onSignal);
+      }
+      // Keep-alive sockets of the client library must not hold the exit back.
+      const code = typeof process.exitCode === 'number' ? process.exitCode : 0;
+      setTimeout(() => process.exit(code), 1000).unref();
+    });
+}

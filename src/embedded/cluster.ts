@@ -1,0 +1,238 @@
+// The embedded cluster, assembled from the real pieces: the local API server
+// (CRDs applied), the namespaces, one Node (with an InternalIP) and one empty
+// NNC per node, the fulfiller on the pod subnet, and per node the real
+// sidecar (own state dir, own 127.0.0.1:0 listener) and a simulated
+// kubelet/CNI talking to it over HTTP. Everything shares one KubeConfig and
+// one root logger to keep per-node overhead small. stop() tears it down in
+// the reverse order: kubelets, sidecars, fulfiller, API server.
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startApiServer, type ApiServer } from '../cluster/server.ts';
+import { makeFulfillerConfig, type FulfillerConfig } from '../fulfiller/config.ts';
+import { startFulfiller, type RunningFulfiller } from '../fulfiller/run.ts';
+import { loadKubeConfig } from '../kube/config.ts';
+import type { Logger } from '../log/logger.ts';
+import { DEFAULT_NAMESPACE, GROUP, NNC_KIND, NNC_PLURAL, NNC_VERSION } from '../nnc/types.ts';
+import type { SidecarOptions } from '../sidecar/options.ts';
+import { runSidecar, type RunningSidecar, type RunSidecarDeps } from '../sidecar/run.ts';
+import type { PodWait } from '../sim/kubelet/kubelet.ts';
+import { startSimKubelet, type RunningSimKubelet } from '../sim/kubelet/start.ts';
+
+export const CRDS_DIR = fileURLToPath(new URL('../../manifests/crds/', import.meta.url));
+export const WORKLOAD_NAMESPACE = 'workload';
+
+export interface EmbeddedClusterOptions {
+  nodeNames: readonly string[];
+  /** Pod subnet of the fulfiller's CIDR backend. */
+  podSubnet: string;
+  /** Where state dirs and the kubeconfig go. */
+  runDir: string;
+  logger: Logger;
+  /** 0: an ephemeral port. */
+  apiPort?: number;
+  /** Fulfiller settings over the embedded defaults. */
+  fulfiller?: Partial<FulfillerConfig>;
+  /** Kubernetes Events from the sidecars and fulfiller (default true). */
+  events?: boolean;
+  /** Extra sidecar tuning (tests, bench). */
+  sidecar?: Pick<RunSidecarDeps, 'tickMs' | 'demandThrottleMs' | 'shutdownTimeoutMs'>;
+  /** Setup calls in flight at once (default 32). */
+  setupConcurrency?: number;
+  onRunning?: (wait: PodWait) => void;
+}
+
+export interface EmbeddedNode {
+  name: string;
+  sidecar: RunningSidecar;
+  kubelet: RunningSimKubelet;
+}
+
+export interface EmbeddedCluster {
+  server: ApiServer;
+  kc: KubeConfig;
+  fulfiller: RunningFulfiller;
+  fulfillerConfig: FulfillerConfig;
+  nodes: EmbeddedNode[];
+  /** Resolves once every sidecar has its first valid NNC (or the timeout passed); returns how many are ready. */
+  whenReady(timeoutMs: number): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** The fulfiller settings of the embedded run: exhaustion at one batch of free addresses. */
+export function embeddedFulfillerConfig(
+  podSubnet: string,
+  overrides: Partial<FulfillerConfig> = {},
+): FulfillerConfig {
+  const batch = overrides.scaler?.batchSize ?? 16;
+  return makeFulfillerConfig({
+    subnet: podSubnet,
+    exhaustionThreshold: batch,
+    recoveryMargin: batch,
+    workers: 8,
+    minIntervalMs: 50,
+    ...overrides,
+  });
+}
+
+/** Runs `fn` over `items` with at most `limit` calls in flight. */
+export async function inBatches<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
+  const out: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i] as T, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+/** The InternalIP of node `i`: 10.224.x.y, outside any pod subnet the scenarios use. */
+export function nodeAddress(i: number): string {
+  const n = i + 4;
+  return `10.224.${(n >> 8) & 255}.${n & 255}`;
+}
+
+export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promise<EmbeddedCluster> {
+  const log = opts.logger.child({ component: 'embedded' });
+  const limit = opts.setupConcurrency ?? 32;
+  const fulfillerConfig = embeddedFulfillerConfig(opts.podSubnet, opts.fulfiller);
+  const server = await startApiServer({
+    port: opts.apiPort ?? 0,
+    crdsDir: CRDS_DIR,
+    kubeconfigPath: join(opts.runDir, 'kubeconfig'),
+    logger: opts.logger.child({ component: 'apiserver' }),
+  });
+  const started: {
+    fulfiller?: RunningFulfiller;
+    nodes: EmbeddedNode[];
+    sidecars: RunningSidecar[];
+  } = { nodes: [], sidecars: [] };
+  const stopAll = async (): Promise<void> => {
+    await Promise.all(started.nodes.map((n) => n.kubelet.stop().catch(() => {})));
+    await Promise.all(started.sidecars.map((s) => s.stop().catch(() => {})));
+    await started.fulfiller?.stop().catch(() => {});
+    await server.close();
+  };
+  try {
+    const { kc } = loadKubeConfig({ kubeconfig: server.kubeconfigPath });
+    const core = kc.makeApiClient(CoreV1Api);
+    const custom = kc.makeApiClient(CustomObjectsApi);
+    const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+    await core.createNamespace({ body: { metadata: { name: WORKLOAD_NAMESPACE } } });
+    await inBatches(opts.nodeNames, limit, async (name, i) => {
+      await core.createNode({
+        body: { metadata: { name, labels: { 'kubernetes.io/hostname': name } } },
+      });
+      await core.patchNodeStatus(
+        {
+          name,
+          body: {
+            status: {
+              addresses: [
+                { type: 'InternalIP', address: nodeAddress(i) },
+                { type: 'Hostname', address: name },
+              ],
+              conditions: [{ type: 'Ready', status: 'True' }],
+            },
+          },
+        },
+        merge,
+      );
+      await custom.createNamespacedCustomObject({
+        group: GROUP,
+        version: NNC_VERSION,
+        namespace: DEFAULT_NAMESPACE,
+        plural: NNC_PLURAL,
+        body: {
+          apiVersion: `${GROUP}/${NNC_VERSION}`,
+          kind: NNC_KIND,
+          metadata: { name, namespace: DEFAULT_NAMESPACE },
+          spec: {},
+        },
+      });
+    });
+    log.info('nodes and NNCs created', { nodes: opts.nodeNames.length });
+
+    started.fulfiller = startFulfiller({
+      kc,
+      config: fulfillerConfig,
+      logger: opts.logger,
+      events: opts.events ?? true,
+    });
+
+    const stateRoot = join(opts.runDir, 'state');
+    await inBatches(opts.nodeNames, limit, async (name) => {
+      const stateDir = join(stateRoot, name);
+      mkdirSync(stateDir, { recursive: true });
+      const options: SidecarOptions = {
+        nodeName: name,
+        namespace: DEFAULT_NAMESPACE,
+        stateDir,
+        listenHost: '127.0.0.1',
+        listenPort: 0,
+        logLevel: 'info',
+        subnetState: 'name',
+        releaseDelaySeconds: 0,
+        dryRun: false,
+      };
+      const sidecar = await runSidecar(options, {
+        kc,
+        logger: opts.logger,
+        defaultMetrics: false,
+        events: opts.events ?? true,
+        ...opts.sidecar,
+      });
+      started.sidecars.push(sidecar);
+      const kubelet = startSimKubelet({
+        kc,
+        nodeName: name,
+        sidecarUrl: sidecar.url,
+        logger: opts.logger.child({ component: 'kubelet', node: name }),
+        namespace: WORKLOAD_NAMESPACE,
+        ...(opts.onRunning ? { onRunning: opts.onRunning } : {}),
+      });
+      started.nodes.push({ name, sidecar, kubelet });
+      await kubelet.whenSynced();
+    });
+    log.info('sidecars and kubelets started', { nodes: started.nodes.length });
+
+    let stopping: Promise<void> | undefined;
+    return {
+      server,
+      kc,
+      fulfiller: started.fulfiller,
+      fulfillerConfig,
+      nodes: started.nodes,
+      async whenReady(timeoutMs) {
+        const deadline = Date.now() + timeoutMs;
+        const ready = () => started.nodes.filter((n) => n.sidecar.monitor.snapshot().ready).length;
+        while (ready() < started.nodes.length && Date.now() < deadline) {
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        return ready();
+      },
+      stop() {
+        stopping ??= stopAll();
+        return stopping;
+      },
+    };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}

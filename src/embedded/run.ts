@@ -1,0 +1,252 @@
+// `bin/pool-monitor embedded`, as a function: load the scenario, start the
+// embedded cluster, drive the workload, sample the cluster every interval
+// (timeline, churn, exhaustion, invariants), then print and optionally write
+// the report. With `serve` everything stays up after the scenario until the
+// abort signal (SIGINT/SIGTERM in the CLI). The terminal gets the human
+// output; the components' JSON logs go to a file in the run directory.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { LogLevel } from '../log/logger.ts';
+import { GROUP, CSS_PLURAL, DEFAULT_NAMESPACE, NNC_PLURAL } from '../nnc/types.ts';
+import type { NodeNetworkConfig } from '../nnc/types.ts';
+import type { PodSnapshot, Violation } from '../sim/invariants.ts';
+import { ProgressBar, type ProgressStream } from '../sim/report/progress.ts';
+import { buildReport, renderReport, requestsByVerb, type Report } from '../sim/report/report.ts';
+import { kubePodApi } from '../sim/workload/kube.ts';
+import { loadScenario } from '../sim/workload/load.ts';
+import { planScenario } from '../sim/workload/plan.ts';
+import { WorkloadDriver } from '../sim/workload/driver.ts';
+import { startEmbeddedCluster, WORKLOAD_NAMESPACE, type EmbeddedCluster } from './cluster.ts';
+import { fileLogger } from './log-file.ts';
+import { ClusterSampler, type ExhaustionSummary, type SubnetStateSnapshot } from './sampler.ts';
+
+export const DEFAULT_POD_SUBNET = '10.240.0.0/16';
+
+export interface EmbeddedOptions {
+  /** Built-in scenario name or YAML/JSON file. */
+  scenario: string;
+  /** Overrides the scenario's node count. */
+  nodes?: number;
+  /** Overrides the scenario's duration, seconds. */
+  durationSeconds?: number;
+  /** 0: ephemeral. */
+  apiPort: number;
+  serve: boolean;
+  reportFile?: string;
+  logLevel: LogLevel;
+  /** Sampling interval; default 1 s, longer for big clusters. */
+  sampleMs?: number;
+  /** Kubernetes Events from the components (default true). */
+  events?: boolean;
+}
+
+export interface EmbeddedIo {
+  /** Human output (URL, progress, report). */
+  out: ProgressStream & { write(text: string): unknown };
+  /** Violations and errors. */
+  err: { write(text: string): unknown };
+  /** Ends the run early (or, with serve, after the scenario). */
+  signal?: AbortSignal;
+  /** Parent of the run directory (default the OS temp dir). */
+  tmpRoot?: string;
+}
+
+/** The JSON report: the shared report plus what the embedded run adds. */
+export interface EmbeddedReport extends Report {
+  podSubnet: string;
+  exhaustion: ExhaustionSummary;
+  scaling: { up: boolean; down: boolean };
+  violations: Violation[];
+  stoppedEarly: boolean;
+}
+
+export interface EmbeddedResult {
+  report: EmbeddedReport;
+  exitCode: number;
+  runDir: string;
+  logFile: string;
+}
+
+/** Sampling interval by size: 1 s up to 200 nodes, then slower so sampling stays cheap. */
+export function defaultSampleMs(nodes: number): number {
+  return nodes <= 200 ? 1000 : Math.min(5000, Math.ceil(nodes / 200) * 1000);
+}
+
+/** The exhaustion line of the report. */
+export function exhaustionLine(e: ExhaustionSummary): string {
+  if (!e.happened) return '  subnet exhaustion            no (the pod subnet never ran low)';
+  const recovered =
+    e.recoveredAtSeconds === null
+      ? 'still exhausted at the end'
+      : `recovered at ${e.recoveredAtSeconds} s`;
+  return `  subnet exhaustion            yes, CSS exhausted at ${e.firstAtSeconds} s, ${recovered}`;
+}
+
+export function renderEmbeddedReport(r: EmbeddedReport): string[] {
+  const lines = renderReport(r);
+  const scaling = `  scaling                      ${r.scaling.up ? 'scaled up' : 'no scale-up'}, ${r.scaling.down ? 'scaled down' : 'no scale-down'}  (pod subnet ${r.podSubnet})`;
+  // After the figures, before the chart (the blank line).
+  const at = lines.indexOf('');
+  lines.splice(at < 0 ? lines.length : at, 0, exhaustionLine(r.exhaustion), scaling);
+  return lines;
+}
+
+function delay(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promise<EmbeddedResult> {
+  // Bad input fails here, before anything starts.
+  const scenario = loadScenario(opts.scenario);
+  const nodeCount = opts.nodes ?? scenario.nodes;
+  const durationSeconds = opts.durationSeconds ?? scenario.durationSeconds;
+  const podSubnet = scenario.podSubnet ?? DEFAULT_POD_SUBNET;
+  const nodeNames = Array.from({ length: nodeCount }, (_, i) => `node-${i}`);
+  const plan = planScenario(scenario, nodeNames);
+  const durationMs = Math.round(durationSeconds * 1000);
+  plan.actions = plan.actions.filter((a) => a.atMs <= durationMs);
+  plan.durationMs = durationMs;
+
+  const runDir = mkdtempSync(join(io.tmpRoot ?? tmpdir(), 'pool-monitor-embedded-'));
+  const logFile = join(runDir, 'embedded.log');
+  const { logger, close: closeLog } = fileLogger(logFile, opts.logLevel);
+  const log = logger.child({ component: 'embedded' });
+  const say = (line: string) => io.out.write(`${line}\n`);
+  const signal = io.signal;
+
+  const waits: number[] = [];
+  let cluster: EmbeddedCluster | undefined;
+  let driver: WorkloadDriver | undefined;
+  let sampler: ClusterSampler | undefined;
+  const bar = new ProgressBar(io.out);
+  try {
+    say(
+      `embedded: scenario ${scenario.name} (${scenario.description || 'no description'}), ` +
+        `${nodeCount} node${nodeCount === 1 ? '' : 's'}, ${durationSeconds} s, pod subnet ${podSubnet}`,
+    );
+    say(`  component logs (JSON lines, level ${opts.logLevel}): ${logFile}`);
+    cluster = await startEmbeddedCluster({
+      nodeNames,
+      podSubnet,
+      runDir,
+      logger,
+      apiPort: opts.apiPort,
+      events: opts.events ?? true,
+      onRunning: (w) => waits.push(w.waitMs),
+    });
+    const { server } = cluster;
+    say(`  API server: ${server.url}  (kubeconfig ${server.kubeconfigPath})`);
+    say(`  try: kubectl --server=${server.url} get nnc -n kube-system`);
+    const ready = await cluster.whenReady(Math.max(15_000, nodeCount * 20));
+    say(`  ${ready}/${nodeCount} sidecars ready; running the workload`);
+
+    const s = new ClusterSampler();
+    sampler = s;
+    const t0 = Date.now();
+    const violated: Violation[] = [];
+    const takeSample = (): void => {
+      const snap = {
+        pods: server.objects('', 'pods', WORKLOAD_NAMESPACE) as PodSnapshot[],
+        nncs: server.objects(
+          GROUP,
+          NNC_PLURAL,
+          DEFAULT_NAMESPACE,
+        ) as unknown as NodeNetworkConfig[],
+        subnets: server.objects(GROUP, CSS_PLURAL, DEFAULT_NAMESPACE) as SubnetStateSnapshot[],
+      };
+      for (const v of s.sample((Date.now() - t0) / 1000, snap)) {
+        violated.push(v);
+        bar.done();
+        io.err.write(`INVARIANT VIOLATED: ${v.message}\n`);
+        log.error('invariant violated', { ...v });
+      }
+    };
+    takeSample();
+    const sampleMs = opts.sampleMs ?? defaultSampleMs(nodeCount);
+    const timer = setInterval(() => {
+      takeSample();
+      const elapsed = (Date.now() - t0) / 1000;
+      if (elapsed <= durationSeconds) bar.update(elapsed, durationSeconds, scenario.name);
+    }, sampleMs);
+
+    driver = new WorkloadDriver({
+      api: kubePodApi(cluster.kc),
+      plan,
+      namespace: WORKLOAD_NAMESPACE,
+      concurrency: 32,
+      logger: logger.child({ component: 'workload' }),
+    });
+    const driving = driver.run();
+    await delay(durationMs, signal);
+    const stoppedEarly = signal?.aborted === true;
+    await driver.stop();
+    await driving;
+    if (opts.serve && !stoppedEarly) {
+      bar.done();
+      say(
+        `scenario done; serving on ${server.url} until SIGINT/SIGTERM ` +
+          `(kubectl --server=${server.url} get nnc,pods -A)`,
+      );
+      await delay(2 ** 31 - 1, signal);
+    }
+    clearInterval(timer);
+    takeSample();
+    bar.done();
+
+    const counters = server.counters();
+    const base = buildReport({
+      scenario: scenario.name,
+      nodes: nodeCount,
+      durationSeconds: (Date.now() - t0) / 1000,
+      podWaitsMs: waits,
+      nncWrites: counters.count('patch', NNC_PLURAL),
+      samples: s.samples,
+      apiRequestsByVerb: requestsByVerb(counters.entries()),
+      ipChurn: s.churn.totals(),
+      pods: {
+        created: driver.counters.created,
+        completed: driver.counters.completed,
+        deleted: driver.counters.deleted,
+        waitingAtEnd: s.waitingPods(),
+      },
+      invariantViolations: s.violations.length,
+    });
+    const report: EmbeddedReport = {
+      ...base,
+      podSubnet,
+      exhaustion: s.exhaustionSummary(),
+      scaling: s.scaling(),
+      violations: s.violations,
+      stoppedEarly,
+    };
+    say('');
+    for (const line of renderEmbeddedReport(report)) say(line);
+    if (opts.reportFile) {
+      writeFileSync(opts.reportFile, `${JSON.stringify(report, null, 2)}\n`);
+      say(`report written to ${opts.reportFile}`);
+    }
+    if (s.violations.length > 0) {
+      io.err.write(`FAILED: ${s.violations.length} persistent invariant violation(s):\n`);
+      for (const v of s.violations.slice(0, 20)) io.err.write(`  ${v.kind}: ${v.message}\n`);
+    }
+    return { report, exitCode: s.violations.length > 0 ? 1 : 0, runDir, logFile };
+  } finally {
+    bar.done();
+    await driver?.stop().catch(() => {});
+    await cluster?.stop().catch((e: unknown) => log.warn('stop failed', { error: String(e) }));
+    log.info('embedded run finished', { violations: sampler?.violations.length ?? 0 });
+    await closeLog();
+    // The node state is scratch; the log stays for reading.
+    rmSync(join(runDir, 'state'), { recursive: true, force: true });
+  }
+}
