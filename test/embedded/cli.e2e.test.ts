@@ -1,0 +1,242 @@
+// End-to-end through `bin/pool-monitor embedded` as a user runs it: a real
+// process, real kubectl (1.27 and 1.33) against its API server, SIGTERM, and
+// the report. Scenarios are tiny YAML files so the whole file stays short.
+import { expect } from 'chai';
+import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { EmbeddedReport } from '../../src/embedded/run.ts';
+
+const BIN = fileURLToPath(new URL('../../bin/pool-monitor', import.meta.url));
+const work = mkdtempSync(join(tmpdir(), 'embedded-e2e-'));
+
+function kubectlBin(): string | undefined {
+  try {
+    const onPath = execFileSync('sh', ['-c', 'command -v kubectl'], { encoding: 'utf8' }).trim();
+    const dir = dirname(realpathSync(onPath));
+    return ['1.33', '1.27'].map((v) => join(dir, `kubectl.${v}`)).find((p) => existsSync(p));
+  } catch {
+    return undefined;
+  }
+}
+
+function scenarioFile(name: string, text: string): string {
+  const path = join(work, `${name}.yaml`);
+  writeFileSync(path, text);
+  return path;
+}
+
+interface Run {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+function start(args: string[]): Run {
+  const child = spawn(BIN, ['embedded', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, stdout: () => out, stderr: () => err, exited };
+}
+
+async function until<T>(what: string, fn: () => T | undefined, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = fn();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe('embedded: bin/pool-monitor embedded end to end', function () {
+  this.timeout(90_000);
+
+  describe('--serve with kubectl', function () {
+    const kubectl = kubectlBin();
+    let run: Run;
+    let server = '';
+    const k = (args: string[]): Promise<string> =>
+      new Promise((resolve, reject) =>
+        execFile(
+          kubectl!,
+          [`--server=${server}`, ...args],
+          { env: { ...process.env, KUBECONFIG: '/dev/null', HOME: work } },
+          (e, stdout, stderr) =>
+            e ? reject(new Error(`${e.message}: ${stderr}`)) : resolve(stdout),
+        ),
+      );
+    const requested = async (): Promise<number[]> => {
+      const out = await k([
+        'get',
+        'nnc',
+        '-n',
+        'kube-system',
+        '-o',
+        'jsonpath={range .items[*]}{.spec.requestedIPCount}{"\\n"}{end}',
+      ]);
+      return out.trim().split('\n').map(Number);
+    };
+
+    before(async function () {
+      if (!kubectl) this.skip();
+      const scenario = scenarioFile(
+        'serve',
+        'name: serve\ndurationSeconds: 4\nnodes: 2\nsteps:\n  - {at: 0, create: 5, over: 1}\n',
+      );
+      run = start(['--scenario', scenario, '--serve', '--log-level', 'debug']);
+      server = await until(
+        'the API server URL',
+        () =>
+          /kubectl --server=(http:\/\/127\.0\.0\.1:\d+) get nnc -n kube-system/.exec(
+            run.stdout(),
+          )?.[1],
+        30_000,
+      );
+      await until(
+        'the serving line',
+        () => (/serving on/.test(run.stdout()) ? true : undefined),
+        40_000,
+      );
+    });
+
+    after(() => {
+      if (run && run.child.exitCode === null) run.child.kill('SIGKILL');
+    });
+
+    it('shows every NNC with kubectl get nnc -n kube-system', async () => {
+      const out = await k(['get', 'nnc', '-n', 'kube-system', '-o', 'name']);
+      expect(out.trim().split('\n').sort()).to.deep.equal([
+        'nodenetworkconfig.acn.azure.com/node-0',
+        'nodenetworkconfig.acn.azure.com/node-1',
+      ]);
+      // 5 pods each: 16 × ceil(0.5 + 5/16) = 16.
+      expect(await requested()).to.deep.equal([16, 16]);
+    });
+
+    it("lists a node's pods with a field selector, all Running with an IP", async () => {
+      const out = await k([
+        'get',
+        'pods',
+        '-n',
+        'workload',
+        '--field-selector',
+        'spec.nodeName=node-1',
+        '-o',
+        'jsonpath={range .items[*]}{.spec.nodeName} {.status.phase} {.status.podIP}{"\\n"}{end}',
+      ]);
+      const rows = out.trim().split('\n');
+      expect(rows).to.have.length(5);
+      for (const row of rows) expect(row).to.match(/^node-1 Running 10\.240\.\d+\.\d+$/);
+    });
+
+    it('a CSS marked exhausted through its status subresource scales with batch 1, buffer 1', async () => {
+      const names = (await k(['get', 'css', '-n', 'kube-system', '-o', 'name'])).trim().split('\n');
+      expect(names).to.have.length(1);
+      await k([
+        'patch',
+        names[0]!,
+        '-n',
+        'kube-system',
+        '--subresource',
+        'status',
+        '--type',
+        'merge',
+        '-p',
+        '{"status":{"exhausted":true}}',
+      ]);
+      // Exhausted: target = 1 × ceil(1 + 5/1) = 6 on each node.
+      const deadline = Date.now() + 15_000;
+      let seen: number[] = [];
+      while (Date.now() < deadline) {
+        seen = await requested();
+        if (seen.every((n) => n === 6)) break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(seen).to.deep.equal([6, 6]);
+    });
+
+    it('SIGTERM ends it with exit 0 and prints the report', async () => {
+      run.child.kill('SIGTERM');
+      const code = await run.exited;
+      expect(code, run.stderr()).to.equal(0);
+      expect(run.stdout()).to.match(/Report: scenario serve, 2 nodes/);
+      expect(run.stdout()).to.match(/pod wait \(scheduling to IP\)\s+10 pods/);
+      expect(run.stdout()).to.match(/invariant violations\s+0 \(all held\)/);
+      expect(run.stdout()).to.match(/subnet exhaustion\s+yes/);
+    });
+  });
+
+  it('runs a short scenario to completion with zero violations and a sane JSON report', async () => {
+    const scenario = scenarioFile(
+      'short',
+      [
+        'name: short',
+        'durationSeconds: 12',
+        'nodes: 2',
+        'steps:',
+        '  - {at: 0, create: 10, over: 2}',
+        '  - {at: 5, create: 20, over: 2, group: burst}',
+        '  - {at: 8, delete: all, group: burst}',
+        '',
+      ].join('\n'),
+    );
+    const reportFile = join(work, 'short.json');
+    const run = start(['--scenario', scenario, '--report', reportFile]);
+    const code = await run.exited;
+    expect(code, run.stderr()).to.equal(0);
+    expect(run.stdout()).to.not.include('\r'); // no progress bar without a TTY
+    const r = JSON.parse(readFileSync(reportFile, 'utf8')) as EmbeddedReport;
+    expect(r.scenario).to.equal('short');
+    expect(r.nodes).to.equal(2);
+    expect(r.invariantViolations).to.equal(0);
+    expect(r.violations).to.deep.equal([]);
+    expect(r.pods).to.include({ created: 60, deleted: 40, waitingAtEnd: 0 });
+    expect(r.podWait.count).to.equal(60);
+    expect(r.podWait.p50Ms).to.be.a('number').within(0, 10_000);
+    expect(r.podWait.p99Ms).to.be.at.least(r.podWait.p50Ms ?? 0);
+    expect(r.nncWrites).to.be.within(2, 200);
+    expect(r.ipChurn.allocated).to.be.at.least(60);
+    expect(r.peak.demand).to.equal(60);
+    expect(r.peak.allocated).to.be.at.least(60);
+    expect(r.scaling).to.deep.equal({ up: true, down: true });
+    expect(r.exhaustion.happened).to.equal(false);
+    expect(r.apiRequests.byVerb.create).to.be.at.least(60);
+    expect(r.apiRequests.byVerb.patch).to.be.at.least(r.nncWrites);
+    expect(r.timeline.length).to.be.at.least(10);
+    expect(r.idleIpSeconds).to.be.greaterThan(0);
+  });
+
+  describe('bad input: one line on stderr, non-zero exit, nothing started', () => {
+    const bad = scenarioFile(
+      'bad',
+      'name: bad\ndurationSeconds: 5\nsteps:\n  - {at: 0, creat: 1}\n',
+    );
+    const cases: [string, string[], RegExp][] = [
+      ['--nodes 0', ['--nodes', '0'], /--nodes must be an integer >= 1/],
+      ['--duration -3', ['--duration', '-3'], /--duration/],
+      ['--api-port 70000', ['--api-port', '70000'], /--api-port/],
+      ['--log-level loud', ['--log-level', 'loud'], /--log-level/],
+      ['unknown flag', ['--frobnicate'], /unknown option/],
+      ['unknown scenario', ['--scenario', 'nope'], /unknown scenario "nope"/],
+      ['bad scenario file', ['--scenario', bad], /steps\[0\]\.creat: unknown field/],
+    ];
+    for (const [name, args, message] of cases) {
+      it(name, async () => {
+        const run = start(args);
+        const code = await run.exited;
+        expect(code).to.not.equal(0);
+        const lines = run.stderr().trim().split('\n');
+        expect(lines, run.stderr()).to.have.length(1);
+        expect(lines[0]).to.match(message);
+        expect(run.stdout()).to.equal('');
+      });
+    }
+  });
+});
