@@ -35,6 +35,8 @@ export interface EmbeddedClusterOptions {
   podSubnet: string;
   /** Where state dirs and the kubeconfig go. */
   runDir: string;
+  /** Parent of the per-node state dirs (default runDir/state); a tmpfs makes SQLite syncs cheap. */
+  stateRoot?: string;
   logger: Logger;
   /** 0: an ephemeral port. */
   apiPort?: number;
@@ -175,7 +177,7 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
       events: opts.events ?? true,
     });
 
-    const stateRoot = join(opts.runDir, 'state');
+    const stateRoot = opts.stateRoot ?? join(opts.runDir, 'state');
     await inBatches(opts.nodeNames, limit, async (name) => {
       const stateDir = join(stateRoot, name);
       mkdirSync(stateDir, { recursive: true });

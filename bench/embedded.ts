@@ -1,0 +1,139 @@
+// Embedded-cluster benchmark: N nodes (default 1,000), each with its real
+// sidecar and simulated kubelet, on one local API server and fulfiller in
+// this one process; P pods per node (default 30) created at once. Prints the
+// set-up time, the time until every pod is Running with an IP and every pool
+// is back at its target, request counts, invariant violations and memory.
+// Run: node bench/embedded.ts   (BENCH_NODES, BENCH_PODS change the size.)
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { startEmbeddedCluster, WORKLOAD_NAMESPACE } from '../src/embedded/cluster.ts';
+import { fileLogger } from '../src/embedded/log-file.ts';
+import { GROUP, NNC_PLURAL, DEFAULT_NAMESPACE } from '../src/nnc/types.ts';
+import type { NodeNetworkConfig } from '../src/nnc/types.ts';
+import { checkInvariants, type PodSnapshot } from '../src/sim/invariants.ts';
+import { waitStats } from '../src/sim/report/stats.ts';
+import { requestsByVerb } from '../src/sim/report/report.ts';
+import { kubePodApi } from '../src/sim/workload/kube.ts';
+import { planScenario } from '../src/sim/workload/plan.ts';
+import { parseScenario } from '../src/sim/workload/scenario.ts';
+import { WorkloadDriver } from '../src/sim/workload/driver.ts';
+
+const NODES = Number(process.env.BENCH_NODES ?? 1000);
+const PODS = Number(process.env.BENCH_PODS ?? 30);
+const mb = (n: number) => `${Math.round(n / 2 ** 20)} MiB`;
+const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+const runDir = mkdtempSync(join(tmpdir(), 'bench-embedded-'));
+// Node state on a tmpfs when there is one: 1,000 SQLite files syncing to disk
+// would measure the disk, not the product.
+const stateRoot = existsSync('/dev/shm') ? mkdtempSync('/dev/shm/bench-embedded-') : undefined;
+const { logger, close } = fileLogger(join(runDir, 'bench.log'), 'warn');
+const nodeNames = Array.from({ length: NODES }, (_, i) => `node-${i}`);
+const waits: number[] = [];
+
+let t = performance.now();
+const cluster = await startEmbeddedCluster({
+  nodeNames,
+  podSubnet: '10.0.0.0/12',
+  runDir,
+  ...(stateRoot ? { stateRoot } : {}),
+  logger,
+  events: false,
+  fulfiller: { workers: 16 },
+  onRunning: (w) => waits.push(w.waitMs),
+});
+const setupMs = performance.now() - t;
+t = performance.now();
+const ready = await cluster.whenReady(120_000);
+const readyMs = performance.now() - t;
+console.log(
+  `set-up: ${NODES} nodes (Node, NNC, sidecar, kubelet) in ${s(setupMs)}; ` +
+    `${ready}/${NODES} sidecars ready ${s(readyMs)} later; rss ${mb(process.memoryUsage().rss)}`,
+);
+
+const plan = planScenario(
+  parseScenario({ name: 'bench', durationSeconds: 60, steps: [{ at: 0, create: PODS }] }),
+  nodeNames,
+);
+const driver = new WorkloadDriver({
+  api: kubePodApi(cluster.kc),
+  plan,
+  namespace: WORKLOAD_NAMESPACE,
+  concurrency: 64,
+});
+const { server } = cluster;
+const before = server.counters().entries();
+t = performance.now();
+const driving = driver.run();
+const target = 16 * Math.ceil(0.5 + PODS / 16);
+let createdMs = 0;
+let ipsMs = 0;
+let peakRss = 0;
+for (;;) {
+  await new Promise((r) => setTimeout(r, 100));
+  peakRss = Math.max(peakRss, process.memoryUsage().rss);
+  if (!createdMs && driver.counters.created === NODES * PODS) createdMs = performance.now() - t;
+  if (!ipsMs && waits.length >= NODES * PODS) ipsMs = performance.now() - t;
+  if (ipsMs) {
+    const nncs = server.objects(
+      GROUP,
+      NNC_PLURAL,
+      DEFAULT_NAMESPACE,
+    ) as unknown as NodeNetworkConfig[];
+    if (nncs.every((n) => n.spec?.requestedIPCount === target)) break;
+  }
+  if (performance.now() - t > 300_000) {
+    console.log(`gave up after 300 s: ${waits.length} pods have IPs`);
+    break;
+  }
+}
+const convergeMs = performance.now() - t;
+await driving;
+const pods = server.objects('', 'pods', WORKLOAD_NAMESPACE) as PodSnapshot[];
+const nncs = server.objects(GROUP, NNC_PLURAL, DEFAULT_NAMESPACE) as unknown as NodeNetworkConfig[];
+const violations = checkInvariants(pods, nncs);
+const w = waitStats(waits);
+const after = requestsByVerb(server.counters().entries());
+const prior = requestsByVerb(before);
+const delta = Object.fromEntries(
+  Object.entries(after).map(([verb, n]) => [verb, n - (prior[verb] ?? 0)]),
+);
+const mem = process.memoryUsage();
+console.log(
+  `workload: ${NODES} nodes x ${PODS} pods = ${NODES * PODS} pods created in ${s(createdMs)}, ` +
+    `all Running with an IP in ${s(ipsMs)}, every NNC at target ${target} in ${s(convergeMs)}`,
+);
+console.log(
+  `pod wait p50 ${w.p50Ms} ms, p95 ${w.p95Ms} ms, p99 ${w.p99Ms} ms; ` +
+    `invariant violations ${violations.length}; API requests during the workload ${JSON.stringify(delta)}`,
+);
+console.log(
+  `memory: rss ${mb(mem.rss)} (peak ${mb(peakRss)}), heap ${mb(mem.heapUsed)}; ` +
+    `per node ~${Math.round(mem.rss / NODES / 1024)} KiB rss`,
+);
+console.log(
+  JSON.stringify({
+    bench: 'embedded',
+    nodes: NODES,
+    podsPerNode: PODS,
+    setupMs: Math.round(setupMs),
+    readyMs: Math.round(readyMs),
+    allIpsMs: Math.round(ipsMs),
+    convergeMs: Math.round(convergeMs),
+    podWaitP50Ms: w.p50Ms,
+    podWaitP99Ms: w.p99Ms,
+    violations: violations.length,
+    rssMiB: Math.round(mem.rss / 2 ** 20),
+    peakRssMiB: Math.round(peakRss / 2 ** 20),
+    heapMiB: Math.round(mem.heapUsed / 2 ** 20),
+  }),
+);
+t = performance.now();
+await cluster.stop();
+await close();
+rmSync(runDir, { recursive: true, force: true });
+if (stateRoot) rmSync(stateRoot, { recursive: true, force: true });
+console.log(`shutdown: ${s(performance.now() - t)}`);
+setTimeout(() => process.exit(0), 500).unref();
