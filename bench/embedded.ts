@@ -4,6 +4,7 @@
 // set-up time, the time until every pod is Running with an IP and every pool
 // is back at its target, request counts, invariant violations and memory.
 // Run: node bench/embedded.ts   (BENCH_NODES, BENCH_PODS change the size.)
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +25,17 @@ const NODES = Number(process.env.BENCH_NODES ?? 1000);
 const PODS = Number(process.env.BENCH_PODS ?? 30);
 const mb = (n: number) => `${Math.round(n / 2 ** 20)} MiB`;
 const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+// Every node holds ~34 file descriptors (mostly loopback sockets: its
+// watches, its node API, client keep-alive pools, both ends in this process)
+// plus 3 SQLite files; say so up front rather than dying with EMFILE.
+const fdLimit = Number(execFileSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).trim());
+if (Number.isFinite(fdLimit) && fdLimit < NODES * 40 + 1000) {
+  console.log(
+    `warning: open-file limit ${fdLimit} is below the ~${NODES * 40 + 1000} this run needs; ` +
+      `raise it (ulimit -n ${NODES * 40 + 1000}) or lower BENCH_NODES`,
+  );
+}
 
 const runDir = mkdtempSync(join(tmpdir(), 'bench-embedded-'));
 // Node state on a tmpfs when there is one: 1,000 SQLite files syncing to disk

@@ -89,6 +89,7 @@ export function renderEmbeddedReport(r: EmbeddedReport): string[] {
   // After the figures, before the chart (the blank line).
   const at = lines.indexOf('');
   lines.splice(at < 0 ? lines.length : at, 0, exhaustionLine(r.exhaustion), scaling);
+  if (r.stoppedEarly) lines[0] = `${lines[0]} (stopped early by a signal)`;
   return lines;
 }
 
