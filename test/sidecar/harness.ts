@@ -295,7 +295,14 @@ export interface SidecarProcess {
 /** Runs `bin/pool-monitor sidecar` with the given flags. */
 export function spawnSidecar(args: string[], env: NodeJS.ProcessEnv = {}): SidecarProcess {
   const child = spawn(BIN, ['sidecar', ...args], {
-    env: { ...process.env, NODENAME: '', KUBECONFIG: '', ...env },
+    // Node's compile cache roughly halves the start-up of repeated runs.
+    env: {
+      ...process.env,
+      NODE_COMPILE_CACHE: join(tmpdir(), 'pool-monitor-compile-cache'),
+      NODENAME: '',
+      KUBECONFIG: '',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
