@@ -198,8 +198,13 @@ export async function runSidecar(
       }
       storeFailed = false;
     } catch (err) {
-      storeFailed = true;
-      log.error('inventory sync failed', { error: message(err) });
+      // Garbage in the status changes nothing and is reported; only a store
+      // that cannot write (disk, corruption) makes the agent unhealthy.
+      const invalid = err instanceof Error && err.name === 'InvalidIpStoreInputError';
+      if (!invalid) storeFailed = true;
+      log.error('inventory sync failed', { error: message(err), invalidStatus: invalid });
+      if (invalid)
+        record({ type: 'Warning', reason: 'InvalidNetworkContainers', message: message(err) });
     }
   };
 

@@ -240,3 +240,60 @@ describe('sidecar integration: node API, Events and bad input', function () {
     expect((await fetch(`${sidecar.url}/healthz`)).status).to.equal(200);
   });
 });
+
+describe('sidecar integration: garbage network containers and dry-run', function () {
+  this.timeout(20_000);
+  let c: Cluster;
+  let dir: ReturnType<typeof tempDir>;
+  let sidecar: TestSidecar | undefined;
+
+  before(async () => {
+    c = await startCluster();
+  });
+  beforeEach(() => {
+    dir = tempDir();
+  });
+  afterEach(async () => {
+    await sidecar?.stop();
+    sidecar = undefined;
+    dir.remove();
+  });
+  after(async () => {
+    await c?.close();
+  });
+
+  it('a status listing one address twice is refused by the store: logged, store untouched, still healthy', async () => {
+    const node = 'dup-node';
+    await createNnc(
+      c,
+      node,
+      { requestedIPCount: 10 },
+      { scaler: DEFAULT_SCALER, networkContainers: [container(range(0, 10))] },
+    );
+    sidecar = await startSidecar(c, sidecarOptions(c, node, dir.path));
+    await waitFor('ready', () => sidecar!.monitor.snapshot().ready);
+    const records = sidecar.store.list();
+    const bad = container(range(0, 10));
+    bad.ipAssignments = [...(bad.ipAssignments ?? []), { name: 'dup-id', ip: '10.10.0.2' }];
+    await setStatus(c, node, { scaler: DEFAULT_SCALER, networkContainers: [bad] });
+    await waitFor('error logged', () => sidecar!.logs.find('inventory sync failed').length > 0);
+    expect(sidecar.store.list()).to.deep.equal(records);
+    expect((await fetch(`${sidecar.url}/healthz`)).status).to.equal(200);
+  });
+
+  it('--dry-run computes and logs but never marks or writes', async () => {
+    const node = 'dry-node';
+    await createNnc(
+      c,
+      node,
+      { requestedIPCount: 30 },
+      { scaler: DEFAULT_SCALER, networkContainers: [container(range(0, 30))] },
+    );
+    sidecar = await startSidecar(c, sidecarOptions(c, node, dir.path, { dryRun: true }));
+    await waitFor('dry-run outcome', () => sidecar!.logs.find('dry run: not writing').length > 0);
+    expect(sidecar.store.counts().PendingRelease).to.equal(0);
+    expect((await getNnc(c, node)).spec?.requestedIPCount).to.equal(30);
+    const pool = (await (await fetch(`${sidecar.url}/debug/pool`)).json()) as Json;
+    expect(pool).to.deep.include({ dryRun: true, target: 10, request: 30 });
+  });
+});

@@ -77,9 +77,12 @@ describe('sidecar integration: scaling semantics', function () {
 
   it('does not reconcile before every input has synced and a valid NNC exists', async () => {
     for (let i = 0; i < 12; i++) await createPod(c, `g${counter}-${i}`, node);
+    const atStart = nncPatches(c);
     sidecar = await startSidecar(c, sidecarOptions(c, node, dir.path));
-    await sleep(400);
-    expect(nncPatches(c)).to.equal(nncPatches(c));
+    await waitFor('pods listed', () => sidecar!.monitor.snapshot().demand === 12);
+    await sleep(300);
+    expect(nncPatches(c)).to.equal(atStart);
+    expect(sidecar.monitor.snapshot().reconciles).to.equal(0);
     expect(sidecar.monitor.snapshot().ready).to.equal(false);
     const res = await fetch(`${sidecar.url}/readyz`);
     expect(res.status).to.equal(503);
