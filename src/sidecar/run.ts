@@ -60,6 +60,11 @@ export interface RunSidecarDeps {
   /** Grace for in-flight node API requests on stop (default 3 s). */
   apiCloseGraceMs?: number;
   random?: () => number;
+  /**
+   * An IP store to use instead of opening `<stateDir>/ipstore.db` (e.g. an
+   * in-memory one in the embedded cluster). The sidecar owns it: stop() closes it.
+   */
+  store?: NodeIpStore;
 }
 
 export interface RunningSidecar {
@@ -110,7 +115,7 @@ export async function runSidecar(
     }).kc;
   let store: NodeIpStore;
   try {
-    store = openIpStore({ stateDir: options.stateDir });
+    store = deps.store ?? openIpStore({ stateDir: options.stateDir });
   } catch (err) {
     throw new ConfigError(`--state-dir: ${message(err)}`);
   }

@@ -3,6 +3,7 @@
 // NNC, and bad input (scaler values, NNCs without status or dynamic
 // containers, malformed pods) that must warn, not crash, and change nothing.
 import { expect } from 'chai';
+import { openIpStore } from '../../src/ipstore/index.ts';
 import {
   container,
   createNnc,
@@ -295,5 +296,48 @@ describe('sidecar integration: garbage network containers and dry-run', function
     expect((await getNnc(c, node)).spec?.requestedIPCount).to.equal(30);
     const pool = (await (await fetch(`${sidecar.url}/debug/pool`)).json()) as Json;
     expect(pool).to.deep.include({ dryRun: true, target: 10, request: 30 });
+  });
+});
+
+describe('sidecar integration: in-process lifecycle', function () {
+  this.timeout(20_000);
+  let c: Cluster;
+  before(async () => {
+    c = await startCluster();
+  });
+  after(async () => {
+    await c?.close();
+  });
+
+  it('runs two sidecars in one process (injected in-memory stores) and stops on an abort signal', async () => {
+    const ctl = new AbortController();
+    const started: TestSidecar[] = [];
+    for (const node of ['mem-a', 'mem-b']) {
+      await createNnc(
+        c,
+        node,
+        { requestedIPCount: 10 },
+        { scaler: DEFAULT_SCALER, networkContainers: [container(range(0, 10))] },
+      );
+      await createPod(c, `${node}-p`, node);
+      started.push(
+        await startSidecar(c, sidecarOptions(c, node, '/nonexistent'), {
+          signal: ctl.signal,
+          store: openIpStore({ memory: true }),
+        }),
+      );
+    }
+    for (const s of started) await waitFor('ready', () => s.monitor.snapshot().ready);
+    expect(started.map((s) => s.monitor.snapshot().demand)).to.deep.equal([1, 1]);
+    expect(started[0]!.port).to.not.equal(started[1]!.port);
+    ctl.abort();
+    await Promise.all(started.map((s) => s.stopped));
+    for (const s of started) {
+      await fetch(`${s.url}/healthz`).then(
+        () => expect.fail('still listening'),
+        () => undefined,
+      );
+      expect(s.logs.find('sidecar stopped')).to.have.length(1);
+    }
   });
 });
