@@ -172,6 +172,7 @@ describe('sidecar integration: scaling semantics', function () {
     await setCss(c, `other-${node}`, true);
     sidecar = await startSidecar(c, sidecarOptions(c, node, dir.path));
     await waitFor('demand 3', () => sidecar!.monitor.snapshot().demand === 3);
+    await waitFor('ready', () => sidecar!.monitor.snapshot().ready);
     await sleep(200);
     expect(sidecar.monitor.snapshot().exhausted).to.equal(false);
     expect(await requested()).to.equal(10);
@@ -193,6 +194,7 @@ describe('sidecar integration: scaling semantics', function () {
     for (let i = 0; i < 3; i++) await createPod(c, `y${counter}-${i}`, node);
     sidecar = await startSidecar(c, sidecarOptions(c, node, dir.path, { subnetState: 'any' }));
     await waitFor('demand 3', () => sidecar!.monitor.snapshot().demand === 3);
+    await waitFor('ready', () => sidecar!.monitor.snapshot().ready);
     expect(sidecar.monitor.snapshot().exhausted).to.equal(false);
     await setCss(c, `unrelated-${node}`, true);
     await waitFor('request 4', async () => (await requested()) === 4);
@@ -271,6 +273,7 @@ describe('sidecar integration: scaling semantics', function () {
     for (let i = 0; i < 3; i++) await createPod(c, `w${counter}-${i}`, node);
     sidecar = await startSidecar(c, sidecarOptions(c, node, dir.path));
     await waitFor('demand 3', () => sidecar!.monitor.snapshot().demand === 3);
+    await waitFor('ready', () => sidecar!.monitor.snapshot().ready);
     c.server.faults.dropWatches('pods');
     for (let i = 3; i < 9; i++) await createPod(c, `w${counter}-${i}`, node);
     await waitFor('demand 9', () => sidecar!.monitor.snapshot().demand === 9);
