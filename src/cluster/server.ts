@@ -44,6 +44,7 @@ import { bothSelectors, fieldSelector, labelSelector, type Selector } from './se
 import { ObjectStore, type StoreEvent } from './store.ts';
 import { toTable, wantsTable, type IncludeObject } from './table.ts';
 import { startWatch, type ActiveWatch } from './watch.ts';
+import { indexKeyOf, WatchIndex } from './watch-index.ts';
 
 export interface ApiServerOptions {
   /** Port on 127.0.0.1; 0 (the default) picks a free one. */
@@ -147,6 +148,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const counters = new RequestCounter();
   const faults = new FaultTable();
   const watches = new Set<ActiveWatch>();
+  const watchIndex = new WatchIndex(store);
 
   const onCrd = (ev: StoreEvent): void => {
     const crd = ev.object;
@@ -321,10 +323,14 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     }
   }
 
+  function fieldsFrom(q: URLSearchParams, name?: string): string {
+    const fields = q.get('fieldSelector') ?? '';
+    if (!name) return fields;
+    return fields ? `${fields},metadata.name=${name}` : `metadata.name=${name}`;
+  }
+
   function selectorFrom(q: URLSearchParams, name?: string): Selector {
-    let fields = q.get('fieldSelector') ?? '';
-    if (name) fields = fields ? `${fields},metadata.name=${name}` : `metadata.name=${name}`;
-    return bothSelectors(labelSelector(q.get('labelSelector')), fieldSelector(fields));
+    return bothSelectors(labelSelector(q.get('labelSelector')), fieldSelector(fieldsFrom(q, name)));
   }
 
   function parsePositiveInt(q: URLSearchParams, key: string): number | undefined {
@@ -482,6 +488,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     }
     const timeoutS = parsePositiveInt(q, 'timeoutSeconds');
     const selector = selectorFrom(q, name);
+    const indexKey = indexKeyOf(fieldsFrom(q, name));
     const encode = (type: string, obj: KObject): string => {
       const o = atVersion(r, version, obj);
       if (table && type !== 'BOOKMARK')
@@ -520,6 +527,8 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
         bookmarkIntervalMs: bookmarkMs,
         ...(timeoutS !== undefined ? { timeoutMs: timeoutS * 1000 } : {}),
         encode,
+        index: watchIndex,
+        ...(indexKey ? { indexKey } : {}),
       },
       { send: (line) => res.write(line + '\n'), end: () => res.end() },
       () => watches.delete(w),

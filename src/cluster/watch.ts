@@ -8,6 +8,7 @@ import type { JsonObject, KObject } from './objects.ts';
 import { resourceKey, type ResourceInfo } from './resources.ts';
 import type { Selector } from './selectors.ts';
 import type { EventType, ObjectStore, StoreEvent } from './store.ts';
+import type { IndexKey, WatchIndex } from './watch-index.ts';
 
 export interface WatchSink {
   /** Sends one line (a JSON event without the newline). */
@@ -28,6 +29,10 @@ export interface WatchRequest {
   timeoutMs?: number;
   /** Turns an object into what goes on the wire (plain object or a Table). */
   encode(type: EventType | 'BOOKMARK', obj: KObject): string;
+  /** Follow the store through this index (filed under `indexKey`) instead of subscribing to it directly. */
+  index?: WatchIndex;
+  /** An equality term of `selector`: only objects with this field value can be in scope. */
+  indexKey?: IndexKey;
 }
 
 export interface ActiveWatch {
@@ -117,11 +122,12 @@ export function startWatch(
       if (inScope(obj)) emit('ADDED', obj);
     if (req.sendInitialEvents) bookmark({ 'k8s.io/initial-events-end': 'true' });
   }
-  unsubscribe = store.subscribe((ev) => {
+  const follow = (ev: StoreEvent): void => {
     if (ev.resource !== key) return;
     const p = project(ev, inScope);
     if (p) emit(p.type, p.object);
-  });
+  };
+  unsubscribe = req.index ? req.index.add(key, req.indexKey, follow) : store.subscribe(follow);
   if (req.bookmarks) {
     const tick = (): void => {
       bookmark();
