@@ -3,8 +3,10 @@
 // NNC per node, the fulfiller on the pod subnet, and per node the real
 // sidecar (own state dir, own 127.0.0.1:0 listener) and a simulated
 // kubelet/CNI talking to it over HTTP. Everything shares one KubeConfig and
-// one root logger to keep per-node overhead small. stop() tears it down in
-// the reverse order: kubelets, sidecars, fulfiller, API server.
+// one root logger to keep per-node overhead small, and one keep-alive
+// connection pool (client-node alone would open a connection per request).
+// stop() tears it down in the reverse order: kubelets, sidecars, fulfiller,
+// API server, connection pool.
 import {
   CoreV1Api,
   CustomObjectsApi,
@@ -19,6 +21,7 @@ import { startApiServer, type ApiServer } from '../cluster/server.ts';
 import { makeFulfillerConfig, type FulfillerConfig } from '../fulfiller/config.ts';
 import { startFulfiller, type RunningFulfiller } from '../fulfiller/run.ts';
 import { loadKubeConfig } from '../kube/config.ts';
+import { shareDispatchers, type SharedDispatchers } from '../kube/shared-dispatcher.ts';
 import type { Logger } from '../log/logger.ts';
 import { DEFAULT_NAMESPACE, GROUP, NNC_KIND, NNC_PLURAL, NNC_VERSION } from '../nnc/types.ts';
 import type { SidecarOptions } from '../sidecar/options.ts';
@@ -120,6 +123,7 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
   });
   const started: {
     fulfiller?: RunningFulfiller;
+    dispatchers?: SharedDispatchers;
     nodes: EmbeddedNode[];
     sidecars: RunningSidecar[];
   } = { nodes: [], sidecars: [] };
@@ -128,9 +132,12 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
     await Promise.all(started.sidecars.map((s) => s.stop().catch(() => {})));
     await started.fulfiller?.stop().catch(() => {});
     await server.close();
+    await started.dispatchers?.destroy();
   };
   try {
     const { kc } = loadKubeConfig({ kubeconfig: server.kubeconfigPath });
+    // Every in-process client shares one keep-alive connection pool.
+    started.dispatchers = shareDispatchers(kc);
     const core = kc.makeApiClient(CoreV1Api);
     const custom = kc.makeApiClient(CustomObjectsApi);
     const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);

@@ -1,0 +1,86 @@
+// shareDispatchers: client-node requests through one KubeConfig reuse one
+// keep-alive pool instead of a new Agent (and connection) per request.
+import { CoreV1Api, KubeConfig, RequestContext, HttpMethod } from '@kubernetes/client-node';
+import { expect } from 'chai';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { kubeconfigYaml } from '../../src/cluster/kubeconfig.ts';
+import { shareDispatchers } from '../../src/kube/shared-dispatcher.ts';
+
+/** A fake API server answering every request with an empty NamespaceList; counts connections. */
+async function fakeServer(): Promise<{ server: Server; url: string; connections: () => number }> {
+  let connections = 0;
+  const server = createServer((_req, res) => {
+    const body = JSON.stringify({
+      kind: 'NamespaceList',
+      apiVersion: 'v1',
+      metadata: {},
+      items: [],
+    });
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Content-Length': body.length });
+    res.end(body);
+  });
+  server.on('connection', () => (connections += 1));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return { server, url: `http://127.0.0.1:${port}`, connections: () => connections };
+}
+
+function kubeConfigFor(url: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromString(kubeconfigYaml(url));
+  return kc;
+}
+
+async function dispatcherOf(kc: KubeConfig): Promise<unknown> {
+  const ctx = new RequestContext('http://127.0.0.1/api', HttpMethod.GET);
+  await kc.applySecurityAuthentication(ctx);
+  return ctx.getDispatcher();
+}
+
+describe('kube: shared dispatchers', () => {
+  it('client-node alone makes a new dispatcher per request; shared, one for all', async () => {
+    const kc = kubeConfigFor('http://127.0.0.1:1');
+    const [a, b] = [await dispatcherOf(kc), await dispatcherOf(kc)];
+    expect(a).to.not.equal(undefined);
+    expect(a).to.not.equal(b);
+    const shared = shareDispatchers(kc);
+    const [c, d] = [await dispatcherOf(kc), await dispatcherOf(kc)];
+    expect(c).to.equal(d);
+    expect(shared.count()).to.equal(1);
+    await shared.destroy();
+    expect(shared.count()).to.equal(0);
+    expect(await dispatcherOf(kc)).to.not.equal(c);
+  });
+
+  it('without sharing, every request opens a connection', async () => {
+    const fake = await fakeServer();
+    const core = kubeConfigFor(fake.url).makeApiClient(CoreV1Api);
+    try {
+      for (let i = 0; i < 3; i++) await core.listNamespace();
+      expect(fake.connections()).to.equal(3);
+    } finally {
+      fake.server.closeAllConnections();
+      await new Promise((r) => fake.server.close(r));
+    }
+  });
+
+  it('requests reuse kept-alive connections', async () => {
+    const fake = await fakeServer();
+    const kc = kubeConfigFor(fake.url);
+    const shared = shareDispatchers(kc);
+    try {
+      const core = kc.makeApiClient(CoreV1Api);
+      // (undici may open a second connection while the first is being returned to the pool.)
+      for (let i = 0; i < 10; i++) await core.listNamespace();
+      expect(fake.connections()).to.be.at.most(2);
+      // A burst opens more connections, but no more than requests in flight.
+      await Promise.all(Array.from({ length: 5 }, () => core.listNamespace()));
+      expect(fake.connections()).to.be.at.most(7);
+    } finally {
+      await shared.destroy();
+      fake.server.closeAllConnections();
+      await new Promise((r) => fake.server.close(r));
+    }
+  });
+});
