@@ -4,7 +4,7 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 NODE_FLAGS := --disable-warning=ExperimentalWarning
 
-.PHONY: run test install typecheck lint unit bench clean format
+.PHONY: run test install typecheck lint unit bench crash-long clean format
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -33,6 +33,11 @@ bench: install
 	@for b in $(BENCHES); do \
 	  if [ -f bench/$$b.ts ]; then echo "== bench/$$b.ts"; node $(NODE_FLAGS) bench/$$b.ts || exit 1; fi; \
 	done
+
+# The sidecar's kill -9 crash test, longer than the 50 cycles of `make test`.
+CRASH_CYCLES ?= 500
+crash-long: install
+	CRASH_CYCLES=$(CRASH_CYCLES) mocha test/sidecar/crash.process.test.ts
 
 format: install
 	prettier --write .
