@@ -2,28 +2,16 @@
 // the declared Content-Length first and then on the bytes actually received,
 // so a lying or chunked client cannot make the sidecar buffer more than
 // `limit` bytes. Invalid UTF-8 and invalid JSON are refused, never guessed.
+// Like CNS, the body is read as JSON whatever the Content-Type says: CNI
+// plugins and `curl -d` do not all send application/json.
 import type { IncomingMessage } from 'node:http';
 
 export type BodyResult =
-  { ok: true; value: unknown } | { ok: false; status: 400 | 413 | 415; error: string };
+  { ok: true; value: unknown } | { ok: false; status: 400 | 413; error: string };
 
 export const DEFAULT_BODY_LIMIT = 64 * 1024;
 
-/** True when the Content-Type (if any) names JSON. CNS clients send application/json. */
-export function isJsonContentType(header: string | undefined): boolean {
-  if (header === undefined || header.trim() === '') return true;
-  const type = (header.split(';')[0] ?? '').trim().toLowerCase();
-  return type === 'application/json' || type.endsWith('+json');
-}
-
 export function readJsonBody(req: IncomingMessage, limit: number): Promise<BodyResult> {
-  if (!isJsonContentType(req.headers['content-type'])) {
-    return Promise.resolve({
-      ok: false,
-      status: 415,
-      error: `Content-Type must be application/json, got ${req.headers['content-type']}`,
-    });
-  }
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > limit) {
     return Promise.resolve({

@@ -202,13 +202,19 @@ describe('node api: CNS IPAM endpoints', () => {
       expect((res.json as { error: string }).error).to.match(/UTF-8/);
     });
 
-    it('refuses a non-JSON content type with 415', async () => {
-      const res = await call(h.port, 'POST', REQ, JSON.stringify(podRequest(1)), {
-        'content-type': 'text/plain',
+    it('reads the body as JSON whatever the Content-Type says, as CNS does', async () => {
+      const malformed = await call(h.port, 'POST', REQ, '{bad', {
+        'content-type': 'application/x-www-form-urlencoded',
       });
-      expect(res.status).to.equal(415);
-      expect(res.json).to.have.nested.property('response.ReturnCode', 23);
+      expect(malformed.status).to.equal(400);
+      expect(malformed.json).to.have.nested.property('response.ReturnCode', 23);
       expect(store.counts().Assigned).to.equal(0);
+      const res = await call(h.port, 'POST', REQ, JSON.stringify(podRequest(1)), {
+        'content-type': 'application/x-www-form-urlencoded',
+      });
+      expect(res.status).to.equal(200);
+      expect(res.json).to.have.nested.property('response.ReturnCode', 0);
+      expect(store.counts().Assigned).to.equal(1);
     });
 
     it('refuses a body over the limit with 413, declared or streamed', async () => {

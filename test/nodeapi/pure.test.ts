@@ -6,7 +6,6 @@ import {
   parseStateFilter,
   prefixLength,
 } from '../../src/nodeapi/validate.ts';
-import { isJsonContentType } from '../../src/nodeapi/body.ts';
 
 const zero = { Available: 0, Assigned: 0, PendingRelease: 0, PendingProgramming: 0 };
 
@@ -94,13 +93,5 @@ describe('node api pure helpers', () => {
     expect(doc.ipCounts.total).to.equal(2);
     expect(doc.lastReconcile).to.deep.equal({ at: null, outcome: 'failed', error: 'patch 409' });
     expect(buildDebugPool(undefined, zero).lastReconcile).to.equal(null);
-  });
-
-  it('isJsonContentType accepts JSON types and a missing header only', () => {
-    expect(isJsonContentType(undefined)).to.be.true;
-    expect(isJsonContentType('application/json; charset=utf-8')).to.be.true;
-    expect(isJsonContentType('application/merge-patch+json')).to.be.true;
-    expect(isJsonContentType('text/plain')).to.be.false;
-    expect(isJsonContentType('application/x-www-form-urlencoded')).to.be.false;
   });
 });
