@@ -13,6 +13,7 @@ import { SteppedScheduler } from './stepped-scheduler.ts';
 import { summarize, type Sample, type SimulationSummary } from './summary.ts';
 import type { Trace } from './trace.ts';
 import { VirtualNode } from './virtual-node.ts';
+import { seededRandom } from './random.ts';
 
 export interface SimulationOptions {
   trace: Trace;
@@ -95,16 +96,4 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   } finally {
     store.close();
   }
-}
-
-/** A small deterministic PRNG (mulberry32), so replays give the same figures every time. */
-export function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }

@@ -22,6 +22,7 @@ import {
   waitFor,
   type Cluster,
 } from './harness.ts';
+import { seededRandom as prng } from '../../src/sim/random.ts';
 
 const CYCLES = Number(process.env.CRASH_CYCLES ?? 50);
 const SEED = Number(process.env.CRASH_SEED ?? 20261122);
@@ -32,18 +33,6 @@ const SCALER = {
   maxIPCount: 60,
 };
 const IFACES = 16;
-
-/** mulberry32: a small deterministic PRNG. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** What the test knows of each pod interface: its IP (acknowledged), none, or unknown (in flight at the kill). */
 type Known = Map<string, string | null | 'unknown'>;
