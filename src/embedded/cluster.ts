@@ -204,6 +204,8 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
         logger: opts.logger,
         defaultMetrics: false,
         events: opts.events ?? true,
+        // Node state lives as long as this process: no fsync per commit (docs/decisions/0005).
+        storeSynchronous: 'NORMAL',
         ...opts.sidecar,
       });
       started.sidecars.push(sidecar);

@@ -10,6 +10,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Subscription } from 'rxjs';
 import { share, tap } from 'rxjs';
+import type { Synchronous } from '../ipstore/database.ts';
 import { openIpStore } from '../ipstore/sqlite-store.ts';
 import { asPoolIpStore } from '../ipstore/pool-adapter.ts';
 import type { NodeIpStore } from '../ipstore/types.ts';
@@ -65,6 +66,12 @@ export interface RunSidecarDeps {
    * in-memory one in the embedded cluster). The sidecar owns it: stop() closes it.
    */
   store?: NodeIpStore;
+  /**
+   * SQLite synchronous level of the store opened from stateDir. The product
+   * keeps FULL (docs/decisions/0003, 0005); the embedded cluster, whose state
+   * dies with the process, uses NORMAL.
+   */
+  storeSynchronous?: Synchronous;
 }
 
 export interface RunningSidecar {
@@ -115,7 +122,12 @@ export async function runSidecar(
     }).kc;
   let store: NodeIpStore;
   try {
-    store = deps.store ?? openIpStore({ stateDir: options.stateDir });
+    store =
+      deps.store ??
+      openIpStore({
+        stateDir: options.stateDir,
+        ...(deps.storeSynchronous ? { synchronous: deps.storeSynchronous } : {}),
+      });
   } catch (err) {
     throw new ConfigError(`--state-dir: ${message(err)}`);
   }
