@@ -105,6 +105,23 @@ export const BUILTIN_RESOURCES: readonly ResourceInfo[] = [
       { name: 'Message', type: 'string', jsonPath: '.message' },
     ],
   }),
+  builtin('', 'v1', 'serviceaccounts', 'ServiceAccount', true, { shortNames: ['sa'] }),
+  // Served so the product's own manifests (DaemonSet, RBAC) can be applied and
+  // inspected; stored as written, with no controller acting on them.
+  builtin('apps', 'v1', 'daemonsets', 'DaemonSet', true, {
+    shortNames: ['ds'],
+    categories: ['all'],
+    statusSubresource: true,
+    generation: true,
+    printerColumns: [
+      { name: 'Desired', type: 'integer', jsonPath: '.status.desiredNumberScheduled' },
+      { name: 'Ready', type: 'integer', jsonPath: '.status.numberReady' },
+    ],
+  }),
+  builtin('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', false),
+  builtin('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings', 'ClusterRoleBinding', false),
+  builtin('rbac.authorization.k8s.io', 'v1', 'roles', 'Role', true),
+  builtin('rbac.authorization.k8s.io', 'v1', 'rolebindings', 'RoleBinding', true),
   builtin('coordination.k8s.io', 'v1', 'leases', 'Lease', true, {
     printerColumns: [{ name: 'Holder', type: 'string', jsonPath: '.spec.holderIdentity' }],
   }),
