@@ -5,7 +5,7 @@ import { expect } from 'chai';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { kubeconfigYaml } from '../../src/cluster/kubeconfig.ts';
-import { shareDispatchers } from '../../src/kube/shared-dispatcher.ts';
+import { isWatchUrl, shareDispatchers } from '../../src/kube/shared-dispatcher.ts';
 
 /** A fake API server answering every request with an empty NamespaceList; counts connections. */
 async function fakeServer(): Promise<{ server: Server; url: string; connections: () => number }> {
@@ -32,8 +32,8 @@ function kubeConfigFor(url: string): KubeConfig {
   return kc;
 }
 
-async function dispatcherOf(kc: KubeConfig): Promise<unknown> {
-  const ctx = new RequestContext('http://127.0.0.1/api', HttpMethod.GET);
+async function dispatcherOf(kc: KubeConfig, url = 'http://127.0.0.1/api'): Promise<unknown> {
+  const ctx = new RequestContext(url, HttpMethod.GET);
   await kc.applySecurityAuthentication(ctx);
   return ctx.getDispatcher();
 }
@@ -63,6 +63,28 @@ describe('kube: shared dispatchers', () => {
       fake.server.closeAllConnections();
       await new Promise((r) => fake.server.close(r));
     }
+  });
+
+  it('tells watch URLs from others', () => {
+    expect(isWatchUrl('http://h/api/v1/pods?watch=true&fieldSelector=a%3Db')).to.equal(true);
+    expect(isWatchUrl('http://h/api/v1/pods?fieldSelector=a&watch=1')).to.equal(true);
+    expect(isWatchUrl('http://h/api/v1/pods?watch=false')).to.equal(false);
+    expect(isWatchUrl('http://h/api/v1/pods?fieldSelector=watch%3Dtrue')).to.equal(false);
+    expect(isWatchUrl('http://h/api/v1/watch')).to.equal(false);
+  });
+
+  it('gives each watch a dispatcher of its own, outside the shared pool', async () => {
+    const kc = kubeConfigFor('http://127.0.0.1:1');
+    const shared = shareDispatchers(kc);
+    const watchUrl = 'http://127.0.0.1:1/api/v1/pods?watch=true';
+    const pool = await dispatcherOf(kc);
+    const [w1, w2] = [await dispatcherOf(kc, watchUrl), await dispatcherOf(kc, watchUrl)];
+    expect(w1).to.not.equal(undefined);
+    expect(w1).to.not.equal(pool);
+    expect(w1).to.not.equal(w2);
+    expect(await dispatcherOf(kc)).to.equal(pool);
+    expect(shared.count()).to.equal(1);
+    await shared.destroy();
   });
 
   it('requests reuse kept-alive connections', async () => {
