@@ -123,14 +123,13 @@ export class Registry {
         );
       start = t.start;
     }
-    const all = this.store.list(resourceKey(res), res.namespaced ? ns : undefined);
+    const all = this.store.list(resourceKey(res), res.namespaced ? ns : undefined, opts.selector);
     const items: KObject[] = [];
     let remaining = 0;
     let next: string | undefined;
     for (const obj of all) {
       const key = `${String(obj.metadata.namespace ?? '')}/${String(obj.metadata.name)}`;
       if (start && key <= start) continue;
-      if (!opts.selector(obj)) continue;
       if (opts.limit && items.length >= opts.limit) {
         remaining++;
         continue;

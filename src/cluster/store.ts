@@ -52,13 +52,18 @@ export class ObjectStore {
     return this.data.get(resource)?.get(objectKey(namespace, name));
   }
 
-  /** Objects of a resource (in one namespace when given), sorted by namespace then name. */
-  list(resource: string, namespace?: string): KObject[] {
+  /**
+   * Objects of a resource (in one namespace when given, passing `filter` when
+   * given), sorted by namespace then name. Filtering before sorting keeps a
+   * selective list (one node's pods out of 30,000) from sorting them all.
+   */
+  list(resource: string, namespace?: string, filter?: (obj: KObject) => boolean): KObject[] {
     const bucket = this.data.get(resource);
     if (!bucket) return [];
     const out: [string, KObject][] = [];
     for (const [key, obj] of bucket) {
       if (namespace && obj.metadata.namespace !== namespace) continue;
+      if (filter && !filter(obj)) continue;
       out.push([key, obj]);
     }
     out.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));

@@ -118,8 +118,8 @@ export function startWatch(
       if (p) emit(p.type, p.object);
     }
   } else {
-    for (const obj of store.list(key, req.resource.namespaced ? req.namespace : undefined))
-      if (inScope(obj)) emit('ADDED', obj);
+    for (const obj of store.list(key, req.resource.namespaced ? req.namespace : undefined, inScope))
+      emit('ADDED', obj);
     if (req.sendInitialEvents) bookmark({ 'k8s.io/initial-events-end': 'true' });
   }
   const follow = (ev: StoreEvent): void => {
