@@ -145,7 +145,8 @@ console.log(
 t = performance.now();
 await cluster.stop();
 await close();
-rmSync(runDir, { recursive: true, force: true });
+if (!process.env.KEEP_RUN_DIR) rmSync(runDir, { recursive: true, force: true });
+else console.log(`run dir kept: ${runDir}`);
 if (stateRoot) rmSync(stateRoot, { recursive: true, force: true });
 console.log(`shutdown: ${s(performance.now() - t)}`);
 setTimeout(() => process.exit(0), 500).unref();

@@ -61,6 +61,12 @@ export interface ApiServerOptions {
   /** Interval of watch bookmarks when asked for (allowWatchBookmarks=true). */
   bookmarkIntervalMs?: number;
   now?: () => Date;
+  /**
+   * Pending-connection queue of the listener (Node's default 511 when absent).
+   * Thousands of in-process clients reconnecting while the event loop is busy
+   * overflow the default: connects then hang in SYN-SENT until they time out.
+   */
+  listenBacklog?: number;
 }
 
 export interface ApiServer {
@@ -563,7 +569,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(opts.port ?? 0, '127.0.0.1', () => {
+    server.listen({ port: opts.port ?? 0, host: '127.0.0.1', backlog: opts.listenBacklog }, () => {
       server.off('error', reject);
       resolve();
     });

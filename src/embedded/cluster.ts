@@ -105,6 +105,11 @@ export async function inBatches<T, R>(
   return out;
 }
 
+/** Watch history the embedded API server keeps for `nodes` nodes (at least the server's 10,000). */
+export function embeddedHistoryLimit(nodes: number): number {
+  return Math.max(10_000, nodes * 150);
+}
+
 /** The InternalIP of node `i`: 10.224.x.y, outside any pod subnet the scenarios use. */
 export function nodeAddress(i: number): string {
   const n = i + 4;
@@ -120,6 +125,11 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
     crdsDir: CRDS_DIR,
     kubeconfigPath: join(opts.runDir, 'kubeconfig'),
     logger: opts.logger.child({ component: 'apiserver' }),
+    // Watch history for ~150 events per node: a quiet watch that client-node
+    // restarts after 30 s then resumes instead of getting 410 Gone and re-listing.
+    historyLimit: embeddedHistoryLimit(opts.nodeNames.length),
+    // Thousands of watches reconnect in bursts (capped by net.core.somaxconn).
+    listenBacklog: 4096,
   });
   const started: {
     fulfiller?: RunningFulfiller;
