@@ -4,6 +4,14 @@
 // jitter, reports its life as typed events, and offers the cache as an RxJS
 // Observable that emits only once the first list has completed, so consumers
 // never act on half the picture.
+//
+// Every watch asks for bookmarks (allowWatchBookmarks=true, as client-go
+// does). client-node aborts a watch after 30 s without a byte and reconnects;
+// on a quiet resource that is a reconnect every 30 s per watch, and watches
+// started together (a thousand nodes starting at once) all reconnect
+// together. The API server's periodic bookmarks keep a quiet stream alive and
+// its resourceVersion current (ListWatch stores a bookmark's resourceVersion
+// and does not treat it as an object), so a quiet watch simply stays open.
 import { ListWatch, Watch } from '@kubernetes/client-node';
 import type { KubeConfig, KubernetesObject, ListPromise } from '@kubernetes/client-node';
 import type { Observable } from 'rxjs';
@@ -48,6 +56,37 @@ export interface WatchResourceOptions<T extends KubernetesObject> {
   name?: string;
   random?: () => number;
   timers?: WatchTimers;
+  /**
+   * Client-side inactivity timeout of a watch stream (client-node's 30 s by
+   * default); longer than the server's bookmark interval. For tests.
+   */
+  watchInactivityMs?: number;
+}
+
+/** client-node's Watch, asking for bookmarks on every watch request. */
+export class BookmarkingWatch extends Watch {
+  override watch(
+    path: string,
+    queryParams: Record<string, string | number | boolean | undefined>,
+    callback: (phase: string, apiObj: unknown, watchObj?: unknown) => void,
+    done: (err: unknown) => void,
+  ): Promise<AbortController> {
+    return super.watch(path, { ...queryParams, allowWatchBookmarks: true }, callback, done);
+  }
+}
+
+/** A BookmarkingWatch, with client-node's inactivity timeout replaced if given. */
+export function bookmarkingWatch(kc: KubeConfig, inactivityMs?: number): BookmarkingWatch {
+  const watch = new BookmarkingWatch(kc);
+  if (inactivityMs !== undefined) {
+    if (!Number.isFinite(inactivityMs) || inactivityMs <= 0)
+      throw new Error(
+        `watch inactivity timeout must be a positive number of ms, got ${inactivityMs}`,
+      );
+    // Declared private in client-node's typings, but a plain instance field.
+    (watch as unknown as { requestTimeoutMs: number }).requestTimeoutMs = inactivityMs;
+  }
+  return watch;
 }
 
 export interface ResourceWatch<T> {
@@ -79,7 +118,7 @@ export function watchResource<T extends KubernetesObject>(
   const cache = new ReplaySubject<T[]>(1);
   const lw = new ListWatch<T>(
     options.path,
-    new Watch(options.kc),
+    bookmarkingWatch(options.kc, options.watchInactivityMs),
     options.listFn,
     false,
     options.labelSelector,
