@@ -125,10 +125,10 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
     crdsDir: CRDS_DIR,
     kubeconfigPath: join(opts.runDir, 'kubeconfig'),
     logger: opts.logger.child({ component: 'apiserver' }),
-    // Watch history for ~150 events per node: a quiet watch that client-node
-    // restarts after 30 s then resumes instead of getting 410 Gone and re-listing.
+    // Watch history for ~150 events per node: a watch that drops (or times out
+    // between two bookmarks) resumes instead of getting 410 Gone and re-listing.
     historyLimit: embeddedHistoryLimit(opts.nodeNames.length),
-    // Thousands of watches reconnect in bursts (capped by net.core.somaxconn).
+    // Thousands of watches connect at once during set-up (capped by net.core.somaxconn).
     listenBacklog: 4096,
   });
   const started: {
