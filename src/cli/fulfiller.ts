@@ -21,6 +21,7 @@ interface FulfillerFlags {
   releaseThreshold: number;
   max: number;
   exhaustionThreshold?: number;
+  exhaustionHold: number;
   workers: number;
   logLevel: LogLevel;
 }
@@ -68,6 +69,12 @@ export function fulfillerCommand(): Command {
       'mark the subnet exhausted when fewer addresses are free (default: the batch size)',
       integerOption('--exhaustion-threshold', 0),
     )
+    .option(
+      '--exhaustion-hold <seconds>',
+      'keep a subnet published as exhausted at least this long',
+      integerOption('--exhaustion-hold', 0),
+      30,
+    )
     .option('--workers <n>', 'nodes served in parallel', integerOption('--workers', 1), 8)
     .option('--log-level <level>', `one of ${LOG_LEVELS.join(', ')}`, logLevelOption, 'info')
     .action(async (flags: FulfillerFlags) => {
@@ -83,6 +90,7 @@ export function fulfillerCommand(): Command {
         },
         exhaustionThreshold: flags.exhaustionThreshold ?? flags.batch,
         recoveryMargin: flags.batch,
+        exhaustionHoldMs: flags.exhaustionHold * 1000,
         workers: flags.workers,
       });
       const { kc, source } = loadKubeConfig(

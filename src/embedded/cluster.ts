@@ -71,7 +71,10 @@ export interface EmbeddedCluster {
   stop(): Promise<void>;
 }
 
-/** The fulfiller settings of the embedded run: exhaustion at one batch of free addresses. */
+/**
+ * The fulfiller settings of the embedded run: exhaustion at one batch of free
+ * addresses, held at least 10 s so a short scenario still shows the recovery.
+ */
 export function embeddedFulfillerConfig(
   podSubnet: string,
   overrides: Partial<FulfillerConfig> = {},
@@ -81,6 +84,7 @@ export function embeddedFulfillerConfig(
     subnet: podSubnet,
     exhaustionThreshold: batch,
     recoveryMargin: batch,
+    exhaustionHoldMs: 10_000,
     workers: 8,
     minIntervalMs: 50,
     ...overrides,

@@ -18,6 +18,12 @@ export interface FulfillerConfig {
   exhaustionThreshold: number;
   /** Recovered once this many more than the threshold are free again. */
   recoveryMargin: number;
+  /**
+   * A subnet published as exhausted stays so at least this long (ms). When
+   * nodes shrink to batch 1 they free addresses at once, which would otherwise
+   * flip the state back within milliseconds and make every node oscillate.
+   */
+  exhaustionHoldMs: number;
   /** Nodes served in parallel. */
   workers: number;
   /** Every NNC is looked at again this often, in ms. */
@@ -43,6 +49,7 @@ export const DEFAULT_FULFILLER_CONFIG: FulfillerConfig = {
   scaler: DEFAULT_SCALER,
   exhaustionThreshold: 16,
   recoveryMargin: 16,
+  exhaustionHoldMs: 30_000,
   workers: 8,
   resyncMs: 60_000,
   minIntervalMs: 100,
@@ -82,6 +89,7 @@ export function makeFulfillerConfig(overrides: Partial<FulfillerConfig> = {}): F
   }
   positiveInt('exhaustion threshold', config.exhaustionThreshold, 0);
   positiveInt('recovery margin', config.recoveryMargin, 0);
+  positiveInt('exhaustion hold', config.exhaustionHoldMs, 0);
   positiveInt('workers', config.workers);
   positiveInt('resync interval', config.resyncMs);
   positiveInt('minimum interval', config.minIntervalMs, 0);

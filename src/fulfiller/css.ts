@@ -1,7 +1,8 @@
 // Publishes each subnet's exhaustion as a ClusterSubnetState. Only changes
 // are written (plus the first state after start), so an operator's manual
 // edit of a CSS status stays until the subnet really changes state; failed
-// writes are retried with backoff, one write per subnet at a time.
+// writes are retried with backoff, one write per subnet at a time. Once
+// published exhausted, a subnet stays so for at least `holdMs`.
 import { Backoff, retryDelay } from '../kube/backoff.ts';
 import type { BackoffOptions } from '../kube/backoff.ts';
 import { apiErrorInfo } from '../kube/errors.ts';
@@ -15,6 +16,8 @@ import type { SubnetStateApi } from './ports.ts';
 interface SubnetEntry {
   desired: boolean | undefined;
   published: boolean | undefined;
+  /** Clock time of the last successful write. */
+  publishedAt: number;
   writing: boolean;
   retryTimer: unknown;
   backoff: Backoff;
@@ -23,6 +26,8 @@ interface SubnetEntry {
 export interface ExhaustionPublisherOptions {
   api: SubnetStateApi;
   levels: ExhaustionLevels;
+  /** Minimum time (ms) an exhausted state stays published before it may recover. */
+  holdMs?: number;
   backoff: BackoffOptions;
   clock: QueueClock;
   logger: Logger;
@@ -61,6 +66,7 @@ export class ExhaustionPublisher {
         entry = {
           desired: undefined,
           published: undefined,
+          publishedAt: 0,
           writing: false,
           retryTimer: undefined,
           backoff: new Backoff(this.options.backoff, this.options.random),
@@ -91,6 +97,16 @@ export class ExhaustionPublisher {
     if (this.stopped || entry.writing || entry.retryTimer !== undefined) return;
     const value = entry.desired;
     if (value === undefined || value === entry.published) return;
+    const { clock } = this.options;
+    const holdLeft = entry.publishedAt + (this.options.holdMs ?? 0) - clock.now();
+    if (entry.published === true && !value && holdLeft > 0) {
+      // Still within the hold: look again when it ends (the state may have changed).
+      entry.retryTimer = clock.setTimeout(() => {
+        entry.retryTimer = undefined;
+        this.flush(name, entry);
+      }, holdLeft);
+      return;
+    }
     entry.writing = true;
     const log = this.options.logger;
     const write = this.options.api
@@ -102,6 +118,7 @@ export class ExhaustionPublisher {
         () => {
           const before = entry.published;
           entry.published = value;
+          entry.publishedAt = this.options.clock.now();
           entry.backoff.reset();
           const info = this.latest.get(name);
           log.info('subnet state published', { subnet: name, exhausted: value, free: info?.free });

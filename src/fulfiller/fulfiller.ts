@@ -109,6 +109,7 @@ export class Fulfiller {
     this.css = new ExhaustionPublisher({
       api: deps.cssApi,
       levels: exhaustionLevels(config.exhaustionThreshold, config.recoveryMargin),
+      holdMs: config.exhaustionHoldMs,
       backoff: config.backoff,
       clock: this.clock,
       logger: this.log,

@@ -182,7 +182,12 @@ describe('fulfiller/controller (in-memory API)', () => {
 
   it('publishes the CSS: exhausted below the threshold, recovered above the margin', async () => {
     // /26: 59 usable. Threshold 10, recovery at 15 free.
-    const h = start({ subnet: '10.9.0.0/26', exhaustionThreshold: 10, recoveryMargin: 5 });
+    const h = start({
+      subnet: '10.9.0.0/26',
+      exhaustionThreshold: 10,
+      recoveryMargin: 5,
+      exhaustionHoldMs: 0,
+    });
     await h.settle();
     expect(h.cluster.css.get('pods')?.exhausted).to.equal(false);
     h.cluster.setSpec('n1', { requestedIPCount: 50 });
@@ -198,6 +203,39 @@ describe('fulfiller/controller (in-memory API)', () => {
     h.cluster.setSpec('n1', { requestedIPCount: 40, ipsNotInUse: ids.slice(0, 10) });
     await h.settle();
     expect(h.backend.pool.free).to.equal(18);
+    expect(h.cluster.css.get('pods')?.exhausted).to.equal(false);
+    expect(h.cluster.cssWrites.map((w) => w.exhausted)).to.deep.equal([false, true, false]);
+    await h.fulfiller.stop();
+  });
+
+  it('keeps an exhausted subnet published for the hold time, then recovers', async () => {
+    const clock = new FakeClock();
+    // settle() plays out 50 s of virtual time; the hold is longer than two of them.
+    const h = start(
+      {
+        subnet: '10.9.0.0/26',
+        exhaustionThreshold: 10,
+        recoveryMargin: 5,
+        exhaustionHoldMs: 120_000,
+      },
+      new FakeCluster(),
+      clock,
+    );
+    await h.settle();
+    h.cluster.setSpec('n1', { requestedIPCount: 50 });
+    await h.settle();
+    expect(h.cluster.css.get('pods')?.exhausted).to.equal(true);
+    // The node shrinks at once (as sidecars do on exhaustion): plenty free again...
+    const ids = assignments(h.cluster, 'n1').map((a) => a.name);
+    h.cluster.setSpec('n1', { requestedIPCount: 20, ipsNotInUse: ids.slice(0, 30) });
+    await h.settle();
+    expect(h.backend.pool.free).to.equal(38);
+    // ...but the CSS stays exhausted until the hold has passed.
+    const exhaustedAt = Date.parse(h.cluster.cssWrites[1]?.timestamp ?? '');
+    expect(clock.now()).to.be.below(exhaustedAt + 120_000);
+    await clock.advance(exhaustedAt + 119_000 - clock.now());
+    expect(h.cluster.css.get('pods')?.exhausted).to.equal(true);
+    await clock.advance(2_000);
     expect(h.cluster.css.get('pods')?.exhausted).to.equal(false);
     expect(h.cluster.cssWrites.map((w) => w.exhausted)).to.deep.equal([false, true, false]);
     await h.fulfiller.stop();

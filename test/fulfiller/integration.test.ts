@@ -141,7 +141,12 @@ describe('fulfiller over the local API server', function () {
 
   it('creates the ClusterSubnetState and flips exhausted both ways', async () => {
     // /26: 59 usable; exhausted below 10 free, recovered at 20.
-    start({ subnet: '10.9.0.0/26', exhaustionThreshold: 10, recoveryMargin: 10 });
+    start({
+      subnet: '10.9.0.0/26',
+      exhaustionThreshold: 10,
+      recoveryMargin: 10,
+      exhaustionHoldMs: 0,
+    });
     const css = () =>
       api.getNamespacedCustomObject({ ...CSS, name: 'pods' }) as Promise<ClusterSubnetState>;
     await waitFor('css published', async () =>
