@@ -1,49 +1,10 @@
-// Retry delays for the simulated kubelet and the workload driver: exponential
-// backoff with ±jitter, randomness injected for deterministic tests, plus the
-// HTTP status of a failed Kubernetes client call (client-node 2.x throws
-// ApiException {code}; watches throw {statusCode}).
+// Time and concurrency for the simulated kubelet and the workload driver:
+// an injectable clock (tests run on a virtual one) and a small semaphore.
+// Their retry delays and API error decoding are the shared ones of src/kube/.
 
-export interface BackoffPolicy {
-  initialMs: number;
-  maxMs: number;
-  /** Growth per attempt; default 2. */
-  factor?: number;
-  /** ± fraction of the delay that is random; default 0.2. */
-  jitter?: number;
-}
-
-/** Delay before retry `attempt` (0-based): min(max, initial × factor^attempt) ± jitter. */
-export function retryDelayMs(
-  attempt: number,
-  policy: BackoffPolicy,
-  random: () => number = Math.random,
-): number {
-  const base = Math.min(
-    policy.maxMs,
-    policy.initialMs * (policy.factor ?? 2) ** Math.max(0, attempt),
-  );
-  const spread = base * (policy.jitter ?? 0.2) * (random() * 2 - 1);
-  return Math.round(Math.min(policy.maxMs, Math.max(0, base + spread)));
-}
-
-/** The HTTP status of a failed API call, when the server answered. */
-export function httpStatusOf(err: unknown): number | undefined {
-  if (!err || typeof err !== 'object') return undefined;
-  const e = err as { code?: unknown; statusCode?: unknown };
-  if (typeof e.code === 'number' && e.code >= 100 && e.code < 600) return e.code;
-  if (typeof e.statusCode === 'number') return e.statusCode;
-  return undefined;
-}
-
-/** Failures a retry cannot fix. */
+/** Failures a retry cannot fix; unlike `isPermanent`, 404 is left to the caller. */
 export function isPermanentStatus(status: number | undefined): boolean {
   return status === 400 || status === 401 || status === 403 || status === 422;
-}
-
-export function errorMessage(err: unknown): string {
-  const status = httpStatusOf(err);
-  const text = err instanceof Error ? err.message.split('\n')[0]! : String(err);
-  return status !== undefined && !text.includes(String(status)) ? `HTTP ${status}: ${text}` : text;
 }
 
 /** Time and waiting, injected: tests run on a virtual clock. */

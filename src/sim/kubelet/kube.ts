@@ -8,7 +8,7 @@ import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-n
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { watchResource, type ResourceWatch } from '../../kube/watch.ts';
 import type { Logger } from '../../log/logger.ts';
-import { httpStatusOf } from '../backoff.ts';
+import { apiErrorInfo } from '../../kube/errors.ts';
 import type { PodStatusWriter, StatusWriteResult } from './kubelet.ts';
 
 const TERMINAL = new Set(['Succeeded', 'Failed']);
@@ -55,7 +55,7 @@ export function kubePodStatusWriter(
           );
           return 'ok';
         } catch (err) {
-          const status = httpStatusOf(err);
+          const status = apiErrorInfo(err).statusCode;
           if (status === 404) return 'gone';
           if (status !== 409) throw err;
         }
@@ -64,7 +64,7 @@ export function kubePodStatusWriter(
         try {
           fresh = await core.readNamespacedPodStatus({ name, namespace });
         } catch (err) {
-          if (httpStatusOf(err) === 404) return 'gone';
+          if (apiErrorInfo(err).statusCode === 404) return 'gone';
           throw err;
         }
         if (fresh.metadata?.uid && pod.metadata?.uid && fresh.metadata.uid !== pod.metadata.uid) {

@@ -10,7 +10,8 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '../../log/logger.ts';
 import { silentLogger } from '../../log/logger.ts';
-import { retryDelayMs, Slots, systemClock, type BackoffPolicy, type Clock } from '../backoff.ts';
+import { backoffDelay, type BackoffOptions } from '../../kube/backoff.ts';
+import { Slots, systemClock, type Clock } from '../backoff.ts';
 import { ANNOTATION_SCHEDULED_AT } from '../workload/pod.ts';
 import type { CniClient, PodRef } from './cni.ts';
 
@@ -56,7 +57,7 @@ export interface SimKubeletOptions {
   /** IPAM and status calls in flight at most; default 8. */
   concurrency?: number;
   /** Retry delays while no IP is available or a call fails. */
-  backoff?: BackoffPolicy;
+  backoff?: BackoffOptions;
   /** Attempts to release an IP before giving up (logged); default 8. */
   releaseAttempts?: number;
   random?: () => number;
@@ -65,7 +66,7 @@ export interface SimKubeletOptions {
   onRunning?: (wait: PodWait) => void;
 }
 
-export const DEFAULT_KUBELET_BACKOFF: BackoffPolicy = { initialMs: 100, maxMs: 3000, jitter: 0.3 };
+export const DEFAULT_KUBELET_BACKOFF: BackoffOptions = { initialMs: 100, maxMs: 3000, jitter: 0.3 };
 
 type TrackState = 'setting-up' | 'running' | 'releasing' | 'released' | 'failed';
 
@@ -242,7 +243,7 @@ export class SimKubelet {
         }
         this.log.warn('pod IP request retry', { pod, attempt: attempt + 1, error: message });
       }
-      await clock.sleep(retryDelayMs(attempt, backoff, random), signal);
+      await clock.sleep(backoffDelay(attempt, backoff, random), signal);
     }
     if (!ips || signal.aborted) return;
     this.counters.ipsAssigned += 1;
@@ -263,7 +264,7 @@ export class SimKubelet {
           attempt: attempt + 1,
           error: err instanceof Error ? err.message : String(err),
         });
-        await clock.sleep(retryDelayMs(attempt, backoff, random), signal);
+        await clock.sleep(backoffDelay(attempt, backoff, random), signal);
       }
     }
     if (signal.aborted) return;
@@ -315,7 +316,7 @@ export class SimKubelet {
       });
       // After stop() one attempt only, so shutdown stays quick.
       if (last || this.stopped) return;
-      await this.o.clock.sleep(retryDelayMs(attempt, this.o.backoff, this.o.random));
+      await this.o.clock.sleep(backoffDelay(attempt, this.o.backoff, this.o.random));
     }
   }
 }

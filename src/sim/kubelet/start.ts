@@ -3,7 +3,7 @@
 // informer and status writer. stop() ends the watch, then the kubelet.
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../../log/logger.ts';
-import type { BackoffPolicy } from '../backoff.ts';
+import type { BackoffOptions } from '../../kube/backoff.ts';
 import { WORKLOAD_SELECTOR } from '../workload/pod.ts';
 import { httpCniClient } from './cni.ts';
 import { kubePodStatusWriter, watchNodePods } from './kube.ts';
@@ -20,7 +20,7 @@ export interface StartSimKubeletOptions {
   /** Which pods to serve; the workload's by default, '' for every pod. */
   labelSelector?: string;
   concurrency?: number;
-  backoff?: BackoffPolicy;
+  backoff?: BackoffOptions;
   onRunning?: (wait: PodWait) => void;
 }
 

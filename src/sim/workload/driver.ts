@@ -7,16 +7,9 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '../../log/logger.ts';
 import { silentLogger } from '../../log/logger.ts';
-import {
-  errorMessage,
-  httpStatusOf,
-  isPermanentStatus,
-  retryDelayMs,
-  Slots,
-  systemClock,
-  type BackoffPolicy,
-  type Clock,
-} from '../backoff.ts';
+import { backoffDelay, type BackoffOptions } from '../../kube/backoff.ts';
+import { apiErrorInfo } from '../../kube/errors.ts';
+import { isPermanentStatus, Slots, systemClock, type Clock } from '../backoff.ts';
 import type { Plan, PlannedAction } from './plan.ts';
 import { workloadPod } from './pod.ts';
 
@@ -47,7 +40,7 @@ export interface WorkloadDriverOptions {
   clock?: Clock;
   /** Calls in flight at most; default 16. */
   concurrency?: number;
-  backoff?: BackoffPolicy;
+  backoff?: BackoffOptions;
   /** Attempts per action before it counts as failed; default 6. */
   maxAttempts?: number;
   random?: () => number;
@@ -56,7 +49,7 @@ export interface WorkloadDriverOptions {
   onAction?: (action: PlannedAction, outcome: ActionOutcome) => void;
 }
 
-export const DEFAULT_DRIVER_BACKOFF: BackoffPolicy = { initialMs: 200, maxMs: 5000 };
+export const DEFAULT_DRIVER_BACKOFF: BackoffOptions = { initialMs: 200, maxMs: 5000 };
 
 export class WorkloadDriver {
   readonly counters: DriverCounters = {
@@ -175,7 +168,7 @@ export class WorkloadDriver {
         else this.counters.deleted += 1;
         return 'done';
       } catch (err) {
-        const status = httpStatusOf(err);
+        const { statusCode: status, message } = apiErrorInfo(err);
         if (
           (action.kind === 'create' && status === 409) ||
           (action.kind !== 'create' && status === 404)
@@ -189,14 +182,14 @@ export class WorkloadDriver {
           pod: action.pod,
           node: action.node,
           attempt: attempt + 1,
-          error: errorMessage(err),
+          error: message,
         });
         if (last) {
           this.counters.failed += 1;
           return 'failed';
         }
         this.counters.retries += 1;
-        await this.o.clock.sleep(retryDelayMs(attempt, this.o.backoff, this.o.random), signal);
+        await this.o.clock.sleep(backoffDelay(attempt, this.o.backoff, this.o.random), signal);
       }
     }
   }
