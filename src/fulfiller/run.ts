@@ -5,7 +5,7 @@ import { CustomObjectsApi } from '@kubernetes/client-node';
 import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 import type { Subscription } from 'rxjs';
 import type { NodeNetworkConfig } from '../nnc/types.ts';
-import { GROUP, NNC_PLURAL, NNC_VERSION } from '../nnc/types.ts';
+import { GROUP, NNC_PLURAL, NNC_VERSION, nncPath } from '../nnc/types.ts';
 import { createEventRecorder } from '../kube/events.ts';
 import { watchResource } from '../kube/watch.ts';
 import type { ResourceWatch } from '../kube/watch.ts';
@@ -32,11 +32,6 @@ export interface RunningFulfiller {
   watch: ResourceWatch<KubernetesObject>;
   /** Stops the watch, finishes actions in progress; idempotent. */
   stop(): Promise<void>;
-}
-
-/** The NNC collection path of a namespace. */
-export function nncPath(namespace: string): string {
-  return `/apis/${GROUP}/${NNC_VERSION}/namespaces/${namespace}/${NNC_PLURAL}`;
 }
 
 export function startFulfiller(options: StartFulfillerOptions): RunningFulfiller {

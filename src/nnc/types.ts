@@ -80,6 +80,16 @@ export interface ClusterSubnetState {
   status?: { exhausted?: boolean; timestamp?: string };
 }
 
+/** The REST collection path of a namespace's NodeNetworkConfigs (for watches). */
+export function nncPath(namespace: string): string {
+  return `/apis/${GROUP}/${NNC_VERSION}/namespaces/${namespace}/${NNC_PLURAL}`;
+}
+
+/** The REST collection path of a namespace's ClusterSubnetStates (for watches). */
+export function cssPath(namespace: string): string {
+  return `/apis/${GROUP}/${CSS_VERSION}/namespaces/${namespace}/${CSS_PLURAL}`;
+}
+
 /** The node's dynamic network containers: the ones whose IPs the pool manages. */
 export function dynamicContainers(nnc: NodeNetworkConfig): NetworkContainer[] {
   return (nnc.status?.networkContainers ?? []).filter(

@@ -13,7 +13,15 @@ import type { BackoffOptions } from '../kube/backoff.ts';
 import { watchResource, type ResourceWatch } from '../kube/watch.ts';
 import type { Logger } from '../log/logger.ts';
 import type { ClusterSubnetState, NodeNetworkConfig } from '../nnc/types.ts';
-import { CSS_PLURAL, CSS_VERSION, GROUP, NNC_PLURAL, NNC_VERSION } from '../nnc/types.ts';
+import {
+  CSS_PLURAL,
+  CSS_VERSION,
+  cssPath,
+  GROUP,
+  NNC_PLURAL,
+  NNC_VERSION,
+  nncPath,
+} from '../nnc/types.ts';
 import { countDemand, malformedPodReason, nodeSubnetName, subnetExhausted } from './demand.ts';
 import type { PodLike } from './demand.ts';
 import type { SubnetStateMode } from './options.ts';
@@ -40,10 +48,6 @@ export interface NodeInformers {
   stop(): Promise<void>;
 }
 
-export function customPath(group: string, version: string, ns: string, plural: string): string {
-  return `/apis/${group}/${version}/namespaces/${ns}/${plural}`;
-}
-
 export function startNodeInformers(opts: NodeInformersOptions): NodeInformers {
   const { kc, nodeName, namespace } = opts;
   const log = opts.logger.child({ component: 'informers' });
@@ -65,7 +69,7 @@ export function startNodeInformers(opts: NodeInformersOptions): NodeInformers {
   });
   const nnc = watchResource<KubernetesObject>({
     ...common,
-    path: customPath(GROUP, NNC_VERSION, namespace, NNC_PLURAL),
+    path: nncPath(namespace),
     fieldSelector: nncSelector,
     listFn: async () =>
       (await objects.listNamespacedCustomObject({
@@ -79,7 +83,7 @@ export function startNodeInformers(opts: NodeInformersOptions): NodeInformers {
   });
   const css = watchResource<KubernetesObject>({
     ...common,
-    path: customPath(GROUP, CSS_VERSION, namespace, CSS_PLURAL),
+    path: cssPath(namespace),
     listFn: async () =>
       (await objects.listNamespacedCustomObject({
         group: GROUP,

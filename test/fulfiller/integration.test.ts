@@ -7,6 +7,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { CRDS_DIR, waitFor } from '../support/wait.ts';
 import { startApiServer } from '../../src/cluster/server.ts';
 import type { ApiServer } from '../../src/cluster/server.ts';
 import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
@@ -18,7 +19,6 @@ import { silentLogger } from '../../src/log/logger.ts';
 import type { ClusterSubnetState, NodeNetworkConfig } from '../../src/nnc/types.ts';
 import { dynamicContainers } from '../../src/nnc/types.ts';
 
-const CRDS_DIR = fileURLToPath(new URL('../../manifests/crds/', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const NS = 'kube-system';
 const NNC = {
@@ -33,26 +33,6 @@ const CSS = {
   namespace: NS,
   plural: 'clustersubnetstates',
 };
-
-async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T | undefined>,
-  timeoutMs = 8000,
-): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > end)
-      throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 describe('fulfiller over the local API server', function () {
   this.timeout(30_000);

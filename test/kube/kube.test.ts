@@ -10,7 +10,8 @@ import fc from 'fast-check';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { nncPath } from '../../src/nnc/types.ts';
+import { CRDS_DIR, waitFor } from '../support/wait.ts';
 import { startApiServer } from '../../src/cluster/server.ts';
 import type { ApiServer } from '../../src/cluster/server.ts';
 import { Backoff, backoffDelay, retryDelay } from '../../src/kube/backoff.ts';
@@ -23,22 +24,16 @@ import type { WatchEvent } from '../../src/kube/watch.ts';
 import { CaptureTransport } from '../../src/log/capture.ts';
 import { createLogger, silentLogger } from '../../src/log/logger.ts';
 
-const CRDS_DIR = fileURLToPath(new URL('../../manifests/crds/', import.meta.url));
 const NNC = {
   group: 'acn.azure.com',
   version: 'v1alpha',
   namespace: 'kube-system',
   plural: 'nodenetworkconfigs',
 };
-const NNC_PATH = '/apis/acn.azure.com/v1alpha/namespaces/kube-system/nodenetworkconfigs';
+const NNC_PATH = nncPath('kube-system');
 
-async function until(what: string, ok: () => boolean, timeoutMs = 8000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!ok()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+const until = (what: string, ok: () => boolean, timeoutMs = 8000): Promise<boolean> =>
+  waitFor(what, ok, timeoutMs);
 
 describe('kube/backoff', () => {
   it('grows exponentially to the cap, jitter within bounds', () => {

@@ -6,7 +6,8 @@
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { fileURLToPath } from 'node:url';
+import { nncPath } from '../../src/nnc/types.ts';
+import { CRDS_DIR, sleep, waitFor } from '../support/wait.ts';
 import { startApiServer } from '../../src/cluster/server.ts';
 import type { ApiServer } from '../../src/cluster/server.ts';
 import { loadKubeConfig } from '../../src/kube/config.ts';
@@ -14,26 +15,18 @@ import { bookmarkingWatch, watchResource } from '../../src/kube/watch.ts';
 import type { ResourceWatch, WatchEvent } from '../../src/kube/watch.ts';
 import { silentLogger } from '../../src/log/logger.ts';
 
-const CRDS_DIR = fileURLToPath(new URL('../../manifests/crds/', import.meta.url));
 const NNC = {
   group: 'acn.azure.com',
   version: 'v1alpha',
   namespace: 'kube-system',
   plural: 'nodenetworkconfigs',
 };
-const NNC_PATH = '/apis/acn.azure.com/v1alpha/namespaces/kube-system/nodenetworkconfigs';
+const NNC_PATH = nncPath('kube-system');
 const INACTIVITY_MS = 500;
 const QUIET_MS = 1700; // more than three inactivity windows
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string, ok: () => boolean, timeoutMs = 5000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!ok()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
+const until = (what: string, ok: () => boolean, timeoutMs = 5000): Promise<boolean> =>
+  waitFor(what, ok, timeoutMs);
 
 describe('kube/watch bookmarks over the local API server', function () {
   this.timeout(10_000);

@@ -20,8 +20,10 @@ import { createLogger } from '../../src/log/logger.ts';
 import type { NetworkContainer, NodeNetworkConfig, ScalerSpec } from '../../src/nnc/types.ts';
 import type { SidecarOptions } from '../../src/sidecar/options.ts';
 import { runSidecar, type RunSidecarDeps, type RunningSidecar } from '../../src/sidecar/run.ts';
+import { CRDS_DIR, sleep, waitFor } from '../support/wait.ts';
 
-export const CRDS_DIR = fileURLToPath(new URL('../../manifests/crds/', import.meta.url));
+export { CRDS_DIR, sleep, waitFor };
+
 export const NS = 'kube-system';
 const NNC = {
   group: 'acn.azure.com',
@@ -251,29 +253,6 @@ export async function startSidecar(
   const s = await runSidecar(options, { ...FAST, ...deps, logger, kc: c.kc });
   return Object.assign(s, { logs });
 }
-
-export async function waitFor<T>(
-  what: string,
-  probe: () => T | undefined | false | Promise<T | undefined | false>,
-  timeoutMs = 8000,
-): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await probe();
-      if (v !== undefined && v !== false) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > until) {
-      throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** NNC spec patches (server-side apply) made so far, counted by the API server. */
 export function nncPatches(c: Cluster): number {
