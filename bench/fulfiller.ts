@@ -3,7 +3,7 @@
 // status writes, and memory. `node bench/fulfiller.ts [nodes] [ips]`.
 import { CustomObjectsApi } from '@kubernetes/client-node';
 import { fileURLToPath } from 'node:url';
-import { startApiServer } from '../src/cluster/server.ts';
+import { startApiServer } from '../src/apiserver/server.ts';
 import { makeFulfillerConfig } from '../src/fulfiller/config.ts';
 import { startFulfiller } from '../src/fulfiller/run.ts';
 import { loadKubeConfig } from '../src/kube/config.ts';

@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startApiServer } from '../src/cluster/server.ts';
+import { startApiServer } from '../src/apiserver/server.ts';
 
 const SAMPLES = Number(process.argv[2] ?? 40);
 const PODS = 250;

@@ -2,7 +2,7 @@
 // serving until SIGINT/SIGTERM.
 import { Command, InvalidArgumentError } from 'commander';
 import { existsSync, statSync } from 'node:fs';
-import { startApiServer } from '../cluster/server.ts';
+import { startApiServer } from '../apiserver/server.ts';
 import { createLogger } from '../log/logger.ts';
 
 function parsePort(v: string): number {

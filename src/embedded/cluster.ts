@@ -17,7 +17,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startApiServer, type ApiServer } from '../cluster/server.ts';
+import { startApiServer, type ApiServer } from '../apiserver/server.ts';
 import { makeFulfillerConfig, type FulfillerConfig } from '../fulfiller/config.ts';
 import { startFulfiller, type RunningFulfiller } from '../fulfiller/run.ts';
 import { loadKubeConfig } from '../kube/config.ts';

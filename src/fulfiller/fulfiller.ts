@@ -16,7 +16,7 @@ import type { Logger } from '../log/logger.ts';
 import type { ContainerSetup, IpBackend, SubnetInfo } from './backend.ts';
 import { SubnetFullError } from './backend.ts';
 import type { FulfillerConfig } from './config.ts';
-import { ExhaustionPublisher } from './css.ts';
+import { ExhaustionPublisher } from './subnet-state.ts';
 import { exhaustionLevels } from './exhaustion.ts';
 import { neededAddresses, planNode, priorityOf } from './plan.ts';
 import type { NncStatusApi, NodeIpLookup, SubnetStateApi } from './ports.ts';

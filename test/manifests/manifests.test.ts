@@ -6,7 +6,7 @@ import { promisify } from 'node:util';
 import { readFileSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { startApiServer, type ApiServer } from '../../src/cluster/server.ts';
+import { startApiServer, type ApiServer } from '../../src/apiserver/server.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const MANIFESTS = join(ROOT, 'manifests');

@@ -1,9 +1,9 @@
 // The simulated kubelet and the workload driver against the real local API
-// server (src/cluster) over HTTP, with a fake CNS endpoint for IPAM.
+// server (src/apiserver) over HTTP, with a fake CNS endpoint for IPAM.
 import { expect } from 'chai';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { V1Pod } from '@kubernetes/client-node';
-import { startApiServer, type ApiServer } from '../../../src/cluster/server.ts';
+import { startApiServer, type ApiServer } from '../../../src/apiserver/server.ts';
 import { silentLogger } from '../../../src/log/logger.ts';
 import type { NodeNetworkConfig } from '../../../src/nnc/types.ts';
 import { checkInvariants } from '../../../src/sim/invariants.ts';

@@ -4,12 +4,12 @@
 // index send exactly what watches subscribed to the whole store send.
 import { expect } from 'chai';
 import fc from 'fast-check';
-import type { KObject } from '../../src/cluster/objects.ts';
-import { BUILTIN_RESOURCES } from '../../src/cluster/resources.ts';
-import { fieldSelector, labelSelector, bothSelectors } from '../../src/cluster/selectors.ts';
-import { ObjectStore, type StoreEvent } from '../../src/cluster/store.ts';
-import { startWatch } from '../../src/cluster/watch.ts';
-import { indexKeyOf, WatchIndex } from '../../src/cluster/watch-index.ts';
+import type { KObject } from '../../src/apiserver/objects.ts';
+import { BUILTIN_RESOURCES } from '../../src/apiserver/resources.ts';
+import { fieldSelector, labelSelector, bothSelectors } from '../../src/apiserver/selectors.ts';
+import { ObjectStore, type StoreEvent } from '../../src/apiserver/store.ts';
+import { startWatch } from '../../src/apiserver/watch.ts';
+import { indexKeyOf, WatchIndex } from '../../src/apiserver/watch-index.ts';
 
 const pods = BUILTIN_RESOURCES.find((r) => r.plural === 'pods')!;
 

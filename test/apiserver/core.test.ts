@@ -1,16 +1,16 @@
 // Pure parts of the API server: patches, selectors, store history, field
 // ownership and server-side apply, routing, schema pruning.
 import { expect } from 'chai';
-import { serverSideApply } from '../../src/cluster/apply.ts';
-import { ApiError } from '../../src/cluster/errors.ts';
-import { fieldSet, fromFieldsV1, toFieldsV1 } from '../../src/cluster/managed-fields.ts';
-import type { JsonObject, KObject } from '../../src/cluster/objects.ts';
-import { jsonPatch, mergePatch, strategicMergePatch } from '../../src/cluster/patch.ts';
-import { parseApiPath } from '../../src/cluster/router.ts';
-import { validateCustomResource } from '../../src/cluster/schema.ts';
-import { fieldSelector, labelSelector } from '../../src/cluster/selectors.ts';
-import { ObjectStore } from '../../src/cluster/store.ts';
-import { jsonPathValues } from '../../src/cluster/table.ts';
+import { serverSideApply } from '../../src/apiserver/apply.ts';
+import { ApiError } from '../../src/apiserver/errors.ts';
+import { fieldSet, fromFieldsV1, toFieldsV1 } from '../../src/apiserver/managed-fields.ts';
+import type { JsonObject, KObject } from '../../src/apiserver/objects.ts';
+import { jsonPatch, mergePatch, strategicMergePatch } from '../../src/apiserver/patch.ts';
+import { parseApiPath } from '../../src/apiserver/router.ts';
+import { validateCustomResource } from '../../src/apiserver/schema.ts';
+import { fieldSelector, labelSelector } from '../../src/apiserver/selectors.ts';
+import { ObjectStore } from '../../src/apiserver/store.ts';
+import { jsonPathValues } from '../../src/apiserver/table.ts';
 
 const obj = (name: string, extra: JsonObject = {}): KObject => ({
   metadata: { name, namespace: 'ns' },

@@ -1,7 +1,11 @@
 // Shared helpers for the API server tests: a started server with the CRDs,
 // JSON requests, and a line reader for watch streams.
 import { fileURLToPath } from 'node:url';
-import { startApiServer, type ApiServer, type ApiServerOptions } from '../../src/cluster/server.ts';
+import {
+  startApiServer,
+  type ApiServer,
+  type ApiServerOptions,
+} from '../../src/apiserver/server.ts';
 
 export const CRDS_DIR = fileURLToPath(new URL('../../manifests/crds/', import.meta.url));
 export const NNC_PATH = '/apis/acn.azure.com/v1alpha/namespaces/kube-system/nodenetworkconfigs';

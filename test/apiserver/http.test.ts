@@ -1,7 +1,7 @@
 // The API server over HTTP: verbs, concurrency, status subresource,
 // generation, watches, selectors, paging, error bodies, counters, faults.
 import { expect } from 'chai';
-import type { ApiServer } from '../../src/cluster/server.ts';
+import type { ApiServer } from '../../src/apiserver/server.ts';
 import { call, NNC_PATH, nnc, openWatch, withCrds } from './helpers.ts';
 
 describe('cluster: API server over HTTP', () => {

@@ -3,11 +3,11 @@
 // every event of its resource exactly once, in order.
 import { expect } from 'chai';
 import fc from 'fast-check';
-import type { KObject } from '../../src/cluster/objects.ts';
-import { BUILTIN_RESOURCES } from '../../src/cluster/resources.ts';
-import type { ApiServer } from '../../src/cluster/server.ts';
-import { ObjectStore } from '../../src/cluster/store.ts';
-import { startWatch, type ActiveWatch } from '../../src/cluster/watch.ts';
+import type { KObject } from '../../src/apiserver/objects.ts';
+import { BUILTIN_RESOURCES } from '../../src/apiserver/resources.ts';
+import type { ApiServer } from '../../src/apiserver/server.ts';
+import { ObjectStore } from '../../src/apiserver/store.ts';
+import { startWatch, type ActiveWatch } from '../../src/apiserver/watch.ts';
 import { call, NNC_PATH, nnc, openWatch, withCrds } from './helpers.ts';
 
 type Op = { op: 'write'; id: number; resource: 'pods' | 'nodes' } | { op: 'reconnect' };
