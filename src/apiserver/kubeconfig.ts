@@ -1,21 +1,38 @@
-// The kubeconfig file the server writes for its clients. client-node needs
-// `insecure-skip-tls-verify: true` to accept a plain-http server URL.
+// The kubeconfig file the server writes for its clients. Over HTTPS the
+// cluster carries the server's CA (certificate-authority-data); over plain
+// HTTP client-node needs `insecure-skip-tls-verify: true` to accept the URL.
+// The user is the server's admin token (group system:masters).
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import YAML from 'yaml';
 
-export function kubeconfigYaml(url: string, namespace = 'default'): string {
+export interface KubeconfigOptions {
+  /** PEM of the CA that signed an https server's certificate. */
+  caPem?: string;
+  /** Bearer token of the kubeconfig's user. */
+  token?: string;
+  namespace?: string;
+}
+
+export function kubeconfigYaml(url: string, opts: KubeconfigOptions | string = {}): string {
+  const o: KubeconfigOptions = typeof opts === 'string' ? { namespace: opts } : opts;
+  const cluster: Record<string, unknown> = { server: url };
+  if (o.caPem !== undefined)
+    cluster['certificate-authority-data'] = Buffer.from(o.caPem).toString('base64');
+  else if (url.startsWith('http:')) cluster['insecure-skip-tls-verify'] = true;
   return YAML.stringify({
     apiVersion: 'v1',
     kind: 'Config',
-    clusters: [
-      { name: 'pool-monitor', cluster: { server: url, 'insecure-skip-tls-verify': true } },
-    ],
-    users: [{ name: 'pool-monitor', user: { token: 'local' } }],
+    clusters: [{ name: 'pool-monitor', cluster }],
+    users: [{ name: 'pool-monitor', user: { token: o.token ?? 'local' } }],
     contexts: [
       {
         name: 'pool-monitor',
-        context: { cluster: 'pool-monitor', user: 'pool-monitor', namespace },
+        context: {
+          cluster: 'pool-monitor',
+          user: 'pool-monitor',
+          namespace: o.namespace ?? 'default',
+        },
       },
     ],
     'current-context': 'pool-monitor',
@@ -23,7 +40,7 @@ export function kubeconfigYaml(url: string, namespace = 'default'): string {
   });
 }
 
-export function writeKubeconfig(path: string, url: string): void {
+export function writeKubeconfig(path: string, url: string, opts: KubeconfigOptions = {}): void {
   mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, kubeconfigYaml(url), { mode: 0o600 });
+  writeFileSync(path, kubeconfigYaml(url, opts), { mode: 0o600 });
 }
