@@ -84,6 +84,16 @@ export function apiResourceList(
         kind: r.kind,
         verbs: ['get', 'patch', 'update'],
       });
+    if (r.group === '' && r.plural === 'serviceaccounts')
+      resources.push({
+        name: 'serviceaccounts/token',
+        singularName: '',
+        namespaced: true,
+        group: 'authentication.k8s.io',
+        version: 'v1',
+        kind: 'TokenRequest',
+        verbs: ['create'],
+      });
   }
   return {
     kind: 'APIResourceList',

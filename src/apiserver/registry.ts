@@ -205,7 +205,15 @@ export class Registry {
         field: 'metadata.name',
         message: 'Required value: name or generateName is required',
       });
-    else if (
+    else if (res.group === 'rbac.authorization.k8s.io') {
+      // RBAC names are path segments (system:discovery), as upstream validates them.
+      if (name === '.' || name === '..' || /[/%]/.test(name))
+        causes.push({
+          reason: 'FieldValueInvalid',
+          field: 'metadata.name',
+          message: `Invalid value: "${name}": may not be '.' or '..' or contain '/' or '%'`,
+        });
+    } else if (
       name.length > 253 ||
       !(res.plural === 'namespaces' ? DNS1123_LABEL : DNS1123_SUBDOMAIN).test(name)
     )
@@ -235,6 +243,14 @@ export class Registry {
           .join(', ')}`,
       );
   }
+
+  /**
+   * Set by the server around one write: validating admission of the object
+   * about to be committed (null for a delete) against the one it replaces
+   * (null for a create). Throws to refuse the write; runs on dry runs and
+   * unchanged writes too, as upstream.
+   */
+  admission: ((object: KObject | null, oldObject: KObject | null) => void) | undefined;
 
   private commit(
     res: ResourceInfo,
@@ -293,6 +309,7 @@ export class Registry {
       undefined,
       this.now(),
     );
+    this.admission?.(obj, null);
     return this.commit(res, 'ADDED', obj, undefined, opts.dryRun);
   }
 
@@ -319,6 +336,7 @@ export class Registry {
 
   /** Commits an updated object: deleted if its last finalizer went away, nothing if unchanged. */
   private commitUpdate(res: ResourceInfo, prev: KObject, out: KObject, dryRun: boolean): KObject {
+    this.admission?.(out, prev);
     const finalizers = out.metadata.finalizers;
     if (out.metadata.deletionTimestamp && (!Array.isArray(finalizers) || finalizers.length === 0))
       return this.commit(res, 'DELETED', out, prev, dryRun);
@@ -448,6 +466,7 @@ export class Registry {
       delete m.resourceVersion;
       this.initStatus(res, next);
       if (isCrdResource(res)) decorateCrd(next);
+      this.admission?.(next, null);
       return this.commit(res, 'ADDED', next, undefined, opts.dryRun);
     }
     return this.finishApplied(res, prev, next, opts, subresource);
@@ -549,6 +568,7 @@ export class Registry {
           `Precondition failed: ResourceVersion in precondition: ${String(pre.resourceVersion)}, ResourceVersion in object meta: ${String(prev.metadata.resourceVersion)}`,
         );
     }
+    this.admission?.(null, prev);
     const finalizers = prev.metadata.finalizers;
     if (Array.isArray(finalizers) && finalizers.length > 0) {
       if (prev.metadata.deletionTimestamp) return prev;

@@ -122,6 +122,22 @@ export const BUILTIN_RESOURCES: readonly ResourceInfo[] = [
   builtin('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings', 'ClusterRoleBinding', false),
   builtin('rbac.authorization.k8s.io', 'v1', 'roles', 'Role', true),
   builtin('rbac.authorization.k8s.io', 'v1', 'rolebindings', 'RoleBinding', true),
+  builtin(
+    'admissionregistration.k8s.io',
+    'v1',
+    'validatingadmissionpolicies',
+    'ValidatingAdmissionPolicy',
+    false,
+    { categories: ['api-extensions'], statusSubresource: true, generation: true },
+  ),
+  builtin(
+    'admissionregistration.k8s.io',
+    'v1',
+    'validatingadmissionpolicybindings',
+    'ValidatingAdmissionPolicyBinding',
+    false,
+    { categories: ['api-extensions'], generation: true },
+  ),
   builtin('coordination.k8s.io', 'v1', 'leases', 'Lease', true, {
     printerColumns: [{ name: 'Holder', type: 'string', jsonPath: '.spec.holderIdentity' }],
   }),

@@ -1,12 +1,20 @@
 // The local Kubernetes API server: node:http, one request at a time through
 // route → resource → verb → registry, JSON in and out, metav1.Status errors.
-// Plain HTTP on 127.0.0.1 only. See the other files of this folder for each
-// concern (store, watch, patches, apply, selectors, discovery, tables).
+// HTTP on 127.0.0.1, or HTTPS with a CA made at start (tls). Every request
+// is authenticated and authorized, every write admitted (access.ts). See the
+// other files of this folder for each concern (store, watch, patches, apply,
+// selectors, discovery, tables).
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import YAML from 'yaml';
 import { silentLogger, type Logger } from '../log/logger.ts';
+import { AccessControl, requestAttributes } from './access.ts';
+import type { AdmissionAttributes, Operation } from './admission/policy.ts';
+import type { AuthorizationMode } from './auth/authorize.ts';
+import { bootstrapClusterRoleBindings, bootstrapClusterRoles } from './auth/bootstrap.ts';
+import type { UserInfo } from './auth/user.ts';
 import { RequestCounter, type RequestCounters } from './counters.ts';
 import { readCrdDir } from './crd-files.ts';
 import {
@@ -43,6 +51,7 @@ import { parseApiPath } from './router.ts';
 import { bothSelectors, fieldSelector, labelSelector, type Selector } from './selectors.ts';
 import { ObjectStore, type StoreEvent } from './store.ts';
 import { toTable, wantsTable, type IncludeObject } from './table.ts';
+import { makeTlsMaterial, type TlsMaterial } from './tls.ts';
 import { startWatch, type ActiveWatch } from './watch.ts';
 import { indexKeyOf, WatchIndex } from './watch-index.ts';
 
@@ -67,12 +76,24 @@ export interface ApiServerOptions {
    * overflow the default: connects then hang in SYN-SENT until they time out.
    */
   listenBacklog?: number;
+  /** Serve HTTPS with a CA and serving certificate made at start (or these). */
+  tls?: boolean | TlsMaterial;
+  /** kube-apiserver's --token-auth-file: CSV token,user,uid,"group1,group2". */
+  tokenAuthFile?: string;
+  /** AlwaysAllow (default) or RBAC; members of system:masters may always do anything. */
+  authorizationMode?: AuthorizationMode;
+  /** Requests without credentials are system:anonymous (default: true unless tokenAuthFile). */
+  anonymous?: boolean;
 }
 
 export interface ApiServer {
   url: string;
   port: number;
   kubeconfigPath: string;
+  /** PEM of the CA the HTTPS server's certificate chains to (absent over plain HTTP). */
+  caPem?: string;
+  /** Bearer token of the written kubeconfig's user (kubernetes-admin, system:masters). */
+  adminToken: string;
   counters(): RequestCounters;
   faults: FaultInjector;
   /** Direct access to stored objects, for tests and in-process reports (read-only). */
@@ -125,12 +146,17 @@ export function parseBody(buf: Buffer, contentType: string): Json {
   }
 }
 
-function verbOf(method: string, name: string | undefined, watch: boolean): string | undefined {
+function verbOf(
+  method: string,
+  name: string | undefined,
+  watch: boolean,
+  subresource?: string,
+): string | undefined {
   switch (method) {
     case 'GET':
       return name ? (watch ? 'watch' : 'get') : watch ? 'watch' : 'list';
     case 'POST':
-      return name ? undefined : 'create';
+      return name ? (subresource ? 'create' : undefined) : 'create';
     case 'PUT':
       return name ? 'update' : undefined;
     case 'PATCH':
@@ -155,6 +181,14 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const faults = new FaultTable();
   const watches = new Set<ActiveWatch>();
   const watchIndex = new WatchIndex(store);
+  const access = new AccessControl(store, {
+    ...(opts.tokenAuthFile !== undefined ? { tokenAuthFile: opts.tokenAuthFile } : {}),
+    ...(opts.authorizationMode !== undefined ? { authorizationMode: opts.authorizationMode } : {}),
+    ...(opts.anonymous !== undefined ? { anonymous: opts.anonymous } : {}),
+    now,
+  });
+  const tls: TlsMaterial | undefined =
+    opts.tls === true ? await makeTlsMaterial({ now: now() }) : opts.tls || undefined;
 
   const onCrd = (ev: StoreEvent): void => {
     const crd = ev.object;
@@ -182,6 +216,14 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       { metadata: { name: ns } },
       { fieldManager: 'apiserver', dryRun: false },
     );
+  for (const [plural, objects] of [
+    ['clusterroles', bootstrapClusterRoles()],
+    ['clusterrolebindings', bootstrapClusterRoleBindings()],
+  ] as const) {
+    const r = catalog.find('rbac.authorization.k8s.io', 'v1', plural) as ResourceInfo;
+    for (const o of objects)
+      registry.create(r, undefined, o, { fieldManager: 'apiserver', dryRun: false });
+  }
   if (opts.crdsDir) {
     const crdRes = catalog.find(
       'apiextensions.k8s.io',
@@ -232,6 +274,16 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     if (method === 'POST' || method === 'PUT' || method === 'PATCH' || method === 'DELETE')
       raw = await readBody(req, maxBody);
 
+    const route = parseApiPath(path, (g, v, p) => {
+      const r = catalog.find(g, v, p);
+      return r !== undefined && r.namespaced;
+    });
+    const watch = route.kind === 'resource' && (route.legacyWatch || truthy(q.get('watch')));
+    const verb =
+      route.kind === 'resource' ? verbOf(method, route.name, watch, route.subresource) : undefined;
+    const user = access.authenticate(req.headers.authorization);
+    access.authorize(requestAttributes(user, method, path, route, verb, q));
+
     switch (path) {
       case '/version':
         return send(res, 200, versionInfo());
@@ -269,10 +321,6 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
     }
 
-    const route = parseApiPath(path, (g, v, p) => {
-      const r = catalog.find(g, v, p);
-      return r !== undefined && r.namespaced;
-    });
     if (route.kind === 'discovery-root') {
       return send(res, 200, route.which === 'api' ? apiVersions(address) : apiGroupList(catalog));
     }
@@ -288,8 +336,6 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
 
     const resInfo = catalog.find(route.group, route.version, route.plural);
-    const watch = route.legacyWatch || truthy(q.get('watch'));
-    const verb = verbOf(method, route.name, watch);
     const sub = route.subresource ?? '';
     if (!resInfo) {
       counters.record(verb ?? method.toLowerCase(), route.plural, sub, 404);
@@ -297,7 +343,12 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     }
     if (
       route.subresource !== undefined &&
-      !(route.subresource === 'status' && resInfo.statusSubresource)
+      !(route.subresource === 'status' && resInfo.statusSubresource) &&
+      !(
+        route.subresource === 'token' &&
+        resInfo.group === '' &&
+        resInfo.plural === 'serviceaccounts'
+      )
     ) {
       counters.record(verb ?? method.toLowerCase(), route.plural, sub, 404);
       throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
@@ -321,6 +372,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
         route.subresource,
         q,
         raw,
+        user,
       );
       counters.record(verb, route.plural, sub, code);
     } catch (err) {
@@ -348,6 +400,85 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   }
 
   async function serveResource(
+    req: IncomingMessage,
+    res: ServerResponse,
+    r: ResourceInfo,
+    version: string,
+    verb: string,
+    ns: string | undefined,
+    name: string | undefined,
+    sub: string | undefined,
+    q: URLSearchParams,
+    raw: Buffer | undefined,
+    user: UserInfo,
+  ): Promise<number> {
+    if (verb === 'create' && sub === 'token') {
+      if (!raw) throw badRequest('the request body is required');
+      const tr = access.tokenRequest(
+        ns as string,
+        name as string,
+        parseBody(raw, 'application/json'),
+      );
+      send(res, 201, tr);
+      return 201;
+    }
+    if (['create', 'update', 'patch', 'delete', 'deletecollection'].includes(verb))
+      return admitted(r, version, verb, ns, name, sub, q, res, user, () =>
+        serveResource2(req, res, r, version, verb, ns, name, sub, q, raw),
+      );
+    return serveResource2(req, res, r, version, verb, ns, name, sub, q, raw);
+  }
+
+  /** Runs a write with validating admission around its commits; warnings go out as headers. */
+  function admitted(
+    r: ResourceInfo,
+    version: string,
+    verb: string,
+    ns: string | undefined,
+    name: string | undefined,
+    sub: string | undefined,
+    q: URLSearchParams,
+    res: ServerResponse,
+    user: UserInfo,
+    write: () => Promise<number>,
+  ): Promise<number> {
+    const namespaceObject =
+      r.namespaced && ns ? (store.get('namespaces', undefined, ns) ?? null) : null;
+    const base = {
+      group: r.group,
+      version,
+      resource: r.plural,
+      subresource: sub ?? '',
+      kind: r.kind,
+      namespace: ns ?? '',
+      user,
+      dryRun: q.getAll('dryRun').includes('All'),
+      namespaceObject,
+    };
+    const warnings: string[] = [];
+    registry.admission = (object, oldObject) => {
+      const operation: Operation =
+        object === null ? 'DELETE' : oldObject === null ? 'CREATE' : 'UPDATE';
+      const a: AdmissionAttributes = {
+        ...base,
+        operation,
+        name: name ?? String((object ?? oldObject)?.metadata.name ?? ''),
+        object,
+        oldObject,
+      };
+      for (const w of access.admit(a)) {
+        warnings.push(w);
+        res.appendHeader('Warning', `299 - ${JSON.stringify(w)}`);
+      }
+    };
+    try {
+      return write();
+    } finally {
+      registry.admission = undefined;
+    }
+  }
+
+  async function serveResource2(
     req: IncomingMessage,
     res: ServerResponse,
     r: ResourceInfo,
@@ -545,7 +676,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     return 200;
   }
 
-  const server: Server = createServer((req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     handle(req, res).catch((err: unknown) => {
       if (res.headersSent) {
         res.destroy();
@@ -565,7 +696,10 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
         );
       }
     });
-  });
+  };
+  const server: Server = tls
+    ? (createHttpsServer({ cert: tls.certPem, key: tls.keyPem }, onRequest) as unknown as Server)
+    : createServer(onRequest);
   server.keepAliveTimeout = 30_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -577,18 +711,28 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const addr = server.address();
   const port = typeof addr === 'object' && addr ? addr.port : 0;
   address = `127.0.0.1:${port}`;
-  const url = `http://${address}`;
+  const url = `${tls ? 'https' : 'http'}://${address}`;
   const kubeconfigPath =
     opts.kubeconfigPath ??
     join(tmpdir(), `pool-monitor-apiserver-${process.pid}-${port}`, 'kubeconfig');
-  writeKubeconfig(kubeconfigPath, url);
-  logger.info('api server listening', { url, kubeconfig: kubeconfigPath });
+  writeKubeconfig(kubeconfigPath, url, {
+    token: access.adminToken,
+    ...(tls ? { caPem: tls.caPem } : {}),
+  });
+  logger.info('api server listening', {
+    url,
+    kubeconfig: kubeconfigPath,
+    authorizationMode: access.mode,
+    anonymous: access.anonymous,
+  });
 
   let closed: Promise<void> | undefined;
   return {
     url,
     port,
     kubeconfigPath,
+    ...(tls ? { caPem: tls.caPem } : {}),
+    adminToken: access.adminToken,
     counters: () => counters,
     objects: (group, plural, namespace) => store.list(resourceKey({ group, plural }), namespace),
     faults: {

@@ -1,7 +1,11 @@
 // `pool-monitor apiserver`: the local Kubernetes API server as a command,
-// serving until SIGINT/SIGTERM.
-import { Command, InvalidArgumentError } from 'commander';
-import { existsSync, statSync } from 'node:fs';
+// serving until SIGINT/SIGTERM. Plain HTTP, anonymous and AlwaysAllow by
+// default (the quick demo); --tls, --token-auth-file and
+// --authorization-mode RBAC make it as strict as a real cluster.
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { AUTHORIZATION_MODES, type AuthorizationMode } from '../apiserver/auth/authorize.ts';
+import { parseTokenFile } from '../apiserver/auth/token-file.ts';
 import { startApiServer } from '../apiserver/server.ts';
 import { createLogger } from '../log/logger.ts';
 
@@ -12,22 +16,63 @@ function parsePort(v: string): number {
   return n;
 }
 
+function parseBool(v: string): boolean {
+  if (v === 'true') return true;
+  if (v === 'false') return false;
+  throw new InvalidArgumentError('must be true or false');
+}
+
+interface ApiserverFlags {
+  port: number;
+  crds?: string;
+  kubeconfig?: string;
+  tls?: boolean;
+  tokenAuthFile?: string;
+  authorizationMode: AuthorizationMode;
+  anonymous?: boolean;
+}
+
 export function apiserverCommand(): Command {
   return new Command('apiserver')
-    .description('Serve a local Kubernetes API on 127.0.0.1 (plain HTTP) until SIGINT/SIGTERM')
+    .description('Serve a local Kubernetes API on 127.0.0.1 until SIGINT/SIGTERM')
     .option('--port <port>', 'port to listen on (0 picks a free one)', parsePort, 0)
     .option(
       '--crds <dir>',
       'apply every CustomResourceDefinition in the YAML files of DIR at start',
     )
     .option('--kubeconfig <file>', 'where to write the kubeconfig for clients')
-    .action(async (opts: { port: number; crds?: string; kubeconfig?: string }) => {
+    .option('--tls', 'serve HTTPS with a CA made at start (written into the kubeconfig)')
+    .option('--token-auth-file <csv>', 'static bearer tokens: token,user,uid,"group1,group2"')
+    .addOption(
+      new Option('--authorization-mode <mode>', 'who may do what')
+        .choices(AUTHORIZATION_MODES)
+        .default('AlwaysAllow'),
+    )
+    .option(
+      '--anonymous <bool>',
+      'allow requests without credentials as system:anonymous (default: true without --token-auth-file)',
+      parseBool,
+    )
+    .action(async (opts: ApiserverFlags) => {
       if (opts.crds !== undefined && !(existsSync(opts.crds) && statSync(opts.crds).isDirectory()))
         throw new Error(`--crds: ${opts.crds} is not a directory`);
+      if (opts.tokenAuthFile !== undefined) {
+        if (!existsSync(opts.tokenAuthFile))
+          throw new Error(`--token-auth-file: ${opts.tokenAuthFile}: file not found`);
+        try {
+          parseTokenFile(readFileSync(opts.tokenAuthFile, 'utf8'));
+        } catch (err) {
+          throw new Error(`--token-auth-file: ${opts.tokenAuthFile}: ${(err as Error).message}`);
+        }
+      }
       const logger = createLogger();
       const server = await startApiServer({
         port: opts.port,
         logger,
+        tls: opts.tls === true,
+        authorizationMode: opts.authorizationMode,
+        ...(opts.anonymous !== undefined ? { anonymous: opts.anonymous } : {}),
+        ...(opts.tokenAuthFile !== undefined ? { tokenAuthFile: opts.tokenAuthFile } : {}),
         ...(opts.crds !== undefined ? { crdsDir: opts.crds } : {}),
         ...(opts.kubeconfig !== undefined ? { kubeconfigPath: opts.kubeconfig } : {}),
       });

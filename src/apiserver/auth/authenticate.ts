@@ -1,0 +1,43 @@
+// Authentication as kube-apiserver chains it: a bearer token is the admin
+// token, a static token-file token or a service-account token, or it is
+// refused (401, even when anonymous requests are allowed); no credentials at
+// all make the request anonymous when --anonymous allows it, else 401.
+import type { ServiceAccountTokens } from './service-account-tokens.ts';
+import { anonymousUser, MASTERS, withAuthenticated, type UserInfo } from './user.ts';
+
+export interface AuthenticatorOptions {
+  /** The token the server's own kubeconfig carries (user kubernetes-admin, group system:masters). */
+  adminToken: string;
+  /** From --token-auth-file. */
+  staticTokens?: Map<string, UserInfo>;
+  serviceAccountTokens: ServiceAccountTokens;
+  anonymous: boolean;
+}
+
+export const ADMIN_USER = 'kubernetes-admin';
+
+/** The bearer token of an Authorization header; undefined when there is none. */
+export function bearerToken(header: string | undefined): string | undefined {
+  if (!header) return undefined;
+  const m = /^\s*bearer\s+(\S*)\s*$/i.exec(header);
+  if (!m) return undefined; // another scheme (Basic): no authenticator here reads it
+  return m[1] === '' ? undefined : m[1];
+}
+
+export class Authenticator {
+  private readonly opts: AuthenticatorOptions;
+  constructor(opts: AuthenticatorOptions) {
+    this.opts = opts;
+  }
+
+  /** The request's user, or undefined for 401. */
+  authenticate(authorization: string | undefined): UserInfo | undefined {
+    const token = bearerToken(authorization);
+    if (token === undefined) return this.opts.anonymous ? anonymousUser() : undefined;
+    if (token === this.opts.adminToken)
+      return withAuthenticated({ username: ADMIN_USER, uid: '', groups: [MASTERS], extra: {} });
+    const fromFile = this.opts.staticTokens?.get(token);
+    if (fromFile) return withAuthenticated(fromFile);
+    return this.opts.serviceAccountTokens.authenticate(token);
+  }
+}

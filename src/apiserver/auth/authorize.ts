@@ -1,0 +1,41 @@
+// The authorizer chain of kube-apiserver for --authorization-mode
+// AlwaysAllow|RBAC: members of system:masters may do anything; then the mode.
+// A denial becomes the 403 Status kube-apiserver sends.
+import { ApiError, qualified } from '../errors.ts';
+import {
+  forbiddenMessage,
+  rbacAuthorize,
+  type RbacSource,
+  type RequestAttributes,
+} from './rbac.ts';
+import { MASTERS } from './user.ts';
+
+export const AUTHORIZATION_MODES = ['AlwaysAllow', 'RBAC'] as const;
+export type AuthorizationMode = (typeof AUTHORIZATION_MODES)[number];
+
+export function authorize(
+  mode: AuthorizationMode,
+  a: RequestAttributes,
+  rbac: RbacSource,
+): { allowed: boolean; reason: string } {
+  if (a.user.groups.includes(MASTERS) || mode === 'AlwaysAllow')
+    return { allowed: true, reason: '' };
+  return rbacAuthorize(a, rbac);
+}
+
+/** The 403 for a denied request, worded as kube-apiserver words it. */
+export function forbidden(a: RequestAttributes, reason: string): ApiError {
+  const why = forbiddenMessage(a) + (reason ? `: ${reason}` : '');
+  if (!a.resourceRequest) return new ApiError(403, 'Forbidden', `forbidden: ${why}`, {});
+  const what = qualified(a.apiGroup, a.resource);
+  const message = a.name
+    ? `${what} "${a.name}" is forbidden: ${why}`
+    : `${what} is forbidden: ${why}`;
+  return new ApiError(403, 'Forbidden', message, {
+    ...(a.name ? { name: a.name } : {}),
+    group: a.apiGroup,
+    kind: a.resource,
+  });
+}
+
+export const unauthorized = (): ApiError => new ApiError(401, 'Unauthorized', 'Unauthorized');

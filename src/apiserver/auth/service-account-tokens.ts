@@ -1,0 +1,155 @@
+// Bound service-account tokens as Kubernetes issues them through the
+// TokenRequest API: ES256-signed JWTs whose `kubernetes.io` claim names the
+// namespace, the service account and the object the token is bound to (a
+// Pod, whose node is embedded as Kubernetes >= 1.30 does, or a Node). A
+// token is valid while it has not expired, carries the API server's
+// audience, and the service account and bound object still exist with the
+// uids it names; its user gets the service-account groups and the
+// authentication.kubernetes.io/* extras.
+import { generateKeyPairSync, randomUUID, sign, verify, type KeyObject } from 'node:crypto';
+import {
+  EXTRA,
+  SERVICE_ACCOUNTS,
+  serviceAccountUsername,
+  withAuthenticated,
+  type UserInfo,
+} from './user.ts';
+
+export const API_AUDIENCE = 'https://kubernetes.default.svc.cluster.local';
+export const DEFAULT_EXPIRATION_SECONDS = 3600;
+export const MIN_EXPIRATION_SECONDS = 600;
+
+export interface ObjectRef {
+  name: string;
+  uid: string;
+}
+
+/** What a token names besides its service account. */
+export interface TokenBinding {
+  pod?: ObjectRef;
+  node?: ObjectRef;
+}
+
+export interface TokenClaims {
+  iss: string;
+  sub: string;
+  aud: string[];
+  exp: number;
+  iat: number;
+  nbf: number;
+  jti: string;
+  'kubernetes.io': {
+    namespace: string;
+    serviceaccount: ObjectRef;
+    pod?: ObjectRef;
+    node?: ObjectRef;
+  };
+}
+
+/** Looks an object up by kind (ServiceAccount, Pod, Node); its uid, or undefined when absent. */
+export type UidLookup = (
+  kind: 'ServiceAccount' | 'Pod' | 'Node',
+  namespace: string | undefined,
+  name: string,
+) => string | undefined;
+
+const b64 = (v: unknown): string => Buffer.from(JSON.stringify(v)).toString('base64url');
+
+export class ServiceAccountTokens {
+  private readonly privateKey: KeyObject;
+  private readonly publicKey: KeyObject;
+  private readonly keyId = randomUUID();
+  private readonly lookup: UidLookup;
+  private readonly now: () => Date;
+
+  constructor(lookup: UidLookup, now: () => Date = () => new Date()) {
+    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+    this.privateKey = privateKey;
+    this.publicKey = publicKey;
+    this.lookup = lookup;
+    this.now = now;
+  }
+
+  /** Signs a token for `namespace/sa`, bound as given. */
+  issue(
+    namespace: string,
+    sa: ObjectRef,
+    opts: { audiences?: string[]; expirationSeconds?: number; binding?: TokenBinding } = {},
+  ): { token: string; claims: TokenClaims } {
+    const iat = Math.floor(this.now().getTime() / 1000);
+    const claims: TokenClaims = {
+      iss: API_AUDIENCE,
+      sub: serviceAccountUsername(namespace, sa.name),
+      aud: opts.audiences && opts.audiences.length > 0 ? opts.audiences : [API_AUDIENCE],
+      exp: iat + (opts.expirationSeconds ?? DEFAULT_EXPIRATION_SECONDS),
+      iat,
+      nbf: iat,
+      jti: randomUUID(),
+      'kubernetes.io': {
+        namespace,
+        ...(opts.binding?.node ? { node: opts.binding.node } : {}),
+        ...(opts.binding?.pod ? { pod: opts.binding.pod } : {}),
+        serviceaccount: sa,
+      },
+    };
+    const head = b64({ alg: 'ES256', kid: this.keyId });
+    const body = b64(claims);
+    const sig = sign('sha256', Buffer.from(`${head}.${body}`), {
+      key: this.privateKey,
+      dsaEncoding: 'ieee-p1363',
+    }).toString('base64url');
+    return { token: `${head}.${body}.${sig}`, claims };
+  }
+
+  /** The user of a valid token; undefined for anything else (not ours, expired, stale binding). */
+  authenticate(token: string): UserInfo | undefined {
+    const claims = this.verifiedClaims(token);
+    if (!claims) return undefined;
+    const k = claims['kubernetes.io'];
+    const now = this.now().getTime() / 1000;
+    if (!(claims.exp > now && claims.nbf <= now + 60)) return undefined;
+    if (!claims.aud.includes(API_AUDIENCE)) return undefined;
+    if (this.lookup('ServiceAccount', k.namespace, k.serviceaccount.name) !== k.serviceaccount.uid)
+      return undefined;
+    if (k.pod && this.lookup('Pod', k.namespace, k.pod.name) !== k.pod.uid) return undefined;
+    // A pod-bound token's node is information, not a binding; a node-bound one's is checked.
+    if (k.node && !k.pod && this.lookup('Node', undefined, k.node.name) !== k.node.uid)
+      return undefined;
+    const extra: Record<string, string[]> = { [EXTRA.credentialId]: [`JTI=${claims.jti}`] };
+    if (k.node) {
+      extra[EXTRA.nodeName] = [k.node.name];
+      extra[EXTRA.nodeUid] = [k.node.uid];
+    }
+    if (k.pod) {
+      extra[EXTRA.podName] = [k.pod.name];
+      extra[EXTRA.podUid] = [k.pod.uid];
+    }
+    return withAuthenticated({
+      username: claims.sub,
+      uid: k.serviceaccount.uid,
+      groups: [SERVICE_ACCOUNTS, `${SERVICE_ACCOUNTS}:${k.namespace}`],
+      extra,
+    });
+  }
+
+  private verifiedClaims(token: string): TokenClaims | undefined {
+    const parts = token.split('.');
+    if (parts.length !== 3) return undefined;
+    const [head, body, sig] = parts as [string, string, string];
+    try {
+      const h = JSON.parse(Buffer.from(head, 'base64url').toString()) as { alg?: string };
+      if (h.alg !== 'ES256') return undefined;
+      const ok = verify(
+        'sha256',
+        Buffer.from(`${head}.${body}`),
+        { key: this.publicKey, dsaEncoding: 'ieee-p1363' },
+        Buffer.from(sig, 'base64url'),
+      );
+      if (!ok) return undefined;
+      const c = JSON.parse(Buffer.from(body, 'base64url').toString()) as TokenClaims;
+      return typeof c['kubernetes.io']?.serviceaccount?.name === 'string' ? c : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+}

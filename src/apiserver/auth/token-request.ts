@@ -1,0 +1,102 @@
+// The TokenRequest API (POST .../serviceaccounts/NAME/token, as `kubectl
+// create token` sends it): validates the request as Kubernetes does and
+// answers with a signed, bound service-account token.
+import { ApiError, badRequest, invalid, notFound } from '../errors.ts';
+import { isObject, type Json, type KObject } from '../objects.ts';
+import {
+  DEFAULT_EXPIRATION_SECONDS,
+  MIN_EXPIRATION_SECONDS,
+  type ServiceAccountTokens,
+  type TokenBinding,
+} from './service-account-tokens.ts';
+
+export type ObjectGetter = (
+  kind: 'ServiceAccount' | 'Pod' | 'Node',
+  namespace: string | undefined,
+  name: string,
+) => KObject | undefined;
+
+const uidOf = (o: KObject): string => String(o.metadata.uid ?? '');
+
+export function tokenRequest(
+  tokens: ServiceAccountTokens,
+  get: ObjectGetter,
+  namespace: string,
+  saName: string,
+  body: Json,
+): KObject {
+  if (!isObject(body)) throw badRequest('the TokenRequest body must be a JSON object');
+  const sa = get('ServiceAccount', namespace, saName);
+  if (!sa) throw notFound('', 'serviceaccounts', saName);
+  const spec = isObject(body.spec) ? body.spec : {};
+  const fail = (field: string, message: string): ApiError =>
+    invalid('TokenRequest', 'authentication.k8s.io', saName, [
+      { reason: 'FieldValueInvalid', field, message },
+    ]);
+  const exp = spec.expirationSeconds ?? DEFAULT_EXPIRATION_SECONDS;
+  if (typeof exp !== 'number' || !Number.isInteger(exp))
+    throw fail(
+      'spec.expirationSeconds',
+      `Invalid value: ${JSON.stringify(exp)}: must be an integer`,
+    );
+  if (exp < MIN_EXPIRATION_SECONDS)
+    throw fail(
+      'spec.expirationSeconds',
+      `Invalid value: ${exp}: may not specify a duration less than 10 minutes`,
+    );
+  if (exp > 2 ** 32)
+    throw fail(
+      'spec.expirationSeconds',
+      `Invalid value: ${exp}: may not specify a duration larger than 2^32 seconds`,
+    );
+  const audiences = Array.isArray(spec.audiences)
+    ? spec.audiences.filter((a): a is string => typeof a === 'string')
+    : [];
+  const binding: TokenBinding = {};
+  const ref = spec.boundObjectRef;
+  if (isObject(ref)) {
+    const kind = String(ref.kind ?? '');
+    const name = String(ref.name ?? '');
+    const wantUid = typeof ref.uid === 'string' && ref.uid !== '' ? ref.uid : undefined;
+    if (kind !== 'Pod' && kind !== 'Node')
+      throw fail(
+        'spec.boundObjectRef.kind',
+        `Unsupported value: "${kind}": supported values: "Pod", "Node"`,
+      );
+    const obj = get(kind, kind === 'Pod' ? namespace : undefined, name);
+    if (!obj) throw notFound('', kind === 'Pod' ? 'pods' : 'nodes', name);
+    if (wantUid !== undefined && wantUid !== uidOf(obj))
+      throw new ApiError(
+        409,
+        'Conflict',
+        `the UID in the bound object reference (${wantUid}) does not match the UID in record. The object might have been deleted and then recreated`,
+      );
+    if (kind === 'Pod') {
+      binding.pod = { name, uid: uidOf(obj) };
+      // Kubernetes >= 1.30 embeds the node a bound pod is scheduled to.
+      const nodeName = isObject(obj.spec) ? obj.spec.nodeName : undefined;
+      const node =
+        typeof nodeName === 'string' && nodeName ? get('Node', undefined, nodeName) : undefined;
+      if (node) binding.node = { name: String(nodeName), uid: uidOf(node) };
+    } else binding.node = { name, uid: uidOf(obj) };
+  }
+  const { token, claims } = tokens.issue(
+    namespace,
+    { name: saName, uid: uidOf(sa) },
+    { audiences, expirationSeconds: exp, binding },
+  );
+  return {
+    kind: 'TokenRequest',
+    apiVersion: 'authentication.k8s.io/v1',
+    metadata: { name: saName, namespace, creationTimestamp: null },
+    spec: {
+      audiences: claims.aud,
+      expirationSeconds: exp,
+      boundObjectRef: isObject(ref) ? ref : null,
+    },
+    status: {
+      token,
+      expirationTimestamp: new Date(claims.exp * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z'),
+    },
+  };
+}
