@@ -138,6 +138,7 @@ export const BUILTIN_RESOURCES: readonly ResourceInfo[] = [
     false,
     { categories: ['api-extensions'], generation: true },
   ),
+  builtin('authentication.k8s.io', 'v1', 'selfsubjectreviews', 'SelfSubjectReview', false),
   builtin('coordination.k8s.io', 'v1', 'leases', 'Lease', true, {
     printerColumns: [{ name: 'Holder', type: 'string', jsonPath: '.spec.holderIdentity' }],
   }),

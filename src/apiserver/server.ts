@@ -14,7 +14,7 @@ import { AccessControl, requestAttributes } from './access.ts';
 import type { AdmissionAttributes, Operation } from './admission/policy.ts';
 import type { AuthorizationMode } from './auth/authorize.ts';
 import { bootstrapClusterRoleBindings, bootstrapClusterRoles } from './auth/bootstrap.ts';
-import type { UserInfo } from './auth/user.ts';
+import { selfSubjectReview, type UserInfo } from './auth/user.ts';
 import { RequestCounter, type RequestCounters } from './counters.ts';
 import { readCrdDir } from './crd-files.ts';
 import {
@@ -412,6 +412,11 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     raw: Buffer | undefined,
     user: UserInfo,
   ): Promise<number> {
+    if (verb === 'create' && r.plural === 'selfsubjectreviews') {
+      // `kubectl auth whoami`: the request's own user, extras included.
+      send(res, 201, selfSubjectReview(user));
+      return 201;
+    }
     if (verb === 'create' && sub === 'token') {
       if (!raw) throw badRequest('the request body is required');
       const tr = access.tokenRequest(

@@ -1,6 +1,7 @@
 // The default RBAC objects every Kubernetes cluster starts with, for the part
 // this server serves: cluster-admin (bound to system:masters),
 // system:discovery (discovery and OpenAPI for every authenticated user),
+// system:basic-user (SelfSubjectReview, `kubectl auth whoami`),
 // system:public-info-viewer (health and version for everyone) and
 // system:monitoring (/metrics).
 import type { KObject } from '../objects.ts';
@@ -54,6 +55,13 @@ export function bootstrapClusterRoles(): KObject[] {
       },
     ]),
     role('system:public-info-viewer', [{ nonResourceURLs: HEALTH, verbs: ['get'] }]),
+    role('system:basic-user', [
+      {
+        apiGroups: ['authentication.k8s.io'],
+        resources: ['selfsubjectreviews'],
+        verbs: ['create'],
+      },
+    ]),
     role('system:monitoring', [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]),
   ];
 }
@@ -63,6 +71,7 @@ export function bootstrapClusterRoleBindings(): KObject[] {
     binding('cluster-admin', ['system:masters']),
     binding('system:discovery', ['system:authenticated']),
     binding('system:public-info-viewer', ['system:authenticated', 'system:unauthenticated']),
+    binding('system:basic-user', ['system:authenticated']),
     binding('system:monitoring', ['system:monitoring']),
   ];
 }

@@ -47,3 +47,16 @@ export function parseServiceAccountUsername(username: string): [string, string] 
   if (parts.length !== 2 || !parts[0] || !parts[1]) return undefined;
   return [parts[0], parts[1]];
 }
+
+/** The SelfSubjectReview (authentication.k8s.io/v1) answer for `user`. */
+export function selfSubjectReview(user: UserInfo): Record<string, unknown> {
+  const userInfo: Record<string, unknown> = { username: user.username, groups: user.groups };
+  if (user.uid) userInfo.uid = user.uid;
+  if (Object.keys(user.extra).length > 0) userInfo.extra = user.extra;
+  return {
+    kind: 'SelfSubjectReview',
+    apiVersion: 'authentication.k8s.io/v1',
+    metadata: { creationTimestamp: null },
+    status: { userInfo },
+  };
+}
