@@ -111,6 +111,8 @@ describe('manifests', () => {
           'role.rbac.authorization.k8s.io/pool-monitor created',
           'rolebinding.rbac.authorization.k8s.io/pool-monitor created',
           'daemonset.apps/pool-monitor created',
+          'validatingadmissionpolicy.admissionregistration.k8s.io/pool-monitor-sidecar-own-nnc created',
+          'validatingadmissionpolicybinding.admissionregistration.k8s.io/pool-monitor-sidecar-own-nnc created',
         ]) {
           expect(first).to.contain(expected);
         }
