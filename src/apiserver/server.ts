@@ -96,6 +96,8 @@ export interface ApiServer {
   adminToken: string;
   counters(): RequestCounters;
   faults: FaultInjector;
+  /** TCP connections accepted so far, and per user the connections they sent requests on. */
+  connections(): { accepted: number; byUser: Record<string, number> };
   /** Direct access to stored objects, for tests and in-process reports (read-only). */
   objects(group: string, plural: string, namespace?: string): KObject[];
   close(): Promise<void>;
@@ -282,6 +284,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     const verb =
       route.kind === 'resource' ? verbOf(method, route.name, watch, route.subresource) : undefined;
     const user = access.authenticate(req.headers.authorization);
+    noteConnection(req, user.username);
     access.authorize(requestAttributes(user, method, path, route, verb, q));
 
     switch (path) {
@@ -681,6 +684,18 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     return 200;
   }
 
+  // Connections per user: a socket counts once for each user who sent requests on it.
+  let accepted = 0;
+  const connectionsByUser = new Map<string, number>();
+  const usersOfSocket = new WeakMap<object, Set<string>>();
+  const noteConnection = (req: IncomingMessage, username: string): void => {
+    let users = usersOfSocket.get(req.socket);
+    if (!users) usersOfSocket.set(req.socket, (users = new Set()));
+    if (users.has(username)) return;
+    users.add(username);
+    connectionsByUser.set(username, (connectionsByUser.get(username) ?? 0) + 1);
+  };
+
   const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     handle(req, res).catch((err: unknown) => {
       if (res.headersSent) {
@@ -706,6 +721,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     ? (createHttpsServer({ cert: tls.certPem, key: tls.keyPem }, onRequest) as unknown as Server)
     : createServer(onRequest);
   server.keepAliveTimeout = 30_000;
+  server.on('connection', () => (accepted += 1));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen({ port: opts.port ?? 0, host: '127.0.0.1', backlog: opts.listenBacklog }, () => {
@@ -739,6 +755,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     ...(tls ? { caPem: tls.caPem } : {}),
     adminToken: access.adminToken,
     counters: () => counters,
+    connections: () => ({ accepted, byUser: Object.fromEntries(connectionsByUser) }),
     objects: (group, plural, namespace) => store.list(resourceKey({ group, plural }), namespace),
     faults: {
       inject: (spec: FaultSpec) => faults.add(spec),

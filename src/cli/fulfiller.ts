@@ -93,7 +93,7 @@ export function fulfillerCommand(): Command {
         exhaustionHoldMs: flags.exhaustionHold * 1000,
         workers: flags.workers,
       });
-      const { kc, source } = loadKubeConfig(
+      const { kc, source, connections } = loadKubeConfig(
         flags.kubeconfig !== undefined ? { kubeconfig: flags.kubeconfig } : {},
       );
       const logger = createLogger({ level: flags.logLevel });
@@ -109,7 +109,10 @@ export function fulfillerCommand(): Command {
         const stop = (): void => {
           process.off('SIGINT', stop);
           process.off('SIGTERM', stop);
-          void running.stop().then(resolve);
+          void running
+            .stop()
+            .then(() => connections.destroy())
+            .then(resolve);
         };
         process.on('SIGINT', stop);
         process.on('SIGTERM', stop);

@@ -21,7 +21,7 @@ import { startApiServer, type ApiServer } from '../apiserver/server.ts';
 import { makeFulfillerConfig, type FulfillerConfig } from '../fulfiller/config.ts';
 import { startFulfiller, type RunningFulfiller } from '../fulfiller/run.ts';
 import { loadKubeConfig } from '../kube/config.ts';
-import { shareDispatchers, type SharedDispatchers } from '../kube/shared-dispatcher.ts';
+import type { SharedDispatchers } from '../kube/shared-dispatcher.ts';
 import type { Logger } from '../log/logger.ts';
 import { DEFAULT_NAMESPACE, GROUP, NNC_KIND, NNC_PLURAL, NNC_VERSION } from '../nnc/types.ts';
 import type { SidecarOptions } from '../sidecar/options.ts';
@@ -149,9 +149,15 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
     await started.dispatchers?.destroy();
   };
   try {
-    const { kc } = loadKubeConfig({ kubeconfig: server.kubeconfigPath });
-    // Every in-process client shares one keep-alive connection pool.
-    started.dispatchers = shareDispatchers(kc);
+    // Every in-process client shares one keep-alive connection pool (the
+    // product's, shared-dispatcher.ts); thousands of watches get their own.
+    const loaded = loadKubeConfig({
+      kubeconfig: server.kubeconfigPath,
+      watchConnections: 'own',
+      maxConnections: Infinity, // a thousand nodes' requests in one process
+    });
+    const kc = loaded.kc;
+    started.dispatchers = loaded.connections;
     const core = kc.makeApiClient(CoreV1Api);
     const custom = kc.makeApiClient(CustomObjectsApi);
     const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);

@@ -4,6 +4,7 @@
 // tried, so a misconfigured agent says exactly why it cannot start.
 import { KubeConfig } from '@kubernetes/client-node';
 import { existsSync } from 'node:fs';
+import { shareDispatchers, type SharedDispatchers } from './shared-dispatcher.ts';
 
 export interface LoadKubeConfigOptions {
   /** Path from the --kubeconfig flag; wins over everything else. */
@@ -12,7 +13,14 @@ export interface LoadKubeConfigOptions {
   env?: NodeJS.ProcessEnv;
   /** Service-account token path, for the in-cluster check (tests override it). */
   serviceAccountTokenPath?: string;
+  /** Watch connections: in a shared keep-alive pool (default) or one dispatcher each. */
+  watchConnections?: 'pooled' | 'own';
+  /** Most request connections to the server, watches aside (default 4; Infinity: no limit). */
+  maxConnections?: number;
 }
+
+/** Request connections a product process opens to its API server at most (watches aside). */
+export const MAX_API_CONNECTIONS = 4;
 
 export const SERVICE_ACCOUNT_TOKEN = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
@@ -39,11 +47,28 @@ function loadFile(path: string, what: string): KubeConfig {
   return kc;
 }
 
-/** Loads the configuration; throws KubeConfigError when no source works. */
-export function loadKubeConfig(options: LoadKubeConfigOptions = {}): {
+export interface LoadedKubeConfig {
   kc: KubeConfig;
   source: KubeConfigSource;
-} {
+  /** The keep-alive connection pool every request of `kc` goes through; destroy() on shutdown. */
+  connections: SharedDispatchers;
+}
+
+/**
+ * Loads the configuration with its requests on one keep-alive connection
+ * pool (shared-dispatcher.ts); throws KubeConfigError when no source works.
+ */
+export function loadKubeConfig(options: LoadKubeConfigOptions = {}): LoadedKubeConfig {
+  const { kc, source } = loadFrom(options);
+  const max = options.maxConnections ?? MAX_API_CONNECTIONS;
+  const connections = shareDispatchers(kc, {
+    watches: options.watchConnections ?? 'pooled',
+    ...(Number.isFinite(max) ? { maxConnections: max } : {}),
+  });
+  return { kc, source, connections };
+}
+
+function loadFrom(options: LoadKubeConfigOptions): { kc: KubeConfig; source: KubeConfigSource } {
   const env = options.env ?? process.env;
   if (options.kubeconfig)
     return { kc: loadFile(options.kubeconfig, '--kubeconfig'), source: 'flag' };

@@ -1,17 +1,30 @@
 // client-node 2.0.1 builds a new undici Agent for every request whose
-// cluster has TLS options (including `insecure-skip-tls-verify`, which the
-// local API server's kubeconfig needs): each request opens a fresh
+// cluster has TLS options (a CA, client certificates, or
+// `insecure-skip-tls-verify`): each request opens a fresh TCP (and TLS)
 // connection, and each idle Agent keeps its socket until its keep-alive
-// timeout. With a thousand in-process clients that is thousands of sockets
-// and connects. This makes a KubeConfig hand out one keep-alive Agent per
-// distinct set of dispatcher options for ordinary requests, so they share a
-// pool. Watches keep a dispatcher of their own, as client-node gives them:
-// a watch holds its connection for minutes, and undici's pool scans all its
-// connections on every request and every disconnect, so thousands of watch
-// streams in the shared pool would make each request cost O(watches).
-// Used by the embedded cluster; the product commands keep client-node's
-// default behaviour.
+// timeout. Every real cluster has a CA, so the product would open one
+// connection per API call. client-node offers no seam for this (the generated
+// Configuration's httpApi cannot see the TLS options, and the KubeConfig
+// hands each request a dispatcher it made itself), so this one small adapter
+// makes a KubeConfig reuse one keep-alive Agent per distinct set of
+// dispatcher options. Every process uses it through loadKubeConfig: the
+// sidecar, the fulfiller and the embedded cluster.
+//
+// Requests share a pool that opens at most maxConnections connections (the
+// product: 4; a burst queues instead of opening more). Watches hold their
+// connection for minutes, so they stay out of it: by default ('pooled') they
+// share a second, uncapped pool, where a watch the server ended cleanly
+// hands its connection to the watch that replaces it. The embedded cluster,
+// with thousands of watch streams in one process, gives each watch a
+// dispatcher of its own ('own'): undici's pool scans all its connections on
+// every dispatch and every disconnect, so thousands of streams in one pool
+// would make each watch restart cost O(watches).
+//
+// It relies on KubeConfig's (TypeScript-private) createDispatcher method;
+// shareDispatchers throws at start if a client-node upgrade removed it, and
+// test/kube/shared-dispatcher.test.ts pins the per-request behaviour it fixes.
 import type { KubeConfig, RequestContext } from '@kubernetes/client-node';
+import { Agent } from 'undici';
 
 interface Closable {
   destroy(): Promise<void>;
@@ -21,12 +34,22 @@ type CreateDispatcher = (cluster: unknown, agentOptions: unknown) => Closable | 
 
 interface DispatcherHooks {
   createDispatcher: CreateDispatcher;
-  createDispatcherOptions(cluster: unknown, agentOptions: unknown): unknown;
+  createDispatcherOptions(
+    cluster: unknown,
+    agentOptions: unknown,
+  ): { type: string; connect?: object };
   applySecurityAuthentication(context: RequestContext): Promise<void>;
 }
 
+export interface ShareOptions {
+  /** 'pooled' (default): watches share a pool of their own; 'own': a dispatcher per watch. */
+  watches?: 'pooled' | 'own';
+  /** Most connections the request pool opens to one server (default: no limit); watches aside. */
+  maxConnections?: number;
+}
+
 export interface SharedDispatchers {
-  /** Shared dispatchers created so far (one per distinct option set). */
+  /** Shared request dispatchers created so far (one per distinct option set). */
   count(): number;
   /** Destroys every shared dispatcher (open requests are cut); call after the clients stopped. */
   destroy(): Promise<void>;
@@ -40,39 +63,61 @@ export function isWatchUrl(url: string): boolean {
   return watch === 'true' || watch === '1';
 }
 
-/** Makes `kc` reuse one dispatcher per distinct option set for non-watch requests. */
-export function shareDispatchers(kc: KubeConfig): SharedDispatchers {
+type SetDispatcher = Parameters<RequestContext['setDispatcher']>[0];
+
+/** Makes `kc` reuse one keep-alive dispatcher per distinct option set. */
+export function shareDispatchers(kc: KubeConfig, opts: ShareOptions = {}): SharedDispatchers {
   const hooks = kc as unknown as DispatcherHooks;
+  if (
+    typeof hooks.createDispatcher !== 'function' ||
+    typeof hooks.createDispatcherOptions !== 'function'
+  )
+    throw new Error(
+      '@kubernetes/client-node no longer has KubeConfig.createDispatcher: src/kube/shared-dispatcher.ts needs updating',
+    );
   const original = hooks.createDispatcher.bind(kc);
   const originalApply = hooks.applySecurityAuthentication.bind(kc);
-  const cache = new Map<string, Closable | undefined>();
-  /** How to make another dispatcher like a shared one (for watches). */
-  const recipes = new Map<Closable, () => Closable | undefined>();
+  /** Request pools and pooled-watch dispatchers, by option set. */
+  const requests = new Map<string, Closable | undefined>();
+  const watches = new Map<string, Closable | undefined>();
+  /** How to make an uncapped dispatcher like a shared request one (for watches). */
+  const recipes = new Map<Closable, { key: string; make: () => Closable | undefined }>();
+  /** Client-node's own dispatcher, or a capped keep-alive Agent like it. */
+  const make = (cluster: unknown, agentOptions: unknown, capped: boolean): Closable | undefined => {
+    const o = hooks.createDispatcherOptions(cluster, agentOptions);
+    if (!capped || opts.maxConnections === undefined || o.type !== 'agent')
+      return original(cluster, agentOptions);
+    return new Agent({ connect: o.connect ?? {}, connections: opts.maxConnections });
+  };
   hooks.createDispatcher = (cluster, agentOptions) => {
     const key = JSON.stringify(hooks.createDispatcherOptions(cluster, agentOptions));
-    if (cache.has(key)) return cache.get(key);
-    const d = original(cluster, agentOptions);
-    cache.set(key, d);
-    if (d) recipes.set(d, () => original(cluster, agentOptions));
+    if (requests.has(key)) return requests.get(key);
+    const d = make(cluster, agentOptions, true);
+    requests.set(key, d);
+    if (d) recipes.set(d, { key, make: () => make(cluster, agentOptions, false) });
     return d;
   };
   hooks.applySecurityAuthentication = async (context) => {
     await originalApply(context);
     const shared = context.getDispatcher() as Closable | undefined;
-    const another = shared && recipes.get(shared);
-    if (another && isWatchUrl(context.getUrl())) {
-      const own = another();
-      if (own)
-        context.setDispatcher(own as unknown as Parameters<RequestContext['setDispatcher']>[0]);
+    const recipe = shared && recipes.get(shared);
+    if (!recipe || !isWatchUrl(context.getUrl())) return;
+    let d: Closable | undefined;
+    if (opts.watches === 'own') d = recipe.make();
+    else {
+      if (!watches.has(recipe.key)) watches.set(recipe.key, recipe.make());
+      d = watches.get(recipe.key);
     }
+    if (d) context.setDispatcher(d as unknown as SetDispatcher);
   };
   return {
-    count: () => [...cache.values()].filter((d) => d !== undefined).length,
+    count: () => [...requests.values()].filter((d) => d !== undefined).length,
     async destroy() {
       hooks.createDispatcher = original;
       hooks.applySecurityAuthentication = originalApply;
-      const all = [...cache.values()];
-      cache.clear();
+      const all = [...requests.values(), ...watches.values()];
+      requests.clear();
+      watches.clear();
       recipes.clear();
       await Promise.all(all.map((d) => d?.destroy().catch(() => undefined)));
     },

@@ -114,12 +114,14 @@ export async function runSidecar(
   if (deps.signal?.aborted) throw new ConfigError('aborted before start');
 
   // Configuration first: nothing is opened when it is bad.
-  const kc =
-    deps.kc ??
-    loadKubeConfig({
-      ...(options.kubeconfig ? { kubeconfig: options.kubeconfig } : {}),
-      env: deps.env ?? process.env,
-    }).kc;
+  // A kubeconfig loaded here is the sidecar's own, with its connection pool (closed on stop).
+  const loaded = deps.kc
+    ? undefined
+    : loadKubeConfig({
+        ...(options.kubeconfig ? { kubeconfig: options.kubeconfig } : {}),
+        env: deps.env ?? process.env,
+      });
+  const kc = deps.kc ?? (loaded as NonNullable<typeof loaded>).kc;
   let store: NodeIpStore;
   try {
     store =
@@ -311,6 +313,7 @@ export async function runSidecar(
       for (const s of subs) s.unsubscribe();
       await bounded('node api', api.close());
       await bounded('events', Promise.all([...pendingEvents]));
+      if (loaded) await bounded('connections', loaded.connections.destroy());
       try {
         store.close();
       } catch (err) {

@@ -73,9 +73,9 @@ describe('kube: shared dispatchers', () => {
     expect(isWatchUrl('http://h/api/v1/watch')).to.equal(false);
   });
 
-  it('gives each watch a dispatcher of its own, outside the shared pool', async () => {
+  it("'own': gives each watch a dispatcher of its own, outside the shared pool", async () => {
     const kc = kubeConfigFor('http://127.0.0.1:1');
-    const shared = shareDispatchers(kc);
+    const shared = shareDispatchers(kc, { watches: 'own' });
     const watchUrl = 'http://127.0.0.1:1/api/v1/pods?watch=true';
     const pool = await dispatcherOf(kc);
     const [w1, w2] = [await dispatcherOf(kc, watchUrl), await dispatcherOf(kc, watchUrl)];
@@ -85,6 +85,32 @@ describe('kube: shared dispatchers', () => {
     expect(await dispatcherOf(kc)).to.equal(pool);
     expect(shared.count()).to.equal(1);
     await shared.destroy();
+  });
+
+  it("'pooled': watches share one dispatcher of their own, outside the request pool", async () => {
+    const kc = kubeConfigFor('http://127.0.0.1:1');
+    const shared = shareDispatchers(kc, { maxConnections: 2 });
+    const watchUrl = 'http://127.0.0.1:1/api/v1/pods?watch=true';
+    const pool = await dispatcherOf(kc);
+    const [w1, w2] = [await dispatcherOf(kc, watchUrl), await dispatcherOf(kc, watchUrl)];
+    expect(w1).to.not.equal(pool);
+    expect(w1).to.equal(w2);
+    await shared.destroy();
+  });
+
+  it('maxConnections: a burst queues on at most that many connections', async () => {
+    const fake = await fakeServer();
+    const kc = kubeConfigFor(fake.url);
+    const shared = shareDispatchers(kc, { maxConnections: 2 });
+    try {
+      const core = kc.makeApiClient(CoreV1Api);
+      await Promise.all(Array.from({ length: 20 }, () => core.listNamespace()));
+      expect(fake.connections()).to.equal(2);
+    } finally {
+      await shared.destroy();
+      fake.server.closeAllConnections();
+      await new Promise((r) => fake.server.close(r));
+    }
   });
 
   it('requests reuse kept-alive connections', async () => {
