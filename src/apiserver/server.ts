@@ -14,6 +14,7 @@ import { AccessControl, requestAttributes } from './access.ts';
 import type { AdmissionAttributes, Operation } from './admission/policy.ts';
 import type { AuthorizationMode } from './auth/authorize.ts';
 import { bootstrapClusterRoleBindings, bootstrapClusterRoles } from './auth/bootstrap.ts';
+import { tokenRequestFromProtobuf } from './auth/token-request-protobuf.ts';
 import { selfSubjectReview, type UserInfo } from './auth/user.ts';
 import { RequestCounter, type RequestCounters } from './counters.ts';
 import { readCrdDir } from './crd-files.ts';
@@ -422,11 +423,10 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     }
     if (verb === 'create' && sub === 'token') {
       if (!raw) throw badRequest('the request body is required');
-      const tr = access.tokenRequest(
-        ns as string,
-        name as string,
-        parseBody(raw, 'application/json'),
-      );
+      const ct = (req.headers['content-type'] ?? 'application/json').toLowerCase();
+      // kubectl's typed client sends it as protobuf.
+      const body = ct.includes('protobuf') ? tokenRequestFromProtobuf(raw) : parseBody(raw, ct);
+      const tr = access.tokenRequest(ns as string, name as string, body);
       send(res, 201, tr);
       return 201;
     }

@@ -14,6 +14,7 @@ interface EmbeddedFlags {
   duration?: number;
   apiPort: number;
   serve?: boolean;
+  tls?: boolean;
   report?: string;
   logLevel: LogLevel;
 }
@@ -49,6 +50,7 @@ export function embeddedCommand(): Command {
     .option('--duration <seconds>', "run length (default: the scenario's)", positiveSeconds)
     .option('--api-port <port>', 'API server port on 127.0.0.1 (default: ephemeral)', portOption, 0)
     .option('--serve', 'keep everything up after the scenario until SIGINT/SIGTERM')
+    .option('--tls', 'the API server serves HTTPS with a CA made at start (in its kubeconfig)')
     .option('--report <file>', 'also write the report as JSON')
     .option(
       '--log-level <level>',
@@ -74,6 +76,7 @@ export function embeddedCommand(): Command {
             ...(flags.duration !== undefined ? { durationSeconds: flags.duration } : {}),
             apiPort: flags.apiPort,
             serve: flags.serve === true,
+            tls: flags.tls === true,
             ...(flags.report !== undefined ? { reportFile: flags.report } : {}),
             logLevel: flags.logLevel,
           },

@@ -43,6 +43,8 @@ export interface EmbeddedClusterOptions {
   logger: Logger;
   /** 0: an ephemeral port. */
   apiPort?: number;
+  /** The API server serves HTTPS with a CA made at start; every client trusts it through the kubeconfig. */
+  tls?: boolean;
   /** Fulfiller settings over the embedded defaults. */
   fulfiller?: Partial<FulfillerConfig>;
   /** Kubernetes Events from the sidecars and fulfiller (default true). */
@@ -126,6 +128,7 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
   const fulfillerConfig = embeddedFulfillerConfig(opts.podSubnet, opts.fulfiller);
   const server = await startApiServer({
     port: opts.apiPort ?? 0,
+    tls: opts.tls === true,
     crdsDir: CRDS_DIR,
     kubeconfigPath: join(opts.runDir, 'kubeconfig'),
     logger: opts.logger.child({ component: 'apiserver' }),

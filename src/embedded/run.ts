@@ -39,6 +39,8 @@ export interface EmbeddedOptions {
   sampleMs?: number;
   /** Kubernetes Events from the components (default true). */
   events?: boolean;
+  /** The API server serves HTTPS with a CA made at start (in the kubeconfig). */
+  tls?: boolean;
 }
 
 export interface EmbeddedIo {
@@ -142,12 +144,16 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
       runDir,
       logger,
       apiPort: opts.apiPort,
+      tls: opts.tls === true,
       events: opts.events ?? true,
       onRunning: (w) => waits.push(w.waitMs),
     });
     const { server } = cluster;
     say(`  API server: ${server.url}  (kubeconfig ${server.kubeconfigPath})`);
-    say(`  try: kubectl --server=${server.url} get nnc -n kube-system`);
+    const kubectl = server.caPem
+      ? `kubectl --kubeconfig=${server.kubeconfigPath}`
+      : `kubectl --server=${server.url}`;
+    say(`  try: ${kubectl} get nnc -n kube-system`);
     const ready = await cluster.whenReady(Math.max(15_000, nodeCount * 20));
     say(`  ${ready}/${nodeCount} sidecars ready; running the workload`);
 
@@ -196,7 +202,7 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
       bar.done();
       say(
         `scenario done; serving on ${server.url} until SIGINT/SIGTERM ` +
-          `(kubectl --server=${server.url} get nnc,pods -A)`,
+          `(${kubectl} get nnc,pods -A)`,
       );
       await delay(2 ** 31 - 1, signal);
     }

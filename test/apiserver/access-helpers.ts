@@ -3,8 +3,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Agent, fetch } from 'undici';
 import type { ApiServer, ApiServerOptions } from '../../src/apiserver/server.ts';
-import { call, withCrds, type Reply } from './helpers.ts';
+import { withCrds, type Reply } from './helpers.ts';
 
 export interface StrictServer {
   server: ApiServer;
@@ -40,21 +41,35 @@ export async function strictServer(
     kubeconfigPath: join(dir, 'kubeconfig'),
     ...opts,
   });
-  const as: StrictServer['as'] = (token, method, path, body, ct = 'application/json') =>
-    call(
-      server,
+  // Over TLS, requests trust the server's CA (and nothing else).
+  const dispatcher = new Agent(server.caPem ? { connect: { ca: server.caPem } } : {});
+  const as: StrictServer['as'] = async (token, method, path, body, ct = 'application/json') => {
+    const headers: Record<string, string> = { 'Content-Type': ct };
+    if (token !== undefined) headers.Authorization = `Bearer ${token}`;
+    const res = await fetch(server.url + path, {
       method,
-      path,
-      body,
-      ct,
-      token === undefined ? {} : { Authorization: `Bearer ${token}` },
-    );
+      headers,
+      dispatcher,
+      ...(body === undefined
+        ? {}
+        : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    });
+    const text = await res.text();
+    let parsed: Record<string, unknown>;
+    try {
+      parsed = JSON.parse(text) as Record<string, unknown>;
+    } catch {
+      parsed = { text };
+    }
+    return { status: res.status, body: parsed, headers: res.headers as unknown as Headers };
+  };
   return {
     server,
     as,
     admin: (method, path, body, ct) => as(server.adminToken, method, path, body, ct),
     async close() {
       await server.close();
+      await dispatcher.destroy();
       rmSync(dir, { recursive: true, force: true });
     },
   };
