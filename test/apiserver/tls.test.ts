@@ -111,8 +111,8 @@ describe('apiserver: TLS with kubectl', function () {
       'json',
     ]);
     expect(who.ok, who.err).to.equal(true);
-    const info = (JSON.parse(who.out) as { status: { userInfo: Record<string, any> } }).status
-      .userInfo; // eslint-disable-line @typescript-eslint/no-explicit-any
+    type WhoAmI = { status: { userInfo: { username: string; extra: Record<string, string[]> } } };
+    const info = (JSON.parse(who.out) as WhoAmI).status.userInfo;
     expect(info.username).to.equal('system:serviceaccount:kube-system:pool-monitor');
     expect(info.extra['authentication.kubernetes.io/node-name']).to.deep.equal(['node-a']);
   });
