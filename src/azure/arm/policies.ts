@@ -1,0 +1,168 @@
+// The ARM client's own pipeline policies, in the order a request meets them:
+//   retry (phase Retry)  429/503 wait for Retry-After (a 429 pauses the whole
+//                        bucket), other 5xx and connection errors back off
+//                        exponentially with jitter; bounded attempts
+//   bearer (phase Sign)  Authorization from the token source; a 401 forgets
+//                        the cached token and retries once with a new one
+//   token bucket         every HTTP request that leaves (reads, writes, polls,
+//                        retries, the 401 retry) waits for a token
+//   metrics              one observation per request: operation, status, time
+import type { PipelinePolicy, PipelineRequest, PipelineResponse } from '@azure/core-rest-pipeline';
+import type { BackoffOptions } from '../../kube/backoff.ts';
+import { backoffDelay } from '../../kube/backoff.ts';
+import type { ArmMetricsSink } from '../metrics.ts';
+import type { BearerTokenSource } from './credentials.ts';
+import { armOperationOf } from './operations.ts';
+import type { TokenBucket } from './token-bucket.ts';
+
+export interface RetryOptions {
+  /** Retries after the first attempt (default 4). */
+  maxRetries: number;
+  /** 5xx and connection errors, and 429/503 without a Retry-After. */
+  backoff: BackoffOptions;
+  /** Longest Retry-After honoured, in ms (longer ones are capped; default 5 min). */
+  maxRetryAfterMs: number;
+}
+
+export const DEFAULT_RETRY: RetryOptions = {
+  maxRetries: 4,
+  backoff: { initialMs: 500, maxMs: 30_000, factor: 2, jitter: 0.3 },
+  maxRetryAfterMs: 5 * 60_000,
+};
+
+export interface PolicyClock {
+  now(): number;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+/**
+ * Milliseconds a response asks to wait: `retry-after-ms`, `x-ms-retry-after-ms`,
+ * then `Retry-After` (seconds or an HTTP date). Undefined when none is usable.
+ */
+export function retryAfterMs(
+  headers: { get(name: string): string | undefined },
+  now: number,
+): number | undefined {
+  for (const name of ['retry-after-ms', 'x-ms-retry-after-ms']) {
+    const v = Number(headers.get(name));
+    if (headers.get(name) !== undefined && Number.isFinite(v) && v >= 0) return v;
+  }
+  const raw = headers.get('retry-after');
+  if (raw === undefined) return undefined;
+  if (/^\s*\d+(\.\d+)?\s*$/.test(raw)) return Number(raw) * 1000;
+  const date = Date.parse(raw);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+const CONNECTION_CODES = new Set([
+  'REQUEST_SEND_ERROR',
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'ETIMEDOUT',
+  'EPIPE',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'UND_ERR_SOCKET',
+]);
+
+/** True for errors where no HTTP answer came back (connection reset, refused, timeout). */
+export function isConnectionError(err: unknown): boolean {
+  const e = err as { statusCode?: number; code?: unknown; name?: string } | undefined;
+  if (e?.name === 'AbortError' || e?.statusCode !== undefined) return false;
+  return typeof e?.code === 'string' && CONNECTION_CODES.has(e.code);
+}
+
+export function retryPolicy(
+  options: RetryOptions,
+  bucket: TokenBucket,
+  metrics: ArmMetricsSink,
+  clock: PolicyClock,
+  random: () => number = Math.random,
+): PipelinePolicy {
+  return {
+    name: 'armRetryPolicy',
+    async sendRequest(request: PipelineRequest, next): Promise<PipelineResponse> {
+      for (let attempt = 0; ; attempt++) {
+        let response: PipelineResponse | undefined;
+        let failure: unknown;
+        try {
+          response = await next(request);
+        } catch (err) {
+          if (!isConnectionError(err) || attempt >= options.maxRetries) throw err;
+          failure = err;
+        }
+        const status = response?.status;
+        let waitMs: number;
+        let cause: 'retry-after' | 'backoff';
+        if (failure !== undefined) {
+          waitMs = backoffDelay(attempt, options.backoff, random);
+          cause = 'backoff';
+        } else if (status === 429 || status === 503) {
+          const asked = retryAfterMs(response!.headers, Date.now());
+          waitMs =
+            asked === undefined
+              ? backoffDelay(attempt, options.backoff, random)
+              : Math.min(asked, options.maxRetryAfterMs);
+          cause = asked === undefined ? 'backoff' : 'retry-after';
+          // ARM throttles the subscription, not one call: hold every call back.
+          if (status === 429) bucket.pauseFor(waitMs);
+        } else if (status !== undefined && status >= 500 && status !== 501 && status !== 505) {
+          waitMs = backoffDelay(attempt, options.backoff, random);
+          cause = 'backoff';
+        } else {
+          return response!;
+        }
+        if (attempt >= options.maxRetries) return response!;
+        metrics.throttledWait(cause, waitMs);
+        await clock.sleep(waitMs, request.abortSignal as AbortSignal | undefined);
+      }
+    },
+  };
+}
+
+export function tokenBucketPolicy(bucket: TokenBucket, metrics: ArmMetricsSink): PipelinePolicy {
+  return {
+    name: 'armTokenBucketPolicy',
+    async sendRequest(request, next) {
+      const waited = await bucket.take(request.abortSignal as AbortSignal | undefined);
+      if (waited > 0) metrics.throttledWait('token-bucket', waited);
+      return next(request);
+    },
+  };
+}
+
+export function bearerPolicy(source: BearerTokenSource): PipelinePolicy {
+  return {
+    name: 'armBearerPolicy',
+    async sendRequest(request, next) {
+      const signal = request.abortSignal as AbortSignal | undefined;
+      const token = await source.token(signal);
+      request.headers.set('authorization', `Bearer ${token}`);
+      const response = await next(request);
+      if (response.status !== 401) return response;
+      source.invalidate();
+      const fresh = await source.token(signal);
+      if (fresh === token) return response;
+      request.headers.set('authorization', `Bearer ${fresh}`);
+      return next(request);
+    },
+  };
+}
+
+export function metricsPolicy(metrics: ArmMetricsSink, now: () => number): PipelinePolicy {
+  return {
+    name: 'armMetricsPolicy',
+    async sendRequest(request, next) {
+      const operation = armOperationOf(request.method, request.url);
+      const start = now();
+      try {
+        const response = await next(request);
+        metrics.call(operation, String(response.status), (now() - start) / 1000);
+        return response;
+      } catch (err) {
+        metrics.call(operation, 'error', (now() - start) / 1000);
+        throw err;
+      }
+    },
+  };
+}

@@ -1,0 +1,311 @@
+// The emulator's state: virtual networks with subnets, VMs with their NICs,
+// and the long-running operations NIC PUTs start. No HTTP here (server.ts
+// serves it). Operations complete lazily: whoever looks after `doneAt` sees
+// them finished, so an injected clock makes them deterministic.
+import { randomUUID } from 'node:crypto';
+import { parseSubnetId, sameArmId, vmId } from '../arm/ids.ts';
+import { ArmHttpError } from './errors.ts';
+import type { ArmObject } from './nic-put.ts';
+import { applyNicPut } from './nic-put.ts';
+import { EmulatedSubnet } from './subnets.ts';
+
+export type SubnetFullMode = 'sync' | 'lro';
+
+export interface NetworkOptions {
+  subscriptionId: string;
+  location?: string;
+  /** How long a NIC PUT's operation stays InProgress, in ms (default 0). */
+  operationMs?: number;
+  /** `sync`: a PUT that does not fit answers 400 SubnetIsFull; `lro`: its operation ends Failed with that code. */
+  subnetFullMode?: SubnetFullMode;
+  now?: () => number;
+}
+
+export interface VmOptions {
+  resourceGroup: string;
+  name: string;
+  /** Subnet id of the NIC's primary ipConfiguration (the node subnet). */
+  subnetId: string;
+  nicName?: string;
+  /** Extra NIC properties (networkSecurityGroup, dnsSettings, enableAcceleratedNetworking...). */
+  nicProperties?: Record<string, unknown>;
+  /** Extra properties of the primary ipConfiguration (loadBalancerBackendAddressPools...). */
+  primaryConfigProperties?: Record<string, unknown>;
+  tags?: Record<string, string>;
+}
+
+export interface AddedVm {
+  vmId: string;
+  providerID: string;
+  nicName: string;
+  nicId: string;
+}
+
+interface Operation {
+  id: string;
+  nicKey: string;
+  doneAt: number;
+  failure?: ArmHttpError;
+  settled: boolean;
+}
+
+export interface OperationStatus {
+  status: 'InProgress' | 'Succeeded' | 'Failed';
+  error?: { code: string; message: string };
+}
+
+const newEtag = (): string => `W/"${randomUUID()}"`;
+const key = (resourceGroup: string, name: string): string =>
+  `${resourceGroup.toLowerCase()}/${name.toLowerCase()}`;
+const MAX_OPERATIONS = 20_000;
+
+export class EmulatedNetwork {
+  readonly subscriptionId: string;
+  readonly location: string;
+  operationMs: number;
+  subnetFullMode: SubnetFullMode;
+  private readonly now: () => number;
+  private readonly subnets = new Map<string, EmulatedSubnet>();
+  private readonly nics = new Map<string, ArmObject>();
+  private readonly busy = new Map<string, string>();
+  private readonly operations = new Map<string, Operation>();
+  /** Addresses handed out and given back through PUTs, for tests and reports. */
+  readonly counts = { taken: 0, freed: 0 };
+
+  constructor(options: NetworkOptions) {
+    this.subscriptionId = options.subscriptionId;
+    this.location = options.location ?? 'westeurope';
+    this.operationMs = options.operationMs ?? 0;
+    this.subnetFullMode = options.subnetFullMode ?? 'sync';
+    this.now = options.now ?? Date.now;
+  }
+
+  /** Adds a virtual network; returns the subnet ids by name. */
+  addVirtualNetwork(
+    resourceGroup: string,
+    name: string,
+    subnets: Record<string, string>,
+  ): Record<string, string> {
+    const ids: Record<string, string> = {};
+    for (const [subnet, prefix] of Object.entries(subnets)) {
+      const id = `/subscriptions/${this.subscriptionId}/resourceGroups/${resourceGroup}/providers/Microsoft.Network/virtualNetworks/${name}/subnets/${subnet}`;
+      this.subnets.set(id.toLowerCase(), new EmulatedSubnet(id, subnet, prefix));
+      ids[subnet] = id;
+    }
+    return ids;
+  }
+
+  subnet(id: string): EmulatedSubnet | undefined {
+    return this.subnets.get(id.replace(/\/$/, '').toLowerCase());
+  }
+
+  /** Every subnet of one virtual network. */
+  subnetsOf(resourceGroup: string, virtualNetwork: string): EmulatedSubnet[] {
+    return [...this.subnets.values()].filter((s) => {
+      const ref = parseSubnetId(s.id);
+      return (
+        ref.resourceGroup.toLowerCase() === resourceGroup.toLowerCase() &&
+        ref.virtualNetwork.toLowerCase() === virtualNetwork.toLowerCase()
+      );
+    });
+  }
+
+  /** Adds a VM with one primary NIC holding one primary Dynamic ipConfiguration. */
+  addVm(options: VmOptions): AddedVm {
+    const subnet = this.subnet(options.subnetId);
+    if (!subnet) throw new Error(`unknown subnet ${options.subnetId}`);
+    const nicName = options.nicName ?? `${options.name}-nic`;
+    const nicId = `/subscriptions/${this.subscriptionId}/resourceGroups/${options.resourceGroup}/providers/Microsoft.Network/networkInterfaces/${nicName}`;
+    if (this.nics.has(key(options.resourceGroup, nicName)))
+      throw new Error(`NIC ${nicName} exists`);
+    const ip = subnet.allocate();
+    if (ip === undefined) throw new Error(`subnet ${subnet.name} is full`);
+    const id = vmId(this.subscriptionId, options.resourceGroup, options.name);
+    const etag = newEtag();
+    const nic: ArmObject = {
+      name: nicName,
+      id: nicId,
+      etag,
+      type: 'Microsoft.Network/networkInterfaces',
+      location: this.location,
+      ...(options.tags ? { tags: options.tags } : {}),
+      properties: {
+        provisioningState: 'Succeeded',
+        resourceGuid: randomUUID(),
+        macAddress: randomUUID().replace(/-/g, '').slice(0, 12).toUpperCase(),
+        primary: true,
+        virtualMachine: { id },
+        enableIPForwarding: false,
+        ...options.nicProperties,
+        ipConfigurations: [
+          {
+            name: 'ipconfig1',
+            id: `${nicId}/ipConfigurations/ipconfig1`,
+            etag,
+            type: 'Microsoft.Network/networkInterfaces/ipConfigurations',
+            properties: {
+              provisioningState: 'Succeeded',
+              privateIPAddress: ip,
+              privateIPAllocationMethod: 'Dynamic',
+              privateIPAddressVersion: 'IPv4',
+              subnet: { id: subnet.id },
+              primary: true,
+              ...options.primaryConfigProperties,
+            },
+          },
+        ],
+      },
+    };
+    this.nics.set(key(options.resourceGroup, nicName), nic);
+    return { vmId: id, providerID: `azure://${id}`, nicName, nicId };
+  }
+
+  /** Finishes operations whose time has come. */
+  settle(): void {
+    const now = this.now();
+    for (const op of this.operations.values()) {
+      if (op.settled || now < op.doneAt) continue;
+      op.settled = true;
+      if (this.busy.get(op.nicKey) === op.id) this.busy.delete(op.nicKey);
+      const nic = this.nics.get(op.nicKey);
+      if (nic && !op.failure) setProvisioningState(nic, 'Succeeded');
+    }
+    if (this.operations.size > MAX_OPERATIONS) {
+      for (const [id, op] of this.operations) {
+        if (this.operations.size <= MAX_OPERATIONS / 2) break;
+        if (op.settled) this.operations.delete(id);
+      }
+    }
+  }
+
+  listNics(resourceGroup: string): ArmObject[] {
+    this.settle();
+    const prefix = `${resourceGroup.toLowerCase()}/`;
+    return [...this.nics.entries()]
+      .filter(([k]) => k.startsWith(prefix))
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([, nic]) => structuredClone(nic));
+  }
+
+  getNic(resourceGroup: string, name: string): ArmObject | undefined {
+    this.settle();
+    const nic = this.nics.get(key(resourceGroup, name));
+    return nic ? structuredClone(nic) : undefined;
+  }
+
+  /** PUT of a whole NIC: returns the NIC as stored and the operation id to poll. */
+  putNic(
+    resourceGroup: string,
+    name: string,
+    body: unknown,
+    ifMatch: string | undefined,
+  ): { nic: ArmObject; operationId: string } {
+    this.settle();
+    const k = key(resourceGroup, name);
+    const stored = this.nics.get(k);
+    if (!stored) {
+      throw new ArmHttpError(
+        404,
+        'NotFound',
+        `network interface ${name} not found (the emulator does not create NICs through PUT)`,
+      );
+    }
+    if (ifMatch !== undefined && ifMatch !== '*' && ifMatch !== stored.etag) {
+      throw new ArmHttpError(
+        412,
+        'PreconditionFailed',
+        `etag ${ifMatch} does not match the resource's current etag`,
+      );
+    }
+    if (this.busy.has(k)) {
+      throw new ArmHttpError(
+        409,
+        'AnotherOperationInProgress',
+        `another operation on ${name} is in progress`,
+      );
+    }
+    const op: Operation = {
+      id: randomUUID(),
+      nicKey: k,
+      doneAt: this.now() + this.operationMs,
+      settled: false,
+    };
+    const etag = newEtag();
+    const state = this.operationMs > 0 ? 'Updating' : 'Succeeded';
+    let nic: ArmObject;
+    try {
+      const result = applyNicPut(stored, body, {
+        nicId: String(stored.id),
+        etag,
+        provisioningState: state,
+        subnetById: (id) => this.subnet(id),
+      });
+      nic = result.nic;
+      this.counts.taken += result.taken;
+      this.counts.freed += result.freed;
+      this.nics.set(k, nic);
+    } catch (err) {
+      if (!(
+        err instanceof ArmHttpError &&
+        err.code === 'SubnetIsFull' &&
+        this.subnetFullMode === 'lro'
+      )) {
+        throw err;
+      }
+      // Accepted, but the operation will end Failed and the NIC stays as it was.
+      op.failure = err;
+      nic = structuredClone(stored);
+      setProvisioningState(nic, 'Updating');
+    }
+    this.operations.set(op.id, op);
+    if (this.operationMs > 0) this.busy.set(k, op.id);
+    else this.settle();
+    return { nic: structuredClone(nic), operationId: op.id };
+  }
+
+  operation(id: string): OperationStatus | undefined {
+    this.settle();
+    const op = this.operations.get(id);
+    if (!op) return undefined;
+    if (!op.settled) return { status: 'InProgress' };
+    if (op.failure)
+      return { status: 'Failed', error: { code: op.failure.code, message: op.failure.message } };
+    return { status: 'Succeeded' };
+  }
+
+  /** An out-of-band change (another tool editing the NIC): `change` edits it, the etag moves. */
+  modifyNic(resourceGroup: string, name: string, change: (nic: ArmObject) => void): void {
+    const nic = this.nics.get(key(resourceGroup, name));
+    if (!nic) throw new Error(`no NIC ${name}`);
+    change(nic);
+    nic.etag = newEtag();
+  }
+
+  /** Every NIC whose ipConfigurations hold `ip` (more than one would be a double assignment). */
+  holdersOf(ip: string): string[] {
+    const out: string[] = [];
+    for (const nic of this.nics.values()) {
+      for (const c of (nic.properties?.ipConfigurations as ArmObject[] | undefined) ?? []) {
+        if (c.properties?.privateIPAddress === ip) out.push(String(nic.name));
+      }
+    }
+    return out;
+  }
+
+  /** The NIC whose VM is `id`, for tests. */
+  nicOfVm(id: string): ArmObject | undefined {
+    for (const nic of this.nics.values()) {
+      const vm = (nic.properties?.virtualMachine as { id?: string } | undefined)?.id;
+      if (sameArmId(vm, id)) return structuredClone(nic);
+    }
+    return undefined;
+  }
+}
+
+function setProvisioningState(nic: ArmObject, state: string): void {
+  const props = nic.properties ?? {};
+  props.provisioningState = state;
+  for (const c of (props.ipConfigurations as ArmObject[] | undefined) ?? []) {
+    if (c.properties) c.properties.provisioningState = state;
+  }
+}

@@ -1,0 +1,98 @@
+// The Azure backend's Prometheus series, registered on the registry the
+// process's collector owns (the fulfiller's /metrics): ARM calls by
+// operation and status code, their duration, throttled waits (the token
+// bucket, Retry-After), and addresses allocated and released on NICs.
+import { Counter, Histogram } from 'prom-client';
+import type { Registry } from 'prom-client';
+import type { ArmOperation } from './arm/operations.ts';
+
+export type ThrottleCause = 'token-bucket' | 'retry-after' | 'backoff';
+
+/** What the ARM client and the backend report; `noArmMetrics` drops it all. */
+export interface ArmMetricsSink {
+  /** One HTTP attempt; `code` is the status code, or `error` when no answer came. */
+  call(operation: ArmOperation, code: string, seconds: number): void;
+  throttledWait(cause: ThrottleCause, ms: number): void;
+  allocated(count: number): void;
+  released(count: number): void;
+}
+
+export const noArmMetrics: ArmMetricsSink = {
+  call: () => {},
+  throttledWait: () => {},
+  allocated: () => {},
+  released: () => {},
+};
+
+/** ARM latency buckets in seconds: a read takes tens of ms, a throttled call seconds. */
+export const ARM_BUCKETS = [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
+
+export class ArmMetrics implements ArmMetricsSink {
+  private readonly calls: Counter<'operation' | 'code'>;
+  private readonly duration: Histogram<'operation'>;
+  private readonly waits: Counter<'cause'>;
+  private readonly waitSeconds: Counter<'cause'>;
+  private readonly allocations: Counter;
+  private readonly releases: Counter;
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    this.calls = new Counter({
+      name: 'pool_monitor_arm_requests_total',
+      help: 'ARM HTTP requests (every attempt, polls included) by operation and status code.',
+      labelNames: ['operation', 'code'],
+      registers,
+    });
+    this.duration = new Histogram({
+      name: 'pool_monitor_arm_request_duration_seconds',
+      help: 'Duration of ARM HTTP requests by operation.',
+      labelNames: ['operation'],
+      buckets: ARM_BUCKETS,
+      registers,
+    });
+    this.waits = new Counter({
+      name: 'pool_monitor_arm_throttled_waits_total',
+      help: 'ARM calls held back: by the token bucket, by a Retry-After, by 5xx backoff.',
+      labelNames: ['cause'],
+      registers,
+    });
+    this.waitSeconds = new Counter({
+      name: 'pool_monitor_arm_throttled_wait_seconds_total',
+      help: 'Time ARM calls spent held back, by cause.',
+      labelNames: ['cause'],
+      registers,
+    });
+    this.allocations = new Counter({
+      name: 'pool_monitor_arm_ips_allocated_total',
+      help: 'Secondary IP configurations added to NICs (addresses allocated).',
+      registers,
+    });
+    this.releases = new Counter({
+      name: 'pool_monitor_arm_ips_released_total',
+      help: 'Secondary IP configurations removed from NICs (addresses released).',
+      registers,
+    });
+    for (const cause of ['token-bucket', 'retry-after', 'backoff'] as const) {
+      this.waits.inc({ cause }, 0);
+      this.waitSeconds.inc({ cause }, 0);
+    }
+  }
+
+  call(operation: ArmOperation, code: string, seconds: number): void {
+    this.calls.inc({ operation, code });
+    this.duration.observe({ operation }, seconds);
+  }
+
+  throttledWait(cause: ThrottleCause, ms: number): void {
+    this.waits.inc({ cause });
+    this.waitSeconds.inc({ cause }, ms / 1000);
+  }
+
+  allocated(count: number): void {
+    if (count > 0) this.allocations.inc(count);
+  }
+
+  released(count: number): void {
+    if (count > 0) this.releases.inc(count);
+  }
+}

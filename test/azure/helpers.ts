@@ -1,0 +1,75 @@
+// Shared set-up for the Azure tests: an emulator on a loopback port with one
+// VNet (a node subnet and a pod subnet) and the real SDK client pointed at it.
+import type { NetworkManagementClient } from '@azure/arm-network';
+import { createArmClient } from '../../src/azure/arm/client.ts';
+import type { BearerTokenSource } from '../../src/azure/arm/credentials.ts';
+import type { RetryOptions } from '../../src/azure/arm/policies.ts';
+import { TokenBucket } from '../../src/azure/arm/token-bucket.ts';
+import type { BucketConfig } from '../../src/azure/arm/token-bucket.ts';
+import type { ArmEmulatorOptions } from '../../src/azure/emulator/server.ts';
+import { ArmEmulator } from '../../src/azure/emulator/server.ts';
+import type { ArmMetricsSink } from '../../src/azure/metrics.ts';
+
+export const SUB = '00000000-0000-0000-0000-000000000001';
+export const RG = 'rg-nodes';
+export const TOKEN = 'emulator-token';
+
+export interface Rig {
+  em: ArmEmulator;
+  nodeSubnetId: string;
+  podSubnetId: string;
+  close(): Promise<void>;
+}
+
+export async function startRig(
+  options: Partial<ArmEmulatorOptions> & { podPrefix?: string } = {},
+): Promise<Rig> {
+  const em = new ArmEmulator({ subscriptionId: SUB, tokens: [TOKEN], ...options });
+  const ids = em.network.addVirtualNetwork(RG, 'vnet', {
+    nodes: '10.224.0.0/16',
+    pods: options.podPrefix ?? '10.240.0.0/16',
+  });
+  await em.listen();
+  return {
+    em,
+    nodeSubnetId: ids.nodes!,
+    podSubnetId: ids.pods!,
+    close: () => em.close(),
+  };
+}
+
+export const staticToken = (token = TOKEN): BearerTokenSource => ({
+  token: async () => token,
+  invalidate: () => {},
+  description: 'test token',
+});
+
+export function clientFor(
+  rig: Rig,
+  options: {
+    bucket?: BucketConfig | TokenBucket;
+    tokens?: BearerTokenSource;
+    metrics?: ArmMetricsSink;
+    retry?: Partial<RetryOptions>;
+  } = {},
+): NetworkManagementClient {
+  const bucket =
+    options.bucket instanceof TokenBucket
+      ? options.bucket
+      : new TokenBucket(options.bucket ?? { qps: 1000, burst: 1000 });
+  return createArmClient({
+    endpoint: rig.em.endpoint,
+    subscriptionId: SUB,
+    tokens: options.tokens ?? staticToken(),
+    bucket,
+    ...(options.metrics ? { metrics: options.metrics } : {}),
+    retry: { backoff: { initialMs: 20, maxMs: 200, factor: 2, jitter: 0.2 }, ...options.retry },
+  });
+}
+
+/** Adds `count` VMs named node-0... with NICs in the node subnet. */
+export function addNodes(rig: Rig, count: number, prefix = 'node') {
+  return Array.from({ length: count }, (_, i) =>
+    rig.em.network.addVm({ resourceGroup: RG, name: `${prefix}-${i}`, subnetId: rig.nodeSubnetId }),
+  );
+}
