@@ -1,0 +1,251 @@
+// The Azure backend: a node's pod IPs are secondary ipConfigurations on its
+// NIC. One round for one node is ONE PUT of the whole NIC with If-Match:
+//   NIC as last read/written ─ planNic(add, remove) ─ PUT ─ LRO ─ re-read ─ container
+// 412: re-read and recompute (bounded). SubnetIsFull (HTTP 400 or a failed
+// LRO): the subnet is reported full, the usage re-read, and the round tried
+// again with what still fits, then with no additions; never more than three
+// PUTs for one full round, so nothing loops hot (the fulfiller's backoff
+// spaces rounds). Releases never need an address and always go through.
+import { randomUUID } from 'node:crypto';
+import type { NetworkInterface } from '@azure/arm-network';
+import type { NetworkContainer } from '../nnc/types.ts';
+import { heldContainer } from './container.ts';
+import type { PodSubnetFacts } from './container.ts';
+import type { ArmMetricsSink } from './metrics.ts';
+import { noArmMetrics } from './metrics.ts';
+import type { NicApi } from './nic-api.ts';
+import { armErrorKind } from './nic-api.ts';
+import { NicDirectory } from './nic-directory.ts';
+import { planNic, planRelease } from './nic-plan.ts';
+import { PodSubnet } from './pod-subnet.ts';
+import type { ApplyResult, IpBackend, NodeRef, PoolChange, SubnetInfo } from './seam.ts';
+import { NodeBackendError, SubnetFullError } from './seam.ts';
+
+export interface AzureBackendOptions {
+  api: NicApi;
+  podSubnetId: string;
+  metrics?: ArmMetricsSink;
+  now?: () => number;
+  newName?: () => string;
+  /** 412s in a row before a round gives up (the fulfiller backs off). Default 5. */
+  preconditionRetries?: number;
+  usageRefreshMs?: number;
+  fullHoldMs?: number;
+  /** Shortest time between two NIC lists (default 60 s). */
+  minRelistMs?: number;
+}
+
+/** Counters of what the backend did, for tests and the embedded report. */
+export interface AzureBackendStats {
+  puts: number;
+  preconditionFailed: number;
+  subnetFull: number;
+  allocated: number;
+  released: number;
+}
+
+export class AzureBackend implements IpBackend {
+  readonly kind = 'azure';
+  readonly stats: AzureBackendStats = {
+    puts: 0,
+    preconditionFailed: 0,
+    subnetFull: 0,
+    allocated: 0,
+    released: 0,
+  };
+  readonly directory: NicDirectory;
+  readonly podSubnet: PodSubnet;
+  private readonly api: NicApi;
+  private readonly podSubnetId: string;
+  private readonly metrics: ArmMetricsSink;
+  private readonly newName: () => string;
+  private readonly preconditionRetries: number;
+  /** Per node: the NIC as last read or written (its etag is the next If-Match). */
+  private readonly nics = new Map<string, NetworkInterface>();
+  private readonly locks = new Map<string, Promise<unknown>>();
+
+  constructor(options: AzureBackendOptions) {
+    this.api = options.api;
+    this.podSubnetId = options.podSubnetId;
+    this.metrics = options.metrics ?? noArmMetrics;
+    this.newName = options.newName ?? randomUUID;
+    this.preconditionRetries = options.preconditionRetries ?? 5;
+    this.directory = new NicDirectory({
+      list: () => options.api.list(),
+      ...(options.now ? { now: options.now } : {}),
+      ...(options.minRelistMs !== undefined ? { minRelistMs: options.minRelistMs } : {}),
+    });
+    this.podSubnet = new PodSubnet({
+      api: options.api,
+      ...(options.now ? { now: options.now } : {}),
+      ...(options.usageRefreshMs !== undefined ? { usageRefreshMs: options.usageRefreshMs } : {}),
+      ...(options.fullHoldMs !== undefined ? { fullHoldMs: options.fullHoldMs } : {}),
+    });
+  }
+
+  /** Reads the pod subnet and its usage, so subnets() has something to say. */
+  async start(): Promise<void> {
+    await this.podSubnet.get();
+    await this.podSubnet.refresh();
+  }
+
+  subnets(): SubnetInfo[] {
+    return this.podSubnet.info();
+  }
+
+  apply(node: NodeRef, change: PoolChange): Promise<ApplyResult> {
+    return this.serial(node.name, () => this.round(node, change));
+  }
+
+  releaseAll(node: NodeRef, _container: NetworkContainer | undefined): Promise<void> {
+    return this.serial(node.name, () => this.release(node));
+  }
+
+  /** Runs one node's operations one after the other. */
+  private async serial<T>(node: string, fn: () => Promise<T>): Promise<T> {
+    const before = this.locks.get(node) ?? Promise.resolve();
+    const run = before.then(fn, fn);
+    const settled = run.catch(() => undefined);
+    this.locks.set(node, settled);
+    try {
+      return await run;
+    } finally {
+      if (this.locks.get(node) === settled) this.locks.delete(node);
+    }
+  }
+
+  private async round(node: NodeRef, change: PoolChange): Promise<ApplyResult> {
+    const found = await this.directory.lookup(node);
+    const subnet = await this.podSubnet.get();
+    await this.podSubnet.refreshIfStale();
+    let nic = this.nicOf(node.name, found.name) ?? found.listed;
+    const remove = change.remove.map((r) => r.name);
+    const known = (change.container?.ipAssignments ?? []).map((a) => a.name);
+    let add = change.add;
+    let short = false;
+    let preconditions = 0;
+    let fulls = 0;
+    for (;;) {
+      const plan = planNic({
+        nic,
+        podSubnetId: this.podSubnetId,
+        add,
+        remove,
+        known,
+        newName: this.newName,
+      });
+      if (!plan.changed) return { held: this.held(node, nic, subnet), short };
+      try {
+        const written = await this.put(found.name, plan.nic, nic.etag);
+        this.nics.set(node.name, written);
+        const taken = plan.added.length + (plan.createsPrimary ? 1 : 0);
+        this.count(taken, plan.removed.length);
+        return { held: this.held(node, written, subnet), short };
+      } catch (err) {
+        const kind = armErrorKind(err);
+        if (kind === 'not-found') this.notFound(node, found.name, err);
+        if (kind === 'precondition-failed' && preconditions++ < this.preconditionRetries) {
+          this.stats.preconditionFailed++;
+          nic = await this.reread(node, found.name);
+          continue;
+        }
+        if (kind !== 'subnet-full') throw err;
+        this.stats.subnetFull++;
+        this.podSubnet.markFull();
+        short = true;
+        fulls++;
+        await this.podSubnet.refresh();
+        nic = await this.reread(node, found.name);
+        const free = this.podSubnet.free ?? 0;
+        if (plan.createsPrimary && (free < 1 || fulls >= 3)) {
+          throw new SubnetFullError(
+            `pod subnet ${subnet.name} has no free address for node ${node.name}'s NC primary IP`,
+          );
+        }
+        if (fulls >= 3) return { held: this.held(node, nic, subnet), short };
+        // Second try: what still fits (fewer than the first); third: nothing new.
+        const fits = free - (plan.createsPrimary ? 1 : 0);
+        const fresh = fulls === 1 ? Math.min(plan.added.length - 1, fits) : 0;
+        add = plan.adopted.length + Math.max(0, fresh);
+      }
+    }
+  }
+
+  private async release(node: NodeRef): Promise<void> {
+    let found;
+    try {
+      found = await this.directory.lookup(node);
+    } catch (err) {
+      // No NIC (the VM went with the node): Azure freed its addresses with it.
+      if (err instanceof NodeBackendError) return this.forget(node.name);
+      throw err;
+    }
+    let nic = await this.reread(node, found.name).catch((err: unknown) => {
+      if (armErrorKind(err) === 'not-found') return undefined;
+      throw err;
+    });
+    for (let attempt = 0; nic; attempt++) {
+      const plan = planRelease(nic, this.podSubnetId);
+      if (plan.removed.length === 0) break;
+      try {
+        await this.put(found.name, plan.nic, nic.etag);
+        this.count(0, plan.removed.length);
+        break;
+      } catch (err) {
+        const kind = armErrorKind(err);
+        if (kind === 'not-found') break;
+        if (kind !== 'precondition-failed' || attempt >= this.preconditionRetries) throw err;
+        this.stats.preconditionFailed++;
+        nic = await this.reread(node, found.name);
+      }
+    }
+    this.forget(node.name);
+  }
+
+  private forget(node: string): void {
+    this.nics.delete(node);
+  }
+
+  private nicOf(node: string, nicName: string): NetworkInterface | undefined {
+    const nic = this.nics.get(node);
+    return nic?.name?.toLowerCase() === nicName.toLowerCase() ? nic : undefined;
+  }
+
+  private async put(
+    name: string,
+    nic: NetworkInterface,
+    etag: string | undefined,
+  ): Promise<NetworkInterface> {
+    this.stats.puts++;
+    return this.api.put(name, nic, etag);
+  }
+
+  private async reread(node: NodeRef, name: string): Promise<NetworkInterface> {
+    const nic = await this.api.get(name);
+    this.nics.set(node.name, nic);
+    return nic;
+  }
+
+  private notFound(node: NodeRef, name: string, err: unknown): never {
+    this.forget(node.name);
+    this.directory.drop(node);
+    throw new NodeBackendError(
+      'NicNotFound',
+      `node ${node.name}: NIC ${name} is gone (${(err as Error).message})`,
+    );
+  }
+
+  private held(node: NodeRef, nic: NetworkInterface, subnet: PodSubnetFacts) {
+    const held = heldContainer(nic, subnet);
+    if (!held) throw new Error(`node ${node.name}: NIC ${nic.name} has no NC primary address yet`);
+    return held;
+  }
+
+  private count(taken: number, freed: number): void {
+    this.stats.allocated += taken;
+    this.stats.released += freed;
+    this.metrics.allocated(taken);
+    this.metrics.released(freed);
+    this.podSubnet.record(taken, freed);
+  }
+}

@@ -1,0 +1,108 @@
+// Which NIC is a node's: the Node's spec.providerID names its VM; the NIC is
+// the primary NIC in the resource group whose virtualMachine.id is that VM's
+// id (compared without case). The VM→NIC map comes from ONE paged list of the
+// resource group's NICs, not a list per node, and is listed again at most
+// once a minute, and only when a node is not in it (a new VM). Concurrent
+// lookups share one list in flight.
+import type { NetworkInterface } from '@azure/arm-network';
+import { parseProviderId } from './arm/ids.ts';
+import type { NodeRef } from './seam.ts';
+import { NodeBackendError } from './seam.ts';
+
+export interface NicDirectoryOptions {
+  /** Every NIC of the resource group (the SDK's paged list). */
+  list: () => AsyncIterable<NetworkInterface>;
+  now?: () => number;
+  /** Shortest time between two lists, in ms (default 60 s). */
+  minRelistMs?: number;
+}
+
+export interface FoundNic {
+  name: string;
+  /** The NIC as the list showed it (its etag may be stale by now). */
+  listed: NetworkInterface;
+}
+
+/** The VM→NIC map of one list: per VM its primary NIC (or its only one). */
+export function mapVmsToNics(nics: NetworkInterface[]): Map<string, NetworkInterface> {
+  const byVm = new Map<string, NetworkInterface[]>();
+  for (const nic of nics) {
+    const vm = nic.virtualMachine?.id?.replace(/\/$/, '').toLowerCase();
+    if (!vm || !nic.name) continue;
+    byVm.set(vm, [...(byVm.get(vm) ?? []), nic]);
+  }
+  const out = new Map<string, NetworkInterface>();
+  for (const [vm, list] of byVm) {
+    const chosen =
+      list.find((n) => n.primary === true) ?? (list.length === 1 ? list[0] : undefined);
+    if (chosen) out.set(vm, chosen);
+  }
+  return out;
+}
+
+export class NicDirectory {
+  private readonly options: NicDirectoryOptions;
+  private readonly now: () => number;
+  private readonly minRelistMs: number;
+  private map = new Map<string, NetworkInterface>();
+  private listedAt = -Infinity;
+  private inFlight?: Promise<void>;
+  /** Lists made, for tests and reports. */
+  lists = 0;
+
+  constructor(options: NicDirectoryOptions) {
+    this.options = options;
+    this.now = options.now ?? Date.now;
+    this.minRelistMs = options.minRelistMs ?? 60_000;
+  }
+
+  async lookup(node: NodeRef): Promise<FoundNic> {
+    if (!node.providerID) {
+      throw new NodeBackendError('NoProviderID', `node ${node.name} has no spec.providerID`);
+    }
+    let vm: string;
+    try {
+      vm = parseProviderId(node.providerID).id.toLowerCase();
+    } catch (err) {
+      throw new NodeBackendError('BadProviderID', `node ${node.name}: ${(err as Error).message}`);
+    }
+    let nic = this.map.get(vm);
+    if (!nic && (this.inFlight || this.now() - this.listedAt >= this.minRelistMs)) {
+      await this.relist();
+      nic = this.map.get(vm);
+    }
+    if (!nic) {
+      throw new NodeBackendError(
+        'NicNotFound',
+        `node ${node.name}: no primary NIC of VM ${vm} in the resource group`,
+      );
+    }
+    return { name: nic.name!, listed: nic };
+  }
+
+  /** Forgets a node's NIC (it is gone): its next lookup lists again, at most once a minute. */
+  drop(node: NodeRef): void {
+    if (!node.providerID) return;
+    try {
+      this.map.delete(parseProviderId(node.providerID).id.toLowerCase());
+    } catch {
+      // not an Azure VM: nothing cached
+    }
+  }
+
+  /** Lists the resource group's NICs (sharing a list already in flight). */
+  relist(): Promise<void> {
+    this.inFlight ??= (async () => {
+      try {
+        const nics: NetworkInterface[] = [];
+        this.lists++;
+        for await (const nic of this.options.list()) nics.push(nic);
+        this.map = mapVmsToNics(nics);
+        this.listedAt = this.now();
+      } finally {
+        this.inFlight = undefined;
+      }
+    })();
+    return this.inFlight;
+  }
+}

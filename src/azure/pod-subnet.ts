@@ -1,0 +1,102 @@
+// What the backend knows of the pod subnet, for the CSS: its name and prefix
+// (one subnets.get), and its free addresses from virtualNetworks.listUsage
+// (limit − currentValue), read at most every `usageRefreshMs` and right after
+// a SubnetIsFull, and kept current in between by the rounds' own deltas. A
+// SubnetIsFull reports the subnet with 0 free for `fullHoldMs`, so the CSS
+// says exhausted even when the usage count lags behind.
+import { gatewayOf, parseCidr } from '../fulfiller/cidr.ts';
+import type { PodSubnetFacts } from './container.ts';
+import { podSubnetFacts } from './container.ts';
+import type { NicApi } from './nic-api.ts';
+import type { SubnetInfo } from './seam.ts';
+
+export interface PodSubnetOptions {
+  api: NicApi;
+  now?: () => number;
+  usageRefreshMs?: number;
+  fullHoldMs?: number;
+}
+
+export class PodSubnet {
+  private readonly api: NicApi;
+  private readonly now: () => number;
+  private readonly usageRefreshMs: number;
+  private readonly fullHoldMs: number;
+  private facts?: PodSubnetFacts;
+  private usage?: { limit: number; inUse: number; at: number };
+  private fullUntil = -Infinity;
+  private factsInFlight?: Promise<PodSubnetFacts>;
+  private usageInFlight?: Promise<void>;
+
+  constructor(options: PodSubnetOptions) {
+    this.api = options.api;
+    this.now = options.now ?? Date.now;
+    this.usageRefreshMs = options.usageRefreshMs ?? 30_000;
+    this.fullHoldMs = options.fullHoldMs ?? 30_000;
+  }
+
+  /** The subnet's name and prefix (read once). */
+  async get(): Promise<PodSubnetFacts> {
+    if (this.facts) return this.facts;
+    this.factsInFlight ??= this.api
+      .podSubnet()
+      .then((s) => (this.facts = podSubnetFacts(s)))
+      .finally(() => (this.factsInFlight = undefined));
+    return this.factsInFlight;
+  }
+
+  /** Re-reads the usage when it is older than the refresh interval. */
+  async refreshIfStale(): Promise<void> {
+    if (this.usage && this.now() - this.usage.at < this.usageRefreshMs) return;
+    await this.refresh();
+  }
+
+  /** Re-reads the usage now (sharing a read in flight). */
+  refresh(): Promise<void> {
+    this.usageInFlight ??= (async () => {
+      try {
+        const u = await this.api.podSubnetUsage();
+        const limit = u?.limit ?? -1;
+        const inUse = u?.currentValue ?? -1;
+        // -1 means "not reported": keep what we had.
+        if (limit >= 0 && inUse >= 0) this.usage = { limit, inUse, at: this.now() };
+      } finally {
+        this.usageInFlight = undefined;
+      }
+    })();
+    return this.usageInFlight;
+  }
+
+  /** Free addresses as last known (undefined before the first usage read). */
+  get free(): number | undefined {
+    if (!this.usage) return undefined;
+    return Math.max(0, this.usage.limit - this.usage.inUse);
+  }
+
+  /** A round took `taken` and gave back `freed` addresses. */
+  record(taken: number, freed: number): void {
+    if (this.usage) this.usage.inUse += taken - freed;
+  }
+
+  markFull(): void {
+    this.fullUntil = this.now() + this.fullHoldMs;
+  }
+
+  get full(): boolean {
+    return this.now() < this.fullUntil;
+  }
+
+  info(): SubnetInfo[] {
+    if (!this.facts || !this.usage) return [];
+    const cidr = parseCidr(this.facts.addressPrefix);
+    return [
+      {
+        name: this.facts.name,
+        cidr: cidr.text,
+        defaultGateway: gatewayOf(cidr),
+        capacity: this.usage.limit,
+        free: this.full ? 0 : (this.free ?? 0),
+      },
+    ];
+  }
+}
