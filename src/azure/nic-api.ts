@@ -28,6 +28,8 @@ export function sdkNicApi(
   client: NetworkManagementClient,
   resourceGroup: string,
   podSubnet: SubnetRef,
+  /** Poll interval when the service gives no Retry-After (the SDK's default: 2 s). */
+  pollIntervalMs?: number,
 ): NicApi {
   return {
     list: () => client.networkInterfaces.list(resourceGroup),
@@ -36,12 +38,10 @@ export function sdkNicApi(
     // until Succeeded or Failed, then GETs the NIC (the re-read) and
     // resolves to it. The v39 SDK has no ifMatch option: a header it is.
     put: async (name, nic, etag) =>
-      client.networkInterfaces.createOrUpdate(
-        resourceGroup,
-        name,
-        nic,
-        etag ? { requestOptions: { headers: { 'If-Match': etag } } } : {},
-      ),
+      client.networkInterfaces.createOrUpdate(resourceGroup, name, nic, {
+        ...(etag ? { requestOptions: { headers: { 'If-Match': etag } } } : {}),
+        ...(pollIntervalMs !== undefined ? { updateIntervalInMs: pollIntervalMs } : {}),
+      }),
     podSubnet: () =>
       client.subnets.get(podSubnet.resourceGroup, podSubnet.virtualNetwork, podSubnet.subnet),
     podSubnetUsage: async () => {
