@@ -39,6 +39,23 @@ describe('ARM client layer', () => {
     rig = undefined;
   });
 
+  it('replaces the SDK retry and bearer policies; the bucket sits next to the transport', async () => {
+    rig = await startRig();
+    const names = clientFor(rig)
+      .pipeline.getOrderedPolicies()
+      .map((p) => p.name);
+    expect(names).not.to.include.members(['bearerTokenAuthenticationPolicy', 'defaultRetryPolicy']);
+    const order = [
+      'armRetryPolicy',
+      'armBearerPolicy',
+      'armTokenBucketPolicy',
+      'armMetricsPolicy',
+    ].map((n) => names.indexOf(n));
+    expect(order).to.deep.equal([...order].sort((a, b) => a - b));
+    expect(order[0]).to.be.at.least(0);
+    expect(names.indexOf('armMetricsPolicy')).to.equal(names.length - 1);
+  });
+
   it('retries 5xx with backoff and 503 after its Retry-After, counting every attempt', async () => {
     rig = await startRig();
     addNodes(rig, 1);
