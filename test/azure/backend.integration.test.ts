@@ -14,7 +14,9 @@ import { parseSubnetId } from '../../src/azure/arm/ids.ts';
 import type { NodeRef } from '../../src/azure/seam.ts';
 import { SubnetFullError } from '../../src/azure/seam.ts';
 import type { NetworkContainer } from '../../src/nnc/types.ts';
-import { addNodes, clientFor, RG, startRig } from './helpers.ts';
+import { CLOUD_TOKEN, EmulatedCloud } from '../../src/azure/emulator/cloud.ts';
+import { createAzureBackend } from '../../src/azure/setup.ts';
+import { addNodes, clientFor, RG, startRig, staticToken } from './helpers.ts';
 import type { Rig } from './helpers.ts';
 
 type ClientOptions = Parameters<typeof clientFor>[1];
@@ -266,6 +268,31 @@ describe('Azure backend against the ARM emulator (real SDK, HTTP)', function () 
           bucket.burst + ((at[j]! - at[i]! + 100) * bucket.qps) / 1000,
         );
       }
+    }
+  });
+});
+
+describe("EmulatedCloud (the embedded cluster's Azure)", () => {
+  it('gives nodes providerIDs whose NICs the backend finds and fills, and reports PUTs per node', async () => {
+    const cloud = new EmulatedCloud();
+    await cloud.start();
+    try {
+      const { backend } = await createAzureBackend(cloud.settings(1000, 100), {
+        tokens: staticToken(CLOUD_TOKEN),
+      });
+      await backend.start();
+      const ids = new Map(['aks-0', 'aks-1'].map((n) => [n, cloud.addNode(n)]));
+      for (const [name, providerID] of ids) {
+        expect(cloud.addNode(name)).to.equal(providerID);
+        const { held } = await backend.apply({ name, providerID }, { add: 5, remove: [] });
+        expect(held.subnetName).to.equal('aks-pods');
+        expect(held.ipAssignments).to.have.length(5);
+      }
+      const report = cloud.report();
+      expect(report.putsPerNode).to.deep.equal({ min: 1, max: 1, mean: 1 });
+      expect(report.byOperationAndStatus['NetworkInterfaces.CreateOrUpdate 200']).to.equal(2);
+    } finally {
+      await cloud.stop();
     }
   });
 });

@@ -1,0 +1,101 @@
+// A small Azure "cloud" for demos and benches: the emulator with one VNet
+// (node subnet and pod subnet), a VM with a NIC per node, and the settings
+// the Azure backend needs to talk to it. The embedded cluster gives each Node
+// the providerID returned here.
+import type { AzureSettings } from '../setup.ts';
+import type { SubnetFullMode } from './network.ts';
+import { ArmEmulator } from './server.ts';
+
+export interface EmulatedCloudOptions {
+  nodePrefix?: string;
+  podPrefix?: string;
+  subnetFullMode?: SubnetFullMode;
+  operationMs?: number;
+  /** Keep the per-request log (for reports; default true). */
+  log?: boolean;
+}
+
+export const CLOUD_SUBSCRIPTION = '00000000-0000-0000-0000-0000000c10d0';
+export const CLOUD_RESOURCE_GROUP = 'mc_pool-monitor';
+export const CLOUD_TOKEN = 'emulated-cloud-token';
+
+export class EmulatedCloud {
+  readonly emulator: ArmEmulator;
+  readonly nodeSubnetId: string;
+  readonly podSubnetId: string;
+  private readonly providerIDs = new Map<string, string>();
+
+  constructor(options: EmulatedCloudOptions = {}) {
+    this.emulator = new ArmEmulator({
+      subscriptionId: CLOUD_SUBSCRIPTION,
+      tokens: [CLOUD_TOKEN],
+      ...(options.subnetFullMode ? { subnetFullMode: options.subnetFullMode } : {}),
+      ...(options.operationMs !== undefined ? { operationMs: options.operationMs } : {}),
+      ...(options.log !== undefined ? { log: options.log } : {}),
+    });
+    const ids = this.emulator.network.addVirtualNetwork(CLOUD_RESOURCE_GROUP, 'aks-vnet', {
+      'aks-nodes': options.nodePrefix ?? '10.224.0.0/16',
+      'aks-pods': options.podPrefix ?? '10.240.0.0/16',
+    });
+    this.nodeSubnetId = ids['aks-nodes']!;
+    this.podSubnetId = ids['aks-pods']!;
+  }
+
+  async start(): Promise<void> {
+    await this.emulator.listen();
+  }
+
+  stop(): Promise<void> {
+    return this.emulator.close();
+  }
+
+  /** Adds a VM (and its NIC) for a node; returns the Node's providerID. Idempotent. */
+  addNode(name: string): string {
+    const known = this.providerIDs.get(name);
+    if (known) return known;
+    const vm = this.emulator.network.addVm({
+      resourceGroup: CLOUD_RESOURCE_GROUP,
+      name,
+      subnetId: this.nodeSubnetId,
+    });
+    this.providerIDs.set(name, vm.providerID);
+    return vm.providerID;
+  }
+
+  /** The backend's settings for this cloud (token passed separately, see CLOUD_TOKEN). */
+  settings(qps?: number, burst?: number): AzureSettings {
+    return {
+      subscriptionId: CLOUD_SUBSCRIPTION,
+      resourceGroup: CLOUD_RESOURCE_GROUP,
+      podSubnetId: this.podSubnetId,
+      endpoint: this.emulator.endpoint,
+      ...(qps !== undefined ? { qps } : {}),
+      ...(burst !== undefined ? { burst } : {}),
+    };
+  }
+
+  /** ARM requests by operation and status, and PUTs per NIC, for reports. */
+  report(): {
+    byOperationAndStatus: Record<string, number>;
+    putsPerNode: { min: number; max: number; mean: number };
+  } {
+    const byOperationAndStatus: Record<string, number> = {};
+    const puts = new Map<string, number>();
+    for (const r of this.emulator.requests) {
+      const k = `${r.operation} ${r.status}`;
+      byOperationAndStatus[k] = (byOperationAndStatus[k] ?? 0) + 1;
+      if (r.operation === 'NetworkInterfaces.CreateOrUpdate' && r.nic)
+        puts.set(r.nic, (puts.get(r.nic) ?? 0) + 1);
+    }
+    const counts = [...this.providerIDs.keys()].map((n) => puts.get(`${n}-nic`) ?? 0);
+    const sum = counts.reduce((a, b) => a + b, 0);
+    return {
+      byOperationAndStatus,
+      putsPerNode: {
+        min: counts.length ? Math.min(...counts) : 0,
+        max: counts.length ? Math.max(...counts) : 0,
+        mean: counts.length ? Number((sum / counts.length).toFixed(2)) : 0,
+      },
+    };
+  }
+}
