@@ -126,6 +126,9 @@ export class AzureBackend implements IpBackend {
     let preconditions = 0;
     let fulls = 0;
     for (;;) {
+      // While the subnet is known full, ask for no more than it has free:
+      // a node asking again costs no failing PUT.
+      const limit = this.podSubnet.full ? (this.podSubnet.free ?? 0) : undefined;
       const plan = planNic({
         nic,
         podSubnetId: this.podSubnetId,
@@ -133,7 +136,14 @@ export class AzureBackend implements IpBackend {
         remove,
         known,
         newName: this.newName,
+        ...(limit !== undefined ? { limit } : {}),
       });
+      if (plan.limited) short = true;
+      if (plan.createsPrimary && limit !== undefined && limit < 1) {
+        throw new SubnetFullError(
+          `pod subnet ${subnet.name} has no free address for node ${node.name}'s NC primary IP`,
+        );
+      }
       if (!plan.changed) return { held: this.held(node, nic, subnet), short };
       try {
         const written = await this.put(found.name, plan.nic, nic.etag);

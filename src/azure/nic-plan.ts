@@ -50,6 +50,8 @@ export interface NicPlanInput {
   known?: Iterable<string>;
   /** Fresh ipConfiguration names (UUIDs). */
   newName: () => string;
+  /** At most this many new addresses, the NC primary included (the subnet's known free count). */
+  limit?: number;
 }
 
 export interface NicPlan {
@@ -62,6 +64,8 @@ export interface NicPlan {
   createsPrimary: boolean;
   /** Fewer added than wanted because of the 256 limit. */
   capped: boolean;
+  /** Fewer added than wanted because of `limit`. */
+  limited: boolean;
   /** False when the NIC as read already is the NIC wanted: no PUT. */
   changed: boolean;
 }
@@ -97,7 +101,8 @@ export function planNic(input: NicPlanInput): NicPlan {
   const createsPrimary = !kept.some((c) => isNcPrimary(c, podSubnetId));
   const wanted = Math.max(0, input.add - adopted.length);
   const room = MAX_IP_CONFIGURATIONS - kept.length - (createsPrimary ? 1 : 0);
-  const count = Math.max(0, Math.min(wanted, room));
+  const budget = input.limit === undefined ? Infinity : input.limit - (createsPrimary ? 1 : 0);
+  const count = Math.max(0, Math.min(wanted, room, budget));
   const fresh: NetworkInterfaceIPConfiguration[] = [];
   if (createsPrimary) fresh.push(newConfig(NC_PRIMARY_NAME, podSubnetId));
   const added: string[] = [];
@@ -113,7 +118,8 @@ export function planNic(input: NicPlanInput): NicPlan {
     removed,
     adopted,
     createsPrimary,
-    capped: count < wanted,
+    capped: count < Math.min(wanted, budget),
+    limited: count < wanted && budget < Math.min(wanted, room),
     changed: fresh.length > 0 || removed.length > 0,
   };
 }

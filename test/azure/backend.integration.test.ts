@@ -167,20 +167,34 @@ describe('Azure backend against the ARM emulator (real SDK, HTTP)', function () 
       const [a, b] = addNodes(rig, 2);
       const backend = backendFor(rig, {}, { fullHoldMs: 60_000, minRelistMs: 0 });
       await backend.start();
-      await backend.apply(nodeOf(a!, 'node-0'), { add: 40, remove: [] }); // 41 taken, 18 free
+      const first = await backend.apply(nodeOf(a!, 'node-0'), { add: 40, remove: [] }); // 41 taken, 18 free
       const nodeB = nodeOf(b!, 'node-1');
       const r = await backend.apply(nodeB, { add: 32, remove: [] });
       expect(r.short).to.equal(true);
       expect(r.held.ipAssignments).to.have.length(17); // 18 free, one is B's NC primary
       expect(rig.em.count('NetworkInterfaces.CreateOrUpdate', b!.nicName)).to.equal(2);
       expect(backend.subnets()[0]).to.include({ free: 0 });
+      // Known full: asking again costs no PUT at all.
       const again = await backend.apply(nodeB, {
         container: asContainer(r.held),
         add: 10,
         remove: [],
       });
-      expect(again.short).to.equal(true);
-      expect(again.held.ipAssignments).to.have.length(17);
+      expect(again).to.deep.equal({ held: r.held, short: true });
+      expect(rig.em.count('NetworkInterfaces.CreateOrUpdate', b!.nicName)).to.equal(2);
+      // Another node gives 5 back: B gets those 5 in one PUT, still short.
+      await backend.apply(nodeOf(a!, 'node-0'), {
+        container: asContainer(first.held),
+        add: 0,
+        remove: first.held.ipAssignments.slice(0, 5),
+      });
+      const more = await backend.apply(nodeB, {
+        container: asContainer(r.held),
+        add: 10,
+        remove: [],
+      });
+      expect(more.short).to.equal(true);
+      expect(more.held.ipAssignments).to.have.length(22);
       expect(rig.em.count('NetworkInterfaces.CreateOrUpdate', b!.nicName)).to.equal(3);
       // A node with no address left for its NC primary: a typed error, no container.
       const [c] = addNodes(rig, 1, 'late');
@@ -188,7 +202,7 @@ describe('Azure backend against the ARM emulator (real SDK, HTTP)', function () 
         .apply(nodeOf(c!, 'late-0'), { add: 1, remove: [] })
         .catch((e: unknown) => e);
       expect(err).to.be.instanceOf(SubnetFullError);
-      expect(rig.em.count('NetworkInterfaces.CreateOrUpdate', c!.nicName)).to.equal(1);
+      expect(rig.em.count('NetworkInterfaces.CreateOrUpdate', c!.nicName)).to.equal(0);
     });
   }
 

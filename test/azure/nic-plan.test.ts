@@ -152,7 +152,8 @@ describe('planNic', () => {
         fc.boolean(),
         fc.integer({ min: 0, max: 260 }),
         fc.func(fc.boolean()),
-        (extra, hasPrimary, add, pick) => {
+        fc.option(fc.integer({ min: 0, max: 300 }), { nil: undefined }),
+        (extra, hasPrimary, add, pick, limit) => {
           const nic = baseNic([
             ...(hasPrimary ? [cfg(NC_PRIMARY_NAME, POD, '10.240.0.5')] : []),
             ...extra,
@@ -166,6 +167,7 @@ describe('planNic', () => {
             remove,
             known: names,
             newName: randomUUID,
+            ...(limit !== undefined ? { limit } : {}),
           });
           const ours = (c: NetworkInterfaceIPConfiguration) =>
             isManagedSecondary(c, POD) || isNcPrimary(c, POD);
@@ -181,8 +183,12 @@ describe('planNic', () => {
             .concat(plan.added);
           expect(managedAfter).to.deep.equal(expected);
           expect(after.filter((c) => isNcPrimary(c, POD))).to.have.length(1);
+          const budget = limit === undefined ? Infinity : limit - (plan.createsPrimary ? 1 : 0);
           expect(plan.added.length).to.equal(
-            Math.min(add, MAX_IP_CONFIGURATIONS - (after.length - plan.added.length)),
+            Math.max(
+              0,
+              Math.min(add, MAX_IP_CONFIGURATIONS - (after.length - plan.added.length), budget),
+            ),
           );
         },
       ),
