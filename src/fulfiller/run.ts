@@ -39,6 +39,10 @@ export function startFulfiller(options: StartFulfillerOptions): RunningFulfiller
   const logger = options.logger.child({ component: 'fulfiller' });
   const backend =
     options.backend ?? new CidrBackend({ cidr: config.subnet, subnetName: config.subnetName });
+  const events =
+    options.events === false
+      ? undefined
+      : createEventRecorder({ kc, component: 'ipam-fulfiller', logger });
   const fulfiller = new Fulfiller({
     config,
     backend,
@@ -46,10 +50,7 @@ export function startFulfiller(options: StartFulfillerOptions): RunningFulfiller
     cssApi: kubeSubnetStateApi(kc, config.namespace),
     nodeIp: kubeNodeIpLookup(kc),
     logger,
-    events:
-      options.events === false
-        ? undefined
-        : createEventRecorder({ kc, component: 'ipam-fulfiller', logger }),
+    events,
   });
   const objects = kc.makeApiClient(CustomObjectsApi);
   const watch = watchResource<KubernetesObject>({
@@ -92,6 +93,9 @@ export function startFulfiller(options: StartFulfillerOptions): RunningFulfiller
         await watch.stop();
         sub.unsubscribe();
         await fulfiller.stop();
+        // Events are recorded in the background; write the last ones before the
+        // caller closes the API connections.
+        await events?.flush();
         logger.info('fulfiller stopped');
       })();
       return stopping;

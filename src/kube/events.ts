@@ -27,6 +27,8 @@ export interface EventDetails {
 
 export interface EventRecorder {
   recordEvent(involved: InvolvedObject, details: EventDetails): Promise<void>;
+  /** Resolves once every Event recorded so far has been written or given up. */
+  flush(): Promise<void>;
 }
 
 /** The slice of CoreV1Api the recorder uses; tests pass a fake. */
@@ -127,47 +129,60 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
     remember(key, created?.metadata?.name ? created : body);
   };
 
-  return {
-    async recordEvent(involved, details) {
-      const at = now();
-      const key = eventKey(involved, details);
-      try {
-        const previous = recent.get(key);
-        const lastAt = previous?.lastTimestamp ? new Date(previous.lastTimestamp).getTime() : 0;
-        if (previous?.metadata?.name && at.getTime() - lastAt <= windowMs) {
-          const body: CoreV1Event = {
-            ...previous,
-            count: (previous.count ?? 1) + 1,
-            lastTimestamp: at,
-          };
-          try {
-            const replaced = await api.replaceNamespacedEvent({
-              name: previous.metadata.name,
-              namespace: involved.namespace,
-              body,
-            });
-            remember(key, replaced?.metadata?.name ? replaced : body);
-          } catch (err) {
-            // Gone or changed behind our back: start a fresh Event.
-            const code = apiErrorInfo(err).statusCode;
-            if (code !== 404 && code !== 409) throw err;
-            recent.delete(key);
-            await create(key, involved, details, at);
-          }
-        } else {
+  const inFlight = new Set<Promise<void>>();
+  const record = async (involved: InvolvedObject, details: EventDetails): Promise<void> => {
+    const at = now();
+    const key = eventKey(involved, details);
+    try {
+      const previous = recent.get(key);
+      const lastAt = previous?.lastTimestamp ? new Date(previous.lastTimestamp).getTime() : 0;
+      if (previous?.metadata?.name && at.getTime() - lastAt <= windowMs) {
+        const body: CoreV1Event = {
+          ...previous,
+          count: (previous.count ?? 1) + 1,
+          lastTimestamp: at,
+        };
+        try {
+          const replaced = await api.replaceNamespacedEvent({
+            name: previous.metadata.name,
+            namespace: involved.namespace,
+            body,
+          });
+          remember(key, replaced?.metadata?.name ? replaced : body);
+        } catch (err) {
+          // Gone or changed behind our back: start a fresh Event.
+          const code = apiErrorInfo(err).statusCode;
+          if (code !== 404 && code !== 409) throw err;
+          recent.delete(key);
           await create(key, involved, details, at);
         }
-        log.debug('event recorded', { reason: details.reason, object: involved.name });
-      } catch (err) {
-        log.warn('event not recorded', {
-          reason: details.reason,
-          object: involved.name,
-          error: apiErrorInfo(err).message,
-        });
+      } else {
+        await create(key, involved, details, at);
       }
+      log.debug('event recorded', { reason: details.reason, object: involved.name });
+    } catch (err) {
+      log.warn('event not recorded', {
+        reason: details.reason,
+        object: involved.name,
+        error: apiErrorInfo(err).message,
+      });
+    }
+  };
+
+  return {
+    recordEvent(involved, details) {
+      const p = record(involved, details).finally(() => inFlight.delete(p));
+      inFlight.add(p);
+      return p;
+    },
+    async flush() {
+      while (inFlight.size > 0) await Promise.all([...inFlight]);
     },
   };
 }
 
 /** A recorder that drops everything, for tests and dry runs. */
-export const noopEventRecorder: EventRecorder = { recordEvent: async () => {} };
+export const noopEventRecorder: EventRecorder = {
+  recordEvent: async () => {},
+  flush: async () => {},
+};

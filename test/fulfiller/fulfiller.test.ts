@@ -35,6 +35,7 @@ function start(
     recordEvent: async (involved, details) => {
       events.push({ involved, details });
     },
+    flush: async () => {},
   };
   let id = 0;
   const fulfiller = new Fulfiller({

@@ -217,6 +217,39 @@ describe('kube/events (fake API)', () => {
     expect(capture.find('event not recorded')).to.have.length(1);
     expect(capture.find('event not recorded')[0]!.error).to.match(/HTTP 403/);
   });
+
+  it('flush waits for Events still being written (so a shutdown does not cut them off)', async () => {
+    let finish: () => void = () => {};
+    const written: string[] = [];
+    const rec = createEventRecorder({
+      api: {
+        createNamespacedEvent: ({ body }) =>
+          new Promise((resolve) => {
+            finish = () => {
+              written.push(body.reason ?? '');
+              resolve(body);
+            };
+          }),
+        replaceNamespacedEvent: async () => {
+          throw new Error('unused');
+        },
+      },
+      component: 'test',
+      logger: silentLogger(),
+    });
+    void rec.recordEvent(
+      { apiVersion: 'v1', kind: 'Pod', name: 'p', namespace: 'ns' },
+      { type: 'Normal', reason: 'Late', message: 'm' },
+    );
+    let flushed = false;
+    const flushing = rec.flush().then(() => (flushed = true));
+    await new Promise((r) => setImmediate(r));
+    expect(flushed).to.equal(false);
+    finish();
+    await flushing;
+    expect(written).to.deep.equal(['Late']);
+    await rec.flush();
+  });
 });
 
 describe('kube over the local API server', function () {
