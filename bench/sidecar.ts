@@ -1,12 +1,17 @@
-// Benchmark of the real sidecar process against the local API server:
-// - demand change → NNC write latency: a pod is created and the time until
-//   the NNC watch shows the new requestedIPCount is measured (scaler batch 1,
-//   threshold 0, so every pod moves the target by one; samples are spaced
-//   beyond the 500 ms demand throttle, so each rides its leading edge);
+// Benchmark of the real sidecar process against the local API server, over
+// real HTTP:
+// - single pod: a pod is created and the time until the NNC watch shows the
+//   new requestedIPCount is measured (scaler batch 1, threshold 0, so every
+//   pod moves the target by one; samples are spaced beyond the 500 ms write
+//   window, so each is an isolated change);
+// - multi-pod: after a quiet second, 1–16 pods are created together on a
+//   second node (batch 16, threshold 50) so that one of them crosses a batch
+//   boundary; the time from the first create to the NNC showing the new
+//   request is measured (the crossing pod may be any of the group);
 // - the sidecar's resident memory with 250 pods on the node.
 // Run: node bench/sidecar.ts [samples]   (prints its figures)
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,8 +19,10 @@ import { fileURLToPath } from 'node:url';
 import { startApiServer } from '../src/apiserver/server.ts';
 
 const SAMPLES = Number(process.argv[2] ?? 40);
+const GROUP_SAMPLES = Number(process.argv[3] ?? 32);
 const PODS = 250;
-const NODE = 'bench-node';
+const SINGLE = 'bench-node';
+const MULTI = 'bench-node-multi';
 const NS = 'kube-system';
 const BIN = fileURLToPath(new URL('../bin/pool-monitor', import.meta.url));
 const CRDS = fileURLToPath(new URL('../manifests/crds/', import.meta.url));
@@ -43,143 +50,203 @@ const kc = new KubeConfig();
 kc.loadFromFile(server.kubeconfigPath);
 const core = kc.makeApiClient(CoreV1Api);
 const objects = kc.makeApiClient(CustomObjectsApi);
-const stateDir = mkdtempSync(join(tmpdir(), 'bench-sidecar-'));
+const stateDirs: string[] = [];
 
-await objects.createNamespacedCustomObject({
-  ...NNC,
-  body: {
-    apiVersion: 'acn.azure.com/v1alpha',
-    kind: 'NodeNetworkConfig',
-    metadata: { name: NODE, namespace: NS },
-    spec: { requestedIPCount: 0 },
-  },
-});
-const nnc = (await objects.getNamespacedCustomObject({ ...NNC, name: NODE })) as object;
-await objects.replaceNamespacedCustomObjectStatus({
-  ...NNC,
-  name: NODE,
-  body: {
-    ...nnc,
-    status: {
-      scaler: {
-        batchSize: 1,
-        requestThresholdPercent: 0,
-        releaseThresholdPercent: 150,
-        maxIPCount: 250,
-      },
-      networkContainers: [
-        {
-          id: 'nc-bench',
-          assignmentMode: 'dynamic',
-          subnetName: 'bench',
-          subnetAddressSpace: '10.20.0.0/16',
-          defaultGateway: '10.20.0.1',
-          primaryIP: '10.20.255.1',
-          ipAssignments: Array.from({ length: 16 }, (_, i) => ({
-            name: `00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`,
-            ip: `10.20.0.${i + 2}`,
-          })),
-        },
-      ],
+async function createNnc(
+  node: string,
+  scaler: { batchSize: number; requestThresholdPercent: number },
+  block: number,
+): Promise<void> {
+  await objects.createNamespacedCustomObject({
+    ...NNC,
+    body: {
+      apiVersion: 'acn.azure.com/v1alpha',
+      kind: 'NodeNetworkConfig',
+      metadata: { name: node, namespace: NS },
+      spec: { requestedIPCount: 0 },
     },
-  },
-});
+  });
+  const nnc = (await objects.getNamespacedCustomObject({ ...NNC, name: node })) as object;
+  await objects.replaceNamespacedCustomObjectStatus({
+    ...NNC,
+    name: node,
+    body: {
+      ...nnc,
+      status: {
+        scaler: { ...scaler, releaseThresholdPercent: 150, maxIPCount: 250 },
+        networkContainers: [
+          {
+            id: `nc-${node}`,
+            assignmentMode: 'dynamic',
+            subnetName: 'bench',
+            subnetAddressSpace: '10.20.0.0/16',
+            defaultGateway: '10.20.0.1',
+            primaryIP: `10.20.255.${block}`,
+            ipAssignments: Array.from({ length: 16 }, (_, i) => ({
+              name: `00000000-0000-4000-800${block}-${i.toString(16).padStart(12, '0')}`,
+              ip: `10.20.${block}.${i + 2}`,
+            })),
+          },
+        ],
+      },
+    },
+  });
+}
 
-// Our own watch on the NNC: when each requestedIPCount was first seen.
-const seen = new Map<number, number>();
-const watchAbort = new AbortController();
-void (async () => {
-  const res = await fetch(
-    `${server.url}/apis/acn.azure.com/v1alpha/namespaces/${NS}/nodenetworkconfigs?watch=1&fieldSelector=metadata.name%3D${NODE}`,
-    { signal: watchAbort.signal },
-  );
-  const reader = res.body!.getReader();
-  const decoder = new TextDecoder();
-  let buf = '';
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      buf += decoder.decode(value, { stream: true });
-      let at: number;
-      while ((at = buf.indexOf('\n')) >= 0) {
-        const line = buf.slice(0, at);
-        buf = buf.slice(at + 1);
-        const ev = JSON.parse(line) as { object?: { spec?: { requestedIPCount?: number } } };
-        const r = ev.object?.spec?.requestedIPCount;
-        if (typeof r === 'number' && !seen.has(r)) seen.set(r, performance.now());
+/** Our own watch on a node's NNC: when each requestedIPCount was first seen. */
+function watchRequests(node: string, abort: AbortSignal): Map<number, number> {
+  const seen = new Map<number, number>();
+  void (async () => {
+    const res = await fetch(
+      `${server.url}/apis/acn.azure.com/v1alpha/namespaces/${NS}/nodenetworkconfigs?watch=1&fieldSelector=metadata.name%3D${node}`,
+      { signal: abort },
+    );
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let buf = '';
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += decoder.decode(value, { stream: true });
+        let at: number;
+        while ((at = buf.indexOf('\n')) >= 0) {
+          const line = buf.slice(0, at);
+          buf = buf.slice(at + 1);
+          const ev = JSON.parse(line) as { object?: { spec?: { requestedIPCount?: number } } };
+          const r = ev.object?.spec?.requestedIPCount;
+          if (typeof r === 'number') seen.set(r, performance.now());
+        }
       }
+    } catch {
+      // aborted at the end
     }
-  } catch {
-    // aborted at the end
-  }
-})();
+  })();
+  return seen;
+}
 
-const child = spawn(
-  BIN,
-  [
-    'sidecar',
-    '--node-name',
-    NODE,
-    '--kubeconfig',
-    server.kubeconfigPath,
-    '--state-dir',
-    stateDir,
-    '--listen',
-    '127.0.0.1:0',
-  ],
-  { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NODENAME: '', KUBECONFIG: '' } },
-);
-child.stdout.resume(); // JSON logs, drained as a log collector would
-const pid = child.pid as number;
+function startSidecar(node: string): ChildProcess {
+  const stateDir = mkdtempSync(join(tmpdir(), 'bench-sidecar-'));
+  stateDirs.push(stateDir);
+  const child = spawn(
+    BIN,
+    [
+      'sidecar',
+      '--node-name',
+      node,
+      '--kubeconfig',
+      server.kubeconfigPath,
+      '--state-dir',
+      stateDir,
+      '--listen',
+      '127.0.0.1:0',
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NODENAME: '', KUBECONFIG: '' } },
+  );
+  child.stdout!.resume(); // JSON logs, drained as a log collector would
+  return child;
+}
 
-const waitSeen = async (n: number, timeoutMs = 10_000): Promise<number> => {
+const waitSeen = async (
+  seen: Map<number, number>,
+  n: number,
+  after = 0,
+  timeoutMs = 10_000,
+): Promise<number> => {
   const until = performance.now() + timeoutMs;
-  while (!seen.has(n)) {
+  while (!((seen.get(n) ?? -1) >= after)) {
     if (performance.now() > until) throw new Error(`request ${n} never written`);
-    await sleep(2);
+    await sleep(1);
   }
   return seen.get(n) as number;
 };
 
-let pods = 0;
-const createPod = async (): Promise<void> => {
-  const name = `bench-${pods++}`;
+let podCount = 0;
+const createPod = async (node: string): Promise<string> => {
+  const name = `bench-${podCount++}`;
   await core.createNamespacedPod({
     namespace: 'default',
     body: {
       metadata: { name, namespace: 'default' },
-      spec: { nodeName: NODE, containers: [{ name: 'app', image: 'registry.local/app:1' }] },
+      spec: { nodeName: node, containers: [{ name: 'app', image: 'registry.local/app:1' }] },
     },
   });
+  return name;
 };
+const deletePod = (name: string): Promise<unknown> =>
+  core.deleteNamespacedPod({ name, namespace: 'default', gracePeriodSeconds: 0 });
+
+await createNnc(SINGLE, { batchSize: 1, requestThresholdPercent: 0 }, 1);
+await createNnc(MULTI, { batchSize: 16, requestThresholdPercent: 50 }, 2);
+const watchAbort = new AbortController();
+const seenSingle = watchRequests(SINGLE, watchAbort.signal);
+const seenMulti = watchRequests(MULTI, watchAbort.signal);
+const single = startSidecar(SINGLE);
+const multi = startSidecar(MULTI);
 
 // Ready: the first reconcile writes request 0 → nothing; one pod → 1.
 await sleep(1500);
+
+// Single pods.
 const latencies: number[] = [];
+let singlePods = 0;
 for (let i = 0; i < SAMPLES; i++) {
   const t0 = performance.now();
-  await createPod();
-  const t1 = await waitSeen(pods);
+  await createPod(SINGLE);
+  singlePods += 1;
+  const t1 = await waitSeen(seenSingle, singlePods, t0);
   latencies.push(t1 - t0);
   await sleep(600);
 }
-// Ramp to 250 pods (throttled demand, trailing edge) and let it settle.
-while (pods < PODS) await createPod();
-await waitSeen(PODS, 20_000);
-await sleep(2000);
-const rss = rssMiB(pid);
-const sorted = [...latencies].sort((a, b) => a - b);
 
-child.kill('SIGTERM');
-const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+// Groups of 1–16 pods crossing the batch boundary at 25 pods (request
+// 32 → 48 with batch 16, threshold 50): before each group the node holds D
+// pods, 25 − k ≤ D ≤ 24, so the group crosses exactly one boundary.
+const groupLatencies: number[] = [];
+const multiPods: string[] = [];
+while (multiPods.length < 9) multiPods.push(await createPod(MULTI));
+await waitSeen(seenMulti, 32);
+for (let i = 0; i < GROUP_SAMPLES; i++) {
+  const k = 1 + (i % 16);
+  const d = 24 - ((i * 5) % k);
+  const tDown = performance.now();
+  const excess = multiPods.splice(d);
+  await Promise.all(excess.map(deletePod));
+  while (multiPods.length < d) multiPods.push(await createPod(MULTI));
+  await waitSeen(seenMulti, 32, i === 0 ? 0 : tDown); // back at 32 after the deletions
+  await sleep(1100); // a quiet second: nothing written for longer than the window
+  const t0 = performance.now();
+  multiPods.push(...(await Promise.all(Array.from({ length: k }, () => createPod(MULTI)))));
+  const t1 = await waitSeen(seenMulti, 48, t0);
+  groupLatencies.push(t1 - t0);
+  await sleep(100);
+}
+
+// Ramp the single-pod node to 250 pods and let it settle.
+while (singlePods < PODS) {
+  await createPod(SINGLE);
+  singlePods += 1;
+}
+await waitSeen(seenSingle, PODS, 0, 20_000);
+await sleep(2000);
+const rss = rssMiB(single.pid as number);
+
+const codes = await Promise.all(
+  [single, multi].map((child) => {
+    child.kill('SIGTERM');
+    return new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+  }),
+);
 watchAbort.abort();
 await server.close();
-rmSync(stateDir, { recursive: true, force: true });
+for (const dir of stateDirs) rmSync(dir, { recursive: true, force: true });
 
-console.log(`sidecar: demand change -> NNC write latency over ${latencies.length} samples`);
-console.log(
-  `  p50 ${percentile(sorted, 50).toFixed(1)} ms   p99 ${percentile(sorted, 99).toFixed(1)} ms   max ${sorted.at(-1)?.toFixed(1)} ms`,
-);
+const line = (label: string, values: number[]): string => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return `  ${label.padEnd(28)} p50 ${percentile(sorted, 50).toFixed(1)} ms   p99 ${percentile(sorted, 99).toFixed(1)} ms   max ${sorted.at(-1)?.toFixed(1)} ms   (${values.length} samples)`;
+};
+console.log('sidecar: demand change -> NNC write latency');
+console.log(line('single pod', latencies));
+console.log(line('1-16 pods crossing a batch', groupLatencies));
 console.log(`sidecar: RSS with ${PODS} pods on the node: ${rss.toFixed(1)} MiB`);
-console.log(`sidecar: exit code after SIGTERM: ${code}`);
+console.log(`sidecar: exit codes after SIGTERM: ${codes.join(', ')}`);
