@@ -115,6 +115,31 @@ describe('monitor: behaviour', () => {
     expect(h.events.filter((e) => e.type === 'ready')).to.have.length(1);
   });
 
+  it('an NNC deleted and recreated (new uid) is written again within one reconcile', () => {
+    // Review defect: the sidecar wrote request 32 at generation 2; the NNC is
+    // then deleted and recreated (request 0, generation 1, new uid). The
+    // monitor must not take the new object for an old view of its own write.
+    const h = runScenario({ stopAt: 100 }, (hh) => {
+      hh.at(0, () => {
+        hh.demand.next(20);
+        hh.exhausted.next(false);
+        hh.nnc.next(makeNnc({ request: 16, generation: 1, uid: 'uid-a' }));
+      });
+      hh.at(10, () => hh.nnc.next(makeNnc({ request: 32, generation: 2, uid: 'uid-a' }))); // echo
+      hh.at(20, () => hh.nnc.next(makeNnc({ request: 0, generation: 1, uid: 'uid-b' })));
+    });
+    expect(h.writer.writes.map((w) => [w.at, w.spec.requestedIPCount])).to.deep.equal([
+      [0, 32],
+      [20, 32],
+    ]);
+    expect(h.outcomes.map((o) => [o.t, o.kind, o.from])).to.deep.equal([
+      [0, 'scaled', 16],
+      [10, 'at-target', 32],
+      [20, 'scaled', 0],
+    ]);
+    expect(h.monitor.snapshot().request).to.equal(32);
+  });
+
   it('asks for demand + 1 while the subnet is exhausted', () => {
     const h = runScenario({}, (hh) => {
       hh.at(0, () => {

@@ -117,6 +117,7 @@ export interface NncOptions {
   ipsNotInUse?: string[];
   ids?: string[];
   generation?: number;
+  uid?: string;
   scaler?: Record<string, unknown>;
   containers?: boolean;
 }
@@ -134,6 +135,7 @@ export function makeNnc(o: NncOptions = {}): NodeNetworkConfig {
       name: 'node-1',
       namespace: 'kube-system',
       ...(o.generation !== undefined ? { generation: o.generation } : {}),
+      ...(o.uid !== undefined ? { uid: o.uid } : {}),
     },
     spec: { requestedIPCount: o.request ?? 16, ipsNotInUse: o.ipsNotInUse ?? [] },
     status: {

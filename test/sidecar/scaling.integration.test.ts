@@ -221,6 +221,34 @@ describe('sidecar integration: scaling semantics', function () {
     expect(sidecar.monitor.snapshot().writes).to.equal(writes); // settled: no echo loop
   });
 
+  it('an NNC deleted and recreated (new uid) gets its spec written again by the next reconcile', async () => {
+    const status = { scaler: DEFAULT_SCALER, networkContainers: [container(range(0, 10))] };
+    await createNnc(c, node, { requestedIPCount: 10 }, status);
+    // No tick in this test: every reconcile below is caused by the NNC itself.
+    sidecar = await startSidecar(c, sidecarOptions(c, node, dir.path), { tickMs: 600_000 });
+    for (let i = 0; i < 12; i++) await createPod(c, `u${counter}-${i}`, node);
+    await waitFor('request 20', async () => (await requested()) === 20);
+    await sleep(300); // the echo of our write comes back, and is not written again
+    const oldUid = (await getNnc(c, node)).metadata.uid;
+    const outcomes: { kind: string; from: number; to: number }[] = [];
+    const sub = sidecar.monitor.outcomes$.subscribe((o) => outcomes.push(o));
+    try {
+      await c.objects.deleteNamespacedCustomObject({
+        group: 'acn.azure.com',
+        version: 'v1alpha',
+        namespace: 'kube-system',
+        plural: 'nodenetworkconfigs',
+        name: node,
+      });
+      await createNnc(c, node, { requestedIPCount: 0 }, status);
+      expect((await getNnc(c, node)).metadata.uid).to.not.equal(oldUid);
+      await waitFor('request 20 again', async () => (await requested()) === 20, 5_000);
+    } finally {
+      sub.unsubscribe();
+    }
+    expect(outcomes[0]).to.include({ kind: 'scaled', from: 0, to: 20 });
+  });
+
   for (const [status, retryAfter] of [
     [500, undefined],
     [409, undefined],
