@@ -127,6 +127,7 @@ export class PoolMonitor {
   private scaler: Scaler | undefined;
   private observed: ObservedSpec | undefined;
   private stale: string[] = [];
+  private uid: string | undefined;
   // Pool state.
   private request: number | undefined;
   private target: number | undefined;
@@ -278,7 +279,16 @@ export class PoolMonitor {
     };
     this.stale = staleIds(nnc);
     const first = this.request === undefined;
-    if (first) this.request = normaliseRequest(nnc.spec?.requestedIPCount);
+    const uid = typeof nnc.metadata?.uid === 'string' ? nnc.metadata.uid : undefined;
+    const recreated = !first && uid !== undefined && this.uid !== undefined && uid !== this.uid;
+    if (uid !== undefined) this.uid = uid;
+    if (recreated) {
+      // A new object: what we wrote to the old one says nothing about it.
+      this.written = undefined;
+      this.unwrittenMarks = 0;
+      this.log.warn('NodeNetworkConfig recreated', { uid });
+    }
+    if (first || recreated) this.request = normaliseRequest(nnc.spec?.requestedIPCount);
     const fields = {
       batch: scaler.batch,
       buffer: scaler.buffer,
