@@ -1,7 +1,8 @@
-// Exponential backoff with jitter, shared by every retry loop that talks to
-// the API server: informer restarts, status writes, CSS publication. Pure
-// delay math plus a tiny stateful helper; randomness is injected so tests are
-// deterministic.
+// Exponential backoff with jitter: the one backoff of the project, used by
+// every retry loop (informer restarts, NNC spec writes, status writes, CSS
+// publication, the simulated kubelet). One attempt convention everywhere:
+// attempt 0 is the delay before the first retry. Pure delay math plus a tiny
+// stateful helper; randomness is injected so tests are deterministic.
 
 export interface BackoffOptions {
   /** First delay, in ms. */
@@ -21,10 +22,34 @@ export const DEFAULT_BACKOFF: BackoffOptions = {
   jitter: 0.2,
 };
 
+/** Longest Retry-After honoured, so a broken header cannot park a loop. */
+export const MAX_RETRY_AFTER_MS = 10 * 60_000;
+
+function positive(value: number | undefined, fallback: number): number {
+  return typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : fallback;
+}
+
+/**
+ * Options from untrusted or partial input (flags, test tuning): nonsense
+ * values (negative, NaN) fall back to `defaults`; max is at least initial.
+ */
+export function normaliseBackoff(
+  partial: Partial<BackoffOptions> = {},
+  defaults: BackoffOptions = DEFAULT_BACKOFF,
+): Required<BackoffOptions> {
+  const initialMs = positive(partial.initialMs, defaults.initialMs);
+  const maxMs = Math.max(initialMs, positive(partial.maxMs, defaults.maxMs));
+  const factor = Math.max(1, positive(partial.factor, defaults.factor ?? 2));
+  const jitterIn = partial.jitter ?? defaults.jitter ?? 0.2;
+  const jitter = Number.isFinite(jitterIn) ? Math.min(Math.max(jitterIn, 0), 1) : 0.2;
+  return { initialMs, maxMs, factor, jitter };
+}
+
 /**
  * Delay before retry number `attempt` (0 for the first retry):
  * `min(max, initial × factor^attempt)`, then spread by ±jitter and clamped
- * to [0, max]. `random` returns a number in [0, 1).
+ * to [0, max]. `random` returns a number in [0, 1); anything else counts as
+ * the middle of the range.
  */
 export function backoffDelay(
   attempt: number,
@@ -33,8 +58,11 @@ export function backoffDelay(
 ): number {
   const factor = options.factor ?? 2;
   const jitter = options.jitter ?? 0.2;
-  const exp = Math.min(options.maxMs, options.initialMs * factor ** Math.max(0, attempt));
-  const spread = exp * jitter * (random() * 2 - 1);
+  const n = Number.isFinite(attempt) ? Math.max(0, Math.floor(attempt)) : 0;
+  const exp = Math.min(options.maxMs, options.initialMs * factor ** n);
+  const r = random();
+  const unit = Number.isFinite(r) ? Math.min(Math.max(r, 0), 1) : 0.5;
+  const spread = exp * jitter * (unit * 2 - 1);
   return Math.round(Math.min(options.maxMs, Math.max(0, exp + spread)));
 }
 
@@ -66,9 +94,16 @@ export class Backoff {
 
 /**
  * The delay to wait after a failed API call: the server's Retry-After when it
- * gave one (429/503), never less than the backoff's own delay.
+ * gave one (429/503; at most MAX_RETRY_AFTER_MS), never less than the
+ * backoff's own delay.
  */
 export function retryDelay(backoffMs: number, retryAfterSeconds: number | undefined): number {
-  if (retryAfterSeconds === undefined || !(retryAfterSeconds > 0)) return backoffMs;
-  return Math.max(backoffMs, retryAfterSeconds * 1000);
+  if (
+    typeof retryAfterSeconds !== 'number' ||
+    !Number.isFinite(retryAfterSeconds) ||
+    !(retryAfterSeconds > 0)
+  ) {
+    return backoffMs;
+  }
+  return Math.max(backoffMs, Math.min(Math.ceil(retryAfterSeconds * 1000), MAX_RETRY_AFTER_MS));
 }

@@ -28,7 +28,12 @@ import type { NodeNetworkConfig } from '../nnc/types.ts';
 import { dampedTarget, recordTarget, type TargetSample } from '../scaling/damping.ts';
 import { applyExhaustion, normaliseScaler, type Scaler } from '../scaling/scaler.ts';
 import { calculateTarget } from '../scaling/target.ts';
-import { backoffDelay, normaliseBackoff, type BackoffOptions } from './backoff.ts';
+import {
+  backoffDelay,
+  normaliseBackoff,
+  retryDelay,
+  type BackoffOptions,
+} from '../kube/backoff.ts';
 import {
   SpecWriteError,
   type DesiredSpec,
@@ -58,6 +63,13 @@ import type {
 
 export const DEFAULT_TICK_MS = 60_000;
 export const DEFAULT_DEMAND_THROTTLE_MS = 500;
+/** Failed reconciles retry after 1 s, 2 s, 4 s … up to a minute, ±20 %. */
+export const WRITE_BACKOFF: Required<BackoffOptions> = {
+  initialMs: 1_000,
+  maxMs: 60_000,
+  factor: 2,
+  jitter: 0.2,
+};
 
 export interface PoolMonitorOptions {
   store: PoolIpStore;
@@ -118,7 +130,7 @@ export class PoolMonitor {
   private readonly demandThrottleMs: number;
   private readonly releaseDelayMs: number;
   private readonly dryRun: boolean;
-  private readonly backoff: BackoffOptions;
+  private readonly backoff: Required<BackoffOptions>;
   private readonly random: () => number;
 
   // Input state.
@@ -161,7 +173,7 @@ export class PoolMonitor {
     this.demandThrottleMs = nonNegative(options.demandThrottleMs, DEFAULT_DEMAND_THROTTLE_MS);
     this.releaseDelayMs = nonNegative(options.releaseDelayMs, 0);
     this.dryRun = options.dryRun === true;
-    this.backoff = normaliseBackoff(options.backoff);
+    this.backoff = normaliseBackoff(options.backoff, WRITE_BACKOFF);
     this.random = options.random ?? Math.random;
     this.outcomes$ = this.outcomes.asObservable();
     this.events$ = this.events.asObservable();
@@ -543,7 +555,10 @@ export class PoolMonitor {
     const statusCode = cause instanceof SpecWriteError ? cause.statusCode : undefined;
     const retryAfter = cause instanceof SpecWriteError ? cause.retryAfterSeconds : undefined;
     this.failures += 1;
-    const retryInMs = backoffDelay(this.failures, this.backoff, this.random, retryAfter);
+    const retryInMs = retryDelay(
+      backoffDelay(this.failures - 1, this.backoff, this.random),
+      retryAfter,
+    );
     const error = `${stage === 'mark' ? 'failed to mark IPs PendingRelease' : stage === 'read' ? 'failed to read the IP store' : 'failed to write the NNC spec'}: ${errorText(cause)}`;
     this.log.error('reconcile failed', {
       error,

@@ -22,7 +22,6 @@ import type { Logger } from '../log/logger.ts';
 import { createLogger } from '../log/logger.ts';
 import { MetricsCollector } from '../metrics/collector.ts';
 import { poolObservation } from '../metrics/observation.ts';
-import type { BackoffOptions as MonitorBackoff } from '../monitor/backoff.ts';
 import { PoolMonitor } from '../monitor/pool-monitor.ts';
 import type { PoolIpStore } from '../monitor/ports.ts';
 import { invalidNncReason } from '../monitor/spec.ts';
@@ -53,7 +52,7 @@ export interface RunSidecarDeps {
   /** Monitor tuning; defaults are the product's (60 s tick, 500 ms demand throttle). */
   tickMs?: number;
   demandThrottleMs?: number;
-  writeBackoff?: Partial<MonitorBackoff>;
+  writeBackoff?: Partial<BackoffOptions>;
   /** Informer restart backoff. */
   watchBackoff?: BackoffOptions;
   /** How long stop() may take before it stops waiting (default 8 s). */

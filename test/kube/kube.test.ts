@@ -14,7 +14,13 @@ import { nncPath } from '../../src/nnc/types.ts';
 import { CRDS_DIR, waitFor } from '../support/wait.ts';
 import { startApiServer } from '../../src/apiserver/server.ts';
 import type { ApiServer } from '../../src/apiserver/server.ts';
-import { Backoff, backoffDelay, retryDelay } from '../../src/kube/backoff.ts';
+import {
+  Backoff,
+  backoffDelay,
+  MAX_RETRY_AFTER_MS,
+  normaliseBackoff,
+  retryDelay,
+} from '../../src/kube/backoff.ts';
 import { KubeConfigError, loadKubeConfig } from '../../src/kube/config.ts';
 import { apiErrorInfo, isConflict, isNotFound, parseRetryAfter } from '../../src/kube/errors.ts';
 import { createEventRecorder, eventKey } from '../../src/kube/events.ts';
@@ -59,6 +65,18 @@ describe('kube/backoff', () => {
     expect(retryDelay(10, 3)).to.equal(3000);
     expect(retryDelay(5000, 3)).to.equal(5000);
     expect(retryDelay(10, undefined)).to.equal(10);
+    expect(retryDelay(10, 0.0015)).to.equal(10);
+    expect(retryDelay(10, 1e9)).to.equal(MAX_RETRY_AFTER_MS); // a broken header cannot park a loop
+    expect(retryDelay(10, Number.NaN)).to.equal(10);
+  });
+
+  it('normalises partial or nonsense options against the defaults given', () => {
+    const defaults = { initialMs: 1000, maxMs: 60_000, factor: 2, jitter: 0.2 };
+    expect(normaliseBackoff({}, defaults)).to.deep.equal(defaults);
+    expect(
+      normaliseBackoff({ initialMs: -5, maxMs: 10, factor: 0.5, jitter: 7 }, defaults),
+    ).to.deep.equal({ initialMs: 1000, maxMs: 1000, factor: 1, jitter: 1 });
+    expect(backoffDelay(0, defaults, () => Number.NaN)).to.equal(1000);
   });
 });
 

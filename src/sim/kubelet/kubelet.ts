@@ -11,7 +11,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '../../log/logger.ts';
 import { silentLogger } from '../../log/logger.ts';
 import { backoffDelay, type BackoffOptions } from '../../kube/backoff.ts';
-import { Slots, systemClock, type Clock } from '../backoff.ts';
+import { Slots, systemClock, type Clock } from '../clock.ts';
 import { ANNOTATION_SCHEDULED_AT } from '../workload/pod.ts';
 import type { CniClient, PodRef } from './cni.ts';
 

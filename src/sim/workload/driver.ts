@@ -9,7 +9,7 @@ import type { Logger } from '../../log/logger.ts';
 import { silentLogger } from '../../log/logger.ts';
 import { backoffDelay, type BackoffOptions } from '../../kube/backoff.ts';
 import { apiErrorInfo } from '../../kube/errors.ts';
-import { isPermanentStatus, Slots, systemClock, type Clock } from '../backoff.ts';
+import { isPermanentStatus, Slots, systemClock, type Clock } from '../clock.ts';
 import type { Plan, PlannedAction } from './plan.ts';
 import { workloadPod } from './pod.ts';
 

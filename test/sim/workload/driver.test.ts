@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { V1Pod } from '@kubernetes/client-node';
-import type { Clock } from '../../../src/sim/backoff.ts';
+import type { Clock } from '../../../src/sim/clock.ts';
 import { WorkloadDriver, type PodApi } from '../../../src/sim/workload/driver.ts';
 import { planScenario } from '../../../src/sim/workload/plan.ts';
 import {
