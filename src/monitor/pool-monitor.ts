@@ -533,12 +533,10 @@ export class PoolMonitor {
     }).pipe(catchError((err: unknown) => of(this.failedEarly(err))));
   }
 
-  /** How many IPs to mark; asks the store for its active count when it can. */
+  /** How many IPs to mark: bounded by the store's active count (decision record 0004). */
   private marks$(delta: number, applied: number): Observable<number> {
     if (delta >= 0) return of(0);
-    const activeCount = this.store.activeCount?.bind(this.store);
-    if (activeCount === undefined) return of(releaseCount(delta, applied, this.unwrittenMarks));
-    return defer(() => from$(activeCount())).pipe(
+    return defer(() => from$(this.store.activeCount())).pipe(
       catchError((err: unknown) => {
         throw new StageError('read', err);
       }),

@@ -1,6 +1,7 @@
 // The monitor's two effects, as small interfaces it owns. Adapters implement
-// them: the durable node IP store and a server-side-apply NNC writer in the
-// sidecar, in-memory fakes in `simulate` and in tests.
+// them: the node IP store (src/ipstore/pool-adapter.ts, for the sidecar and
+// `simulate` alike), the server-side-apply NNC writer in the sidecar and the
+// simulated control plane's writer in `simulate`; tests use fakes.
 
 /** The part of the node IP store the monitor needs. */
 export interface PoolIpStore {
@@ -13,12 +14,12 @@ export interface PoolIpStore {
    */
   markPendingRelease(count: number): Promise<string[]>;
   /**
-   * Optional: how many IPs the store holds that are not PendingRelease. When
-   * present the monitor never marks more than `activeCount - target`, so a
-   * request that ran ahead of the NNC status (or a retry after a failed
-   * write) cannot release IPs twice, as in newer CNS.
+   * How many IPs the store holds that are not PendingRelease. The monitor
+   * never marks more than `activeCount - target`, so a request that ran ahead
+   * of the NNC status (or a retry after a failed write) cannot release IPs
+   * twice, as in newer CNS (docs/decisions/0004).
    */
-  activeCount?(): Promise<number>;
+  activeCount(): Promise<number>;
 }
 
 /** The spec the monitor writes: the whole of it, every time (apply semantics). */

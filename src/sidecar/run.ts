@@ -23,7 +23,6 @@ import { createLogger } from '../log/logger.ts';
 import { MetricsCollector } from '../metrics/collector.ts';
 import { poolObservation } from '../metrics/observation.ts';
 import { PoolMonitor } from '../monitor/pool-monitor.ts';
-import type { PoolIpStore } from '../monitor/ports.ts';
 import { invalidNncReason } from '../monitor/spec.ts';
 import type { NodeNetworkConfig } from '../nnc/types.ts';
 import { dynamicContainers, GROUP, NNC_KIND, NNC_VERSION } from '../nnc/types.ts';
@@ -86,18 +85,6 @@ export interface RunningSidecar {
   readonly stopped: Promise<void>;
   /** Clean shutdown; idempotent. */
   stop(): Promise<void>;
-}
-
-/** The store as the monitor's port, with activeCount (IPs not PendingRelease). */
-export function monitorStorePort(store: NodeIpStore): PoolIpStore {
-  return {
-    ...asPoolIpStore(store),
-    activeCount: () =>
-      Promise.resolve().then(() => {
-        const c = store.counts();
-        return c.Available + c.Assigned + c.PendingProgramming;
-      }),
-  };
 }
 
 function message(err: unknown): string {
@@ -170,7 +157,7 @@ export async function runSidecar(
     },
   });
   const monitor = new PoolMonitor({
-    store: monitorStorePort(store),
+    store: asPoolIpStore(store),
     writer,
     logger: root,
     ...(deps.tickMs !== undefined ? { tickMs: deps.tickMs } : {}),

@@ -349,6 +349,7 @@ describe('ipstore/SqliteIpStore', () => {
       await pool.markPendingRelease(5).catch((e: unknown) => (error = e));
       expect(error).to.be.instanceOf(InsufficientReleasableError);
       expect(await pool.pendingReleaseIds()).to.have.length(1);
+      expect(await pool.activeCount()).to.equal(1); // Available + Assigned + PendingProgramming
     });
   });
 

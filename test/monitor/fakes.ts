@@ -56,11 +56,8 @@ export class FakeStore implements PoolIpStore {
   readonly mem: MemoryPoolStore;
   markError: Error | undefined;
   readError: Error | undefined;
-  withActiveCount: boolean;
-  constructor(mem = new MemoryPoolStore(), withActiveCount = true) {
+  constructor(mem = new MemoryPoolStore()) {
     this.mem = mem;
-    this.withActiveCount = withActiveCount;
-    if (!withActiveCount) (this as { activeCount?: unknown }).activeCount = undefined;
   }
   pendingReleaseIds(): Promise<string[]> {
     if (this.readError !== undefined) return rejected(this.readError);
@@ -77,7 +74,7 @@ export class FakeStore implements PoolIpStore {
       return rejected(err);
     }
   }
-  activeCount?(): Promise<number> {
+  activeCount(): Promise<number> {
     return resolved(this.mem.activeCountSync());
   }
 }

@@ -29,7 +29,6 @@ export interface HarnessOptions extends Partial<
   Omit<PoolMonitorOptions, 'store' | 'writer' | 'logger' | 'scheduler'>
 > {
   mem?: MemoryPoolStore;
-  withActiveCount?: boolean;
   /** Virtual time at which the monitor is stopped (ends the run). */
   stopAt?: number;
   inputs?: (h: Harness) => {
@@ -46,13 +45,10 @@ export function runScenario(options: HarnessOptions, setup: (h: Harness) => void
   });
   let harness: Harness | undefined;
   ts.run(() => {
-    const store = new FakeStore(
-      options.mem ?? new MemoryPoolStore(),
-      options.withActiveCount ?? true,
-    );
+    const store = new FakeStore(options.mem ?? new MemoryPoolStore());
     const writer = new FakeWriter(ts);
     const { logger, capture } = captureLogger();
-    const { mem: _m, withActiveCount: _w, stopAt, inputs, ...rest } = options;
+    const { mem: _m, stopAt, inputs, ...rest } = options;
     const monitor = new PoolMonitor({
       store,
       writer,
