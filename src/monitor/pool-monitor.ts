@@ -24,7 +24,7 @@ import {
 } from 'rxjs';
 import { catchError, concatMap, map } from 'rxjs/operators';
 import type { Logger } from '../log/logger.ts';
-import type { NodeNetworkConfig } from '../nnc/types.ts';
+import { invalidNncReason, type NodeNetworkConfig } from '../nnc/types.ts';
 import { dampedTarget, recordTarget, type TargetSample } from '../scaling/damping.ts';
 import { applyExhaustion, normaliseScaler, type Scaler } from '../scaling/scaler.ts';
 import { calculateTarget } from '../scaling/target.ts';
@@ -43,7 +43,6 @@ import {
 } from './ports.ts';
 import {
   currentSpec,
-  invalidNncReason,
   normaliseIds,
   normaliseRequest,
   observedSpec,

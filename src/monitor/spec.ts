@@ -1,18 +1,7 @@
-// Pure helpers about the NNC spec as the monitor sees it: validity of an
-// observed NNC, normalising its spec, stale ids, echo detection, comparison.
-import { dynamicContainers, type NodeNetworkConfig } from '../nnc/types.ts';
+// Pure helpers about the NNC spec as the monitor sees it: normalising the
+// observed spec, stale ids, echo detection, comparison.
+import type { NodeNetworkConfig } from '../nnc/types.ts';
 import type { DesiredSpec } from './ports.ts';
-
-/** Why an NNC cannot drive the pool, or undefined when it can. */
-export function invalidNncReason(nnc: NodeNetworkConfig | undefined | null): string | undefined {
-  if (nnc === null || typeof nnc !== 'object') return 'not an object';
-  const scaler = nnc.status?.scaler;
-  if (scaler === null || typeof scaler !== 'object') return 'status.scaler is missing';
-  if (!Array.isArray(nnc.status?.networkContainers) || dynamicContainers(nnc).length === 0) {
-    return 'no dynamic network container in status.networkContainers';
-  }
-  return undefined;
-}
 
 /** Sorted, de-duplicated string ids; anything else dropped. */
 export function normaliseIds(ids: unknown): string[] {

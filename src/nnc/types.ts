@@ -96,3 +96,14 @@ export function dynamicContainers(nnc: NodeNetworkConfig): NetworkContainer[] {
     (nc) => (nc.assignmentMode ?? 'dynamic') === 'dynamic',
   );
 }
+
+/** Why an NNC cannot drive the pool, or undefined when it can. */
+export function invalidNncReason(nnc: NodeNetworkConfig | undefined | null): string | undefined {
+  if (nnc === null || typeof nnc !== 'object') return 'not an object';
+  const scaler = nnc.status?.scaler;
+  if (scaler === null || typeof scaler !== 'object') return 'status.scaler is missing';
+  if (!Array.isArray(nnc.status?.networkContainers) || dynamicContainers(nnc).length === 0) {
+    return 'no dynamic network container in status.networkContainers';
+  }
+  return undefined;
+}

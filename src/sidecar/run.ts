@@ -12,6 +12,7 @@ import type { Subscription } from 'rxjs';
 import { share, tap } from 'rxjs';
 import type { Synchronous } from '../ipstore/database.ts';
 import { openIpStore } from '../ipstore/sqlite-store.ts';
+import { followNnc } from '../ipstore/follow-nnc.ts';
 import { asPoolIpStore } from '../ipstore/pool-adapter.ts';
 import type { NodeIpStore } from '../ipstore/types.ts';
 import type { BackoffOptions } from '../kube/backoff.ts';
@@ -23,7 +24,6 @@ import { createLogger } from '../log/logger.ts';
 import { MetricsCollector } from '../metrics/collector.ts';
 import { poolObservation } from '../metrics/observation.ts';
 import { PoolMonitor } from '../monitor/pool-monitor.ts';
-import { invalidNncReason } from '../monitor/spec.ts';
 import type { NodeNetworkConfig } from '../nnc/types.ts';
 import { dynamicContainers, GROUP, NNC_KIND, NNC_VERSION } from '../nnc/types.ts';
 import { poolStatusSource } from '../nodeapi/debug-pool.ts';
@@ -168,50 +168,16 @@ export async function runSidecar(
     dryRun: options.dryRun,
   });
 
-  // Each valid NNC: the store follows its dynamic containers before the monitor
-  // sees it; the first one also restores PendingRelease from spec.ipsNotInUse.
-  let restored = false;
-  let storeFailed = false;
-  const onNnc = (nnc: NodeNetworkConfig): void => {
-    current = nnc;
-    if (invalidNncReason(nnc) !== undefined) return; // the monitor warns and ignores it
-    try {
-      const change = store.syncInventory(dynamicContainers(nnc));
-      if (change.added.length > 0 || change.removed.length > 0) {
-        log.info('inventory synced', {
-          added: change.added.length,
-          removed: change.removed.length,
-        });
-      }
-      if (change.assignedVanished.length > 0) {
-        log.error('Assigned IP vanished from status', {
-          ips: change.assignedVanished.map((r) => ({ id: r.id, ip: r.ip, pod: r.pod?.podName })),
-        });
-        record(vanishedEvent(change.assignedVanished));
-      }
-      if (change.conflicts && change.conflicts.length > 0) {
-        log.warn('inventory conflicts', { conflicts: change.conflicts });
-      }
-      if (!restored) {
-        restored = true;
-        const result = store.restorePendingRelease(
-          Array.isArray(nnc.spec?.ipsNotInUse)
-            ? nnc.spec.ipsNotInUse.filter((id): id is string => typeof id === 'string')
-            : [],
-        );
-        if (result) log.info('pending release restored', { ...result });
-      }
-      storeFailed = false;
-    } catch (err) {
-      // Garbage in the status changes nothing and is reported; only a store
-      // that cannot write (disk, corruption) makes the agent unhealthy.
-      const invalid = err instanceof Error && err.name === 'InvalidIpStoreInputError';
-      if (!invalid) storeFailed = true;
-      log.error('inventory sync failed', { error: message(err), invalidStatus: invalid });
-      if (invalid)
-        record({ type: 'Warning', reason: 'InvalidNetworkContainers', message: message(err) });
-    }
-  };
+  // Each valid NNC: the store follows it before the monitor sees it.
+  const follower = followNnc(store, {
+    logger: log,
+    notify: (notice) =>
+      record(
+        notice.type === 'assigned-vanished'
+          ? vanishedEvent(notice.records)
+          : { type: 'Warning', reason: 'InvalidNetworkContainers', message: notice.message },
+      ),
+  });
 
   const informers = startNodeInformers({
     kc,
@@ -222,7 +188,13 @@ export async function runSidecar(
     ...(deps.watchBackoff ? { backoff: deps.watchBackoff } : {}),
   });
   const subs: Subscription[] = [];
-  const nnc$ = informers.nnc$.pipe(tap(onNnc), share());
+  const nnc$ = informers.nnc$.pipe(
+    tap((nnc) => {
+      current = nnc;
+      follower.follow(nnc);
+    }),
+    share(),
+  );
   subs.push(
     monitor.outcomes$.subscribe((o) => {
       metrics.countReconcile(o.kind);
@@ -245,7 +217,7 @@ export async function runSidecar(
   const api: NodeApi = createNodeApi({
     store,
     health: {
-      healthy: () => !stopping && !storeFailed,
+      healthy: () => !stopping && follower.healthy(),
       ready: () => !stopping && monitor.snapshot().ready,
     },
     pool: poolStatusSource(() => monitor.snapshot(), store),

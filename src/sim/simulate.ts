@@ -1,10 +1,13 @@
-// `pool-monitor simulate`: replays a demand trace through the real pool
-// monitor and the real node IP store (SQLite in memory), in virtual time. A
-// simulated control plane fulfils each NNC spec write after a delay. The run
-// ends with the figures a platform team weighs a scaler by.
-import { BehaviorSubject, Subject } from 'rxjs';
+// `pool-monitor simulate`: replays a demand trace through the product's path,
+// in virtual time: the real pool monitor, the real node IP store (SQLite in
+// memory) behind the same store port as the sidecar's, following the NNC
+// through the same module. Only the control plane (fulfils each NNC spec
+// write after a delay) and the pods are simulated. The run ends with the
+// figures a platform team weighs a scaler by.
+import { BehaviorSubject, Subject, tap } from 'rxjs';
 import type Transport from 'winston-transport';
 import { openIpStore } from '../ipstore/sqlite-store.ts';
+import { followNnc } from '../ipstore/follow-nnc.ts';
 import { asPoolIpStore } from '../ipstore/pool-adapter.ts';
 import { createLogger, silentLogger } from '../log/logger.ts';
 import { PoolMonitor } from '../monitor/pool-monitor.ts';
@@ -71,8 +74,10 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
   const demand$ = new Subject<number>();
   const exhausted$ = new BehaviorSubject<boolean>(false);
   try {
-    monitor.start({ demand$, exhausted$, nnc$: node.nnc$ });
-    node.nnc$.next(node.current());
+    const follower = followNnc(store, { logger });
+    const nnc$ = node.nnc$.pipe(tap((nnc) => follower.follow(nnc)));
+    monitor.start({ demand$, exhausted$, nnc$ });
+    node.publish();
     for (const point of trace.points) {
       scheduler.schedule(() => {
         if (point.exhausted !== undefined && point.exhausted !== exhausted$.value) {

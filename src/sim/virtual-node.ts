@@ -1,6 +1,9 @@
 // One node in a `simulate` replay: its NodeNetworkConfig, a control plane that
 // fulfils spec writes after a delay, and pods that take IPs from the real node
-// IP store. Everything happens in virtual time on the given scheduler.
+// IP store, as the CNI would. The store follows the NNC the product's way:
+// whoever subscribes to `nnc$` runs src/ipstore/follow-nnc.ts on it (simulate
+// does, as the sidecar does), so pods are placed after each publication.
+// Everything happens in virtual time on the given scheduler.
 import { randomUUID } from 'node:crypto';
 import type { SchedulerLike } from 'rxjs';
 import { Subject } from 'rxjs';
@@ -75,7 +78,6 @@ export class VirtualNode {
         ],
       },
     };
-    this.options.store.syncInventory(this.nnc.status?.networkContainers ?? []);
   }
 
   /** The NNC as the API server would hand it out now. */
@@ -130,9 +132,9 @@ export class VirtualNode {
     this.nnc = structuredClone(this.nnc);
     const target = this.nnc.status?.networkContainers?.[0];
     if (target) target.ipAssignments = kept;
-    this.options.store.syncInventory(this.nnc.status?.networkContainers ?? []);
+    this.publish(); // the store follows the new status
     this.placePods();
-    this.publish();
+    this.sample();
   }
 
   /** Gives waiting pods an IP and releases the IPs of pods that went away. */
@@ -159,7 +161,8 @@ export class VirtualNode {
     }
   }
 
-  private publish(): void {
+  /** Hands the NNC as it is now to the subscribers of `nnc$`. */
+  publish(): void {
     this.sample();
     this.nnc$.next(this.current());
   }

@@ -1,0 +1,74 @@
+// The store follows the NNC: for every valid NodeNetworkConfig the node sees,
+// the store's inventory follows the dynamic network containers of its status
+// (new IPs Available, IPs that left removed, an Assigned IP never), before
+// the monitor sees that NNC; the first one also restores PendingRelease from
+// `spec.ipsNotInUse`. The sidecar and `simulate`'s virtual node both run
+// this, so the simulator takes the product's path.
+import type { Logger } from '../log/logger.ts';
+import { dynamicContainers, invalidNncReason, type NodeNetworkConfig } from '../nnc/types.ts';
+import type { IpRecord, NodeIpStore } from './types.ts';
+
+/** What an operator must hear about (the sidecar turns these into Events). */
+export type StoreNotice =
+  { type: 'assigned-vanished'; records: IpRecord[] } | { type: 'invalid-status'; message: string };
+
+export interface NncFollower {
+  follow(nnc: NodeNetworkConfig): void;
+  /** False after the store failed to write (disk, corruption), until a sync succeeds. */
+  healthy(): boolean;
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function announcedIds(nnc: NodeNetworkConfig): string[] {
+  const ids = nnc.spec?.ipsNotInUse;
+  return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : [];
+}
+
+export function followNnc(
+  store: NodeIpStore,
+  options: { logger: Logger; notify?: (notice: StoreNotice) => void },
+): NncFollower {
+  const { logger: log, notify = () => {} } = options;
+  let restored = false;
+  let failed = false;
+  return {
+    healthy: () => !failed,
+    follow(nnc) {
+      if (invalidNncReason(nnc) !== undefined) return; // the monitor warns and ignores it
+      try {
+        const change = store.syncInventory(dynamicContainers(nnc));
+        if (change.added.length > 0 || change.removed.length > 0) {
+          log.info('inventory synced', {
+            added: change.added.length,
+            removed: change.removed.length,
+          });
+        }
+        if (change.assignedVanished.length > 0) {
+          log.error('Assigned IP vanished from status', {
+            ips: change.assignedVanished.map((r) => ({ id: r.id, ip: r.ip, pod: r.pod?.podName })),
+          });
+          notify({ type: 'assigned-vanished', records: change.assignedVanished });
+        }
+        if (change.conflicts && change.conflicts.length > 0) {
+          log.warn('inventory conflicts', { conflicts: change.conflicts });
+        }
+        if (!restored) {
+          restored = true;
+          const result = store.restorePendingRelease(announcedIds(nnc));
+          if (result) log.info('pending release restored', { ...result });
+        }
+        failed = false;
+      } catch (err) {
+        // Garbage in the status changes nothing and is reported; only a store
+        // that cannot write (disk, corruption) makes the agent unhealthy.
+        const invalid = err instanceof Error && err.name === 'InvalidIpStoreInputError';
+        if (!invalid) failed = true;
+        log.error('inventory sync failed', { error: message(err), invalidStatus: invalid });
+        if (invalid) notify({ type: 'invalid-status', message: message(err) });
+      }
+    },
+  };
+}
