@@ -5,7 +5,7 @@
 // Run: node bench/monitor.ts
 import { Subject, asapScheduler } from 'rxjs';
 import { silentLogger } from '../src/log/logger.ts';
-import { MemoryPoolStore } from '../src/monitor/memory-store.ts';
+import { MemoryPoolStore } from '../test/monitor/memory-store.ts';
 import { PoolMonitor } from '../src/monitor/pool-monitor.ts';
 import type { DesiredSpec, NncSpecWriter } from '../src/monitor/ports.ts';
 import type { NodeNetworkConfig } from '../src/nnc/types.ts';
@@ -42,7 +42,7 @@ async function benchPipeline(
     writer,
     logger: silentLogger(),
     scheduler: asapScheduler,
-    demandThrottleMs: 0,
+    writeWindowMs: 0,
     tickMs: 3_600_000,
   });
   let reconciles = 0;

@@ -50,7 +50,7 @@ export interface EmbeddedClusterOptions {
   /** Kubernetes Events from the sidecars and fulfiller (default true). */
   events?: boolean;
   /** Extra sidecar tuning (tests, bench). */
-  sidecar?: Pick<RunSidecarDeps, 'tickMs' | 'demandThrottleMs' | 'shutdownTimeoutMs'>;
+  sidecar?: Pick<RunSidecarDeps, 'tickMs' | 'writeWindowMs' | 'shutdownTimeoutMs'>;
   /** Setup calls in flight at once (default 32). */
   setupConcurrency?: number;
   onRunning?: (wait: PodWait) => void;

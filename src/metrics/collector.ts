@@ -48,6 +48,7 @@ export const KNOWN_RECONCILE_OUTCOMES = [
   'corrected',
   'at-target',
   'deferred',
+  'throttled',
   'dry-run',
   'failed',
 ] as const;

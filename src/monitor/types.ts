@@ -3,6 +3,26 @@
 import type { Scaler, ScalerField } from '../scaling/scaler.ts';
 import type { DesiredSpec } from './ports.ts';
 
+/** Why a reconcile did (or did not) write; decided by decide.ts. */
+export type DecisionReason =
+  /** The request is the target and the spec is what the NNC holds. */
+  | 'at-target'
+  /** A lower target is held back by --release-delay, nothing else to write. */
+  | 'deferred'
+  /** The request would change, but a write went out less than the write window ago. */
+  | 'write-window'
+  | 'scale-up'
+  | 'scale-down'
+  /** Same request, but the spec differs: stale ids, an out-of-band edit, unwritten marks. */
+  | 'spec differs';
+
+/** What a reconcile asks the monitor to come back for, and when (scheduler ms). */
+export type WakeReason = 'retry' | 'damping' | 'write-window';
+export interface WakeUp {
+  reason: WakeReason;
+  at: number;
+}
+
 export type OutcomeKind =
   /** The request moved and the spec was written. */
   | 'scaled'
@@ -12,6 +32,8 @@ export type OutcomeKind =
   | 'at-target'
   /** A lower target is held back by --release-delay; nothing written. */
   | 'deferred'
+  /** A request change waits for the end of the write window (then written with the latest state). */
+  | 'throttled'
   /** Dry-run: a write would have happened; nothing marked or written. */
   | 'dry-run'
   /** Marking, reading the store or writing failed; retried with backoff. */
@@ -21,6 +43,8 @@ export type FailureStage = 'mark' | 'read' | 'write';
 
 export interface ReconcileOutcome {
   kind: OutcomeKind;
+  /** Why, as decided (absent when the store could not be read). */
+  reason?: DecisionReason;
   /** Scheduler time (ms) the reconcile started. */
   at: number;
   demand: number;
@@ -47,12 +71,17 @@ export interface ReconcileOutcome {
   statusCode?: number;
   /** When failed: delay before the retry. */
   retryInMs?: number;
+  /** When the monitor comes back by itself: a retry, a damping recheck, the write window's end. */
+  wake?: WakeUp;
+  /** `metadata.generation` after the write, when the writer reported it. */
+  generation?: number;
 }
 
 export type MonitorEvent =
   | { type: 'ready'; request: number }
   | { type: 'scaler-invalid'; field: ScalerField; value: unknown; message: string }
   | { type: 'nnc-invalid'; reason: string }
+  | { type: 'nnc-recreated'; uid: string }
   | { type: 'input-invalid'; input: 'demand' | 'exhausted'; value: unknown }
   | { type: 'input-failed'; input: 'demand' | 'exhausted' | 'nnc'; error: string }
   | { type: 'mark-failed'; count: number; error: string }

@@ -10,6 +10,7 @@ export const REASONS = {
   scaled: 'PoolScaled',
   scalerInvalid: 'ScalerInvalid',
   nncInvalid: 'NodeNetworkConfigInvalid',
+  nncRecreated: 'NodeNetworkConfigRecreated',
   assignedVanished: 'AssignedIPVanished',
   markFailed: 'MarkPendingReleaseFailed',
 } as const;
@@ -34,6 +35,12 @@ export function monitorEvent(event: MonitorEvent): EventDetails | undefined {
       };
     case 'nnc-invalid':
       return { type: 'Warning', reason: REASONS.nncInvalid, message: event.reason };
+    case 'nnc-recreated':
+      return {
+        type: 'Warning',
+        reason: REASONS.nncRecreated,
+        message: `NodeNetworkConfig recreated (uid ${event.uid}): its spec is written again`,
+      };
     case 'mark-failed':
       return {
         type: 'Warning',

@@ -48,9 +48,9 @@ export interface RunSidecarDeps {
   defaultMetrics?: boolean;
   /** Record Kubernetes Events (default true). */
   events?: boolean;
-  /** Monitor tuning; defaults are the product's (60 s tick, 500 ms demand throttle). */
+  /** Monitor tuning; defaults are the product's (60 s tick, 500 ms write window). */
   tickMs?: number;
-  demandThrottleMs?: number;
+  writeWindowMs?: number;
   writeBackoff?: Partial<BackoffOptions>;
   /** Informer restart backoff. */
   watchBackoff?: BackoffOptions;
@@ -161,7 +161,7 @@ export async function runSidecar(
     writer,
     logger: root,
     ...(deps.tickMs !== undefined ? { tickMs: deps.tickMs } : {}),
-    ...(deps.demandThrottleMs !== undefined ? { demandThrottleMs: deps.demandThrottleMs } : {}),
+    ...(deps.writeWindowMs !== undefined ? { writeWindowMs: deps.writeWindowMs } : {}),
     ...(deps.writeBackoff ? { backoff: deps.writeBackoff } : {}),
     ...(deps.random ? { random: deps.random } : {}),
     releaseDelayMs: options.releaseDelaySeconds * 1000,

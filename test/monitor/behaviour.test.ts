@@ -1,7 +1,7 @@
 // One test per DESIGN bullet the monitor owns, with in-memory fakes.
 import { expect } from 'chai';
 import { asyncScheduler, of, Subject } from 'rxjs';
-import { MemoryPoolStore } from '../../src/monitor/memory-store.ts';
+import { MemoryPoolStore } from './memory-store.ts';
 import { PoolMonitor } from '../../src/monitor/pool-monitor.ts';
 import type { DesiredSpec, NncSpecWriter } from '../../src/monitor/ports.ts';
 import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
@@ -119,24 +119,25 @@ describe('monitor: behaviour', () => {
     // Review defect: the sidecar wrote request 32 at generation 2; the NNC is
     // then deleted and recreated (request 0, generation 1, new uid). The
     // monitor must not take the new object for an old view of its own write.
-    const h = runScenario({ stopAt: 100 }, (hh) => {
+    const h = runScenario({ stopAt: 1_000 }, (hh) => {
       hh.at(0, () => {
         hh.demand.next(20);
         hh.exhausted.next(false);
         hh.nnc.next(makeNnc({ request: 16, generation: 1, uid: 'uid-a' }));
       });
       hh.at(10, () => hh.nnc.next(makeNnc({ request: 32, generation: 2, uid: 'uid-a' }))); // echo
-      hh.at(20, () => hh.nnc.next(makeNnc({ request: 0, generation: 1, uid: 'uid-b' })));
+      hh.at(600, () => hh.nnc.next(makeNnc({ request: 0, generation: 1, uid: 'uid-b' })));
     });
     expect(h.writer.writes.map((w) => [w.at, w.spec.requestedIPCount])).to.deep.equal([
       [0, 32],
-      [20, 32],
+      [600, 32],
     ]);
     expect(h.outcomes.map((o) => [o.t, o.kind, o.from])).to.deep.equal([
       [0, 'scaled', 16],
       [10, 'at-target', 32],
-      [20, 'scaled', 0],
+      [600, 'scaled', 0],
     ]);
+    expect(h.events.map((e) => e.type)).to.include('nnc-recreated');
     expect(h.monitor.snapshot().request).to.equal(32);
   });
 
@@ -194,7 +195,7 @@ describe('monitor: behaviour', () => {
   it('writes the marked ids when the target rises again after a failed write', () => {
     const mem = pool(32);
     const h = runScenario(
-      { mem, stopAt: 2_000, demandThrottleMs: 0, backoff: { initialMs: 1_000, jitter: 0 } },
+      { mem, stopAt: 2_000, writeWindowMs: 0, backoff: { initialMs: 1_000, jitter: 0 } },
       (hh) => {
         hh.writer.script.push(new Error('conflict'));
         hh.at(0, () => {
@@ -271,7 +272,7 @@ describe('monitor: behaviour', () => {
   it('logs its decision with demand, batch, buffer, max, target, delta and request', () => {
     const mem = pool(32);
     const h = runScenario(
-      { mem, stopAt: 2_000, demandThrottleMs: 0, backoff: { jitter: 0 } },
+      { mem, stopAt: 2_000, writeWindowMs: 0, backoff: { jitter: 0 } },
       (hh) => {
         hh.at(0, () => {
           hh.demand.next(5);

@@ -4,7 +4,7 @@
 import type { SchedulerLike } from 'rxjs';
 import { createLogger, type Logger } from '../../src/log/logger.ts';
 import { CaptureTransport } from '../../src/log/capture.ts';
-import { MemoryPoolStore } from '../../src/monitor/memory-store.ts';
+import { MemoryPoolStore } from './memory-store.ts';
 import type {
   DesiredSpec,
   NncSpecWriter,

@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import { Subject, type Observable } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
 import type { CaptureTransport } from '../../src/log/capture.ts';
-import { MemoryPoolStore } from '../../src/monitor/memory-store.ts';
+import { MemoryPoolStore } from './memory-store.ts';
 import { PoolMonitor, type PoolMonitorOptions } from '../../src/monitor/pool-monitor.ts';
 import type { MonitorEvent, ReconcileOutcome } from '../../src/monitor/types.ts';
 import type { NodeNetworkConfig } from '../../src/nnc/types.ts';

@@ -1,20 +1,22 @@
-// Timing of the monitor proven with marble diagrams: gating, tick, demand
-// throttle, coalescing, backoff (+ Retry-After) and scale-down damping.
+// Timing of the monitor proven with marble diagrams: gating, tick, the write
+// window, coalescing, backoff (+ Retry-After) and scale-down damping wake-ups.
 import { expect } from 'chai';
-import { map, type Observable } from 'rxjs';
+import fc from 'fast-check';
+import { map, of, Subject, type Observable } from 'rxjs';
 import { TestScheduler } from 'rxjs/testing';
-import { MemoryPoolStore } from '../../src/monitor/memory-store.ts';
 import { SpecWriteError } from '../../src/monitor/ports.ts';
 import { PoolMonitor, type PoolMonitorOptions } from '../../src/monitor/pool-monitor.ts';
 import type { OutcomeKind, ReconcileOutcome } from '../../src/monitor/types.ts';
 import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
 import { captureLogger, FakeStore, FakeWriter, makeNnc } from './fakes.ts';
+import { MemoryPoolStore } from './memory-store.ts';
 
 const LETTER: Record<OutcomeKind, string> = {
   scaled: 's',
   corrected: 'c',
   'at-target': 'a',
   deferred: 'd',
+  throttled: 't',
   'dry-run': 'r',
   failed: 'f',
 };
@@ -94,26 +96,119 @@ describe('monitor: marbles', () => {
     });
   });
 
-  it('throttles demand to once per 500 ms, leading and trailing, ending on the latest', () => {
-    const ts = scheduler();
-    ts.run(({ hot, cold, expectObservable }) => {
-      const { monitor } = build(ts);
-      expectObservable(monitor.outcomes$.pipe(map((o) => o.demand)), '^ 2000ms !').toBe(
-        'a 499ms c 499ms d',
-        { a: 1, c: 3, d: 4 },
-      );
-      monitor.start({
-        demand$: hot('a 99ms b 99ms c 599ms d', { a: 1, b: 2, c: 3, d: 4 }),
-        exhausted$: cold('f', { f: false }),
-        nnc$: cold('n', { n: NNC16 }),
+  describe('the write window: every demand change seen at once, writes spaced 500 ms', () => {
+    const writesOf = (w: FakeWriter): number[][] =>
+      w.writes.map((x) => [x.at, x.spec.requestedIPCount]);
+
+    it('an isolated change is written at once', () => {
+      const ts = scheduler();
+      ts.run(({ hot, cold, expectObservable }) => {
+        const { monitor, writer } = build(ts);
+        // 5 pods at 0 (request 16 is right), 20 at 1000, 40 at 1600: each written when seen.
+        expectObservable(kinds(monitor.outcomes$), '^ 2000ms !').toBe('a 999ms s 599ms s');
+        monitor.start({
+          demand$: hot('a 999ms b 599ms c', { a: 5, b: 20, c: 40 }),
+          exhausted$: cold('f', { f: false }),
+          nnc$: cold('n', { n: NNC16 }),
+        });
+        ts.flush();
+        expect(writesOf(writer)).to.deep.equal([
+          [1000, 32],
+          [1600, 48],
+        ]);
       });
+    });
+
+    it('the pod that crosses a batch boundary is written at once, whatever came just before it', () => {
+      const ts = scheduler();
+      ts.run(({ hot, cold, expectObservable }) => {
+        const { monitor, writer } = build(ts);
+        // 5..9 pods within 4 ms after a quiet second: the 9th crosses 16 → 32.
+        expectObservable(kinds(monitor.outcomes$), '^ 2000ms !').toBe('a 999ms aaas');
+        monitor.start({
+          demand$: hot('a 999ms bcde', { a: 5, b: 6, c: 7, d: 8, e: 9 }),
+          exhausted$: cold('f', { f: false }),
+          nnc$: cold('n', { n: NNC16 }),
+        });
+        ts.flush();
+        expect(writesOf(writer)).to.deep.equal([[1003, 32]]);
+      });
+    });
+
+    it('a burst is at most two writes, the second at the end of the window with the latest state', () => {
+      const ts = scheduler();
+      ts.run(({ hot, cold, expectObservable }) => {
+        const { monitor, writer } = build(ts);
+        // 20 at 0 is written; 40, 60, 70 follow within 30 ms: one held write at 500 carries 70.
+        expectObservable(kinds(monitor.outcomes$), '^ 2000ms !').toBe('s 9ms t 489ms s');
+        monitor.start({
+          demand$: hot('a 9ms b 9ms c 9ms d', { a: 20, b: 40, c: 60, d: 70 }),
+          exhausted$: cold('f', { f: false }),
+          nnc$: cold('n', { n: NNC16 }),
+        });
+        ts.flush();
+        expect(writesOf(writer)).to.deep.equal([
+          [0, 32],
+          [500, 80],
+        ]);
+        expect(monitor.snapshot().request).to.equal(80);
+      });
+    });
+
+    it('a burst that ends where it began writes nothing more', () => {
+      const ts = scheduler();
+      ts.run(({ hot, cold, expectObservable }) => {
+        const { monitor, writer } = build(ts);
+        expectObservable(kinds(monitor.outcomes$), '^ 2000ms !').toBe('s 9ms t 489ms a');
+        monitor.start({
+          demand$: hot('a 9ms b 9ms c', { a: 20, b: 40, c: 20 }),
+          exhausted$: cold('f', { f: false }),
+          nnc$: cold('n', { n: NNC16 }),
+        });
+        ts.flush();
+        expect(writesOf(writer)).to.deep.equal([[0, 32]]);
+      });
+    });
+
+    it('under continuous churn: at most one write per 500 ms, and the last state is written', () => {
+      fc.assert(
+        fc.property(
+          // Up to 30 changes 1-300 ms apart: all within the 10 s the monitor runs.
+          fc.array(fc.tuple(fc.integer({ min: 1, max: 300 }), fc.integer({ min: 0, max: 120 })), {
+            minLength: 1,
+            maxLength: 30,
+          }),
+          (steps) => {
+            const ts = scheduler();
+            let writer: FakeWriter | undefined;
+            let last = 0;
+            ts.run(() => {
+              const built = build(ts, { tickMs: 1_000_000 });
+              writer = built.writer;
+              const demand$ = new Subject<number>();
+              let t = 0;
+              for (const [gap, demand] of steps) {
+                t += gap;
+                ts.schedule(() => demand$.next(demand), t);
+              }
+              last = steps[steps.length - 1]?.[1] ?? 0;
+              built.monitor.start({ demand$, exhausted$: of(false), nnc$: of(NNC16) });
+            });
+            const at = (writer as FakeWriter).writes.map((w) => w.at);
+            at.forEach((x, i) => i > 0 && expect(x - (at[i - 1] as number)).to.be.at.least(500));
+            const final = (writer as FakeWriter).applied?.requestedIPCount ?? 16;
+            expect(final).to.equal(Math.min(250, 16 * Math.ceil(0.5 + last / 16)));
+          },
+        ),
+        { numRuns: 60 },
+      );
     });
   });
 
   it('runs one reconcile at a time; inputs meanwhile coalesce into one re-run with the latest state', () => {
     const ts = scheduler();
     ts.run(({ hot, cold, expectObservable }) => {
-      const { monitor, writer } = build(ts, { demandThrottleMs: 0 });
+      const { monitor, writer } = build(ts, { writeWindowMs: 0 });
       writer.latencyMs = 50;
       expectObservable(kinds(monitor.outcomes$), '^ 300ms !').toBe('50ms s 49ms s');
       monitor.start({
@@ -182,7 +277,7 @@ describe('monitor: marbles', () => {
     const ts = scheduler();
     ts.run(({ hot, cold, expectObservable }) => {
       const { monitor, writer } = build(ts, {
-        demandThrottleMs: 0,
+        writeWindowMs: 0,
         backoff: { initialMs: 100, jitter: 0 },
       });
       writer.script.push(new Error('down'));
@@ -205,7 +300,7 @@ describe('monitor: marbles', () => {
     ts.run(({ hot, cold, expectObservable }) => {
       const mem = new MemoryPoolStore();
       mem.add(32, 'Available');
-      const { monitor, writer } = build(ts, { demandThrottleMs: 0, releaseDelayMs: 1000 }, mem);
+      const { monitor, writer } = build(ts, { writeWindowMs: 0, releaseDelayMs: 1000 }, mem);
       expectObservable(kinds(monitor.outcomes$), '^ 3000ms !').toBe(
         'd 999ms s 499ms s 99ms d 999ms s',
       );

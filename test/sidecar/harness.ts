@@ -233,7 +233,7 @@ export function sidecarOptions(
 export const FAST: RunSidecarDeps = {
   defaultMetrics: false,
   tickMs: 1000,
-  demandThrottleMs: 30,
+  writeWindowMs: 30,
   writeBackoff: { initialMs: 40, maxMs: 400, jitter: 0.2 },
   watchBackoff: { initialMs: 30, maxMs: 300 },
   apiCloseGraceMs: 500,

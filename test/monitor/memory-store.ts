@@ -1,7 +1,7 @@
-// An in-memory PoolIpStore for `simulate` and tests: ids with a state, the
+// An in-memory PoolIpStore for the monitor's tests and bench/monitor.ts: ids with a state, the
 // same marking rules as the node IP store (PendingProgramming first, then
 // Available, never Assigned, all or nothing).
-import type { PoolIpStore } from './ports.ts';
+import type { PoolIpStore } from '../../src/monitor/ports.ts';
 
 export type MemoryIpState = 'Available' | 'Assigned' | 'PendingRelease' | 'PendingProgramming';
 

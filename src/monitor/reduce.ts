@@ -1,0 +1,210 @@
+// The monitor's pure reducer: folds every input (a watch, the tick, a
+// wake-up, a reconcile's outcome fed back) into the one state. No I/O and no
+// clock: each input carries its time, and what should be logged or reported
+// comes out as notices on the new state.
+import { invalidNncReason, type NodeNetworkConfig } from '../nnc/types.ts';
+import { recordTarget } from '../scaling/damping.ts';
+import { normaliseScaler } from '../scaling/scaler.ts';
+import { calculateTarget } from '../scaling/target.ts';
+import { normaliseRequest, observedSpec, staleIds } from './spec.ts';
+import {
+  effectiveScaler,
+  isReady,
+  type MonitorInput,
+  type MonitorState,
+  type Notice,
+  type Ran,
+} from './state.ts';
+import type { MonitorEvent, ReconcileOutcome } from './types.ts';
+
+export function reduce(prev: MonitorState, input: MonitorInput): MonitorState {
+  const s: MonitorState = { ...prev, notices: [] };
+  switch (input.type) {
+    case 'demand':
+      return observed(onDemand(s, input.value), input.at);
+    case 'exhausted':
+      return observed(onExhausted(s, input.value), input.at);
+    case 'nnc':
+      return observed(onNnc(s, input.nnc), input.at);
+    case 'input-failed':
+      // The last state stays; the tick keeps reconciling with it.
+      return note(
+        s,
+        'error',
+        'input failed',
+        { input: input.input, error: input.error },
+        {
+          type: 'input-failed',
+          input: input.input,
+          error: input.error,
+        },
+      );
+    case 'tick':
+      return wantReconcile(s);
+    case 'wake':
+      if (input.reason === 'retry') s.retryAt = undefined;
+      if (input.reason === 'write-window') s.heldUntil = undefined;
+      return wantReconcile(s);
+    case 'reconciled':
+      return onReconciled(s, input.outcome, input.ran);
+  }
+}
+
+function note(
+  s: MonitorState,
+  level: Notice['level'],
+  msg: string | undefined,
+  fields?: Record<string, unknown>,
+  event?: MonitorEvent,
+): MonitorState {
+  s.notices = [
+    ...s.notices,
+    {
+      level,
+      ...(msg !== undefined ? { msg } : {}),
+      ...(fields ? { fields } : {}),
+      ...(event ? { event } : {}),
+    },
+  ];
+  return s;
+}
+
+function wantReconcile(s: MonitorState): MonitorState {
+  s.wanted += 1;
+  return s;
+}
+
+/** Recomputes the target and feeds the damping history. */
+function observed(s: MonitorState, at: number): MonitorState {
+  if (!isReady(s)) return s;
+  const target = calculateTarget(s.demand ?? 0, effectiveScaler(s));
+  s.target = target;
+  s.history = recordTarget(s.history, at, target, s.config.releaseDelayMs);
+  return s;
+}
+
+function onDemand(s: MonitorState, value: unknown): MonitorState {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    return note(
+      s,
+      'warn',
+      'ignoring invalid demand',
+      { value: String(value) },
+      {
+        type: 'input-invalid',
+        input: 'demand',
+        value,
+      },
+    );
+  }
+  s.demand = Math.floor(value);
+  return wantReconcile(note(s, 'info', 'demand update', { demand: s.demand }));
+}
+
+function onExhausted(s: MonitorState, value: unknown): MonitorState {
+  if (typeof value !== 'boolean') {
+    return note(
+      s,
+      'warn',
+      'ignoring invalid exhaustion state',
+      { value: String(value) },
+      {
+        type: 'input-invalid',
+        input: 'exhausted',
+        value,
+      },
+    );
+  }
+  s.exhausted = value;
+  return wantReconcile(note(s, 'info', 'exhaustion update', { exhausted: value }));
+}
+
+function onNnc(s: MonitorState, nnc: NodeNetworkConfig): MonitorState {
+  const reason = invalidNncReason(nnc);
+  if (reason !== undefined) {
+    return note(
+      s,
+      'warn',
+      'ignoring NodeNetworkConfig',
+      { reason },
+      { type: 'nnc-invalid', reason },
+    );
+  }
+  const { scaler, warnings } = normaliseScaler(nnc.status?.scaler);
+  const generation = nnc.metadata?.generation;
+  const uid = typeof nnc.metadata?.uid === 'string' ? nnc.metadata.uid : undefined;
+  const first = s.nnc === undefined;
+  // The NNC's identity is its uid: a new one (deleted and recreated) says
+  // nothing about what was written to the old one.
+  const recreated = !first && uid !== undefined && s.nnc?.uid !== undefined && uid !== s.nnc.uid;
+  s.nnc = {
+    uid: uid ?? s.nnc?.uid,
+    scaler,
+    observed: {
+      spec: observedSpec(nnc),
+      ...(typeof generation === 'number' && Number.isFinite(generation) ? { generation } : {}),
+    },
+    stale: staleIds(nnc),
+  };
+  if (recreated) {
+    s.written = undefined;
+    s.unwrittenMarks = 0;
+    note(s, 'warn', 'NodeNetworkConfig recreated', { uid }, { type: 'nnc-recreated', uid: uid });
+  }
+  if (first || recreated) s.request = normaliseRequest(nnc.spec?.requestedIPCount);
+  const fields = {
+    batch: scaler.batch,
+    buffer: scaler.buffer,
+    max: scaler.max,
+    request: s.request,
+  };
+  if (warnings.length === 0) {
+    note(s, 'info', 'scaler update', fields);
+  } else {
+    note(s, 'warn', 'scaler update', {
+      ...fields,
+      warnings: warnings.map((w) => ({ field: w.field, message: w.message })),
+    });
+    for (const w of warnings) {
+      note(s, 'warn', undefined, undefined, {
+        type: 'scaler-invalid',
+        field: w.field,
+        value: w.value,
+        message: w.message,
+      });
+    }
+  }
+  if (first) note(s, 'info', undefined, undefined, { type: 'ready', request: s.request ?? 0 });
+  return wantReconcile(s);
+}
+
+function onReconciled(s: MonitorState, o: ReconcileOutcome, ran: Ran): MonitorState {
+  s.served = Math.max(s.served, ran.wanted);
+  s.reconciles += 1;
+  s.last = {
+    at: o.at,
+    outcome: o.kind,
+    delta: o.delta,
+    ...(o.error !== undefined ? { error: o.error } : {}),
+  };
+  s.failures = o.kind === 'failed' ? s.failures + 1 : 0;
+  if (o.kind === 'failed') s.retryAt = o.wake?.at ?? o.at;
+  if (o.kind === 'throttled') s.heldUntil = o.wake?.at ?? o.at;
+  // A reconcile of an NNC since deleted and recreated tells nothing about the new one.
+  const sameNnc = ran.uid === s.nnc?.uid;
+  if (o.wrote) {
+    s.writes += 1;
+    s.lastWriteAt = o.at;
+    if (sameNnc && o.spec !== undefined) {
+      s.request = o.to;
+      s.written = {
+        spec: o.spec,
+        ...(o.generation !== undefined ? { generation: o.generation } : {}),
+      };
+      s.unwrittenMarks = 0;
+    }
+  } else if (sameNnc) {
+    s.unwrittenMarks += o.marked;
+  }
+  return s;
+}
