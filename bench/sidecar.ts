@@ -1,5 +1,5 @@
-// Benchmark of the real sidecar process against the local API server, over
-// real HTTP:
+// Benchmark of real sidecar processes against the local API server (its own
+// process too: `pool-monitor apiserver`), over real HTTP:
 // - single pod: a pod is created and the time until the NNC watch shows the
 //   new requestedIPCount is measured (scaler batch 1, threshold 0, so every
 //   pod moves the target by one; samples are spaced beyond the 500 ms write
@@ -9,14 +9,14 @@
 //   boundary; the time from the first create to the NNC showing the new
 //   request is measured (the crossing pod may be any of the group);
 // - the sidecar's resident memory with 250 pods on the node.
-// Run: node bench/sidecar.ts [samples]   (prints its figures)
+// Run: node bench/sidecar.ts [single-pod samples] [multi-pod samples]
+// (BENCH_VERBOSE=1 prints every multi-pod sample, and the sidecar's log for slow ones).
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startApiServer } from '../src/apiserver/server.ts';
 
 const SAMPLES = Number(process.argv[2] ?? 40);
 const GROUP_SAMPLES = Number(process.argv[3] ?? 32);
@@ -45,12 +45,32 @@ function rssMiB(pid: number): number {
   return kb / 1024;
 }
 
-const server = await startApiServer({ crdsDir: CRDS });
+/** BENCH_VERBOSE=1: each child's log lines, to show what a slow sample did. */
+const logLines = new Map<ChildProcess, string[]>();
+/** Every child is killed when the bench exits, whichever way it does. */
+const children: ChildProcess[] = [];
+process.on('exit', () => {
+  for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+});
+
+// The API server runs in its own process, as a real one would: the bench's
+// own work (creating pods, watching the NNCs) then does not delay it.
+const workDir = mkdtempSync(join(tmpdir(), 'bench-sidecar-'));
+const apiserver = spawn(
+  BIN,
+  ['apiserver', '--port', '0', '--crds', CRDS, '--kubeconfig', join(workDir, 'kubeconfig')],
+  { stdio: ['ignore', 'pipe', 'inherit'] },
+);
+children.push(apiserver);
+const server = {
+  ...(await logged<{ url: string; kubeconfig: string }>(apiserver, 'api server listening')),
+  close: () => stopChild(apiserver),
+};
 const kc = new KubeConfig();
-kc.loadFromFile(server.kubeconfigPath);
+kc.loadFromFile(server.kubeconfig);
 const core = kc.makeApiClient(CoreV1Api);
 const objects = kc.makeApiClient(CustomObjectsApi);
-const stateDirs: string[] = [];
+const stateDirs: string[] = [workDir];
 
 async function createNnc(
   node: string,
@@ -125,6 +145,37 @@ function watchRequests(node: string, abort: AbortSignal): Map<number, number> {
   return seen;
 }
 
+/** The first JSON log line of `child` whose msg is `msg`; later lines are drained. */
+function logged<T>(child: ChildProcess, msg: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+      buf += chunk;
+      let at: number;
+      while ((at = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, at);
+        buf = buf.slice(at + 1);
+        if (process.env.BENCH_VERBOSE) logLines.get(child)?.push(line);
+        if (line.includes(`"msg":"${msg}"`)) resolve(JSON.parse(line) as T);
+      }
+    });
+    child.on('exit', () => reject(new Error(`exited before logging "${msg}"`)));
+  });
+}
+
+function stopChild(child: ChildProcess): Promise<number | null> {
+  child.kill('SIGTERM');
+  return new Promise((resolve) => child.on('exit', (code) => resolve(code)));
+}
+
+async function ready(child: ChildProcess): Promise<void> {
+  const url = `http://${(await logged<{ listen: string }>(child, 'sidecar started')).listen}`;
+  for (;;) {
+    if ((await fetch(`${url}/readyz`).catch(() => undefined))?.status === 200) return;
+    await sleep(20);
+  }
+}
+
 function startSidecar(node: string): ChildProcess {
   const stateDir = mkdtempSync(join(tmpdir(), 'bench-sidecar-'));
   stateDirs.push(stateDir);
@@ -135,7 +186,7 @@ function startSidecar(node: string): ChildProcess {
       '--node-name',
       node,
       '--kubeconfig',
-      server.kubeconfigPath,
+      server.kubeconfig,
       '--state-dir',
       stateDir,
       '--listen',
@@ -143,8 +194,8 @@ function startSidecar(node: string): ChildProcess {
     ],
     { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NODENAME: '', KUBECONFIG: '' } },
   );
-  child.stdout!.resume(); // JSON logs, drained as a log collector would
-  return child;
+  children.push(child);
+  return child; // its JSON logs are drained by listening(), as a log collector would
 }
 
 const waitSeen = async (
@@ -161,16 +212,24 @@ const waitSeen = async (
   return seen.get(n) as number;
 };
 
+// Pods are created with plain fetch over keep-alive connections, as a
+// controller would: client-node opens a connection per request here, which
+// would put the bench client's cost into the figures.
 let podCount = 0;
 const createPod = async (node: string): Promise<string> => {
   const name = `bench-${podCount++}`;
-  await core.createNamespacedPod({
-    namespace: 'default',
-    body: {
+  const res = await fetch(`${server.url}/api/v1/namespaces/default/pods`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
       metadata: { name, namespace: 'default' },
       spec: { nodeName: node, containers: [{ name: 'app', image: 'registry.local/app:1' }] },
-    },
+    }),
   });
+  if (res.status !== 201) throw new Error(`create pod ${name}: HTTP ${res.status}`);
+  await res.arrayBuffer();
   return name;
 };
 const deletePod = (name: string): Promise<unknown> =>
@@ -183,9 +242,11 @@ const seenSingle = watchRequests(SINGLE, watchAbort.signal);
 const seenMulti = watchRequests(MULTI, watchAbort.signal);
 const single = startSidecar(SINGLE);
 const multi = startSidecar(MULTI);
+logLines.set(multi, []);
 
-// Ready: the first reconcile writes request 0 → nothing; one pod → 1.
-await sleep(1500);
+// Ready (every watch listed, a valid NNC): request 0 is right for no pods.
+await Promise.all([ready(single), ready(multi)]);
+await sleep(600);
 
 // Single pods.
 const latencies: number[] = [];
@@ -216,9 +277,23 @@ for (let i = 0; i < GROUP_SAMPLES; i++) {
   await waitSeen(seenMulti, 32, i === 0 ? 0 : tDown); // back at 32 after the deletions
   await sleep(1100); // a quiet second: nothing written for longer than the window
   const t0 = performance.now();
+  const wall0 = Date.now();
   multiPods.push(...(await Promise.all(Array.from({ length: k }, () => createPod(MULTI)))));
+  const created = performance.now();
   const t1 = await waitSeen(seenMulti, 48, t0);
   groupLatencies.push(t1 - t0);
+  if (process.env.BENCH_VERBOSE) {
+    console.log(
+      `  k=${k} d=${d} created ${(created - t0).toFixed(1)} ms written ${(t1 - t0).toFixed(1)} ms`,
+    );
+    if (t1 - t0 > 40) {
+      for (const l of logLines.get(multi) ?? []) {
+        const dt = Date.parse((JSON.parse(l) as { ts: string }).ts) - wall0;
+        if (dt >= -5) console.log(`     +${dt} ${l.slice(0, 200)}`);
+      }
+    }
+    logLines.set(multi, []);
+  }
   await sleep(100);
 }
 
@@ -231,12 +306,7 @@ await waitSeen(seenSingle, PODS, 0, 20_000);
 await sleep(2000);
 const rss = rssMiB(single.pid as number);
 
-const codes = await Promise.all(
-  [single, multi].map((child) => {
-    child.kill('SIGTERM');
-    return new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
-  }),
-);
+const codes = await Promise.all([single, multi].map(stopChild));
 watchAbort.abort();
 await server.close();
 for (const dir of stateDirs) rmSync(dir, { recursive: true, force: true });
