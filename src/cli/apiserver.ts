@@ -4,10 +4,8 @@
 // --authorization-mode RBAC make it as strict as a real cluster.
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { AUTHORIZATION_MODES, type AuthorizationMode } from '../apiserver/auth/authorize.ts';
+import { AUTHORIZATION_MODES, type AuthorizationMode } from '../apiserver/auth/modes.ts';
 import { parseTokenFile } from '../apiserver/auth/token-file.ts';
-import { startApiServer } from '../apiserver/server.ts';
-import { createLogger } from '../log/logger.ts';
 
 function parsePort(v: string): number {
   const n = Number(v);
@@ -65,6 +63,10 @@ export function apiserverCommand(): Command {
           throw new Error(`--token-auth-file: ${opts.tokenAuthFile}: ${(err as Error).message}`);
         }
       }
+      const [{ startApiServer }, { createLogger }] = await Promise.all([
+        import('../apiserver/server.ts'),
+        import('../log/logger.ts'),
+      ]);
       const logger = createLogger();
       const server = await startApiServer({
         port: opts.port,

@@ -3,8 +3,7 @@
 // and a workload scenario — ending with a report. SIGINT/SIGTERM end it
 // cleanly (exit 0, report printed); persistent invariant violations exit 1.
 import { Command, InvalidArgumentError } from 'commander';
-import { LOG_LEVELS, type LogLevel } from '../log/logger.ts';
-import { runEmbedded } from '../embedded/run.ts';
+import { LOG_LEVELS, type LogLevel } from '../log/levels.ts';
 import { DEFAULT_SCENARIO } from '../sim/workload/builtins.ts';
 import { integerOption, numberOption } from './parse.ts';
 
@@ -69,6 +68,7 @@ export function embeddedCommand(): Command {
       process.on('SIGINT', onSignal);
       process.on('SIGTERM', onSignal);
       try {
+        const { runEmbedded } = await import('../embedded/run.ts');
         const result = await runEmbedded(
           {
             scenario: flags.scenario,

@@ -3,11 +3,8 @@
 // until SIGINT/SIGTERM, then finishes actions in progress and exits 0.
 import { Command, InvalidArgumentError } from 'commander';
 import { makeFulfillerConfig } from '../fulfiller/config.ts';
-import { startFulfiller } from '../fulfiller/run.ts';
 import { parseCidr } from '../fulfiller/cidr.ts';
-import { loadKubeConfig } from '../kube/config.ts';
-import { createLogger, LOG_LEVELS } from '../log/logger.ts';
-import type { LogLevel } from '../log/logger.ts';
+import { LOG_LEVELS, type LogLevel } from '../log/levels.ts';
 import { DEFAULT_NAMESPACE } from '../nnc/types.ts';
 import { integerOption } from './parse.ts';
 
@@ -93,6 +90,11 @@ export function fulfillerCommand(): Command {
         exhaustionHoldMs: flags.exhaustionHold * 1000,
         workers: flags.workers,
       });
+      const [{ startFulfiller }, { loadKubeConfig }, { createLogger }] = await Promise.all([
+        import('../fulfiller/run.ts'),
+        import('../kube/config.ts'),
+        import('../log/logger.ts'),
+      ]);
       const { kc, source, connections } = loadKubeConfig(
         flags.kubeconfig !== undefined ? { kubeconfig: flags.kubeconfig } : {},
       );

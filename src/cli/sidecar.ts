@@ -3,9 +3,7 @@
 // runSidecar runs until SIGTERM/SIGINT, after which everything is shut down
 // cleanly and the process exits 0.
 import { Command } from 'commander';
-import { createLogger } from '../log/logger.ts';
 import { resolveSidecarOptions, type SidecarFlags } from '../sidecar/options.ts';
-import { runSidecar } from '../sidecar/run.ts';
 
 /** Waits for the first SIGTERM or SIGINT. */
 function untilSignal(): Promise<NodeJS.Signals> {
@@ -38,6 +36,10 @@ export function sidecarCommand(): Command {
     .option('--dry-run', 'compute and log, never mark IPs or write the NNC')
     .action(async (flags: SidecarFlags) => {
       const options = resolveSidecarOptions(flags, process.env);
+      const [{ runSidecar }, { createLogger }] = await Promise.all([
+        import('../sidecar/run.ts'),
+        import('../log/logger.ts'),
+      ]);
       const logger = createLogger({ level: options.logLevel });
       const signalled = untilSignal();
       const sidecar = await runSidecar(options, { logger });

@@ -2,11 +2,8 @@
 // virtual time and print what the pool did. Try a scaler before a cluster.
 import { Command, Option } from 'commander';
 import { readFileSync } from 'node:fs';
-import winston from 'winston';
-import { runSimulation } from '../sim/simulate.ts';
 import type { SimulationSummary } from '../sim/summary.ts';
 import { BUILT_IN_TRACES, parseTraceCsv, type Trace } from '../sim/trace.ts';
-import { jsonLine } from '../log/logger.ts';
 import { integerOption, numberOption } from './parse.ts';
 
 export function loadTrace(scenario: string): Trace {
@@ -83,6 +80,11 @@ export function simulateCommand(): Command {
         json?: boolean;
       }) => {
         const trace = loadTrace(opts.scenario);
+        const [{ runSimulation }, { default: winston }, { jsonLine }] = await Promise.all([
+          import('../sim/simulate.ts'),
+          import('winston'),
+          import('../log/logger.ts'),
+        ]);
         const started = process.hrtime.bigint();
         // SIGINT/SIGTERM end the replay early; the summary covers what ran, exit 0.
         const abort = new AbortController();

@@ -4,8 +4,9 @@
 import winston from 'winston';
 import type Transport from 'winston-transport';
 
-export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
-export const LOG_LEVELS: readonly LogLevel[] = ['error', 'warn', 'info', 'debug'];
+import type { LogLevel } from './levels.ts';
+
+export { LOG_LEVELS, type LogLevel } from './levels.ts';
 
 /** The logger every component receives: winston's, narrowed to what we use. */
 export type Logger = winston.Logger;

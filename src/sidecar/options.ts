@@ -1,7 +1,7 @@
 // The sidecar's configuration: flags first, then the environment (NODENAME,
 // KUBECONFIG), validated in one place so a bad value fails at start with one
 // clear line and nothing else happens.
-import { LOG_LEVELS, type LogLevel } from '../log/logger.ts';
+import { LOG_LEVELS, type LogLevel } from '../log/levels.ts';
 import { DEFAULT_NAMESPACE } from '../nnc/types.ts';
 
 export type SubnetStateMode = 'name' | 'any';

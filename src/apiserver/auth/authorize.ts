@@ -8,10 +8,10 @@ import {
   type RbacSource,
   type RequestAttributes,
 } from './rbac.ts';
+import type { AuthorizationMode } from './modes.ts';
 import { MASTERS } from './user.ts';
 
-export const AUTHORIZATION_MODES = ['AlwaysAllow', 'RBAC'] as const;
-export type AuthorizationMode = (typeof AUTHORIZATION_MODES)[number];
+export { AUTHORIZATION_MODES, type AuthorizationMode } from './modes.ts';
 
 export function authorize(
   mode: AuthorizationMode,

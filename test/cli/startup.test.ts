@@ -1,0 +1,61 @@
+// bin/pool-monitor --version and --help load no sub-command's dependencies:
+// sub-commands import what they run when they run.
+import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const BIN = fileURLToPath(new URL('../../bin/pool-monitor', import.meta.url));
+const HOOK = fileURLToPath(new URL('../support/record-imports.ts', import.meta.url));
+const SRC = new URL('../../src/', import.meta.url).href;
+
+/** The modules `bin/pool-monitor ...args` loads: npm packages and src/ files. */
+function loaded(...args: string[]): { packages: string[]; src: string[] } {
+  const dir = mkdtempSync(join(tmpdir(), 'pm-imports-'));
+  try {
+    const file = join(dir, 'imports.txt');
+    const r = spawnSync(BIN, args, {
+      encoding: 'utf8',
+      timeout: 60_000,
+      env: { ...process.env, NODE_OPTIONS: `--import=${HOOK}`, RECORD_IMPORTS_FILE: file },
+    });
+    expect(r.status, r.stderr).to.equal(0);
+    const urls = readFileSync(file, 'utf8').split('\n');
+    const packages = new Set<string>();
+    for (const url of urls) {
+      const m = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
+      if (m) packages.add(m[1] as string);
+    }
+    return {
+      packages: [...packages].sort(),
+      src: urls.filter((u) => u.startsWith(SRC)).map((u) => u.slice(SRC.length)),
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('bin/pool-monitor start-up', function () {
+  this.timeout(60_000);
+
+  for (const args of [['--version'], ['--help'], ['sidecar', '--help']]) {
+    it(`${args.join(' ')} loads only the command line parser`, () => {
+      const { packages, src } = loaded(...args);
+      expect(packages).to.deep.equal(['commander']);
+      // Command definitions and the pure modules their flags need, nothing that runs.
+      const running = src.filter((f) =>
+        /^(apiserver|embedded|ipstore|kube|metrics|monitor|nodeapi|scaling)\/|^log\/logger|run\.ts$|simulate\.ts$/.test(
+          f.replace(/^cli\/.*/, ''),
+        ),
+      );
+      expect(running).to.deep.equal([]);
+    });
+  }
+
+  it('a sub-command still loads what it runs', () => {
+    const { packages } = loaded('simulate', '--scenario', 'burst', '--quiet', '--json');
+    expect(packages).to.include.members(['rxjs', 'winston']);
+  });
+});
