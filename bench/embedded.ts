@@ -13,7 +13,7 @@ import { startEmbeddedCluster, WORKLOAD_NAMESPACE } from '../src/embedded/cluste
 import { fileLogger } from '../src/embedded/log-file.ts';
 import { GROUP, NNC_PLURAL, DEFAULT_NAMESPACE } from '../src/nnc/types.ts';
 import type { NodeNetworkConfig } from '../src/nnc/types.ts';
-import { checkInvariants, type PodSnapshot } from '../src/sim/invariants.ts';
+import { checkClusterInvariants, type PodSnapshot } from '../src/sim/invariants.ts';
 import { waitStats } from '../src/sim/report/stats.ts';
 import { requestsByVerb } from '../src/sim/report/report.ts';
 import { kubePodApi } from '../src/sim/workload/kube.ts';
@@ -106,7 +106,7 @@ const convergeMs = performance.now() - t;
 await driving;
 const pods = server.objects('', 'pods', WORKLOAD_NAMESPACE) as PodSnapshot[];
 const nncs = server.objects(GROUP, NNC_PLURAL, DEFAULT_NAMESPACE) as unknown as NodeNetworkConfig[];
-const violations = checkInvariants(pods, nncs);
+const violations = checkClusterInvariants(pods, nncs);
 const w = waitStats(waits);
 const after = requestsByVerb(server.counters().entries());
 const prior = requestsByVerb(before);

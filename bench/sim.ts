@@ -6,7 +6,7 @@
 import type { V1Pod } from '@kubernetes/client-node';
 import { performance } from 'node:perf_hooks';
 import type { NodeNetworkConfig } from '../src/nnc/types.ts';
-import { checkInvariants } from '../src/sim/invariants.ts';
+import { checkClusterInvariants } from '../src/sim/invariants.ts';
 import { httpCniClient } from '../src/sim/kubelet/cni.ts';
 import { SimKubelet, type PodStatusWriter } from '../src/sim/kubelet/kubelet.ts';
 import { buildReport, renderReport } from '../src/sim/report/report.ts';
@@ -104,7 +104,7 @@ const nncs: NodeNetworkConfig[] = nodeNames.map((name, n) => ({
   },
 }));
 t = performance.now();
-const violations = checkInvariants(pods, nncs);
+const violations = checkClusterInvariants(pods, nncs);
 console.log(
   `invariants: ${pods.length} pods, ${nncs.length} NNCs checked in ${(performance.now() - t).toFixed(0)} ms, ${violations.length} violations`,
 );

@@ -8,7 +8,7 @@
 // run decides when to call sample().
 import type { NodeNetworkConfig } from '../nnc/types.ts';
 import {
-  checkInvariants,
+  checkClusterInvariants,
   persistentViolations,
   violationKey,
   type PodSnapshot,
@@ -72,7 +72,7 @@ export class ClusterSampler {
     } else if (e.happened && e.recoveredAtSeconds === null) {
       e.recoveredAtSeconds = round1(tSeconds);
     }
-    const current = checkInvariants(snap.pods, snap.nncs);
+    const current = checkClusterInvariants(snap.pods, snap.nncs);
     const fresh: Violation[] = [];
     for (const v of persistentViolations(this.previous, current)) {
       const key = violationKey(v);

@@ -1,4 +1,5 @@
-// The store's invariants as one reusable check, used by the property tests,
+// The node IP store's invariants as one reusable check (the cluster-wide ones
+// are src/sim/invariants.ts), used by the property tests,
 // the kill -9 crash tests (here and the sidecar's) and anyone debugging a
 // state dir. It reads only through the NodeIpStore interface, so it also
 // checks fakes; SQLite's own integrity checks are added when available.
@@ -18,7 +19,7 @@ export interface InvariantOptions {
 }
 
 /** Every violated invariant as one readable line; empty when all hold. */
-export function checkInvariants(store: NodeIpStore, options: InvariantOptions = {}): string[] {
+export function checkStoreInvariants(store: NodeIpStore, options: InvariantOptions = {}): string[] {
   const problems: string[] = [];
   const sqliteChecks = (store as { integrityCheck?: () => string[] }).integrityCheck;
   if (typeof sqliteChecks === 'function') problems.push(...sqliteChecks.call(store));

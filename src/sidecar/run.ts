@@ -61,7 +61,7 @@ export interface RunSidecarDeps {
   random?: () => number;
   /**
    * An IP store to use instead of opening `<stateDir>/ipstore.db` (e.g. an
-   * in-memory one in the embedded cluster). The sidecar owns it: stop() closes it.
+   * in-memory one in tests). The sidecar owns it: stop() closes it.
    */
   store?: NodeIpStore;
   /**

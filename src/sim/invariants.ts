@@ -1,4 +1,6 @@
-// Safety invariants the embedded harness checks during every run. Pure: it
+// The cluster's safety invariants (pods, IPs and NNCs together; the node IP
+// store's own are in src/ipstore/invariants.ts), which the embedded harness
+// and the benches check during every run. Pure: it
 // takes a snapshot of the pods and NNCs and returns what is wrong as data, so
 // the harness decides how loudly to fail. The four rules are the ones a CNI
 // user would notice: two pods sharing an IP, a Running pod without one, a pod
@@ -75,7 +77,7 @@ function backingByNode(nncs: readonly NodeNetworkConfig[]): Map<string, NodeBack
 }
 
 /** Checks the four invariants over one snapshot; an empty list means all hold. */
-export function checkInvariants(
+export function checkClusterInvariants(
   pods: readonly PodSnapshot[],
   nncs: readonly NodeNetworkConfig[],
 ): Violation[] {

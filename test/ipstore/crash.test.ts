@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { IPSTORE_FILE } from '../../src/ipstore/database.ts';
-import { checkInvariants } from '../../src/ipstore/invariants.ts';
+import { checkStoreInvariants } from '../../src/ipstore/invariants.ts';
 import { openIpStore } from '../../src/ipstore/sqlite-store.ts';
 import {
   fingerprint,
@@ -148,7 +148,7 @@ describe('ipstore/crash (kill -9)', function () {
       const store = openIpStore({ stateDir: dir });
       let now: string;
       try {
-        expect(checkInvariants(store), where).to.deep.equal([]);
+        expect(checkStoreInvariants(store), where).to.deep.equal([]);
         for (const r of store.list())
           expect(knownIds.get(r.id), `${where}: ${r.id}`).to.equal(r.ip);
         now = fingerprint(store);

@@ -2,10 +2,10 @@
 // programmed against a small reference model. Where the store may choose (which
 // IP to hand out or mark), the model checks the choice is allowed and then
 // follows it. After every step the store must equal the model and
-// checkInvariants must find nothing.
+// checkStoreInvariants must find nothing.
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { checkInvariants } from '../../src/ipstore/invariants.ts';
+import { checkStoreInvariants } from '../../src/ipstore/invariants.ts';
 import { openIpStore } from '../../src/ipstore/sqlite-store.ts';
 import type { SqliteIpStore } from '../../src/ipstore/sqlite-store.ts';
 import type { IpState } from '../../src/ipstore/types.ts';
@@ -274,7 +274,7 @@ function run(commands: Command[]): void {
           (a, b) => actual.findIndex((x) => x.id === a.id) - actual.findIndex((x) => x.id === b.id),
         );
       expect(actual, at).to.deep.equal(expected);
-      expect(checkInvariants(store, { backing }), at).to.deep.equal([]);
+      expect(checkStoreInvariants(store, { backing }), at).to.deep.equal([]);
     }
   } finally {
     store.close();
@@ -299,7 +299,7 @@ describe('ipstore/model (fast-check)', () => {
     const liar = Object.create(store) as SqliteIpStore;
     liar.counts = () => ({ Available: 5, Assigned: 0, PendingRelease: 0, PendingProgramming: 0 });
     liar.pendingReleaseIds = () => ['ghost'];
-    const problems = checkInvariants(liar, { backing: [container(1, [3, 4])] });
+    const problems = checkStoreInvariants(liar, { backing: [container(1, [3, 4])] });
     expect(problems.join('\n')).to.match(/counts\(\) says 5/);
     expect(problems.join('\n')).to.match(/pendingReleaseIds/);
     expect(problems.join('\n')).to.match(/not backed by the NNC and not flagged vanished/);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { IPSTORE_FILE, IpStoreOpenError } from '../../src/ipstore/database.ts';
 import { openIpStore } from '../../src/ipstore/sqlite-store.ts';
-import { checkInvariants } from '../../src/ipstore/invariants.ts';
+import { checkStoreInvariants } from '../../src/ipstore/invariants.ts';
 import { container, pod } from './helpers.ts';
 
 describe('ipstore/open (file store)', () => {
@@ -32,7 +32,7 @@ describe('ipstore/open (file store)', () => {
     const again = openIpStore({ stateDir: dir });
     expect(again.list(['Assigned'])[0]).to.deep.equal(held);
     expect(again.pendingReleaseIds()).to.have.length(1);
-    expect(checkInvariants(again)).to.deep.equal([]);
+    expect(checkStoreInvariants(again)).to.deep.equal([]);
     again.close();
   });
 
@@ -42,7 +42,7 @@ describe('ipstore/open (file store)', () => {
     store.syncInventory([container(1, [2, 3])]);
     store.assign(pod(1));
     expect(reader.counts()).to.include({ Assigned: 1, Available: 1 });
-    expect(checkInvariants(reader)).to.deep.equal([]);
+    expect(checkStoreInvariants(reader)).to.deep.equal([]);
     reader.close();
     store.close();
   });
@@ -52,7 +52,7 @@ describe('ipstore/open (file store)', () => {
     for (const name of [
       'openIpStore',
       'SqliteIpStore',
-      'checkInvariants',
+      'checkStoreInvariants',
       'asPoolIpStore',
       'IpStoreOpenError',
     ]) {

@@ -8,7 +8,7 @@ import {
   NoAvailableIpError,
 } from '../../src/ipstore/types.ts';
 import type { NetworkContainer } from '../../src/nnc/types.ts';
-import { checkInvariants } from '../../src/ipstore/invariants.ts';
+import { checkStoreInvariants } from '../../src/ipstore/invariants.ts';
 import { asPoolIpStore } from '../../src/ipstore/pool-adapter.ts';
 import { container, ipId, pod, tickingClock } from './helpers.ts';
 
@@ -27,7 +27,7 @@ describe('ipstore/SqliteIpStore', () => {
 
   function sync(containers: NetworkContainer[]) {
     const change = store.syncInventory(containers);
-    expect(checkInvariants(store, { backing: containers })).to.deep.equal([]);
+    expect(checkStoreInvariants(store, { backing: containers })).to.deep.equal([]);
     return change;
   }
 
@@ -78,7 +78,7 @@ describe('ipstore/SqliteIpStore', () => {
       expect(released).to.include({ id: ipId(1, 2), vanished: true });
       expect(store.list()).to.deep.equal([]);
       expect(store.container('nc-1')).to.equal(undefined);
-      expect(checkInvariants(store, { backing: [] })).to.deep.equal([]);
+      expect(checkStoreInvariants(store, { backing: [] })).to.deep.equal([]);
     });
 
     it('backs a vanished Assigned IP again when it comes back', () => {
@@ -130,9 +130,9 @@ describe('ipstore/SqliteIpStore', () => {
       };
       const change = store.syncInventory([reused]);
       expect(change.conflicts?.map((c) => c.id)).to.deep.equal(['new-id']);
-      expect(checkInvariants(store, { backing: [reused], allowMissing: ['new-id'] })).to.deep.equal(
-        [],
-      );
+      expect(
+        checkStoreInvariants(store, { backing: [reused], allowMissing: ['new-id'] }),
+      ).to.deep.equal([]);
       store.release(pod(1).podInterfaceID);
       expect(store.syncInventory([reused]).added.map((r) => r.id)).to.deep.equal(['new-id']);
     });

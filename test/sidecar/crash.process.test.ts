@@ -6,7 +6,7 @@
 //
 // CRASH_CYCLES (default 50) and CRASH_SEED make longer or repeatable runs.
 import { expect } from 'chai';
-import { checkInvariants, openIpStore } from '../../src/ipstore/index.ts';
+import { checkStoreInvariants, openIpStore } from '../../src/ipstore/index.ts';
 import type { NodeIpStore } from '../../src/ipstore/types.ts';
 import {
   container,
@@ -95,7 +95,7 @@ describe('sidecar crash test (kill -9 during scale cycles with CNI traffic)', fu
         spec: { requestedIPCount?: number; ipsNotInUse?: string[] } | undefined,
       ): void => {
         const where = `cycle ${cycle} (seed ${SEED})`;
-        for (const p of checkInvariants(store)) problems.push(`${where}: ${p}`);
+        for (const p of checkStoreInvariants(store)) problems.push(`${where}: ${p}`);
         const records = new Map(store.list().map((r) => [r.id, r]));
         const request = spec?.requestedIPCount ?? 0;
         if (!Number.isInteger(request) || request < 0 || request > SCALER.maxIPCount)
@@ -272,7 +272,7 @@ describe('sidecar crash test (kill -9 during scale cycles with CNI traffic)', fu
     const store = openIpStore({ stateDir: dir.path });
     try {
       expect(
-        checkInvariants(store, { backing: nnc.status?.networkContainers ?? [] }),
+        checkStoreInvariants(store, { backing: nnc.status?.networkContainers ?? [] }),
       ).to.deep.equal([]);
     } finally {
       store.close();

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import {
-  checkInvariants,
+  checkClusterInvariants,
   persistentViolations,
   type PodSnapshot,
 } from '../../src/sim/invariants.ts';
@@ -90,7 +90,7 @@ describe('sim/invariants', () => {
   it('finds nothing wrong in a consistent world', () => {
     fc.assert(
       fc.property(worldArb, (w) => {
-        expect(checkInvariants(w.pods, w.nncs)).to.deep.equal([]);
+        expect(checkClusterInvariants(w.pods, w.nncs)).to.deep.equal([]);
       }),
     );
   });
@@ -107,7 +107,7 @@ describe('sim/invariants', () => {
           spec: { nodeName: node },
           status: { phase: 'Running', podIP: victim.status!.podIP! },
         });
-        const v = checkInvariants(w.pods, w.nncs);
+        const v = checkClusterInvariants(w.pods, w.nncs);
         expect(v.map((x) => x.kind)).to.deep.equal(['ip-held-twice']);
         expect(v[0]!.ip).to.equal(victim.status!.podIP);
         expect(v[0]!.pods).to.include('default/intruder');
@@ -122,7 +122,7 @@ describe('sim/invariants', () => {
         fc.pre(held.length > 0);
         const victim = held[pick % held.length]!;
         victim.status = { phase: 'Running' };
-        const v = checkInvariants(w.pods, w.nncs);
+        const v = checkClusterInvariants(w.pods, w.nncs);
         expect(v.map((x) => x.kind)).to.deep.equal(['running-without-ip']);
       }),
     );
@@ -138,7 +138,7 @@ describe('sim/invariants', () => {
         const nnc = w.nncs.find((n) => n.metadata.name === victim.spec!.nodeName)!;
         const nc = nnc.status!.networkContainers![0]!;
         nc.ipAssignments = nc.ipAssignments!.filter((a) => a.ip !== ip);
-        const v = checkInvariants(w.pods, w.nncs);
+        const v = checkClusterInvariants(w.pods, w.nncs);
         expect(v).to.have.length(1);
         expect(v[0]).to.include({ kind: 'ip-not-in-nnc', ip, node: victim.spec!.nodeName });
       }),
@@ -148,7 +148,7 @@ describe('sim/invariants', () => {
       spec: { nodeName: 'ghost' },
       status: { phase: 'Running', podIP: '10.9.9.9' },
     };
-    const v = checkInvariants([lonely], []);
+    const v = checkClusterInvariants([lonely], []);
     expect(v[0]!.message).to.equal('pod default/x holds 10.9.9.9, but node ghost has no NNC');
   });
 
@@ -161,7 +161,7 @@ describe('sim/invariants', () => {
         const ip = victim.status!.podIP!;
         const nnc = w.nncs.find((n) => n.metadata.name === victim.spec!.nodeName)!;
         nnc.spec!.ipsNotInUse = [...nnc.spec!.ipsNotInUse!, `id-${ip}`];
-        const v = checkInvariants(w.pods, w.nncs);
+        const v = checkClusterInvariants(w.pods, w.nncs);
         expect(v.map((x) => x.kind)).to.deep.equal(['held-ip-released']);
         expect(v[0]!.ip).to.equal(ip);
       }),
@@ -174,9 +174,12 @@ describe('sim/invariants', () => {
       spec: { nodeName: 'n' },
       status: { phase: 'Running' },
     };
-    const first = checkInvariants([pod], []);
-    const other = checkInvariants([{ ...pod, metadata: { name: 'b', namespace: 'default' } }], []);
-    expect(persistentViolations(first, checkInvariants([pod], []))).to.have.length(1);
+    const first = checkClusterInvariants([pod], []);
+    const other = checkClusterInvariants(
+      [{ ...pod, metadata: { name: 'b', namespace: 'default' } }],
+      [],
+    );
+    expect(persistentViolations(first, checkClusterInvariants([pod], []))).to.have.length(1);
     expect(persistentViolations(first, other)).to.deep.equal([]);
     expect(persistentViolations([], first)).to.deep.equal([]);
   });

@@ -6,7 +6,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { startApiServer, type ApiServer } from '../../../src/apiserver/server.ts';
 import { silentLogger } from '../../../src/log/logger.ts';
 import type { NodeNetworkConfig } from '../../../src/nnc/types.ts';
-import { checkInvariants } from '../../../src/sim/invariants.ts';
+import { checkClusterInvariants } from '../../../src/sim/invariants.ts';
 import { startSimKubelet } from '../../../src/sim/kubelet/start.ts';
 import { requestsByVerb } from '../../../src/sim/report/report.ts';
 import { WorkloadDriver } from '../../../src/sim/workload/driver.ts';
@@ -106,7 +106,7 @@ describe('sim/kubelet against the local API server', function () {
       },
     };
     const nodeA = (await pods()).filter((p) => p.spec?.nodeName === 'node-a');
-    expect(checkInvariants(nodeA, [nnc])).to.deep.equal([]);
+    expect(checkClusterInvariants(nodeA, [nnc])).to.deep.equal([]);
 
     // Deleting every pod of node-a gives all IPs back.
     for (const p of nodeA) await podApi.deletePod('default', p.metadata!.name!);
