@@ -1,13 +1,8 @@
 // Opening the store's SQLite database: checks on the state dir with errors a
 // person can act on, the pragmas, and the migrations.
-//
-// Durability: WAL journal with synchronous=FULL. Every commit here comes right
-// before something the outside world sees (an IP answered to the CNI, ids
-// written to the NNC spec as ipsNotInUse). With NORMAL, a power loss may undo
-// the last commits after their effect was seen: an IP a pod was given could
-// come back Available and be handed to a second pod. FULL costs one fsync per
-// commit (see bench/ipstore.ts), far above the few CNI calls a second a node
-// sees. A process crash (kill -9) is safe with either setting.
+// WAL journal with synchronous=FULL, so a commit is durable before the CNI or
+// the NNC spec sees its effect (docs/decisions/0003; the embedded cluster's
+// NORMAL: 0005).
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';

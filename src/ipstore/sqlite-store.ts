@@ -3,22 +3,8 @@
 // is one transaction (BEGIN IMMEDIATE … COMMIT, ROLLBACK on any error), input
 // is validated before it starts, and the schema enforces the invariants (see
 // schema.ts), so a crash at any instant leaves either the old or the new state.
-//
-// Choices worth knowing:
-// - assign hands out the least recently used Available IP (lowest address
-//   among equals), so an address a pod just gave back is reused last;
-//   markPendingRelease takes PendingProgramming first, then Available in the
-//   reverse order, so it takes the IPs assign would hand out last.
-// - restorePendingRelease makes the PendingRelease set equal to the ids the
-//   NNC spec announced: an id a pod holds stays Assigned (handing a live pod's
-//   IP back to the fulfiller would cut it off; the wish is not remembered, the
-//   monitor re-derives any release from live demand, and the next spec write
-//   drops the id), and a PendingRelease id the spec never carried (a crash
-//   between mark and write) is made Available again, so the monitor does not
-//   release it twice over.
-// - As no path makes an Assigned IP PendingRelease, release always makes the
-//   IP Available, or removes it when the NNC no longer backs it.
-// - assignedVanished reports an Assigned IP when it leaves the NNC status, once.
+// Which IP assign hands out, which ones markPendingRelease takes, and what
+// restorePendingRelease does with the announced ids: docs/decisions/0011.
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { NetworkContainer } from '../nnc/types.ts';
 import { ipSortKey } from './address.ts';

@@ -1,28 +1,12 @@
-// client-node 2.0.1 builds a new undici Agent for every request whose
-// cluster has TLS options (a CA, client certificates, or
-// `insecure-skip-tls-verify`): each request opens a fresh TCP (and TLS)
-// connection, and each idle Agent keeps its socket until its keep-alive
-// timeout. Every real cluster has a CA, so the product would open one
-// connection per API call. client-node offers no seam for this (the generated
-// Configuration's httpApi cannot see the TLS options, and the KubeConfig
-// hands each request a dispatcher it made itself), so this one small adapter
-// makes a KubeConfig reuse one keep-alive Agent per distinct set of
-// dispatcher options. Every process uses it through loadKubeConfig: the
-// sidecar, the fulfiller and the embedded cluster.
-//
-// Requests share a pool that opens at most maxConnections connections (the
-// product: 4; a burst queues instead of opening more). Watches hold their
-// connection for minutes, so they stay out of it: by default ('pooled') they
-// share a second, uncapped pool, where a watch the server ended cleanly
-// hands its connection to the watch that replaces it. The embedded cluster,
-// with thousands of watch streams in one process, gives each watch a
-// dispatcher of its own ('own'): undici's pool scans all its connections on
-// every dispatch and every disconnect, so thousands of streams in one pool
-// would make each watch restart cost O(watches).
-//
-// It relies on KubeConfig's (TypeScript-private) createDispatcher method;
-// shareDispatchers throws at start if a client-node upgrade removed it, and
-// test/kube/shared-dispatcher.test.ts pins the per-request behaviour it fixes.
+// Makes a KubeConfig reuse one keep-alive Agent per distinct set of
+// dispatcher options, instead of client-node's new connection per request
+// (docs/decisions/0006). Every process uses it through loadKubeConfig.
+// Requests share a pool of at most maxConnections connections (the product:
+// 4); watches stay out of it: by default ('pooled') they share a second,
+// uncapped pool; the embedded cluster gives each watch a dispatcher of its
+// own ('own'). It relies on KubeConfig's (TypeScript-private)
+// createDispatcher method: shareDispatchers throws at start if a client-node
+// upgrade removed it, and test/kube/shared-dispatcher.test.ts pins it.
 import type { KubeConfig, RequestContext } from '@kubernetes/client-node';
 import { Agent } from 'undici';
 

@@ -3,15 +3,8 @@
 // any other error; this wrapper restarts it with exponential backoff and
 // jitter, reports its life as typed events, and offers the cache as an RxJS
 // Observable that emits only once the first list has completed, so consumers
-// never act on half the picture.
-//
-// Every watch asks for bookmarks (allowWatchBookmarks=true, as client-go
-// does). client-node aborts a watch after 30 s without a byte and reconnects;
-// on a quiet resource that is a reconnect every 30 s per watch, and watches
-// started together (a thousand nodes starting at once) all reconnect
-// together. The API server's periodic bookmarks keep a quiet stream alive and
-// its resourceVersion current (ListWatch stores a bookmark's resourceVersion
-// and does not treat it as an object), so a quiet watch simply stays open.
+// never act on half the picture. Every watch asks for bookmarks, so a quiet
+// one stays open (docs/decisions/0010).
 import { ListWatch, Watch } from '@kubernetes/client-node';
 import type { KubeConfig, KubernetesObject, ListPromise } from '@kubernetes/client-node';
 import type { Observable } from 'rxjs';

@@ -1,12 +1,8 @@
 // The monitor's NncSpecWriter over the API server: server-side apply of the
 // NNC spec as field manager `azure-cns` with force, exactly the fields the
-// agent owns. `ipsNotInUse` is sent only when non-empty, so an empty list
-// releases azure-cns' ownership of the field instead of writing []; but when
-// the NNC as last observed still carries ids, someone else may own them too
-// (a kubectl edit, the creator), and dropping our ownership would not remove
-// them: then [] is sent explicitly, which takes the field over and clears it.
-// API errors become
-// SpecWriteError with the status code and Retry-After the retry policy needs.
+// agent owns; an empty `ipsNotInUse` is left out, or sent as [] when the NNC
+// still carries ids (docs/decisions/0012). API errors become SpecWriteError
+// with the status code and Retry-After the retry policy needs.
 import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { apiErrorInfo } from '../kube/errors.ts';
