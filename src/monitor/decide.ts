@@ -5,12 +5,11 @@
 // edits, damping, the write window, the marking bound of decision record
 // 0004) as further rows of the same table. Effects live in reconcile.ts.
 import { dampedTarget } from '../scaling/damping.ts';
-import type { Scaler } from '../scaling/scaler.ts';
 import { calculateTarget } from '../scaling/target.ts';
 import type { DesiredSpec } from './ports.ts';
 import { currentSpec, normaliseIds, releaseCount, sameSpec } from './spec.ts';
 import { effectiveScaler, type MonitorState } from './state.ts';
-import type { DecisionReason, WakeUp } from './types.ts';
+import type { DecisionReason, TargetFigures, WakeUp } from './types.ts';
 
 /** What the store holds that a decision depends on, read just before it. */
 export interface StoreView {
@@ -21,19 +20,7 @@ export interface StoreView {
 }
 
 /** The target side of a decision: needs no store. */
-export interface TargetDecision {
-  demand: number;
-  exhausted: boolean;
-  /** After the exhaustion override. */
-  scaler: Scaler;
-  /** What the scaling function gives. */
-  target: number;
-  /** What is applied now: the target, unless damping holds a lower one back. */
-  applied: number;
-  /** The request before. */
-  from: number;
-  /** applied − from. */
-  delta: number;
+export interface TargetDecision extends TargetFigures {
   /** A lower target is being held back by damping. */
   deferred: boolean;
   /** When damping may decide otherwise. */

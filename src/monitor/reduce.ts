@@ -83,19 +83,18 @@ function observed(s: MonitorState, at: number): MonitorState {
   return s;
 }
 
+function invalidInput(
+  s: MonitorState,
+  input: 'demand' | 'exhausted',
+  msg: string,
+  value: unknown,
+): MonitorState {
+  return note(s, 'warn', msg, { value: String(value) }, { type: 'input-invalid', input, value });
+}
+
 function onDemand(s: MonitorState, value: unknown): MonitorState {
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
-    return note(
-      s,
-      'warn',
-      'ignoring invalid demand',
-      { value: String(value) },
-      {
-        type: 'input-invalid',
-        input: 'demand',
-        value,
-      },
-    );
+    return invalidInput(s, 'demand', 'ignoring invalid demand', value);
   }
   s.demand = Math.floor(value);
   return wantReconcile(note(s, 'info', 'demand update', { demand: s.demand }));
@@ -103,17 +102,7 @@ function onDemand(s: MonitorState, value: unknown): MonitorState {
 
 function onExhausted(s: MonitorState, value: unknown): MonitorState {
   if (typeof value !== 'boolean') {
-    return note(
-      s,
-      'warn',
-      'ignoring invalid exhaustion state',
-      { value: String(value) },
-      {
-        type: 'input-invalid',
-        input: 'exhausted',
-        value,
-      },
-    );
+    return invalidInput(s, 'exhausted', 'ignoring invalid exhaustion state', value);
   }
   s.exhausted = value;
   return wantReconcile(note(s, 'info', 'exhaustion update', { exhausted: value }));

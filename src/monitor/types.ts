@@ -41,12 +41,8 @@ export type OutcomeKind =
 
 export type FailureStage = 'mark' | 'read' | 'write';
 
-export interface ReconcileOutcome {
-  kind: OutcomeKind;
-  /** Why, as decided (absent when the store could not be read). */
-  reason?: DecisionReason;
-  /** Scheduler time (ms) the reconcile started. */
-  at: number;
+/** The figures a decision starts from, and every outcome reports. */
+export interface TargetFigures {
   demand: number;
   exhausted: boolean;
   /** The scaler the target was computed with (after the exhaustion override). */
@@ -57,10 +53,18 @@ export interface ReconcileOutcome {
   applied: number;
   /** Request before the reconcile. */
   from: number;
-  /** Request after it (moves only when a write succeeded). */
-  to: number;
   /** applied − from. */
   delta: number;
+}
+
+export interface ReconcileOutcome extends TargetFigures {
+  kind: OutcomeKind;
+  /** Why, as decided (absent when the store could not be read). */
+  reason?: DecisionReason;
+  /** Scheduler time (ms) the reconcile started. */
+  at: number;
+  /** Request after it (moves only when a write succeeded). */
+  to: number;
   /** IPs marked PendingRelease by this reconcile. */
   marked: number;
   wrote: boolean;
