@@ -5,7 +5,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { AUTHORIZATION_MODES, type AuthorizationMode } from '../apiserver/auth/modes.ts';
-import { parseTokenFile } from '../apiserver/auth/token-file.ts';
 
 function parsePort(v: string): number {
   const n = Number(v);
@@ -55,6 +54,7 @@ export function apiserverCommand(): Command {
       if (opts.crds !== undefined && !(existsSync(opts.crds) && statSync(opts.crds).isDirectory()))
         throw new Error(`--crds: ${opts.crds} is not a directory`);
       if (opts.tokenAuthFile !== undefined) {
+        const { parseTokenFile } = await import('../apiserver/auth/token-file.ts');
         if (!existsSync(opts.tokenAuthFile))
           throw new Error(`--token-auth-file: ${opts.tokenAuthFile}: file not found`);
         try {
