@@ -3,7 +3,9 @@
 // whenever a worker is free, the eligible node with the highest priority
 // (largest deficit) runs. A node never runs twice at once, never more often
 // than its minimum interval, and after a failure waits an exponentially
-// growing delay (or the server's Retry-After). Time is injected.
+// growing delay (or the server's Retry-After). Time is injected. A node's
+// priority is taken when it is queued (every change queues it again), and a
+// pick looks only at the queued nodes, so thousands of idle nodes cost nothing.
 import { Backoff, DEFAULT_BACKOFF, retryDelay } from '../kube/backoff.ts';
 import type { BackoffOptions } from '../kube/backoff.ts';
 import { apiErrorInfo } from '../kube/errors.ts';
@@ -25,7 +27,7 @@ export interface NodeQueueOptions {
   /** Minimum time between two runs' starts for the same node, in ms. */
   minIntervalMs: number;
   backoff?: BackoffOptions;
-  /** Higher runs first; evaluated when workers pick. */
+  /** Higher runs first; evaluated when the node is queued. */
   priority: (node: string) => number;
   /** Does the node's work; a rejection schedules a retry with backoff. */
   handler: (node: string) => Promise<void>;
@@ -37,6 +39,7 @@ export interface NodeQueueOptions {
 
 interface NodeState {
   dirty: boolean;
+  priority: number;
   running: boolean;
   lastStart: number;
   notBefore: number;
@@ -48,6 +51,8 @@ export class NodeQueue {
   private readonly options: NodeQueueOptions;
   private readonly clock: QueueClock;
   private readonly nodes = new Map<string, NodeState>();
+  /** Names of the nodes with `dirty` set. */
+  private readonly dirty = new Set<string>();
   private running = 0;
   private timer: unknown;
   private timerAt = Infinity;
@@ -67,6 +72,7 @@ export class NodeQueue {
     if (!state) {
       state = {
         dirty: false,
+        priority: 0,
         running: false,
         lastStart: -Infinity,
         notBefore: -Infinity,
@@ -75,15 +81,23 @@ export class NodeQueue {
       };
       this.nodes.set(node, state);
     }
-    state.dirty = true;
+    this.mark(node, state, true);
+    state.priority = this.options.priority(node);
     state.removed = false;
     this.pump();
+  }
+
+  private mark(name: string, state: NodeState, dirty: boolean): void {
+    state.dirty = dirty;
+    if (dirty) this.dirty.add(name);
+    else this.dirty.delete(name);
   }
 
   /** Forgets the node (its NNC is gone); a run in progress finishes. */
   remove(node: string): void {
     const state = this.nodes.get(node);
     if (!state) return;
+    this.dirty.delete(node);
     if (state.running) {
       state.dirty = false;
       state.removed = true;
@@ -92,9 +106,7 @@ export class NodeQueue {
 
   /** Nodes waiting for a run (including those waiting out an interval). */
   get pending(): number {
-    let n = 0;
-    for (const s of this.nodes.values()) if (s.dirty) n++;
-    return n;
+    return this.dirty.size;
   }
 
   get active(): number {
@@ -113,6 +125,7 @@ export class NodeQueue {
     if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
     this.timer = undefined;
     for (const s of this.nodes.values()) s.dirty = false;
+    this.dirty.clear();
     await this.whenIdle();
   }
 
@@ -126,20 +139,26 @@ export class NodeQueue {
       return;
     }
     const now = this.clock.now();
-    const eligible: string[] = [];
-    let nextAt = Infinity;
-    for (const [name, s] of this.nodes) {
-      if (!s.dirty || s.running) continue;
-      const at = Math.max(s.notBefore, s.lastStart + this.options.minIntervalMs);
-      if (at <= now) eligible.push(name);
-      else nextAt = Math.min(nextAt, at);
-    }
     const free = this.options.workers - this.running;
-    if (eligible.length > free) {
-      const prio = new Map(eligible.map((n) => [n, this.options.priority(n)]));
-      eligible.sort((a, b) => prio.get(b)! - prio.get(a)! || (a < b ? -1 : a > b ? 1 : 0));
+    // The `free` eligible nodes of highest priority (ties by name), in one pass.
+    const picked: Array<[string, NodeState]> = [];
+    let nextAt = Infinity;
+    for (const name of free > 0 ? this.dirty : []) {
+      const s = this.nodes.get(name)!;
+      if (s.running) continue;
+      const at = Math.max(s.notBefore, s.lastStart + this.options.minIntervalMs);
+      if (at > now) {
+        nextAt = Math.min(nextAt, at);
+        continue;
+      }
+      let i = picked.length;
+      while (i > 0 && before(name, s, picked[i - 1]!)) i--;
+      if (i < free) {
+        picked.splice(i, 0, [name, s]);
+        if (picked.length > free) picked.pop();
+      }
     }
-    for (const name of eligible.slice(0, Math.max(0, free))) this.run(name, now);
+    for (const [name] of picked) this.run(name, now);
     if (nextAt < Infinity) this.arm(nextAt, now);
     if (this.isIdle()) this.notifyIdle();
   }
@@ -160,7 +179,7 @@ export class NodeQueue {
 
   private run(name: string, now: number): void {
     const s = this.nodes.get(name)!;
-    s.dirty = false;
+    this.mark(name, s, false);
     s.running = true;
     s.lastStart = now;
     this.running++;
@@ -175,7 +194,7 @@ export class NodeQueue {
         const info = apiErrorInfo(error);
         const delay = retryDelay(s.backoff.next(), info.retryAfterSeconds);
         s.notBefore = this.clock.now() + delay;
-        s.dirty = true;
+        this.mark(name, s, true);
         this.options.onError?.(name, error, delay);
       } else if (!failed) {
         s.backoff.reset();
@@ -200,4 +219,10 @@ export class NodeQueue {
     this.idleWaiters = [];
     for (const w of waiters) w();
   }
+}
+
+/** Whether node `a` runs before `b`: higher priority, then name. */
+function before(name: string, s: NodeState, other: [string, NodeState]): boolean {
+  const [otherName, o] = other;
+  return s.priority > o.priority || (s.priority === o.priority && name < otherName);
 }
