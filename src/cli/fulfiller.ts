@@ -1,12 +1,16 @@
 // `pool-monitor fulfiller`: the control-plane side that makes every NNC's
-// status follow its spec, allocating from a pod subnet (CIDR backend). Runs
-// until SIGINT/SIGTERM, then finishes actions in progress and exits 0.
-import { Command, InvalidArgumentError } from 'commander';
+// status follow its spec, allocating from a pod subnet (CIDR backend), and
+// owns the NNC lifecycle. Replicas compete for a Lease (--leader-elect); only
+// the holder writes. Runs until SIGINT/SIGTERM, then steps down, releases the
+// lease (a standby takes over at once) and exits 0.
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { makeFulfillerConfig } from '../fulfiller/config.ts';
 import { parseCidr } from '../fulfiller/cidr.ts';
+import { parseListen } from '../fulfiller/http.ts';
+import { CLIENT_GO_TIMINGS, validateTimings } from '../leader/lease.ts';
 import { LOG_LEVELS, type LogLevel } from '../log/levels.ts';
 import { DEFAULT_NAMESPACE } from '../nnc/types.ts';
-import { integerOption } from './parse.ts';
+import { booleanOption, durationOption, integerOption } from './parse.ts';
 
 interface FulfillerFlags {
   kubeconfig?: string;
@@ -21,6 +25,13 @@ interface FulfillerFlags {
   exhaustionHold: number;
   workers: number;
   logLevel: LogLevel;
+  backend: 'cidr' | 'azure';
+  leaderElect: boolean;
+  leaderElectLeaseDuration: number;
+  leaderElectRenewDeadline: number;
+  leaderElectRetryPeriod: number;
+  listen: { host: string; port: number };
+  nodeSelector?: string;
 }
 
 function cidrOption(value: string): string {
@@ -30,6 +41,15 @@ function cidrOption(value: string): string {
     throw new InvalidArgumentError((err as Error).message);
   }
 }
+
+function listenOption(value: string): { host: string; port: number } {
+  try {
+    return parseListen(value);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+}
+
 
 function logLevelOption(value: string): LogLevel {
   if (!(LOG_LEVELS as readonly string[]).includes(value)) {
@@ -74,7 +94,65 @@ export function fulfillerCommand(): Command {
     )
     .option('--workers <n>', 'nodes served in parallel', integerOption('--workers', 1), 8)
     .option('--log-level <level>', `one of ${LOG_LEVELS.join(', ')}`, logLevelOption, 'info')
+    .addOption(
+      new Option('--backend <kind>', 'who owns the addresses')
+        .choices(['cidr', 'azure'])
+        .default('cidr'),
+    )
+    .option(
+      '--node-selector <labels>',
+      'label selector of the Nodes that get an NNC (default: all)',
+    )
+    .option(
+      '--leader-elect <bool>',
+      `compete for the Lease ${'pool-monitor-fulfiller'}; only the holder writes`,
+      booleanOption('--leader-elect'),
+      true,
+    )
+    .option(
+      '--leader-elect-lease-duration <duration>',
+      'how long a standby waits after the last renewal it saw',
+      durationOption('--leader-elect-lease-duration'),
+      CLIENT_GO_TIMINGS.leaseDurationMs,
+    )
+    .option(
+      '--leader-elect-renew-deadline <duration>',
+      'the holder stops writing when it could not renew for this long',
+      durationOption('--leader-elect-renew-deadline'),
+      CLIENT_GO_TIMINGS.renewDeadlineMs,
+    )
+    .option(
+      '--leader-elect-retry-period <duration>',
+      'time between lease attempts',
+      durationOption('--leader-elect-retry-period'),
+      CLIENT_GO_TIMINGS.retryPeriodMs,
+    )
+    .option(
+      '--listen <host:port>',
+      'serve /healthz, /readyz and /metrics here',
+      listenOption,
+      parseListen('127.0.0.1:10093'),
+    )
     .action(async (flags: FulfillerFlags) => {
+      if (flags.backend === 'azure') {
+        throw new Error('--backend azure is not available in this build yet (issue 10)');
+      }
+      const timings = {
+        leaseDurationMs: flags.leaderElectLeaseDuration,
+        renewDeadlineMs: flags.leaderElectRenewDeadline,
+        retryPeriodMs: flags.leaderElectRetryPeriod,
+      };
+      if (flags.leaderElect) validateTimings(timings);
+      if (flags.nodeSelector !== undefined) {
+        // Checked here, not by an option parser: the selector parser belongs
+        // to code that --help must not load.
+        const { nodeSelector } = await import('../fulfiller/nodes.ts');
+        try {
+          nodeSelector(flags.nodeSelector);
+        } catch (err) {
+          throw new Error(`--node-selector: ${(err as Error).message}`);
+        }
+      }
       const config = makeFulfillerConfig({
         namespace: flags.namespace,
         subnet: flags.subnet,
@@ -89,6 +167,7 @@ export function fulfillerCommand(): Command {
         recoveryMargin: flags.batch,
         exhaustionHoldMs: flags.exhaustionHold * 1000,
         workers: flags.workers,
+        ...(flags.nodeSelector !== undefined ? { nodeSelector: flags.nodeSelector } : {}),
       });
       const [{ startFulfiller }, { loadKubeConfig }, { createLogger }] = await Promise.all([
         import('../fulfiller/run.ts'),
@@ -106,7 +185,13 @@ export function fulfillerCommand(): Command {
         namespace: config.namespace,
         subnet: config.subnet,
       });
-      const running = startFulfiller({ kc, config, logger });
+      const running = await startFulfiller({
+        kc,
+        config,
+        logger,
+        listen: flags.listen,
+        leaderElection: flags.leaderElect ? timings : false,
+      });
       await new Promise<void>((resolve) => {
         const stop = (): void => {
           process.off('SIGINT', stop);

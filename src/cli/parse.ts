@@ -23,3 +23,28 @@ export function numberOption(flag: string, min = -Infinity): (value: string) => 
     return n;
   };
 }
+
+/** `true` or `false` (as kube components spell booleans: --leader-elect=false). */
+export function booleanOption(flag: string): (value: string) => boolean {
+  return (value) => {
+    if (value === 'true') return true;
+    if (value === 'false') return false;
+    throw new InvalidArgumentError(`${flag} must be true or false, got "${value}"`);
+  };
+}
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000 };
+
+/** A duration as Kubernetes flags write them: "15s", "500ms", "1m", "1.5s"; a bare number is seconds. */
+export function durationOption(flag: string): (value: string) => number {
+  return (value) => {
+    const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(value.trim());
+    const ms = m ? Number(m[1]) * UNIT_MS[m[2] ?? 's']! : NaN;
+    if (!m || !(ms > 0)) {
+      throw new InvalidArgumentError(
+        `${flag} must be a positive duration such as 15s or 500ms, got "${value}"`,
+      );
+    }
+    return Math.round(ms);
+  };
+}

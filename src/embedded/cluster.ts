@@ -1,18 +1,14 @@
 // The embedded cluster, assembled from the real pieces: the local API server
-// (CRDs applied), the namespaces, one Node (with an InternalIP) and one empty
-// NNC per node, the fulfiller on the pod subnet, and per node the real
+// (CRDs applied), the namespaces, one Node (with an InternalIP) per node, the
+// fulfiller on the pod subnet (which creates every Node's NNC, as on a real
+// cluster), and per node the real
 // sidecar (own state dir, own 127.0.0.1:0 listener) and a simulated
 // kubelet/CNI talking to it over HTTP. Everything shares one KubeConfig and
 // one root logger to keep per-node overhead small, and one keep-alive
 // connection pool (client-node alone would open a connection per request).
 // stop() tears it down in the reverse order: kubelets, sidecars, fulfiller,
 // API server, connection pool.
-import {
-  CoreV1Api,
-  CustomObjectsApi,
-  PatchStrategy,
-  setHeaderOptions,
-} from '@kubernetes/client-node';
+import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -23,7 +19,7 @@ import { startFulfiller, type RunningFulfiller } from '../fulfiller/run.ts';
 import { loadKubeConfig } from '../kube/config.ts';
 import type { SharedDispatchers } from '../kube/shared-dispatcher.ts';
 import type { Logger } from '../log/logger.ts';
-import { DEFAULT_NAMESPACE, GROUP, NNC_KIND, NNC_PLURAL, NNC_VERSION } from '../nnc/types.ts';
+import { DEFAULT_NAMESPACE } from '../nnc/types.ts';
 import type { SidecarOptions } from '../sidecar/options.ts';
 import { runSidecar, type RunningSidecar, type RunSidecarDeps } from '../sidecar/run.ts';
 import type { PodWait } from '../sim/kubelet/kubelet.ts';
@@ -162,7 +158,6 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
     const kc = loaded.kc;
     started.dispatchers = loaded.connections;
     const core = kc.makeApiClient(CoreV1Api);
-    const custom = kc.makeApiClient(CustomObjectsApi);
     const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
     await core.createNamespace({ body: { metadata: { name: WORKLOAD_NAMESPACE } } });
@@ -185,26 +180,17 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
         },
         merge,
       );
-      await custom.createNamespacedCustomObject({
-        group: GROUP,
-        version: NNC_VERSION,
-        namespace: DEFAULT_NAMESPACE,
-        plural: NNC_PLURAL,
-        body: {
-          apiVersion: `${GROUP}/${NNC_VERSION}`,
-          kind: NNC_KIND,
-          metadata: { name, namespace: DEFAULT_NAMESPACE },
-          spec: {},
-        },
-      });
     });
-    log.info('nodes and NNCs created', { nodes: opts.nodeNames.length });
+    log.info('nodes created', { nodes: opts.nodeNames.length });
 
-    started.fulfiller = startFulfiller({
+    // One fulfiller in this process: no Lease to compete for. It creates the NNCs.
+    started.fulfiller = await startFulfiller({
       kc,
       config: fulfillerConfig,
       logger: opts.logger,
       events: opts.events ?? true,
+      leaderElection: false,
+      defaultMetrics: false,
     });
 
     const stateRoot = opts.stateRoot ?? join(opts.runDir, 'state');

@@ -1,8 +1,30 @@
-// The one seam between the fulfiller and whatever really owns the addresses.
-// The CIDR backend hands them out from a local pod subnet; an Azure backend
-// (@azure/arm-network: secondary IP configurations on the node's NIC) can
-// implement the same methods later without touching the control loop.
+// The one seam between the fulfiller and whatever really owns the addresses
+// (issue 10 item 2, shape agreed in SEAM.md). One round for one node is ONE
+// backend write: release what the node gave back, add up to what it lacks,
+// and say what the node now holds. The backend names the IP ids (an Azure
+// NNC IP id IS the ipConfiguration name; the CIDR backend makes uuids).
+//
+// The fulfiller keeps everything both backends share: the queue, priorities,
+// backoff, CSS publishing, the status write with its 409 re-read, and the
+// bookkeeping of writes in doubt (AddressLedger). A backend never sees an
+// NNC's resourceVersion.
+//
+// Refinements over SEAM.md (issue 11):
+// - `BackendContext` is what a backend gets at construction: the ledger of
+//   addresses in use (the CIDR backend allocates from it; Azure may ignore
+//   it), the fulfiller's metrics registry (a backend adds its own series, e.g.
+//   ARM calls) and a logger. `BackendFactory` builds a backend from it.
+// - `apply` is called only while this replica leads; `releaseAll` before the
+//   Node's NNC is deleted, so a crash in between leaves an NNC to retry from,
+//   never an address nobody records.
+// - `NodeSetupError` is the typed error for "cannot set this node up at all"
+//   (no NIC, no providerID): the fulfiller logs it, raises a Warning Event on
+//   the NNC and retries with backoff. `SubnetFullError` stays for "no address
+//   left for the container's primary IP".
+import type { Registry } from 'prom-client';
+import type { Logger } from '../log/logger.ts';
 import type { NetworkContainer } from '../nnc/types.ts';
+import type { AddressLedger } from './ledger.ts';
 
 export interface SubnetInfo {
   /** Name used as the NC's `subnetName` and as the ClusterSubnetState name. */
@@ -16,42 +38,74 @@ export interface SubnetInfo {
   free: number;
 }
 
-/** The network-level fields of a new dynamic container (id and IPs are the fulfiller's). */
-export interface ContainerSetup {
+/** The node as the backend needs it, from the Node object. */
+export interface NodeRef {
+  name: string;
+  /** `spec.providerID`, e.g. azure:///subscriptions/S/resourceGroups/G/providers/Microsoft.Compute/virtualMachines/VM. */
+  providerID?: string;
+}
+
+/** The node's dynamic container as the backend now holds it. */
+export interface HeldContainer {
   primaryIP: string;
   subnetName: string;
   subnetAddressSpace: string;
   defaultGateway: string;
   type: string;
+  /** The node's own address when the backend knows it (Azure: the NIC's primary IP). */
+  nodeIP?: string;
+  /** Every secondary IP held, with its id. */
+  ipAssignments: Array<{ name: string; ip: string }>;
+}
+
+export interface PoolChange {
+  /** The node's current dynamic container in its NNC status (absent: none yet). */
+  container?: NetworkContainer;
+  /** How many new IPs this round. */
+  add: number;
+  /** Assignments to release (ids from spec.ipsNotInUse). */
+  remove: Array<{ name: string; ip: string }>;
+}
+
+export interface ApplyResult {
+  held: HeldContainer;
+  /** Fewer added than asked: the subnet is full. */
+  short: boolean;
 }
 
 export interface IpBackend {
-  /** Short name for logs: "cidr", "azure". */
+  /** "cidr" | "azure". */
   readonly kind: string;
-  /** Every subnet the backend allocates from, with its current free count. */
+  /** Every subnet the backend allocates from, with its current free count (for the CSS). */
   subnets(): SubnetInfo[];
-  /**
-   * Learns addresses a node already holds (from its NNC status), so they are
-   * never handed out again. Called for every NNC seen, before any allocation.
-   */
-  observe(node: string, containers: NetworkContainer[]): void;
-  /** The node's NNC is gone: everything it held is free again. */
-  forget(node: string, containers: NetworkContainer[]): Promise<void>;
-  /** Sets up a node's first dynamic container (its primary IP and subnet). */
-  setupContainer(node: string): Promise<ContainerSetup>;
-  /** Undoes `setupContainer` when the status carrying it could not be written. */
-  teardownContainer(node: string, setup: ContainerSetup): Promise<void>;
-  /**
-   * Allocates up to `count` secondary IPs for the container; resolves to
-   * fewer (maybe none) when the subnet runs out. Never an address held by
-   * anyone.
-   */
-  allocate(node: string, nc: NetworkContainer, count: number): Promise<string[]>;
-  /** Frees addresses the node no longer holds (after its status was written). */
-  release(node: string, nc: NetworkContainer, ips: string[]): Promise<void>;
+  /** One round for one node: release `remove`, add up to `add`, as ONE backend write. */
+  apply(node: NodeRef, change: PoolChange): Promise<ApplyResult>;
+  /** Node deleted: free everything it held (secondaries and primary). */
+  releaseAll(node: NodeRef, container: NetworkContainer | undefined): Promise<void>;
 }
 
-/** Raised by `setupContainer` when the subnet has no address left for a primary IP. */
+export interface BackendContext {
+  /** Addresses in use: NNC statuses at their newest resourceVersion plus writes in doubt. */
+  ledger: AddressLedger;
+  /** The fulfiller's metrics registry; a backend registers its own series here. */
+  registry: Registry;
+  logger: Logger;
+}
+
+export type BackendFactory = (context: BackendContext) => IpBackend;
+
+/** No address left for a new container's primary IP. */
 export class SubnetFullError extends Error {
   override readonly name = 'SubnetFullError';
+}
+
+/** The backend cannot set this node up at all (no providerID, no NIC found, ...). */
+export class NodeSetupError extends Error {
+  override readonly name = 'NodeSetupError';
+  /** Short UpperCamelCase reason for the Warning Event, e.g. "NoProviderID". */
+  readonly reason: string;
+  constructor(reason: string, message: string) {
+    super(message);
+    this.reason = reason;
+  }
 }

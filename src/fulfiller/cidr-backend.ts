@@ -1,13 +1,24 @@
 // The CIDR backend: allocates pod IPs from one local subnet. It keeps no
-// state of its own on disk: the NNC statuses are the record. On start the
-// fulfiller feeds it every NNC (`observe`) before allocating anything, so a
-// restarted fulfiller rebuilds exactly what was handed out and never gives an
-// address twice. Each node's container gets its own primary IP from the same
-// subnet, as in an Azure VNet.
+// record of its own: an address is in use exactly when the AddressLedger says
+// so (some NNC status at its newest version holds it, or a write in doubt may
+// have put it there), and its bitmap only mirrors the ledger, so a restarted
+// or newly elected fulfiller knows every address handed out from the NNCs
+// alone. Each node's container gets its own primary IP from the same subnet,
+// as in an Azure VNet. Releasing is nothing to do here: an address comes free
+// when the NNC status without it is read.
+import { randomUUID } from 'node:crypto';
 import type { NetworkContainer } from '../nnc/types.ts';
-import type { ContainerSetup, IpBackend, SubnetInfo } from './backend.ts';
+import type {
+  ApplyResult,
+  HeldContainer,
+  IpBackend,
+  NodeRef,
+  PoolChange,
+  SubnetInfo,
+} from './backend.ts';
 import { SubnetFullError } from './backend.ts';
 import { gatewayOf, parseCidr } from './cidr.ts';
+import type { AddressLedger } from './ledger.ts';
 import { SubnetPool } from './pool.ts';
 
 export interface CidrBackendOptions {
@@ -15,6 +26,8 @@ export interface CidrBackendOptions {
   cidr: string;
   /** Subnet (and CSS) name; derived from the CIDR when absent. */
   subnetName?: string;
+  /** Names new IP ids (a uuid each by default). */
+  newId?: () => string;
 }
 
 /** A DNS-1123 name for a subnet: "subnet-10-240-0-0-16". */
@@ -27,12 +40,21 @@ export class CidrBackend implements IpBackend {
   readonly pool: SubnetPool;
   readonly subnetName: string;
   private readonly gateway: string;
+  private readonly ledger: AddressLedger;
+  private readonly newId: () => string;
 
-  constructor(options: CidrBackendOptions) {
+  constructor(options: CidrBackendOptions, ledger: AddressLedger) {
     const cidr = parseCidr(options.cidr);
     this.pool = new SubnetPool(cidr);
     this.subnetName = options.subnetName ?? defaultSubnetName(cidr.text);
     this.gateway = gatewayOf(cidr);
+    this.ledger = ledger;
+    this.newId = options.newId ?? randomUUID;
+    for (const ip of ledger.used()) this.pool.markUsed(ip);
+    ledger.subscribe((ip, used) => {
+      if (used) this.pool.markUsed(ip);
+      else this.pool.release(ip);
+    });
   }
 
   subnets(): SubnetInfo[] {
@@ -47,48 +69,49 @@ export class CidrBackend implements IpBackend {
     ];
   }
 
-  /** Every address of a container this backend could own: primary and secondaries. */
-  private addressesOf(containers: NetworkContainer[]): string[] {
-    const out: string[] = [];
-    for (const nc of containers) {
-      if (typeof nc?.primaryIP === 'string') out.push(nc.primaryIP);
-      for (const a of Array.isArray(nc?.ipAssignments) ? nc.ipAssignments : []) {
-        if (typeof a?.ip === 'string') out.push(a.ip);
-      }
-    }
-    return out.filter((ip) => this.pool.owns(ip));
+  /**
+   * Picks and claims addresses in one synchronous step (no other round can
+   * pick them in between); the fulfiller ties the claims to its status write.
+   */
+  async apply(node: NodeRef, change: PoolChange): Promise<ApplyResult> {
+    const held = change.container ? this.heldFrom(change.container) : this.newContainer(node);
+    const gone = new Set(change.remove.map((a) => a.name));
+    held.ipAssignments = held.ipAssignments.filter((a) => !gone.has(a.name));
+    const ips = this.pool.pick(Math.max(0, change.add));
+    this.ledger.claim(node.name, ips);
+    for (const ip of ips) held.ipAssignments.push({ name: this.newId(), ip });
+    return { held, short: ips.length < change.add };
   }
 
-  observe(_node: string, containers: NetworkContainer[]): void {
-    for (const ip of this.addressesOf(containers)) this.pool.markUsed(ip);
-  }
+  /** Nothing to call: the node's addresses come free when its NNC is gone. */
+  async releaseAll(_node: NodeRef, _container: NetworkContainer | undefined): Promise<void> {}
 
-  async forget(_node: string, containers: NetworkContainer[]): Promise<void> {
-    for (const ip of this.addressesOf(containers)) this.pool.release(ip);
-  }
-
-  async setupContainer(_node: string): Promise<ContainerSetup> {
-    const [primaryIP] = this.pool.allocate(1);
+  private newContainer(node: NodeRef): HeldContainer {
+    const [primaryIP] = this.pool.pick(1);
     if (primaryIP === undefined)
       throw new SubnetFullError(`subnet ${this.subnetName} has no free address for a primary IP`);
+    this.ledger.claim(node.name, [primaryIP]);
     return {
       primaryIP,
       subnetName: this.subnetName,
       subnetAddressSpace: this.pool.cidr.text,
       defaultGateway: this.gateway,
       type: 'vnet',
+      ipAssignments: [],
     };
   }
 
-  async teardownContainer(_node: string, setup: ContainerSetup): Promise<void> {
-    this.pool.release(setup.primaryIP);
-  }
-
-  async allocate(_node: string, _nc: NetworkContainer, count: number): Promise<string[]> {
-    return this.pool.allocate(count);
-  }
-
-  async release(_node: string, _nc: NetworkContainer, ips: string[]): Promise<void> {
-    for (const ip of ips) this.pool.release(ip);
+  private heldFrom(nc: NetworkContainer): HeldContainer {
+    return {
+      primaryIP: nc.primaryIP ?? '',
+      subnetName: nc.subnetName ?? this.subnetName,
+      subnetAddressSpace: nc.subnetAddressSpace ?? this.pool.cidr.text,
+      defaultGateway: nc.defaultGateway ?? this.gateway,
+      type: nc.type ?? 'vnet',
+      ipAssignments: (Array.isArray(nc.ipAssignments) ? nc.ipAssignments : []).map((a) => ({
+        name: a.name,
+        ip: a.ip,
+      })),
+    };
   }
 }

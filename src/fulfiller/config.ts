@@ -5,6 +5,7 @@
 import type { ScalerSpec } from '../nnc/types.ts';
 import { DEFAULT_NAMESPACE } from '../nnc/types.ts';
 import type { BackoffOptions } from '../kube/backoff.ts';
+import { nodeSelector } from './nodes.ts';
 
 export interface FulfillerConfig {
   namespace: string;
@@ -34,6 +35,8 @@ export interface FulfillerConfig {
   backoff: BackoffOptions;
   /** Attempts of one status write on 409 Conflict before backing off. */
   conflictRetries: number;
+  /** Label selector of the Nodes that get an NNC (default: every Node). */
+  nodeSelector?: string;
 }
 
 export const DEFAULT_SCALER: Required<ScalerSpec> = {
@@ -100,5 +103,6 @@ export function makeFulfillerConfig(overrides: Partial<FulfillerConfig> = {}): F
   ) {
     throw new Error(`invalid subnet name "${config.subnetName}": must be a DNS-1123 name`);
   }
+  if (config.nodeSelector !== undefined) nodeSelector(config.nodeSelector); // throws on bad syntax
   return config;
 }

@@ -1,17 +1,23 @@
 // The fulfiller's ports over the real API server (client-node 2.x): NNC
-// status replace and read, ClusterSubnetState create + status merge-patch,
-// and the node's InternalIP for `nodeIP`.
-import {
-  CoreV1Api,
-  CustomObjectsApi,
-  PatchStrategy,
-  setHeaderOptions,
-} from '@kubernetes/client-node';
+// status replace and read, NNC create (owned by its Node) and delete (with a
+// uid precondition), ClusterSubnetState create + status merge-patch.
+import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { NodeNetworkConfig } from '../nnc/types.ts';
-import { CSS_KIND, CSS_PLURAL, CSS_VERSION, GROUP, NNC_PLURAL, NNC_VERSION } from '../nnc/types.ts';
-import { isConflict } from '../kube/errors.ts';
-import type { NncStatusApi, NodeIpLookup, SubnetStateApi } from './ports.ts';
+import {
+  CSS_KIND,
+  CSS_PLURAL,
+  CSS_VERSION,
+  GROUP,
+  NNC_KIND,
+  NNC_PLURAL,
+  NNC_VERSION,
+} from '../nnc/types.ts';
+import { isConflict, isNotFound } from '../kube/errors.ts';
+import type { NncLifecycleApi, NncStatusApi, SubnetStateApi } from './ports.ts';
+
+/** The label on every NNC the fulfiller creates. */
+export const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'pool-monitor-fulfiller' };
 
 export function kubeNncStatusApi(kc: KubeConfig, namespace: string): NncStatusApi {
   const api = kc.makeApiClient(CustomObjectsApi);
@@ -64,15 +70,39 @@ export function kubeSubnetStateApi(kc: KubeConfig, namespace: string): SubnetSta
   };
 }
 
-/** The node's InternalIP, or undefined when the Node object is missing or has none. */
-export function kubeNodeIpLookup(kc: KubeConfig): NodeIpLookup {
-  const api = kc.makeApiClient(CoreV1Api);
-  return async (node) => {
-    try {
-      const n = await api.readNode({ name: node });
-      return n.status?.addresses?.find((a) => a.type === 'InternalIP')?.address;
-    } catch {
-      return undefined;
-    }
+export function kubeNncLifecycleApi(kc: KubeConfig, namespace: string): NncLifecycleApi {
+  const api = kc.makeApiClient(CustomObjectsApi);
+  const base = { group: GROUP, version: NNC_VERSION, namespace, plural: NNC_PLURAL };
+  return {
+    async create(owner) {
+      const ownerReferences = owner.uid
+        ? [{ apiVersion: 'v1', kind: 'Node', name: owner.name, uid: owner.uid }]
+        : undefined;
+      return (await api.createNamespacedCustomObject({
+        ...base,
+        body: {
+          apiVersion: `${GROUP}/${NNC_VERSION}`,
+          kind: NNC_KIND,
+          metadata: {
+            name: owner.name,
+            namespace,
+            labels: { ...MANAGED_BY },
+            ...(ownerReferences ? { ownerReferences } : {}),
+          },
+          spec: {},
+        },
+      })) as NodeNetworkConfig;
+    },
+    async delete(name, uid) {
+      try {
+        await api.deleteNamespacedCustomObject({
+          ...base,
+          name,
+          ...(uid ? { body: { preconditions: { uid } } } : {}),
+        });
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+      }
+    },
   };
 }

@@ -3,7 +3,8 @@
 // address that was just released is handed out again only after the rest of
 // the subnet has been used: a node's sidecar gets time to forget an IP before
 // another node receives it. Reserved addresses can never be marked or handed
-// out.
+// out. In the fulfiller the bitmap only mirrors the AddressLedger (which
+// addresses NNCs hold or writes in doubt may hold); it decides nothing alone.
 import {
   contains,
   firstUsable,
@@ -78,27 +79,31 @@ export class SubnetPool {
   }
 
   /**
-   * Takes up to `count` free addresses, next-fit from the cursor. Returns
-   * fewer when the subnet runs out (possibly none); never a reserved or
-   * already used address, never one twice.
+   * Finds up to `count` free addresses, next-fit from the cursor, without
+   * marking them: the caller claims them (the pool mirrors the ledger).
+   * Returns fewer when the subnet runs out (possibly none); never a reserved
+   * or used address, never one twice.
    */
-  allocate(count: number): string[] {
+  pick(count: number): string[] {
     const out: string[] = [];
     if (!(count > 0)) return out;
     const first = firstUsable(this.cidr);
     const last = lastUsable(this.cidr);
     const span = last - first + 1;
+    const want = Math.min(count, this.free);
     let v = this.cursor;
-    for (let scanned = 0; scanned < span && out.length < count && this.free > 0; scanned++) {
-      const i = v - this.cidr.network;
-      if (this.used[i] === 0) {
-        this.used[i] = 1;
-        this.usedCount++;
-        out.push(intToIp(v));
-      }
+    for (let scanned = 0; scanned < span && out.length < want; scanned++) {
+      if (this.used[v - this.cidr.network] === 0) out.push(intToIp(v));
       v = v === last ? first : v + 1;
     }
     this.cursor = v;
+    return out;
+  }
+
+  /** Takes up to `count` free addresses and marks them used (pick + markUsed). */
+  allocate(count: number): string[] {
+    const out = this.pick(count);
+    for (const ip of out) this.markUsed(ip);
     return out;
   }
 }

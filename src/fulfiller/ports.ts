@@ -1,16 +1,29 @@
-// What the fulfiller needs from the API server, as two small interfaces: the
+// What the fulfiller needs from the API server, as small interfaces: the
 // Kubernetes adapters (kube-api.ts) implement them over HTTP, tests with
-// in-memory fakes.
+// in-memory fakes. Every method here writes except `get`; the fulfiller calls
+// them only while it leads (and run.ts gates them on the lease besides).
 import type { NodeNetworkConfig } from '../nnc/types.ts';
 
 export interface NncStatusApi {
-  /** Reads the NNC fresh from the server (after a conflict). */
+  /** Reads the NNC fresh from the server (after a conflict or a write in doubt). */
   get(name: string): Promise<NodeNetworkConfig>;
   /**
    * Replaces the status subresource; the body's resourceVersion makes it
    * fail with 409 Conflict when the object changed meanwhile.
    */
   replaceStatus(nnc: NodeNetworkConfig): Promise<NodeNetworkConfig>;
+}
+
+export interface NncOwner {
+  name: string;
+  uid?: string;
+}
+
+export interface NncLifecycleApi {
+  /** Creates the node's NNC (empty spec, owned by its Node); 409 when it exists. */
+  create(owner: NncOwner): Promise<NodeNetworkConfig>;
+  /** Deletes the NNC of that uid (a recreated one of the same name is left alone); 404 is success. */
+  delete(name: string, uid: string | undefined): Promise<void>;
 }
 
 export interface SubnetStateStatus {
@@ -22,6 +35,3 @@ export interface SubnetStateApi {
   /** Creates the ClusterSubnetState when missing, then writes its status. */
   publish(name: string, status: SubnetStateStatus): Promise<void>;
 }
-
-/** Looks up a node's InternalIP for `nodeIP`; undefined when unknown. */
-export type NodeIpLookup = (node: string) => Promise<string | undefined>;

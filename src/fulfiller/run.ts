@@ -1,58 +1,131 @@
-// Wires the fulfiller to a real API server: the NNC watch (restarting with
-// backoff), the CIDR backend, the status/CSS/node adapters and an Event
-// recorder. Used by `bin/pool-monitor fulfiller` and by the embedded cluster.
-import { CustomObjectsApi } from '@kubernetes/client-node';
+// Wires the fulfiller to a real API server: the NNC and Node watches
+// (restarting with backoff), the address ledger and the backend, the
+// status/lifecycle/CSS adapters and an Event recorder, the leader elector
+// with its write gate, the metrics and the --listen endpoints. Used by
+// `bin/pool-monitor fulfiller` and by the embedded cluster.
+import { CoordinationV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
-import type { Subscription } from 'rxjs';
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { NodeNetworkConfig } from '../nnc/types.ts';
 import { GROUP, NNC_PLURAL, NNC_VERSION, nncPath } from '../nnc/types.ts';
+import type { EventsApi } from '../kube/events.ts';
 import { createEventRecorder } from '../kube/events.ts';
 import { watchResource } from '../kube/watch.ts';
 import type { ResourceWatch } from '../kube/watch.ts';
+import { LeaderElector } from '../leader/elector.ts';
+import { kubeLeaseApi } from '../leader/kube-lease.ts';
+import type { LeaseTimings } from '../leader/lease.ts';
+import { CLIENT_GO_TIMINGS } from '../leader/lease.ts';
 import type { Logger } from '../log/logger.ts';
-import type { IpBackend } from './backend.ts';
+import type { BackendFactory, IpBackend } from './backend.ts';
 import { CidrBackend } from './cidr-backend.ts';
 import type { FulfillerConfig } from './config.ts';
-import { Fulfiller } from './fulfiller.ts';
-import { kubeNncStatusApi, kubeNodeIpLookup, kubeSubnetStateApi } from './kube-api.ts';
+import { Fulfiller, NotLeaderError } from './fulfiller.ts';
+import { startFulfillerHttp } from './http.ts';
+import type { FulfillerHttp } from './http.ts';
+import { kubeNncLifecycleApi, kubeNncStatusApi, kubeSubnetStateApi } from './kube-api.ts';
+import { AddressLedger } from './ledger.ts';
+import { FulfillerMetrics } from './metrics.ts';
+import type { NodeObject } from './nodes.ts';
+import type { SubnetStateApi } from './ports.ts';
+
+/** The Lease the replicas compete for, in the fulfiller's namespace. */
+export const LEASE_NAME = 'pool-monitor-fulfiller';
+
+export interface LeaderElectionOptions extends Partial<LeaseTimings> {
+  /** Default: $POD_NAME (else the host name) plus "_" and a random uuid. */
+  identity?: string;
+}
 
 export interface StartFulfillerOptions {
   kc: KubeConfig;
   config: FulfillerConfig;
   logger: Logger;
-  /** Defaults to a CIDR backend on `config.subnet`. */
-  backend?: IpBackend;
+  /** Builds the backend; defaults to a CIDR backend on `config.subnet`. */
+  backend?: BackendFactory;
   /** Record Kubernetes Events (default true). */
   events?: boolean;
+  /** Compete for the Lease (client-go timings unless given); absent or false: lead at once. */
+  leaderElection?: LeaderElectionOptions | false;
+  /** Serve /healthz, /readyz and /metrics here. */
+  listen?: { host: string; port: number };
+  /** Node's default process metrics in the registry (default true). */
+  defaultMetrics?: boolean;
 }
 
 export interface RunningFulfiller {
   fulfiller: Fulfiller;
   backend: IpBackend;
+  ledger: AddressLedger;
+  metrics: FulfillerMetrics;
   watch: ResourceWatch<KubernetesObject>;
-  /** Stops the watch, finishes actions in progress; idempotent. */
+  nodeWatch: ResourceWatch<KubernetesObject>;
+  elector: LeaderElector | undefined;
+  http: FulfillerHttp | undefined;
+  /** Resolves once both watches have listed. */
+  whenSynced(): Promise<void>;
+  /** Steps down (releasing the lease), stops the watches and the listener; idempotent. */
   stop(): Promise<void>;
 }
 
-export function startFulfiller(options: StartFulfillerOptions): RunningFulfiller {
+/** client-go's identity: the pod's name plus a random suffix, unique per process. */
+export function leaderIdentity(env: NodeJS.ProcessEnv = process.env): string {
+  return `${env.POD_NAME || hostname()}_${randomUUID()}`;
+}
+
+/** Events go out only while the lease is held, checked as each request is made. */
+function gatedEventsApi(api: EventsApi, canWrite: () => boolean): EventsApi {
+  const refuse = () => Promise.reject(new NotLeaderError('this replica does not lead'));
+  return {
+    createNamespacedEvent: (req) => (canWrite() ? api.createNamespacedEvent(req) : refuse()),
+    replaceNamespacedEvent: (req) => (canWrite() ? api.replaceNamespacedEvent(req) : refuse()),
+  };
+}
+
+function gatedCss(api: SubnetStateApi, canWrite: () => boolean): SubnetStateApi {
+  return {
+    publish: async (name, status) => {
+      if (!canWrite()) throw new NotLeaderError('this replica does not lead');
+      return api.publish(name, status);
+    },
+  };
+}
+
+export async function startFulfiller(options: StartFulfillerOptions): Promise<RunningFulfiller> {
   const { kc, config } = options;
   const logger = options.logger.child({ component: 'fulfiller' });
-  const backend =
-    options.backend ?? new CidrBackend({ cidr: config.subnet, subnetName: config.subnetName });
-  const events =
+  const metrics = new FulfillerMetrics({ defaultMetrics: options.defaultMetrics ?? true });
+  const ledger = new AddressLedger();
+  const backend = options.backend
+    ? options.backend({ ledger, registry: metrics.registry, logger })
+    : new CidrBackend({ cidr: config.subnet, subnetName: config.subnetName }, ledger);
+
+  let elector: LeaderElector | undefined;
+  const canWrite = (): boolean => (elector ? elector.canWrite() : true);
+  const recorder =
     options.events === false
       ? undefined
-      : createEventRecorder({ kc, component: 'ipam-fulfiller', logger });
+      : createEventRecorder({
+          api: gatedEventsApi(kc.makeApiClient(CoreV1Api), canWrite),
+          component: 'ipam-fulfiller',
+          logger,
+        });
   const fulfiller = new Fulfiller({
     config,
+    ledger,
     backend,
     nncApi: kubeNncStatusApi(kc, config.namespace),
-    cssApi: kubeSubnetStateApi(kc, config.namespace),
-    nodeIp: kubeNodeIpLookup(kc),
+    lifecycleApi: kubeNncLifecycleApi(kc, config.namespace),
+    cssApi: gatedCss(kubeSubnetStateApi(kc, config.namespace), canWrite),
     logger,
-    events,
+    metrics,
+    canWrite,
+    ...(recorder ? { events: recorder } : {}),
   });
+
   const objects = kc.makeApiClient(CustomObjectsApi);
+  const core = kc.makeApiClient(CoreV1Api);
   const watch = watchResource<KubernetesObject>({
     kc,
     path: nncPath(config.namespace),
@@ -67,38 +140,126 @@ export function startFulfiller(options: StartFulfillerOptions): RunningFulfiller
     logger,
     name: 'nnc',
   });
-  const sub: Subscription = watch.events$.subscribe((event) => {
-    switch (event.type) {
-      case 'add':
-      case 'update':
-        fulfiller.upsert(event.object as NodeNetworkConfig);
-        break;
-      case 'delete':
-        fulfiller.remove(event.object as NodeNetworkConfig);
-        break;
-      case 'synced':
-        fulfiller.synced(watch.list() as NodeNetworkConfig[]);
-        break;
-      default:
-        break;
-    }
+  const nodeWatch = watchResource<KubernetesObject>({
+    kc,
+    path: '/api/v1/nodes',
+    listFn: async () => (await core.listNode()) as KubernetesListObject<KubernetesObject>,
+    backoff: config.backoff,
+    logger,
+    name: 'node',
   });
-  let stopping: Promise<void> | undefined;
+  const subs = [
+    watch.events$.subscribe((event) => {
+      if (event.type === 'add' || event.type === 'update')
+        fulfiller.upsert(event.object as NodeNetworkConfig);
+      else if (event.type === 'delete') fulfiller.remove(event.object as NodeNetworkConfig);
+      else if (event.type === 'synced') fulfiller.synced(watch.list() as NodeNetworkConfig[]);
+    }),
+    nodeWatch.events$.subscribe((event) => {
+      if (event.type === 'add' || event.type === 'update')
+        fulfiller.upsertNode(event.object as NodeObject);
+      else if (event.type === 'delete') fulfiller.removeNode(event.object as NodeObject);
+      else if (event.type === 'synced') fulfiller.nodesSynced(nodeWatch.list() as NodeObject[]);
+    }),
+  ];
+
+  let leaseWatch: ResourceWatch<KubernetesObject> | undefined;
+  if (options.leaderElection) {
+    const le = options.leaderElection;
+    const timings: LeaseTimings = {
+      leaseDurationMs: le.leaseDurationMs ?? CLIENT_GO_TIMINGS.leaseDurationMs,
+      renewDeadlineMs: le.renewDeadlineMs ?? CLIENT_GO_TIMINGS.renewDeadlineMs,
+      retryPeriodMs: le.retryPeriodMs ?? CLIENT_GO_TIMINGS.retryPeriodMs,
+    };
+    elector = new LeaderElector({
+      identity: le.identity ?? leaderIdentity(),
+      api: kubeLeaseApi(kc, config.namespace, LEASE_NAME),
+      timings,
+      clock: { now: () => Date.now(), setTimeout, clearTimeout },
+      logger,
+      onStartedLeading: () => {
+        metrics.setLeader(true);
+        fulfiller.lead();
+      },
+      onStoppedLeading: async () => {
+        metrics.setLeader(false);
+        await fulfiller.follow();
+      },
+    });
+    // A released lease is taken at once, not at the next retry period.
+    const leases = kc.makeApiClient(CoordinationV1Api);
+    const fieldSelector = `metadata.name=${LEASE_NAME}`;
+    leaseWatch = watchResource<KubernetesObject>({
+      kc,
+      path: `/apis/coordination.k8s.io/v1/namespaces/${config.namespace}/leases`,
+      fieldSelector,
+      listFn: async () =>
+        (await leases.listNamespacedLease({
+          namespace: config.namespace,
+          fieldSelector,
+        })) as KubernetesListObject<KubernetesObject>,
+      backoff: config.backoff,
+      logger,
+      name: 'lease',
+    });
+    const e = elector;
+    subs.push(
+      leaseWatch.events$.subscribe((event) => {
+        if (event.type !== 'update' && event.type !== 'add') return;
+        const spec = (event.object as { spec?: { holderIdentity?: string } }).spec;
+        if (!spec?.holderIdentity) e.nudge();
+      }),
+    );
+    logger.info('leader election', { lease: LEASE_NAME, identity: e.identity, ...timings });
+    e.start();
+  } else {
+    metrics.setLeader(true);
+    fulfiller.lead();
+  }
+
+  let stopping = false;
+  const http = options.listen
+    ? await startFulfillerHttp(
+        options.listen,
+        {
+          ready: () => fulfiller.ready,
+          leading: () => fulfiller.leading,
+          stopping: () => stopping,
+        },
+        metrics,
+      )
+    : undefined;
+  if (http) logger.info('listening', { url: http.url });
+
+  let stopped: Promise<void> | undefined;
   return {
     fulfiller,
     backend,
+    ledger,
+    metrics,
     watch,
+    nodeWatch,
+    elector,
+    http,
+    whenSynced: async () => {
+      await Promise.all([watch.whenSynced(), nodeWatch.whenSynced()]);
+    },
     stop() {
-      stopping ??= (async () => {
-        await watch.stop();
-        sub.unsubscribe();
+      stopped ??= (async () => {
+        stopping = true;
+        // Nothing writes any more before the lease is let go.
+        if (elector) await elector.stop(true);
+        await fulfiller.follow();
+        await Promise.all([watch.stop(), nodeWatch.stop(), leaseWatch?.stop()]);
+        for (const s of subs) s.unsubscribe();
         await fulfiller.stop();
         // Events are recorded in the background; write the last ones before the
         // caller closes the API connections.
-        await events?.flush();
+        await recorder?.flush();
+        await http?.close();
         logger.info('fulfiller stopped');
       })();
-      return stopping;
+      return stopped;
     },
   };
 }

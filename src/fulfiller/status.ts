@@ -1,50 +1,75 @@
-// The status the fulfiller writes for a node, computed from what it had, the
-// plan and the freshly allocated addresses. Pure: ids come from an injected
-// generator, so tests can check that kept IPs keep their uuid and new ones
-// get one each.
-import type { IpAssignment, NetworkContainer, NncStatus, ScalerSpec } from '../nnc/types.ts';
+// The status the fulfiller writes for a node, computed from what it had and
+// what the backend now holds. Pure: the container's id comes from the caller
+// (kept for an existing container, fresh for a new one), so tests can check
+// that kept IPs keep their ids and the version moves only on change.
+import type { NetworkContainer, NncStatus, ScalerSpec } from '../nnc/types.ts';
+import type { HeldContainer } from './backend.ts';
+import { addressesOf } from './ledger.ts';
 
 /** `status.status` values, as Azure's DNC reports them. */
 export const STATUS_UPDATED = 'Updated';
 export const STATUS_UPDATING = 'Updating';
 export const STATUS_SUBNET_FULL = 'SubnetFull';
 
+export interface ContainerInput {
+  held: HeldContainer;
+  /** The container as it is in the status now (absent: a new one). */
+  existing?: NetworkContainer;
+  /** Id for a new container. */
+  newId: () => string;
+  /** The Node's InternalIP, when the backend does not say. */
+  nodeIP?: string;
+}
+
+function sameAssignments(a: NetworkContainer['ipAssignments'], b: HeldContainer['ipAssignments']) {
+  const x = a ?? [];
+  return x.length === b.length && x.every((v, i) => v.name === b[i]!.name && v.ip === b[i]!.ip);
+}
+
+/** The managed container as it will be written. */
+export function containerFrom(input: ContainerInput): NetworkContainer {
+  const { held, existing } = input;
+  const changed =
+    !existing ||
+    existing.primaryIP !== held.primaryIP ||
+    !sameAssignments(existing.ipAssignments, held.ipAssignments);
+  const version = typeof existing?.version === 'number' ? existing.version : 0;
+  return {
+    ...existing,
+    id: existing?.id || input.newId(),
+    assignmentMode: 'dynamic',
+    type: held.type,
+    primaryIP: held.primaryIP,
+    subnetName: held.subnetName,
+    subnetAddressSpace: held.subnetAddressSpace,
+    defaultGateway: held.defaultGateway,
+    version: !existing ? 0 : changed ? version + 1 : version,
+    nodeIP: held.nodeIP ?? input.nodeIP ?? existing?.nodeIP ?? '',
+    ipAssignments: held.ipAssignments.map((a) => ({ name: a.name, ip: a.ip })),
+  };
+}
+
 export interface DesiredStatusInput {
   previous: NncStatus | undefined;
-  /** The managed container as it is now (or a new one, without ipAssignments). */
+  /** The managed container as it will be written. */
   container: NetworkContainer;
-  /** True when the container did not exist in `previous`. */
-  isNewContainer: boolean;
-  keep: IpAssignment[];
-  released: number;
-  newIps: string[];
   requested: number;
   /** True when the subnet could not supply what was asked. */
   subnetShort: boolean;
   scaler: Required<ScalerSpec>;
-  newId: () => string;
 }
 
 /** The whole new status; other network containers are carried over untouched. */
 export function desiredStatus(input: DesiredStatusInput): NncStatus {
-  const added = input.newIps.map((ip) => ({ name: input.newId(), ip }));
-  const ipAssignments = [...input.keep, ...added];
-  const changed = input.isNewContainer || added.length > 0 || input.released > 0;
-  const previousVersion = typeof input.container.version === 'number' ? input.container.version : 0;
-  const container: NetworkContainer = {
-    ...input.container,
-    assignmentMode: 'dynamic',
-    version: input.isNewContainer ? 0 : changed ? previousVersion + 1 : previousVersion,
-    ipAssignments,
-  };
-  const others = (input.previous?.networkContainers ?? []).filter((nc) => nc.id !== container.id);
-  const existingIndex = (input.previous?.networkContainers ?? []).findIndex(
-    (nc) => nc.id === container.id,
-  );
-  const networkContainers = [...others];
-  networkContainers.splice(existingIndex < 0 ? others.length : existingIndex, 0, container);
+  const { container } = input;
+  const before = input.previous?.networkContainers ?? [];
+  const index = before.findIndex((nc) => nc.id === container.id);
+  const networkContainers = [...before];
+  if (index < 0) networkContainers.push(container);
+  else networkContainers[index] = container;
+  const assigned = container.ipAssignments?.length ?? 0;
   const state =
-    ipAssignments.length >= input.requested
+    assigned >= input.requested
       ? STATUS_UPDATED
       : input.subnetShort
         ? STATUS_SUBNET_FULL
@@ -53,9 +78,40 @@ export function desiredStatus(input: DesiredStatusInput): NncStatus {
     ...input.previous,
     scaler: { ...input.scaler },
     networkContainers,
-    assignedIPCount: ipAssignments.length,
+    assignedIPCount: assigned,
     status: state,
   };
+}
+
+/** The status of a recreated NNC: the containers its predecessor held, as they were. */
+export function restoredStatus(
+  previous: NncStatus | undefined,
+  containers: readonly NetworkContainer[],
+  scaler: Required<ScalerSpec>,
+  requested: number,
+): NncStatus {
+  const ids = new Set(containers.map((nc) => nc.id));
+  const others = (previous?.networkContainers ?? []).filter(
+    (nc) => (nc.assignmentMode ?? 'dynamic') !== 'dynamic' && !ids.has(nc.id),
+  );
+  const assigned = containers[0]?.ipAssignments?.length ?? 0;
+  return {
+    ...previous,
+    scaler: { ...scaler },
+    networkContainers: [...others, ...structuredClone(containers)],
+    assignedIPCount: assigned,
+    status: assigned >= requested ? STATUS_UPDATED : STATUS_UPDATING,
+  };
+}
+
+/** True when every address of `containers` is in the status. */
+export function statusHolds(
+  status: NncStatus | undefined,
+  containers: readonly NetworkContainer[],
+): boolean {
+  const have = addressesOf(status?.networkContainers ?? []);
+  for (const ip of addressesOf(containers)) if (!have.has(ip)) return false;
+  return true;
 }
 
 /** Key-order-insensitive deep equality for JSON values. */

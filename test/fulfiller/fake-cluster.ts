@@ -1,8 +1,15 @@
-// An in-memory stand-in for the API server's NNC and CSS endpoints, with
-// resourceVersion conflicts and injectable failures, that delivers every
-// change back to the fulfiller as a watch would.
+// An in-memory stand-in for the API server's Node, NNC and CSS endpoints,
+// with resourceVersion conflicts and injectable failures, that delivers every
+// change back to the fulfiller as a watch would: at once (a microtask later),
+// or, with `holdEvents`, only when the test releases them, in any order.
 import type { Fulfiller } from '../../src/fulfiller/fulfiller.ts';
-import type { NncStatusApi, SubnetStateApi, SubnetStateStatus } from '../../src/fulfiller/ports.ts';
+import type { NodeObject } from '../../src/fulfiller/nodes.ts';
+import type {
+  NncLifecycleApi,
+  NncStatusApi,
+  SubnetStateApi,
+  SubnetStateStatus,
+} from '../../src/fulfiller/ports.ts';
 import type { NncSpec, NodeNetworkConfig } from '../../src/nnc/types.ts';
 
 export class ApiError extends Error {
@@ -16,39 +23,102 @@ export class ApiError extends Error {
 
 const clone = <T>(v: T): T => structuredClone(v);
 
+export type WatchDelivery =
+  | { kind: 'nnc'; type: 'upsert' | 'delete'; object: NodeNetworkConfig }
+  | { kind: 'node'; type: 'upsert' | 'delete'; object: NodeObject };
+
 export class FakeCluster {
   readonly nncs = new Map<string, NodeNetworkConfig>();
+  readonly nodes = new Map<string, NodeObject>();
   readonly css = new Map<string, SubnetStateStatus>();
   readonly cssWrites: Array<{ name: string } & SubnetStateStatus> = [];
-  /** Failures to inject into the next status writes (HTTP codes; 0 = write lands but the call fails). */
+  /**
+   * Failures to inject into the next status writes: HTTP codes; 0 = the write
+   * lands but the call fails with 504; -1 = a transport error (no answer, not landed);
+   * 200 = this write succeeds.
+   */
   readonly failWrites: number[] = [];
+  /** With true, watch events wait in `held` until delivered by the test. */
+  holdEvents = false;
+  readonly held: WatchDelivery[] = [];
   writes = 0;
+  creates = 0;
+  deletes = 0;
   private rv = 0;
+  private uids = 0;
   fulfiller?: Fulfiller;
 
-  private emit(nnc: NodeNetworkConfig): void {
-    const copy = clone(nnc);
-    queueMicrotask(() => this.fulfiller?.upsert(copy));
+  nextRv(): string {
+    return String(++this.rv);
   }
 
+  deliver(d: WatchDelivery): void {
+    const f = this.fulfiller;
+    if (!f) return;
+    if (d.kind === 'nnc') {
+      if (d.type === 'upsert') f.upsert(clone(d.object));
+      else f.remove(clone(d.object));
+    } else if (d.type === 'upsert') f.upsertNode(clone(d.object));
+    else f.removeNode(clone(d.object));
+  }
+
+  private emit(d: WatchDelivery): void {
+    const copy = { ...d, object: clone(d.object) } as WatchDelivery;
+    if (this.holdEvents) this.held.push(copy);
+    else queueMicrotask(() => this.deliver(copy));
+  }
+
+  addNode(name: string, extra: Partial<NodeObject> = {}): void {
+    const node: NodeObject = {
+      metadata: {
+        name,
+        uid: `node-uid-${++this.uids}`,
+        resourceVersion: this.nextRv(),
+        labels: {},
+      },
+      ...extra,
+    };
+    this.nodes.set(name, node);
+    this.emit({ kind: 'node', type: 'upsert', object: node });
+  }
+
+  deleteNode(name: string): void {
+    const node = this.nodes.get(name);
+    this.nodes.delete(name);
+    if (node) {
+      const gone = { ...node, metadata: { ...node.metadata, resourceVersion: this.nextRv() } };
+      this.emit({ kind: 'node', type: 'delete', object: gone });
+    }
+  }
+
+  /** Sets an NNC's spec, creating its Node and the NNC when missing (as the sidecar would see it). */
   setSpec(name: string, spec: NncSpec): void {
+    if (!this.nodes.has(name)) this.addNode(name);
     const existing = this.nncs.get(name);
     const nnc: NodeNetworkConfig = existing
       ? { ...existing, spec: clone(spec) }
       : { metadata: { name, namespace: 'kube-system', uid: `uid-${name}` }, spec: clone(spec) };
-    nnc.metadata = { ...nnc.metadata, resourceVersion: String(++this.rv) };
+    nnc.metadata = { ...nnc.metadata, resourceVersion: this.nextRv() };
     this.nncs.set(name, nnc);
-    this.emit(nnc);
+    this.emit({ kind: 'nnc', type: 'upsert', object: nnc });
   }
 
+  /** `kubectl delete nnc NAME`. */
   delete(name: string): void {
     const nnc = this.nncs.get(name);
     this.nncs.delete(name);
-    if (nnc) queueMicrotask(() => this.fulfiller?.remove(clone(nnc)));
+    if (nnc) {
+      const gone = { ...nnc, metadata: { ...nnc.metadata, resourceVersion: this.nextRv() } };
+      this.emit({ kind: 'nnc', type: 'delete', object: gone });
+    }
   }
 
   list(): NodeNetworkConfig[] {
     return [...this.nncs.values()].map(clone);
+  }
+
+  nodeList(): NodeObject[] {
+    return [...this.nodes.values()].map(clone);
   }
 
   readonly nncApi: NncStatusApi = {
@@ -61,19 +131,47 @@ export class FakeCluster {
       const current = this.nncs.get(body.metadata.name);
       if (!current) throw new ApiError(404);
       const injected = this.failWrites.shift();
-      if (injected !== undefined && injected !== 0) throw new ApiError(injected);
+      if (injected === -1) throw new Error('socket hang up');
+      if (injected !== undefined && injected !== 0 && injected !== 200)
+        throw new ApiError(injected);
       if (body.metadata.resourceVersion !== current.metadata.resourceVersion)
         throw new ApiError(409);
       const next: NodeNetworkConfig = {
         ...current,
         status: clone(body.status),
-        metadata: { ...current.metadata, resourceVersion: String(++this.rv) },
+        metadata: { ...current.metadata, resourceVersion: this.nextRv() },
       };
       this.nncs.set(next.metadata.name, next);
       this.writes++;
-      this.emit(next);
+      this.emit({ kind: 'nnc', type: 'upsert', object: next });
       if (injected === 0) throw new ApiError(504); // landed, but the caller cannot know
       return clone(next);
+    },
+  };
+
+  readonly lifecycleApi: NncLifecycleApi = {
+    create: async (owner) => {
+      if (this.nncs.has(owner.name)) throw new ApiError(409);
+      const nnc: NodeNetworkConfig = {
+        metadata: {
+          name: owner.name,
+          namespace: 'kube-system',
+          uid: `uid-${owner.name}-${++this.uids}`,
+          resourceVersion: this.nextRv(),
+        },
+        spec: {},
+      };
+      this.nncs.set(owner.name, nnc);
+      this.creates++;
+      this.emit({ kind: 'nnc', type: 'upsert', object: nnc });
+      return clone(nnc);
+    },
+    delete: async (name, uid) => {
+      const nnc = this.nncs.get(name);
+      if (!nnc) return;
+      if (uid && nnc.metadata.uid !== uid) throw new ApiError(409);
+      this.deletes++;
+      this.delete(name);
     },
   };
 

@@ -1,16 +1,17 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { CidrBackend } from '../../src/fulfiller/cidr-backend.ts';
+import type { CidrBackend } from '../../src/fulfiller/cidr-backend.ts';
 import { ipToInt, isUsable, parseCidr } from '../../src/fulfiller/cidr.ts';
 import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
 import type { FulfillerConfig } from '../../src/fulfiller/config.ts';
-import { Fulfiller } from '../../src/fulfiller/fulfiller.ts';
+import type { Fulfiller } from '../../src/fulfiller/fulfiller.ts';
 import type { EventDetails, EventRecorder, InvolvedObject } from '../../src/kube/events.ts';
 import { CaptureTransport } from '../../src/log/capture.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { dynamicContainers } from '../../src/nnc/types.ts';
-import { FakeClock, flush } from './fake-clock.ts';
+import { FakeClock } from './fake-clock.ts';
 import { FakeCluster } from './fake-cluster.ts';
+import { newFulfiller } from './harness.ts';
 
 interface Harness {
   cluster: FakeCluster;
@@ -28,7 +29,6 @@ function start(
   clock = new FakeClock(),
 ): Harness {
   const config = makeFulfillerConfig({ subnet: '10.240.0.0/24', minIntervalMs: 10, ...overrides });
-  const backend = new CidrBackend({ cidr: config.subnet, subnetName: 'pods' });
   const capture = new CaptureTransport();
   const events: Harness['events'] = [];
   const recorder: EventRecorder = {
@@ -38,28 +38,14 @@ function start(
     flush: async () => {},
   };
   let id = 0;
-  const fulfiller = new Fulfiller({
+  const { fulfiller, backend, settle } = newFulfiller({
+    cluster,
+    clock,
     config,
-    backend,
-    nncApi: cluster.nncApi,
-    cssApi: cluster.cssApi,
     logger: createLogger({ level: 'debug', transports: [capture] }),
     events: recorder,
-    clock,
-    random: () => 0.5,
     newId: () => `id-${String(++id).padStart(4, '0')}-${Math.random().toString(36).slice(2, 8)}`,
   });
-  cluster.fulfiller = fulfiller;
-  fulfiller.synced(cluster.list());
-  const settle = async (): Promise<void> => {
-    // Let the queue, min intervals and backoffs play out in virtual time.
-    for (let i = 0; i < 50; i++) {
-      await clock.advance(1000);
-      await flush();
-      if (fulfiller.stats().pending === 0 && fulfiller.stats().active === 0) break;
-    }
-    await fulfiller.whenIdle();
-  };
   return { cluster, fulfiller, backend, clock, events, capture, settle };
 }
 
@@ -181,6 +167,36 @@ describe('fulfiller/controller (in-memory API)', () => {
     await h.fulfiller.stop();
   });
 
+  it('a write nobody answered keeps its address until the request timeout has passed', async () => {
+    // /29: three usable addresses: n1 holds all of them (primary + 2), SubnetFull.
+    const h = start({
+      subnet: '10.8.0.0/29',
+      exhaustionThreshold: 0,
+      recoveryMargin: 0,
+      resyncMs: 10_000,
+    });
+    h.cluster.setSpec('n1', { requestedIPCount: 5 });
+    await h.settle();
+    expect(h.cluster.nncs.get('n1')!.status?.status).to.equal('SubnetFull');
+    // n1 gives one back: the release is written; the re-allocation of the
+    // freed address gets no answer (it may still land somewhere).
+    h.cluster.failWrites.push(200, -1);
+    const [first] = assignments(h.cluster, 'n1');
+    h.cluster.setSpec('n1', { requestedIPCount: 5, ipsNotInUse: [first!.name] });
+    await h.settle();
+    expect(assignments(h.cluster, 'n1')).to.have.length(1);
+    expect(h.cluster.holders().size).to.equal(2);
+    expect(h.backend.pool.inUse, 'claimed while the write may still land').to.equal(3);
+    // Resyncs within the API server's request timeout keep it; the first after settles it.
+    await h.clock.advance(50_000);
+    expect(h.backend.pool.inUse).to.equal(3);
+    await h.clock.advance(20_000);
+    await h.settle();
+    expect(h.backend.pool.inUse).to.equal(h.cluster.holders().size);
+    expect(assignments(h.cluster, 'n1')).to.have.length(2);
+    await h.fulfiller.stop();
+  });
+
   it('publishes the CSS: exhausted below the threshold, recovered above the margin', async () => {
     // /26: 59 usable. Threshold 10, recovery at 15 free.
     const h = start({
@@ -295,14 +311,31 @@ describe('fulfiller/controller (in-memory API)', () => {
     await h.fulfiller.stop();
   });
 
-  it('a deleted NNC gives its addresses back', async () => {
+  it('a deleted Node takes its NNC and gives its addresses back', async () => {
     const h = start();
     h.cluster.setSpec('n1', { requestedIPCount: 10 });
     await h.settle();
     expect(h.backend.pool.inUse).to.equal(11);
+    h.cluster.deleteNode('n1');
+    await h.settle();
+    expect(h.cluster.nncs.has('n1')).to.equal(false);
+    expect(h.cluster.deletes).to.equal(1);
+    expect(h.backend.pool.inUse).to.equal(0);
+    await h.fulfiller.stop();
+  });
+
+  it('an NNC deleted under a live Node is recreated with the same ids and addresses', async () => {
+    const h = start();
+    h.cluster.setSpec('n1', { requestedIPCount: 10 });
+    await h.settle();
+    const before = structuredClone(dynamicContainers(h.cluster.nncs.get('n1')!));
     h.cluster.delete('n1');
     await h.settle();
-    expect(h.backend.pool.inUse).to.equal(0);
+    const after = h.cluster.nncs.get('n1')!;
+    expect(after.metadata.uid).to.not.equal('uid-n1');
+    expect(dynamicContainers(after)).to.deep.equal(before);
+    expect(h.backend.pool.inUse).to.equal(11);
+    expect(h.capture.find('node network config recreated')).to.have.length(1);
     await h.fulfiller.stop();
   });
 

@@ -2,7 +2,7 @@
 // releases ipsNotInUse, keeps allocations across a restart, flips the CSS,
 // survives injected write failures and dropped watches; and the command
 // exits 0 on SIGTERM.
-import { CustomObjectsApi } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
@@ -41,7 +41,7 @@ describe('fulfiller over the local API server', function () {
   let api: CustomObjectsApi;
   const running: RunningFulfiller[] = [];
 
-  const start = (overrides: Partial<FulfillerConfig> = {}): RunningFulfiller => {
+  const start = async (overrides: Partial<FulfillerConfig> = {}): Promise<RunningFulfiller> => {
     const config = makeFulfillerConfig({
       subnet: '10.240.0.0/24',
       subnetName: 'pods',
@@ -49,23 +49,44 @@ describe('fulfiller over the local API server', function () {
       backoff: { initialMs: 20, maxMs: 200 },
       ...overrides,
     });
-    const r = startFulfiller({ kc, config, logger: silentLogger() });
+    const r = await startFulfiller({ kc, config, logger: silentLogger() });
     running.push(r);
     return r;
   };
   const get = async (name: string) =>
     (await api.getNamespacedCustomObject({ ...NNC, name })) as NodeNetworkConfig;
   const ipsOf = (n: NodeNetworkConfig) => dynamicContainers(n)[0]?.ipAssignments ?? [];
-  const create = (name: string, requestedIPCount: number) =>
-    api.createNamespacedCustomObject({
-      ...NNC,
-      body: {
-        apiVersion: 'acn.azure.com/v1alpha',
-        kind: 'NodeNetworkConfig',
-        metadata: { name, namespace: NS },
-        spec: { requestedIPCount },
-      },
-    });
+  /** A Node and its NNC asking for `requestedIPCount` (the fulfiller may create the NNC first). */
+  const create = async (name: string, requestedIPCount: number) => {
+    await kc
+      .makeApiClient(CoreV1Api)
+      .createNode({ body: { metadata: { name } } })
+      .catch(() => {});
+    for (;;) {
+      try {
+        const cur = await get(name).catch(() => undefined);
+        if (cur)
+          await api.replaceNamespacedCustomObject({
+            ...NNC,
+            name,
+            body: { ...cur, spec: { requestedIPCount } },
+          });
+        else
+          await api.createNamespacedCustomObject({
+            ...NNC,
+            body: {
+              apiVersion: 'acn.azure.com/v1alpha',
+              kind: 'NodeNetworkConfig',
+              metadata: { name, namespace: NS },
+              spec: { requestedIPCount },
+            },
+          });
+        return;
+      } catch {
+        // 409: the fulfiller created or wrote it meanwhile
+      }
+    }
+  };
   const setSpec = async (name: string, spec: Record<string, unknown>) => {
     const cur = await get(name);
     await api.replaceNamespacedCustomObject({ ...NNC, name, body: { ...cur, spec } });
@@ -89,7 +110,7 @@ describe('fulfiller over the local API server', function () {
 
   it('fills an NNC, releases exactly ipsNotInUse, and keeps everything across a restart', async () => {
     await create('node-1', 16);
-    const first = start();
+    const first = await start();
     const filled = await withCount('node-1', 16);
     const nc = dynamicContainers(filled)[0]!;
     expect(nc).to.include({
@@ -109,7 +130,7 @@ describe('fulfiller over the local API server', function () {
 
     await first.stop();
     await create('node-2', 40);
-    const second = start();
+    const second = await start();
     const two = await withCount('node-2', 40);
     const again = await get('node-1');
     expect(ipsOf(again).map((a) => a.name)).to.deep.equal(ids.slice(4));
@@ -121,7 +142,7 @@ describe('fulfiller over the local API server', function () {
 
   it('creates the ClusterSubnetState and flips exhausted both ways', async () => {
     // /26: 59 usable; exhausted below 10 free, recovered at 20.
-    start({
+    await start({
       subnet: '10.9.0.0/26',
       exhaustionThreshold: 10,
       recoveryMargin: 10,
@@ -148,8 +169,8 @@ describe('fulfiller over the local API server', function () {
   });
 
   it('rides over injected 409/500/429 on status writes and dropped watches', async () => {
-    const r = start();
-    await r.watch.whenSynced();
+    const r = await start();
+    await r.whenSynced();
     server.faults.inject({
       verb: 'update',
       resource: 'nodenetworkconfigs',
@@ -185,6 +206,8 @@ describe('fulfiller over the local API server', function () {
         '10.250.0.0/20',
         '--workers',
         '2',
+        '--listen',
+        '127.0.0.1:0',
       ],
       { stdio: ['ignore', 'pipe', 'pipe'] },
     );

@@ -1,7 +1,14 @@
 import { expect } from 'chai';
 import { DEFAULT_SCALER } from '../../src/fulfiller/config.ts';
-import { desiredStatus, jsonEqual } from '../../src/fulfiller/status.ts';
-import type { NncStatus } from '../../src/nnc/types.ts';
+import type { HeldContainer } from '../../src/fulfiller/backend.ts';
+import {
+  containerFrom,
+  desiredStatus,
+  jsonEqual,
+  restoredStatus,
+  statusHolds,
+} from '../../src/fulfiller/status.ts';
+import type { NetworkContainer, NncStatus } from '../../src/nnc/types.ts';
 
 describe('fulfiller/status', () => {
   let n = 0;
@@ -17,30 +24,46 @@ describe('fulfiller/status', () => {
     nodeIP: '',
     version: 3,
   };
-  const previous: NncStatus = {
-    networkContainers: [
-      { id: 'static', assignmentMode: 'static' },
-      { ...base, ipAssignments: [{ name: 'keep-me', ip: '10.0.0.5' }] },
-    ],
+  const existing: NetworkContainer = {
+    ...base,
+    ipAssignments: [{ name: 'keep-me', ip: '10.0.0.5' }],
   };
+  const previous: NncStatus = {
+    networkContainers: [{ id: 'static', assignmentMode: 'static' }, existing],
+  };
+  const held = (ips: Array<{ name: string; ip: string }>): HeldContainer => ({
+    primaryIP: '10.0.0.4',
+    subnetName: 's',
+    subnetAddressSpace: '10.0.0.0/16',
+    defaultGateway: '10.0.0.1',
+    type: 'vnet',
+    ipAssignments: ips,
+  });
 
-  it('keeps uuids of kept IPs, gives new ones fresh ids, bumps the version', () => {
+  it('keeps the container id and the ids the backend named, bumps the version on change', () => {
+    const container = containerFrom({
+      held: held([
+        { name: 'keep-me', ip: '10.0.0.5' },
+        { name: 'new-1', ip: '10.0.0.6' },
+        { name: 'new-2', ip: '10.0.0.7' },
+      ]),
+      existing,
+      newId,
+      nodeIP: '10.224.0.4',
+    });
     const s = desiredStatus({
       previous,
-      container: previous.networkContainers![1]!,
-      isNewContainer: false,
-      keep: [{ name: 'keep-me', ip: '10.0.0.5' }],
-      released: 0,
-      newIps: ['10.0.0.6', '10.0.0.7'],
+      container,
       requested: 3,
       subnetShort: false,
       scaler: DEFAULT_SCALER,
-      newId,
     });
     const nc = s.networkContainers![1]!;
     expect(s.networkContainers![0]!.id).to.equal('static');
-    expect(nc.ipAssignments!.map((a) => a.name)).to.deep.equal(['keep-me', 'uuid-1', 'uuid-2']);
+    expect(nc.id).to.equal('nc1');
+    expect(nc.ipAssignments!.map((a) => a.name)).to.deep.equal(['keep-me', 'new-1', 'new-2']);
     expect(nc.version).to.equal(4);
+    expect(nc.nodeIP).to.equal('10.224.0.4');
     expect(s.assignedIPCount).to.equal(3);
     expect(s.status).to.equal('Updated');
     expect(s.scaler).to.deep.equal({
@@ -51,48 +74,54 @@ describe('fulfiller/status', () => {
     });
   });
 
+  it('a new container gets a fresh id and version 0; the backend nodeIP wins', () => {
+    const c = containerFrom({
+      held: { ...held([]), nodeIP: '10.1.0.9' },
+      newId: () => 'fresh',
+      nodeIP: '10.224.0.4',
+    });
+    expect(c).to.include({
+      id: 'fresh',
+      version: 0,
+      nodeIP: '10.1.0.9',
+      assignmentMode: 'dynamic',
+    });
+  });
+
   it('reports SubnetFull when the subnet fell short, Updating otherwise', () => {
-    const input = {
-      previous,
-      container: previous.networkContainers![1]!,
-      isNewContainer: false,
-      keep: [],
-      released: 1,
-      newIps: [],
-      requested: 5,
-      scaler: DEFAULT_SCALER,
-      newId,
-    };
+    const container = containerFrom({ held: held([]), existing, newId });
+    const input = { previous, container, requested: 5, scaler: DEFAULT_SCALER };
     expect(desiredStatus({ ...input, subnetShort: true }).status).to.equal('SubnetFull');
     expect(desiredStatus({ ...input, subnetShort: false }).status).to.equal('Updating');
   });
 
-  it('an unchanged plan reproduces the same status (no write)', () => {
+  it('an unchanged container reproduces the same status (no write)', () => {
     const first = desiredStatus({
       previous,
-      container: previous.networkContainers![1]!,
-      isNewContainer: false,
-      keep: [{ name: 'keep-me', ip: '10.0.0.5' }],
-      released: 0,
-      newIps: [],
+      container: containerFrom({ held: held(existing.ipAssignments!), existing, newId }),
       requested: 1,
       subnetShort: false,
       scaler: DEFAULT_SCALER,
-      newId,
     });
+    const nc = first.networkContainers![1]!;
     const again = desiredStatus({
       previous: first,
-      container: first.networkContainers![1]!,
-      isNewContainer: false,
-      keep: first.networkContainers![1]!.ipAssignments!,
-      released: 0,
-      newIps: [],
+      container: containerFrom({ held: held(nc.ipAssignments!), existing: nc, newId }),
       requested: 1,
       subnetShort: false,
       scaler: DEFAULT_SCALER,
-      newId,
     });
     expect(jsonEqual(first, again)).to.equal(true);
+    expect(nc.version).to.equal(3);
+  });
+
+  it('a restored status carries the old containers as they were', () => {
+    const s = restoredStatus({}, [existing], { ...DEFAULT_SCALER, maxIPCount: 30 }, 0);
+    expect(s.networkContainers).to.deep.equal([existing]);
+    expect(s.scaler?.maxIPCount).to.equal(30);
+    expect(s.assignedIPCount).to.equal(1);
+    expect(statusHolds(s, [existing])).to.equal(true);
+    expect(statusHolds({}, [existing])).to.equal(false);
   });
 
   it('jsonEqual ignores key order and undefined keys only', () => {

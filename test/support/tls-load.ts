@@ -167,21 +167,25 @@ export async function fulfillerLoad(
   const sa = `fulfiller-${opts.pooled ? 'pooled' : 'plain'}`;
   const kubeconfig = await c.kubeconfigFor(sa);
   const prefix = `f-${opts.pooled ? 'p' : 'x'}`;
-  for (let i = 0; i < opts.nodes; i++)
+  for (let i = 0; i < opts.nodes; i++) {
+    // The fulfiller deletes an NNC whose Node is gone: each has its Node.
+    await c.core.createNode({ body: { metadata: { name: `${prefix}-${i}` } } });
     await createNnc(c, `${prefix}-${i}`, { requestedIPCount: 2 });
+  }
   let loaded: ReturnType<typeof loadKubeConfig> | undefined;
   let kc: KubeConfig;
   if (opts.pooled) kc = (loaded = loadKubeConfig({ kubeconfig })).kc;
   else (kc = new KubeConfig()).loadFromFile(kubeconfig);
-  const running = startFulfiller({
+  const running = await startFulfiller({
     kc,
     config: makeFulfillerConfig({ subnet: '10.64.0.0/10', workers: 8, minIntervalMs: 0 }),
     logger: silentLogger(),
     events: false,
+    defaultMetrics: false,
   });
   const user = `system:serviceaccount:${NS}:${sa}`;
   try {
-    await running.watch.whenSynced();
+    await running.whenSynced();
     let round = 0;
     for (;;) {
       await waitFor(

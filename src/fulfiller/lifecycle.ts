@@ -1,0 +1,42 @@
+// The NNC lifecycle as one pure decision per node (shared/DESIGN.md "NNC
+// lifecycle"): every selected Node gets an NNC; a Node deleted takes its NNC
+// and its addresses with it; an NNC deleted while its Node lives is recreated
+// with the addresses it held, never freed under a running pod. The inputs are
+// what the fulfiller knows from its Node and NNC watches; the effects are the
+// fulfiller's.
+
+export type LifecycleAction =
+  /** Nothing to do for this name. */
+  | 'none'
+  /** A live Node without an NNC: create it (then write its status). */
+  | 'create'
+  /** The NNC exists but the addresses its predecessor held are not in its status yet: write them. */
+  | 'restore'
+  /** The NNC and its Node are there: make the status follow the spec. */
+  | 'status'
+  /** The Node is gone: free what the NNC holds in the backend, then delete the NNC. */
+  | 'delete'
+  /** The Node is gone and so is its NNC, but addresses were kept for it: free them. */
+  | 'forget';
+
+export interface LifecycleInput {
+  /** The Node is in the watch's cache. */
+  nodeExists: boolean;
+  /** The Node matches --node-selector. */
+  selected: boolean;
+  /** The node's NNC exists (newest version read). */
+  nncExists: boolean;
+  /** Addresses of a deleted NNC are kept for this node. */
+  retained: boolean;
+}
+
+export function lifecycleAction(s: LifecycleInput): LifecycleAction {
+  if (!s.nodeExists) {
+    if (s.nncExists) return 'delete';
+    return s.retained ? 'forget' : 'none';
+  }
+  if (s.nncExists) return s.retained ? 'restore' : 'status';
+  // An NNC deleted under a live Node comes back whatever the selector says:
+  // its addresses are in use by that node's pods.
+  return s.retained || s.selected ? 'create' : 'none';
+}

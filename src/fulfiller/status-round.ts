@@ -1,0 +1,276 @@
+// A status round for one node: ask the backend for ONE write (add and
+// release together), tie the new addresses to the status write as claims in
+// the ledger, and write the whole status with optimistic concurrency (a 409
+// re-reads and recomputes). A write that fails without saying whether it
+// landed leaves its claims (a Doubt): a newer version read settles them in
+// the ledger; a read still at the write's base version settles them here
+// once that is proof it never lands (the server answered with a 5xx, or the
+// API server's request timeout has passed since).
+import { apiErrorInfo } from '../kube/errors.ts';
+import type { NncStatus, NodeNetworkConfig, ScalerSpec } from '../nnc/types.ts';
+import { NodeSetupError, SubnetFullError } from './backend.ts';
+import { addressesOf, rvNumber } from './ledger.ts';
+import { nodeRef } from './nodes.ts';
+import type { NodePlan } from './plan.ts';
+import { containerFrom, desiredStatus, jsonEqual, STATUS_SUBNET_FULL } from './status.ts';
+import { ConflictLoopError, planFor, scalerFor, warn } from './sync-context.ts';
+import type { SyncContext, SyncOutcome } from './sync-context.ts';
+
+/** Kubernetes' default request timeout: a write unanswered this long is over. */
+export const UNANSWERED_WRITE_MS = 60_000;
+
+/** Whether a status round must call the backend; false when only the status may change. */
+export function needsBackend(ctx: SyncContext, nnc: NodeNetworkConfig, plan: NodePlan): boolean {
+  if (!plan.container || plan.release.length > 0) return true;
+  if (plan.allocate === 0) return false;
+  // Waiting for a free address: ask the backend again only once it has one.
+  if (nnc.status?.status !== STATUS_SUBNET_FULL) return true;
+  const subnet = ctx.backend.subnets().find((s) => s.name === plan.container?.subnetName);
+  return subnet === undefined || subnet.free > 0;
+}
+
+/** The status when the backend is not called: the same container, current scaler and nodeIP. */
+export function statusWithoutBackend(
+  ctx: SyncContext,
+  nnc: NodeNetworkConfig,
+  plan: NodePlan,
+): NncStatus {
+  const nc = plan.container!;
+  const internalIP = ctx.node(nnc.metadata.name)?.internalIP;
+  const container = containerFrom({
+    held: {
+      primaryIP: nc.primaryIP ?? '',
+      subnetName: nc.subnetName ?? '',
+      subnetAddressSpace: nc.subnetAddressSpace ?? '',
+      defaultGateway: nc.defaultGateway ?? '',
+      type: nc.type ?? 'vnet',
+      ipAssignments: [...(nc.ipAssignments ?? [])],
+    },
+    existing: nc,
+    newId: ctx.newId,
+    ...(internalIP ? { nodeIP: internalIP } : {}),
+  });
+  return desiredStatus({
+    previous: nnc.status,
+    container,
+    requested: plan.requested,
+    subnetShort: nnc.status?.status === STATUS_SUBNET_FULL && plan.allocate > 0,
+    scaler: scalerFor(ctx, nnc.metadata.name),
+  });
+}
+
+/** Reads the NNC fresh (after a 409 or a write in doubt); returns the newest version known. */
+export async function reread(
+  ctx: SyncContext,
+  name: string,
+): Promise<NodeNetworkConfig | undefined> {
+  const fresh = await ctx.nncApi.get(name);
+  ctx.ledger.observe(fresh);
+  return ctx.ledger.nnc(name);
+}
+
+export async function serveStatus(ctx: SyncContext, name: string): Promise<SyncOutcome> {
+  let nnc = ctx.ledger.nnc(name);
+  if (nnc && ctx.ledger.inDoubt(name)) {
+    nnc = await reread(ctx, name);
+    if (nnc) settleDoubts(ctx, name, nnc);
+  }
+  for (let attempt = 0; attempt < ctx.config.conflictRetries && nnc; attempt++) {
+    const result = await statusRound(ctx, nnc);
+    if (result !== 'conflict') return result;
+    nnc = await reread(ctx, name);
+  }
+  if (!nnc) return 'noop';
+  throw new ConflictLoopError(`status of ${name} kept conflicting`);
+}
+
+/** Drops the claims of doubtful writes that a read at their base version proves never landed. */
+export function settleDoubts(ctx: SyncContext, name: string, nnc: NodeNetworkConfig): void {
+  const doubts = ctx.doubts.get(name);
+  if (!doubts) return;
+  const rv = rvNumber(nnc.metadata.resourceVersion);
+  let freed = false;
+  const left = doubts.filter((d) => {
+    const base = rvNumber(d.base);
+    if (rv === undefined || base === undefined || rv > base) return false; // the ledger settled it
+    if (rv < base) return true;
+    if (!d.answered && ctx.now() - d.at < UNANSWERED_WRITE_MS) return true;
+    ctx.ledger.unclaim(name, d.ips);
+    freed ||= d.ips.length > 0;
+    return false;
+  });
+  if (left.length > 0) ctx.doubts.set(name, left);
+  else ctx.doubts.delete(name);
+  if (freed) ctx.subnetsChanged(true);
+}
+
+/**
+ * Writes a status. `added` are the addresses it adds: claimed against the
+ * version the write is based on before it goes out, dropped at once when the
+ * server refuses it (4xx), kept while its outcome is unknown.
+ */
+export async function writeStatus(
+  ctx: SyncContext,
+  nnc: NodeNetworkConfig,
+  status: NncStatus,
+  added: string[],
+): Promise<NodeNetworkConfig | 'conflict'> {
+  const name = nnc.metadata.name;
+  // Checked with no await before the request goes out.
+  try {
+    ctx.guard();
+  } catch (err) {
+    ctx.ledger.unclaim(name, added);
+    throw err;
+  }
+  ctx.ledger.claim(name, added, nnc.metadata.resourceVersion ?? '');
+  try {
+    const written = await ctx.nncApi.replaceStatus({ ...nnc, status });
+    if (written?.metadata?.name === name) ctx.ledger.observe(written);
+    ctx.counters.writes++;
+    ctx.metrics?.statusWrite('success');
+    return written;
+  } catch (err) {
+    const code = apiErrorInfo(err).statusCode;
+    // Refused: it is in no status. Otherwise (5xx, timeout, reset) it may have
+    // landed: the claims stay until a newer version of the NNC is read.
+    if (code !== undefined && code >= 400 && code < 500) ctx.ledger.unclaim(name, added);
+    else if (added.length > 0) {
+      const doubts = ctx.doubts.get(name) ?? [];
+      doubts.push({
+        base: nnc.metadata.resourceVersion ?? '',
+        ips: added,
+        answered: code !== undefined,
+        at: ctx.now(),
+      });
+      ctx.doubts.set(name, doubts);
+    }
+    if (code === 409) {
+      ctx.counters.conflicts++;
+      ctx.metrics?.statusWrite('conflict');
+      return 'conflict';
+    }
+    ctx.metrics?.statusWrite('failure');
+    throw err;
+  }
+}
+
+export async function statusRound(
+  ctx: SyncContext,
+  nnc: NodeNetworkConfig,
+): Promise<SyncOutcome | 'conflict'> {
+  const name = nnc.metadata.name;
+  const plan = planFor(ctx, nnc);
+  if (plan.invalid) {
+    if (ctx.invalidReported.get(name) !== plan.invalid) {
+      ctx.invalidReported.set(name, plan.invalid);
+      ctx.log.warn('invalid node spec', { node: name, error: plan.invalid });
+      warn(ctx, nnc, 'InvalidSpec', plan.invalid);
+    }
+    return 'invalid';
+  }
+  ctx.invalidReported.delete(name);
+  if (!needsBackend(ctx, nnc, plan)) {
+    const status = statusWithoutBackend(ctx, nnc, plan);
+    if (jsonEqual(status, nnc.status)) return 'noop';
+    const written = await writeStatus(ctx, nnc, status, []);
+    return written === 'conflict' ? 'conflict' : 'written';
+  }
+  return backendRound(ctx, nnc, plan);
+}
+
+async function backendRound(
+  ctx: SyncContext,
+  nnc: NodeNetworkConfig,
+  plan: NodePlan,
+): Promise<SyncOutcome | 'conflict'> {
+  const name = nnc.metadata.name;
+  const node = ctx.node(name);
+  const scaler = scalerFor(ctx, name);
+  ctx.guard();
+  let result;
+  try {
+    result = await ctx.backend.apply(nodeRef(name, node), {
+      ...(plan.container ? { container: plan.container } : {}),
+      add: plan.allocate,
+      remove: plan.release.map((a) => ({ name: a.name, ip: a.ip })),
+    });
+  } catch (err) {
+    if (err instanceof SubnetFullError) return writeSubnetFull(ctx, nnc, scaler, err.message);
+    if (err instanceof NodeSetupError) {
+      ctx.log.warn('node cannot be set up', { node: name, reason: err.reason, error: err.message });
+      warn(ctx, nnc, err.reason, err.message);
+    }
+    throw err;
+  }
+  const before = addressesOf(plan.container ? [plan.container] : []);
+  const added = [...addressesOf([{ id: '', ...result.held }])].filter((ip) => !before.has(ip));
+  let handedOver = false;
+  try {
+    const container = containerFrom({
+      held: result.held,
+      ...(plan.container ? { existing: plan.container } : {}),
+      newId: ctx.newId,
+      ...(node?.internalIP ? { nodeIP: node.internalIP } : {}),
+    });
+    const status = desiredStatus({
+      previous: nnc.status,
+      container,
+      requested: plan.requested,
+      subnetShort: result.short,
+      scaler,
+    });
+    if (jsonEqual(status, nnc.status)) return 'noop';
+    handedOver = true;
+    const written = await writeStatus(ctx, nnc, status, added);
+    if (written === 'conflict') return 'conflict';
+    const kept = new Set((plan.container?.ipAssignments ?? []).map((a) => a.name));
+    const newIps = result.held.ipAssignments.filter((a) => !kept.has(a.name)).length;
+    ctx.counters.allocated += newIps;
+    ctx.counters.released += plan.release.length;
+    ctx.metrics?.allocated(newIps);
+    ctx.metrics?.released(plan.release.length);
+    ctx.log.info('node status written', {
+      node: name,
+      requested: plan.requested,
+      assigned: status.assignedIPCount,
+      allocated: newIps,
+      released: plan.release.length,
+      status: status.status,
+    });
+    if (result.short && nnc.status?.status !== STATUS_SUBNET_FULL) {
+      warn(
+        ctx,
+        written,
+        'SubnetFull',
+        `allocated ${newIps} of ${plan.allocate} requested IPs: subnet ${container.subnetName} is full`,
+      );
+    }
+    ctx.subnetsChanged(plan.release.length > 0);
+    return 'written';
+  } finally {
+    if (!handedOver) ctx.ledger.unclaim(name, added);
+  }
+}
+
+/** No container can be set up: say so in the status, and wait for addresses to free up. */
+async function writeSubnetFull(
+  ctx: SyncContext,
+  nnc: NodeNetworkConfig,
+  scaler: Required<ScalerSpec>,
+  reason: string,
+): Promise<SyncOutcome | 'conflict'> {
+  const status: NncStatus = {
+    ...nnc.status,
+    scaler,
+    networkContainers: nnc.status?.networkContainers ?? [],
+    assignedIPCount: 0,
+    status: STATUS_SUBNET_FULL,
+  };
+  if (jsonEqual(status, nnc.status)) return 'noop';
+  const written = await writeStatus(ctx, nnc, status, []);
+  if (written === 'conflict') return 'conflict';
+  ctx.log.warn('node waits for a free subnet address', { node: nnc.metadata.name, error: reason });
+  warn(ctx, nnc, 'SubnetFull', reason);
+  return 'written';
+}

@@ -1,0 +1,226 @@
+// Two `bin/pool-monitor fulfiller` processes against the local API server,
+// each through its own recording proxy so every request is attributed: one
+// leads and the standby never writes; kill -9 of the leader hands over within
+// the lease duration; SIGTERM hands over at once; a leader whose Lease writes
+// fail stops writing before its lease can expire. Short lease timings through
+// the --leader-elect-* flags keep it quick (the defaults are client-go's).
+import { CoordinationV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { expect } from 'chai';
+import { startApiServer } from '../../src/apiserver/server.ts';
+import type { ApiServer } from '../../src/apiserver/server.ts';
+import { loadKubeConfig } from '../../src/kube/config.ts';
+import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
+import { dynamicContainers } from '../../src/nnc/types.ts';
+import { spawnFulfiller } from '../support/fulfiller-process.ts';
+import type { FulfillerProcess } from '../support/fulfiller-process.ts';
+import { startRecordingProxy } from '../support/recording-proxy.ts';
+import type { RecordingProxy } from '../support/recording-proxy.ts';
+import { CRDS_DIR, sleep, waitFor } from '../support/wait.ts';
+
+const NS = 'kube-system';
+const NNC = {
+  group: 'acn.azure.com',
+  version: 'v1alpha',
+  namespace: NS,
+  plural: 'nodenetworkconfigs',
+};
+const FAST = { lease: 3000, renew: 2000, retry: 500 };
+
+interface Replica {
+  proc: FulfillerProcess;
+  proxy: RecordingProxy;
+}
+
+const isLease = (path: string) => path.includes('/leases');
+
+describe('fulfiller processes: leader election over HTTP', function () {
+  this.timeout(60_000);
+  let server: ApiServer;
+  let kc: KubeConfig;
+  const replicas: Replica[] = [];
+
+  const holder = async (): Promise<string | undefined> => {
+    const lease = await kc
+      .makeApiClient(CoordinationV1Api)
+      .readNamespacedLease({ name: 'pool-monitor-fulfiller', namespace: NS })
+      .catch(() => undefined);
+    return lease?.spec?.holderIdentity || undefined;
+  };
+  const get = async (name: string) =>
+    (await kc
+      .makeApiClient(CustomObjectsApi)
+      .getNamespacedCustomObject({ ...NNC, name })
+      .catch(() => undefined)) as NodeNetworkConfig | undefined;
+  const setRequest = async (name: string, requestedIPCount: number) => {
+    const api = kc.makeApiClient(CustomObjectsApi);
+    for (;;) {
+      const cur = await get(name);
+      if (!cur) {
+        await sleep(20);
+        continue;
+      }
+      try {
+        await api.replaceNamespacedCustomObject({
+          ...NNC,
+          name,
+          body: { ...cur, spec: { requestedIPCount } },
+        });
+        return;
+      } catch {
+        // 409: written meanwhile
+      }
+    }
+  };
+  const served = (name: string, n: number, timeoutMs = 15_000) =>
+    waitFor(
+      `${name} with ${n} IPs`,
+      async () => {
+        const o = await get(name);
+        return o && (dynamicContainers(o)[0]?.ipAssignments?.length ?? -1) === n ? o : undefined;
+      },
+      timeoutMs,
+    );
+  const addresses = (nncs: NodeNetworkConfig[]) =>
+    nncs.flatMap((o) =>
+      dynamicContainers(o).flatMap((nc) => [
+        nc.primaryIP!,
+        ...(nc.ipAssignments ?? []).map((a) => a.ip),
+      ]),
+    );
+
+  /** Two replicas; resolves once one holds the lease: [leader, standby]. */
+  async function pair(t = FAST): Promise<[Replica, Replica]> {
+    for (const name of ['replica-a', 'replica-b']) {
+      const proxy = await startRecordingProxy(server.url);
+      const proc = spawnFulfiller(name, [
+        '--kubeconfig',
+        proxy.kubeconfigPath,
+        '--subnet',
+        '10.240.0.0/24',
+        '--leader-elect-lease-duration',
+        `${t.lease}ms`,
+        '--leader-elect-renew-deadline',
+        `${t.renew}ms`,
+        '--leader-elect-retry-period',
+        `${t.retry}ms`,
+      ]);
+      replicas.push({ proc, proxy });
+    }
+    const id = await waitFor('a lease holder', holder, 15_000);
+    const leader = replicas.find((r) => id.startsWith(`${r.proc.name}_`))!;
+    const standby = replicas.find((r) => r !== leader)!;
+    await standby.proc.waitLog('lease holder');
+    return [leader, standby];
+  }
+
+  beforeEach(async () => {
+    server = await startApiServer({ crdsDir: CRDS_DIR });
+    kc = loadKubeConfig({ kubeconfig: server.kubeconfigPath }).kc;
+    const core = kc.makeApiClient(CoreV1Api);
+    for (const name of ['node-1', 'node-2'])
+      await core.createNode({ body: { metadata: { name } } });
+  });
+
+  afterEach(async () => {
+    for (const r of replicas.splice(0)) {
+      if (r.proc.child.exitCode === null && r.proc.child.signalCode === null)
+        r.proc.child.kill('SIGKILL');
+      await r.proc.exited;
+      await r.proxy.close();
+    }
+    await server.close();
+  });
+
+  it('one leads, the standby never writes; kill -9 of the leader: the standby takes over within the lease duration', async () => {
+    const [leader, standby] = await pair();
+    await setRequest('node-1', 10);
+    await served('node-1', 10);
+    for (const r of [leader, standby]) {
+      const url = await r.proc.url();
+      expect((await fetch(`${url}/readyz`)).status).to.equal(200);
+      expect((await fetch(`${url}/healthz`)).status).to.equal(200);
+      const metrics = await (await fetch(`${url}/metrics`)).text();
+      expect(metrics).to.match(
+        new RegExp(`^pool_monitor_fulfiller_leader ${r === leader ? 1 : 0}$`, 'm'),
+      );
+    }
+    expect(
+      standby.proxy.writes().filter((w) => !isLease(w.path)),
+      'standby writes',
+    ).to.deep.equal([]);
+    expect(leader.proxy.writes().some((w) => w.path.endsWith('/nodenetworkconfigs'))).to.equal(
+      true,
+    );
+
+    const killedAt = Date.now();
+    leader.proc.child.kill('SIGKILL');
+    const takeover = await waitFor(
+      'the standby holds the lease',
+      () => standby.proxy.writes(killedAt).find((w) => isLease(w.path) && w.status < 300),
+      15_000,
+    );
+    const ms = takeover.at - killedAt;
+    // The standby waits a lease duration after the last renewal it saw,
+    // polling every retry period with up to 120 % jitter.
+    expect(ms).to.be.at.least(FAST.lease - FAST.retry * 2.2);
+    expect(ms).to.be.at.most(FAST.lease + FAST.retry * 2.2 + 2000);
+    await setRequest('node-2', 10);
+    const all = [await get('node-1'), await served('node-2', 10)] as NodeNetworkConfig[];
+    const ips = addresses(all);
+    expect(new Set(ips).size, 'an address on two NNCs').to.equal(ips.length);
+  });
+
+  it('SIGTERM: the leader steps down, releases the lease and exits 0; the standby takes over at once', async () => {
+    // A 2 s retry period as client-go's: polling alone would take up to 4.4 s.
+    const [leader, standby] = await pair({ lease: 6000, renew: 4000, retry: 2000 });
+    await served('node-1', 0);
+    const termAt = Date.now();
+    leader.proc.child.kill('SIGTERM');
+    expect(await leader.proc.exited, leader.proc.output()).to.equal(0);
+    const takeover = await waitFor(
+      'the standby holds the lease',
+      () => standby.proxy.writes(termAt).find((w) => isLease(w.path) && w.status < 300),
+      10_000,
+    );
+    expect(takeover.at - termAt).to.be.below(1500);
+    expect(leader.proc.lines.some((l) => l.msg === 'lease released')).to.equal(true);
+    // The release is the old leader's last write.
+    const last = leader.proxy.writes().at(-1)!;
+    expect(last).to.include({ method: 'PUT', status: 200 });
+    expect(isLease(last.path)).to.equal(true);
+    await setRequest('node-2', 4);
+    await served('node-2', 4);
+  });
+
+  it('a leader whose Lease writes fail stops writing before its lease can expire', async () => {
+    const [leader, standby] = await pair();
+    await setRequest('node-1', 4);
+    await served('node-1', 4);
+    server.faults.inject({ verb: 'update', resource: 'leases', status: 500, times: 100_000 });
+    const faultAt = Date.now();
+    // Keep the leader busy: it would write statuses if it still could.
+    let n = 5;
+    const busy = setInterval(() => void setRequest('node-1', n++ % 2 === 0 ? 6 : 5), 150);
+    try {
+      const lost = await leader.proc.waitLog('leadership lost', 15_000);
+      await sleep(FAST.lease);
+      const renewals = leader.proxy
+        .writes()
+        .filter((w) => isLease(w.path) && w.status < 300 && w.sentAt < faultAt + 100);
+      const lastRenewal = renewals.at(-1)!.sentAt;
+      const lostAt = Date.parse(String(lost.ts));
+      expect(lostAt - lastRenewal, 'stepped down after').to.be.at.most(FAST.renew + 300);
+      expect(lostAt).to.be.below(lastRenewal + FAST.lease);
+      const late = leader.proxy.writes(lastRenewal + FAST.renew).filter((w) => !isLease(w.path));
+      expect(late, 'writes after the renew deadline').to.deep.equal([]);
+      expect(standby.proxy.writes().filter((w) => !isLease(w.path))).to.deep.equal([]);
+    } finally {
+      clearInterval(busy);
+    }
+    // The API heals: a leader again, and node-1 is served.
+    server.faults.clear();
+    await setRequest('node-1', 8);
+    await served('node-1', 8);
+  });
+});

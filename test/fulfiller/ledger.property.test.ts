@@ -1,0 +1,165 @@
+// Issue 11 item 2, as a property: whatever the interleaving of watch events
+// (late, reordered, duplicated), re-lists, re-reads after 409s, uncertain
+// writes (landed or not), spec changes, NNCs deleted under live Nodes and
+// Nodes deleted, no address is ever in two NNC statuses, every address a
+// status holds is in use in the ledger, and once everything is delivered and
+// settled none is lost: the free count is the capacity minus what the NNCs hold.
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
+import { silentLogger } from '../../src/log/logger.ts';
+import { dynamicContainers } from '../../src/nnc/types.ts';
+import { FakeClock, flush } from './fake-clock.ts';
+import { FakeCluster } from './fake-cluster.ts';
+import { newFulfiller } from './harness.ts';
+
+const NODES = ['a', 'b', 'c'] as const;
+const SUBNET = '10.7.0.0/26'; // 59 usable
+
+type Op =
+  | { kind: 'spec'; node: (typeof NODES)[number]; request: number; release: number }
+  | { kind: 'deliver'; pick: number }
+  | { kind: 'replay'; pick: number }
+  | { kind: 'relist' }
+  | { kind: 'fail'; code: 409 | 500 | 0 }
+  | { kind: 'time'; ms: number }
+  | { kind: 'resync' }
+  | { kind: 'deleteNnc'; node: (typeof NODES)[number] }
+  | { kind: 'deleteNode'; node: (typeof NODES)[number] }
+  | { kind: 'addNode'; node: (typeof NODES)[number] };
+
+const node = fc.constantFrom(...NODES);
+const op: fc.Arbitrary<Op> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('spec' as const),
+      node,
+      request: fc.integer({ min: 0, max: 24 }),
+      release: fc.nat(6),
+    }),
+  },
+  { weight: 5, arbitrary: fc.record({ kind: fc.constant('deliver' as const), pick: fc.nat() }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant('replay' as const), pick: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('relist' as const) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('fail' as const),
+      code: fc.constantFrom(409 as const, 500 as const, 0 as const),
+    }),
+  },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('time' as const),
+      ms: fc.integer({ min: 1, max: 400 }),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('resync' as const) }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('deleteNnc' as const), node }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('deleteNode' as const), node }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('addNode' as const), node }) },
+);
+
+describe('fulfiller: one truth for addresses in use (property)', () => {
+  it('no address on two NNCs and none lost, over random interleavings', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { minLength: 5, maxLength: 40 }), async (ops) => {
+        const cluster = new FakeCluster();
+        const clock = new FakeClock();
+        const config = makeFulfillerConfig({
+          subnet: SUBNET,
+          minIntervalMs: 0,
+          exhaustionThreshold: 0,
+          recoveryMargin: 0,
+          backoff: { initialMs: 50, maxMs: 400 },
+        });
+        for (const n of NODES) cluster.addNode(n);
+        const { fulfiller, ledger, backend, settle } = newFulfiller({
+          cluster,
+          clock,
+          config,
+          logger: silentLogger(),
+        });
+        await flush();
+        cluster.holdEvents = true;
+        const delivered: typeof cluster.held = [];
+
+        const check = (where: string): void => {
+          for (const [ip, owners] of cluster.holders()) {
+            expect(owners, `${where}: ${ip} on ${owners.join(', ')}`).to.have.length(1);
+            expect(ledger.isUsed(ip), `${where}: ${ip} held by ${owners[0]} but free`).to.equal(
+              true,
+            );
+          }
+        };
+
+        for (const [i, o] of ops.entries()) {
+          switch (o.kind) {
+            case 'spec': {
+              const nnc = cluster.nncs.get(o.node);
+              if (!nnc) break;
+              const ids = (dynamicContainers(nnc)[0]?.ipAssignments ?? []).map((a) => a.name);
+              cluster.setSpec(o.node, {
+                requestedIPCount: o.request,
+                ipsNotInUse: ids.slice(0, o.release),
+              });
+              break;
+            }
+            case 'deliver':
+              if (cluster.held.length > 0) {
+                const [d] = cluster.held.splice(o.pick % cluster.held.length, 1);
+                delivered.push(d!);
+                cluster.deliver(d!);
+              }
+              break;
+            case 'replay':
+              if (delivered.length > 0) cluster.deliver(delivered[o.pick % delivered.length]!);
+              break;
+            case 'relist':
+              fulfiller.synced(cluster.list());
+              break;
+            case 'fail':
+              cluster.failWrites.push(o.code);
+              break;
+            case 'time':
+              await clock.advance(o.ms);
+              break;
+            case 'resync':
+              fulfiller.resync();
+              break;
+            case 'deleteNnc':
+              cluster.delete(o.node);
+              break;
+            case 'deleteNode':
+              cluster.deleteNode(o.node);
+              break;
+            case 'addNode':
+              if (!cluster.nodes.has(o.node)) cluster.addNode(o.node);
+              break;
+          }
+          await flush();
+          check(`step ${i} ${o.kind}`);
+        }
+
+        // Everything arrives, in order; faults stop; the queue settles.
+        cluster.failWrites.length = 0;
+        cluster.holdEvents = false;
+        for (const d of cluster.held.splice(0)) cluster.deliver(d);
+        fulfiller.synced(cluster.list());
+        await settle();
+        fulfiller.resync();
+        await settle();
+        check('settled');
+        const held = cluster.holders();
+        expect(backend.pool.inUse, 'addresses in use but held by no NNC').to.equal(held.size);
+        expect(fulfiller.stats().subnets[0]!.free).to.equal(59 - held.size);
+        // Every live Node has its NNC again; none of a deleted Node is left.
+        expect([...cluster.nncs.keys()].sort()).to.deep.equal([...cluster.nodes.keys()].sort());
+        await fulfiller.stop();
+      }),
+      { numRuns: 150 },
+    );
+  });
+});

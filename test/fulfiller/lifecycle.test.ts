@@ -1,0 +1,184 @@
+// The NNC lifecycle over real HTTP against the local API server: the
+// fulfiller creates the NNC of every selected Node (owned by it, scaler from
+// the flags, maxIPCount capped at the Node's allocatable pods), deletes it
+// with its Node and makes the addresses reusable, and deletes NNCs whose Node
+// is gone at start.
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { expect } from 'chai';
+import { startApiServer } from '../../src/apiserver/server.ts';
+import type { ApiServer } from '../../src/apiserver/server.ts';
+import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
+import type { FulfillerConfig } from '../../src/fulfiller/config.ts';
+import { startFulfiller } from '../../src/fulfiller/run.ts';
+import type { RunningFulfiller } from '../../src/fulfiller/run.ts';
+import { loadKubeConfig } from '../../src/kube/config.ts';
+import { silentLogger } from '../../src/log/logger.ts';
+import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
+import { dynamicContainers } from '../../src/nnc/types.ts';
+import { CRDS_DIR, sleep, waitFor } from '../support/wait.ts';
+
+const NS = 'kube-system';
+const NNC = {
+  group: 'acn.azure.com',
+  version: 'v1alpha',
+  namespace: NS,
+  plural: 'nodenetworkconfigs',
+};
+
+describe('fulfiller: the NNC lifecycle over HTTP', function () {
+  this.timeout(30_000);
+  let server: ApiServer;
+  let kc: KubeConfig;
+  let api: CustomObjectsApi;
+  let core: CoreV1Api;
+  const running: RunningFulfiller[] = [];
+
+  const start = async (overrides: Partial<FulfillerConfig> = {}) => {
+    const config = makeFulfillerConfig({
+      subnet: '10.240.0.0/27',
+      subnetName: 'pods',
+      minIntervalMs: 0,
+      exhaustionThreshold: 0,
+      recoveryMargin: 0,
+      backoff: { initialMs: 20, maxMs: 200 },
+      scaler: {
+        batchSize: 8,
+        requestThresholdPercent: 50,
+        releaseThresholdPercent: 150,
+        maxIPCount: 64,
+      },
+      ...overrides,
+    });
+    const r = await startFulfiller({ kc, config, logger: silentLogger(), defaultMetrics: false });
+    running.push(r);
+    return r;
+  };
+  const get = async (name: string): Promise<NodeNetworkConfig | undefined> =>
+    (await api.getNamespacedCustomObject({ ...NNC, name }).catch(() => undefined)) as
+      NodeNetworkConfig | undefined;
+  const createNode = async (name: string, labels: Record<string, string> = {}, pods?: string) => {
+    const node = await core.createNode({ body: { metadata: { name, labels } } });
+    if (pods !== undefined)
+      await core.patchNodeStatus(
+        {
+          name,
+          body: {
+            status: {
+              allocatable: { pods },
+              addresses: [{ type: 'InternalIP', address: '10.224.0.9' }],
+            },
+          },
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+    return node;
+  };
+  const setRequest = async (name: string, requestedIPCount: number) => {
+    for (;;) {
+      const cur = (await get(name))!;
+      try {
+        await api.replaceNamespacedCustomObject({
+          ...NNC,
+          name,
+          body: { ...cur, spec: { requestedIPCount } },
+        });
+        return;
+      } catch {
+        // 409: written meanwhile
+      }
+    }
+  };
+  const served = (name: string, n: number) =>
+    waitFor(`${name} with ${n} IPs`, async () => {
+      const o = await get(name);
+      return o && (dynamicContainers(o)[0]?.ipAssignments?.length ?? -1) === n ? o : undefined;
+    });
+
+  beforeEach(async () => {
+    server = await startApiServer({ crdsDir: CRDS_DIR });
+    kc = loadKubeConfig({ kubeconfig: server.kubeconfigPath }).kc;
+    api = kc.makeApiClient(CustomObjectsApi);
+    core = kc.makeApiClient(CoreV1Api);
+  });
+
+  afterEach(async () => {
+    for (const r of running.splice(0)) await r.stop();
+    await server.close();
+  });
+
+  it('creates the NNC of each selected Node, owned by it, maxIPCount capped at its allocatable pods', async () => {
+    await start({ nodeSelector: 'pool=pods' });
+    const node = await createNode('node-a', { pool: 'pods' }, '20');
+    await createNode('node-b', { pool: 'pods' });
+    await createNode('node-other', { pool: 'system' });
+    const a = await waitFor('node-a NNC with a container, capped at 20', async () => {
+      const o = await get('node-a');
+      return o && dynamicContainers(o).length === 1 && o.status?.scaler?.maxIPCount === 20
+        ? o
+        : undefined;
+    });
+    expect(a.metadata).to.deep.include({ namespace: NS });
+    expect((a.metadata as { ownerReferences?: unknown[] }).ownerReferences).to.deep.equal([
+      { apiVersion: 'v1', kind: 'Node', name: 'node-a', uid: node.metadata!.uid },
+    ]);
+    expect(a.status?.scaler).to.deep.equal({
+      batchSize: 8,
+      requestThresholdPercent: 50,
+      releaseThresholdPercent: 150,
+      maxIPCount: 20,
+    });
+    expect(dynamicContainers(a)[0]!.nodeIP).to.equal('10.224.0.9');
+    const b = await waitFor('node-b NNC', async () => (await get('node-b'))?.status?.scaler);
+    expect(b.maxIPCount).to.equal(64);
+    await sleep(200);
+    expect(await get('node-other'), 'a Node outside --node-selector').to.equal(undefined);
+    // The cap holds for requests too: node-a never gets more than its 20 pods.
+    await setRequest('node-a', 30);
+    await served('node-a', 20);
+  });
+
+  it('a deleted Node takes its NNC with it, and its addresses serve other nodes afterwards', async () => {
+    await createNode('node-a');
+    await createNode('node-b');
+    await start();
+    await waitFor('NNCs', async () => (await get('node-a')) && (await get('node-b')));
+    await setRequest('node-a', 20);
+    const a = await served('node-a', 20);
+    const held = new Set([
+      dynamicContainers(a)[0]!.primaryIP,
+      ...dynamicContainers(a)[0]!.ipAssignments!.map((x) => x.ip),
+    ]);
+    await core.deleteNode({ name: 'node-a' });
+    await waitFor('node-a NNC deleted', async () => ((await get('node-a')) ? undefined : true));
+    // /27: 27 usable, node-b's primary is one: 26 are free again.
+    await setRequest('node-b', 26);
+    const b = await served('node-b', 26);
+    const reused = b.status!.networkContainers![0]!.ipAssignments!.filter((x) => held.has(x.ip));
+    expect(reused.length).to.be.at.least(20);
+  });
+
+  it('at start, an NNC whose Node is gone is deleted; one of a live Node is kept as it is', async () => {
+    await createNode('alive');
+    for (const name of ['alive', 'ghost']) {
+      await api.createNamespacedCustomObject({
+        ...NNC,
+        body: {
+          apiVersion: 'acn.azure.com/v1alpha',
+          kind: 'NodeNetworkConfig',
+          metadata: { name, namespace: NS },
+          spec: { requestedIPCount: 4 },
+        },
+      });
+    }
+    await start();
+    await waitFor('ghost deleted', async () => ((await get('ghost')) ? undefined : true));
+    const alive = await served('alive', 4);
+    expect(alive.metadata.name).to.equal('alive');
+  });
+});

@@ -1,0 +1,127 @@
+// The fulfiller's --listen endpoints over real HTTP: /healthz, /readyz and
+// /metrics from its own registry (nodes by state, allocations, releases,
+// status writes and conflicts, queue depth, leader, reconcile duration), and
+// a backend's own series in the same registry.
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { expect } from 'chai';
+import { Counter } from 'prom-client';
+import { startApiServer } from '../../src/apiserver/server.ts';
+import { CidrBackend } from '../../src/fulfiller/cidr-backend.ts';
+import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
+import { parseListen } from '../../src/fulfiller/http.ts';
+import { startFulfiller } from '../../src/fulfiller/run.ts';
+import { loadKubeConfig } from '../../src/kube/config.ts';
+import { silentLogger } from '../../src/log/logger.ts';
+import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
+import { dynamicContainers } from '../../src/nnc/types.ts';
+import { parseProm, value } from '../metrics/prom-text.ts';
+import { CRDS_DIR, waitFor } from '../support/wait.ts';
+
+const NNC = {
+  group: 'acn.azure.com',
+  version: 'v1alpha',
+  namespace: 'kube-system',
+  plural: 'nodenetworkconfigs',
+};
+
+describe('fulfiller: --listen endpoints and metrics', function () {
+  this.timeout(20_000);
+
+  it('parses --listen and refuses anything but HOST:PORT', () => {
+    expect(parseListen('127.0.0.1:10093')).to.deep.equal({ host: '127.0.0.1', port: 10093 });
+    expect(parseListen('0.0.0.0:0')).to.deep.equal({ host: '0.0.0.0', port: 0 });
+    expect(parseListen('[::1]:9')).to.deep.equal({ host: '::1', port: 9 });
+    for (const bad of ['10093', 'host:', ':80', 'h:99999', 'a:b'])
+      expect(() => parseListen(bad), bad).to.throw(/--listen must be HOST:PORT/);
+  });
+
+  it('serves probes and the fulfiller metrics, a backend series included', async () => {
+    const server = await startApiServer({ crdsDir: CRDS_DIR });
+    const { kc } = loadKubeConfig({ kubeconfig: server.kubeconfigPath });
+    const config = makeFulfillerConfig({ subnet: '10.240.0.0/24', minIntervalMs: 0 });
+    let calls: Counter | undefined;
+    const running = await startFulfiller({
+      kc,
+      config,
+      logger: silentLogger(),
+      listen: { host: '127.0.0.1', port: 0 },
+      defaultMetrics: false,
+      backend: ({ ledger, registry }) => {
+        calls = new Counter({
+          name: 'pool_monitor_fulfiller_backend_calls_total',
+          help: 'test',
+          registers: [registry],
+        });
+        const cidr = new CidrBackend({ cidr: config.subnet }, ledger);
+        return {
+          kind: cidr.kind,
+          subnets: () => cidr.subnets(),
+          apply: (node, change) => {
+            calls!.inc();
+            return cidr.apply(node, change);
+          },
+          releaseAll: (node, container) => cidr.releaseAll(node, container),
+        };
+      },
+    });
+    try {
+      const url = running.http!.url;
+      await kc.makeApiClient(CoreV1Api).createNode({ body: { metadata: { name: 'node-1' } } });
+      const api = kc.makeApiClient(CustomObjectsApi);
+      const nnc = await waitFor('NNC created', async () =>
+        api.getNamespacedCustomObject({ ...NNC, name: 'node-1' }),
+      );
+      server.faults.inject({
+        verb: 'update',
+        resource: 'nodenetworkconfigs',
+        subresource: 'status',
+        status: 409,
+      });
+      await api.replaceNamespacedCustomObject({
+        ...NNC,
+        name: 'node-1',
+        body: { ...(nnc as object), spec: { requestedIPCount: 8 } },
+      });
+      await waitFor('filled', async () => {
+        const o = (await api.getNamespacedCustomObject({
+          ...NNC,
+          name: 'node-1',
+        })) as NodeNetworkConfig;
+        return dynamicContainers(o)[0]?.ipAssignments?.length === 8;
+      });
+      await running.fulfiller.whenIdle();
+
+      expect((await fetch(`${url}/healthz`)).status).to.equal(200);
+      const ready = await fetch(`${url}/readyz`);
+      expect(ready.status).to.equal(200);
+      expect(await ready.json()).to.deep.equal({ ready: true, leader: true, stopping: false });
+      expect((await fetch(`${url}/nope`)).status).to.equal(404);
+      expect((await fetch(`${url}/metrics`, { method: 'POST' })).status).to.equal(405);
+
+      const res = await fetch(`${url}/metrics`);
+      expect(res.headers.get('content-type')).to.match(/^text\/plain/);
+      const m = parseProm(await res.text());
+      const p = 'pool_monitor_fulfiller_';
+      expect(value(m, `${p}nodes`, { state: 'Updated' })).to.equal(1);
+      expect(value(m, `${p}nodes`, { state: 'SubnetFull' })).to.equal(0);
+      expect(value(m, `${p}ips_allocated_total`)).to.equal(8);
+      expect(value(m, `${p}ips_released_total`)).to.equal(0);
+      expect(value(m, `${p}status_writes_total`, { result: 'success' })).to.be.at.least(1);
+      expect(value(m, `${p}status_writes_total`, { result: 'conflict' })).to.equal(1);
+      expect(value(m, `${p}nnc_lifecycle_total`, { action: 'created' })).to.equal(1);
+      expect(value(m, `${p}queue_depth`)).to.equal(0);
+      expect(value(m, `${p}leader`)).to.equal(1);
+      expect(value(m, `${p}subnet_free_ips`, { subnet: 'subnet-10-240-0-0-24' })).to.equal(251 - 9);
+      expect(value(m, `${p}address_conflicts`)).to.equal(0);
+      const reconciles = m.samples.filter((s) => s.name === `${p}reconcile_duration_seconds_count`);
+      expect(reconciles.reduce((n, s) => n + s.value, 0)).to.be.at.least(1);
+      expect(value(m, `${p}backend_calls_total`)).to.be.at.least(1);
+      expect(m.samples.some((s) => s.name.startsWith('process_'))).to.equal(false);
+    } finally {
+      await running.stop();
+      await server.close();
+    }
+    const closed = await fetch(`${running.http!.url}/healthz`).catch(() => 'refused');
+    expect(closed).to.equal('refused');
+  });
+});

@@ -1,0 +1,170 @@
+// The three ways a review found for an address to end up on two nodes or be
+// lost (issue 11), each over real HTTP against the local API server:
+// 1. an NNC deleted while its Node still exists freed every address it held;
+// 2. (in stale-events.test.ts: a late watch event re-marking a freed address);
+// 3. two fulfiller replicas each kept their own pool and handed out the same
+//    addresses.
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { expect } from 'chai';
+import { startApiServer } from '../../src/apiserver/server.ts';
+import type { ApiServer } from '../../src/apiserver/server.ts';
+import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
+import type { FulfillerConfig } from '../../src/fulfiller/config.ts';
+import { startFulfiller } from '../../src/fulfiller/run.ts';
+import type { RunningFulfiller, StartFulfillerOptions } from '../../src/fulfiller/run.ts';
+import { loadKubeConfig } from '../../src/kube/config.ts';
+import { silentLogger } from '../../src/log/logger.ts';
+import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
+import { dynamicContainers } from '../../src/nnc/types.ts';
+import { startRecordingProxy } from '../support/recording-proxy.ts';
+import type { RecordingProxy } from '../support/recording-proxy.ts';
+import { CRDS_DIR, waitFor } from '../support/wait.ts';
+
+const NS = 'kube-system';
+const NNC = {
+  group: 'acn.azure.com',
+  version: 'v1alpha',
+  namespace: NS,
+  plural: 'nodenetworkconfigs',
+};
+
+/** Every address (primary and secondaries) in the NNC's dynamic containers. */
+function addressesOf(nnc: NodeNetworkConfig | undefined): string[] {
+  if (!nnc) return [];
+  return dynamicContainers(nnc).flatMap((nc) => [
+    ...(nc.primaryIP ? [nc.primaryIP] : []),
+    ...(nc.ipAssignments ?? []).map((a) => a.ip),
+  ]);
+}
+
+describe('fulfiller: the review defects of issue 11, over HTTP', function () {
+  this.timeout(30_000);
+  let server: ApiServer;
+  let kc: KubeConfig;
+  let api: CustomObjectsApi;
+  let core: CoreV1Api;
+  const running: RunningFulfiller[] = [];
+  const proxies: RecordingProxy[] = [];
+
+  const config = (overrides: Partial<FulfillerConfig> = {}): FulfillerConfig =>
+    makeFulfillerConfig({
+      subnet: '10.240.0.0/27',
+      subnetName: 'pods',
+      minIntervalMs: 0,
+      exhaustionThreshold: 0,
+      recoveryMargin: 0,
+      backoff: { initialMs: 20, maxMs: 200 },
+      ...overrides,
+    });
+  const start = async (options: Partial<StartFulfillerOptions> = {}): Promise<RunningFulfiller> => {
+    const r = await startFulfiller({ kc, config: config(), logger: silentLogger(), ...options });
+    running.push(r);
+    return r;
+  };
+  const get = async (name: string): Promise<NodeNetworkConfig | undefined> => {
+    try {
+      return (await api.getNamespacedCustomObject({ ...NNC, name })) as NodeNetworkConfig;
+    } catch {
+      return undefined;
+    }
+  };
+  const createNode = (name: string) =>
+    core.createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name } } } });
+  /** Creates the NNC unless the fulfiller already did, then sets its spec. */
+  const setSpec = async (name: string, spec: Record<string, unknown>) => {
+    for (;;) {
+      const cur = await get(name);
+      try {
+        if (cur) await api.replaceNamespacedCustomObject({ ...NNC, name, body: { ...cur, spec } });
+        else
+          await api.createNamespacedCustomObject({
+            ...NNC,
+            body: {
+              apiVersion: 'acn.azure.com/v1alpha',
+              kind: 'NodeNetworkConfig',
+              metadata: { name, namespace: NS },
+              spec,
+            },
+          });
+        return;
+      } catch {
+        // 409: the fulfiller created or wrote it meanwhile; read again.
+      }
+    }
+  };
+  const settled = (name: string, n: number) =>
+    waitFor(`${name} with ${n} IPs`, async () => {
+      const o = await get(name);
+      const ips = dynamicContainers(o ?? { metadata: { name } })[0]?.ipAssignments ?? [];
+      return ips.length === n ? o : undefined;
+    });
+
+  beforeEach(async () => {
+    server = await startApiServer({ crdsDir: CRDS_DIR, logger: silentLogger() });
+    kc = loadKubeConfig({ kubeconfig: server.kubeconfigPath }).kc;
+    api = kc.makeApiClient(CustomObjectsApi);
+    core = kc.makeApiClient(CoreV1Api);
+  });
+
+  afterEach(async () => {
+    for (const r of running.splice(0)) await r.stop();
+    for (const p of proxies.splice(0)) await p.close();
+    await server.close();
+  });
+
+  it('defect 1: an NNC deleted under a live Node keeps its addresses and is recreated with them', async () => {
+    await createNode('node-a');
+    await createNode('node-b');
+    await setSpec('node-a', { requestedIPCount: 8 });
+    await setSpec('node-b', { requestedIPCount: 0 });
+    await start();
+    const a = await settled('node-a', 8);
+    const held = addressesOf(a);
+    expect(held).to.have.length(9);
+
+    await api.deleteNamespacedCustomObject({ ...NNC, name: 'node-a' });
+    // node-b now asks for more than the /27 has left (27 usable, 9 held by node-a).
+    await setSpec('node-b', { requestedIPCount: 26 });
+    const b = await waitFor('node-b served', async () => {
+      const o = await get('node-b');
+      const done = o?.status?.status === 'SubnetFull' || o?.status?.status === 'Updated';
+      return done && addressesOf(o).length >= 18 ? o : undefined;
+    });
+    const taken = addressesOf(b).filter((ip) => held.includes(ip));
+    expect(taken, 'addresses of the deleted NNC handed to node-b').to.deep.equal([]);
+    expect(addressesOf(b)).to.have.length(18);
+
+    const back = await waitFor('node-a recreated', async () => {
+      const o = await get('node-a');
+      return addressesOf(o).length === 9 ? o : undefined;
+    });
+    expect(addressesOf(back).sort()).to.deep.equal([...held].sort());
+    expect(dynamicContainers(back)[0]!.ipAssignments).to.deep.equal(
+      dynamicContainers(a)[0]!.ipAssignments,
+    );
+  });
+
+  it('defect 3: two replicas never hand out one address twice; only the leader writes', async () => {
+    const leases = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500 };
+    for (const id of ['replica-a', 'replica-b']) {
+      const proxy = await startRecordingProxy(server.url);
+      proxies.push(proxy);
+      const own = loadKubeConfig({ kubeconfig: proxy.kubeconfigPath }).kc;
+      await start({
+        kc: own,
+        config: config({ subnet: '10.240.0.0/24' }),
+        leaderElection: { identity: id, ...leases },
+      });
+    }
+    const nodes = ['n1', 'n2', 'n3', 'n4', 'n5', 'n6'];
+    for (const n of nodes) await createNode(n);
+    await Promise.all(nodes.map((n) => setSpec(n, { requestedIPCount: 12 })));
+    const filled = await Promise.all(nodes.map((n) => settled(n, 12)));
+    const all = filled.flatMap(addressesOf);
+    expect(all).to.have.length(nodes.length * 13);
+    expect(new Set(all).size, 'an address on two NNCs').to.equal(all.length);
+    const writers = proxies.filter((p) => p.writes().some((w) => !w.path.includes('/leases')));
+    expect(writers, 'replicas that wrote NNCs, CSSs or Events').to.have.length(1);
+  });
+});

@@ -1,0 +1,77 @@
+// A pass-through HTTP proxy in front of the local API server that records
+// every request one client makes (method, path, status, time), so a test can
+// tell which of two fulfillers wrote what: each gets its own proxy and its own
+// kubeconfig. Responses (watch streams included) are piped through unchanged.
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { writeKubeconfig } from '../../src/apiserver/kubeconfig.ts';
+
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  status: number;
+  /** Date.now() when the request reached the proxy (it was sent no later). */
+  sentAt: number;
+  /** Date.now() when the response head arrived. */
+  at: number;
+}
+
+export interface RecordingProxy {
+  url: string;
+  kubeconfigPath: string;
+  requests: RecordedRequest[];
+  /** Requests that change something (everything but GET), sent at or after `since`. */
+  writes(since?: number): RecordedRequest[];
+  close(): Promise<void>;
+}
+
+export async function startRecordingProxy(target: string): Promise<RecordingProxy> {
+  const upstream = new URL(target);
+  const requests: RecordedRequest[] = [];
+  const server: Server = createServer((req, res) => {
+    const sentAt = Date.now();
+    const out = request(
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: req.method,
+        path: req.url,
+        headers: req.headers,
+      },
+      (up) => {
+        requests.push({
+          method: req.method ?? 'GET',
+          path: (req.url ?? '').split('?')[0]!,
+          status: up.statusCode ?? 0,
+          sentAt,
+          at: Date.now(),
+        });
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        res.flushHeaders(); // a watch answers its headers long before its first event
+        up.pipe(res);
+      },
+    );
+    out.on('error', () => res.destroy());
+    res.on('close', () => out.destroy());
+    req.pipe(out);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const dir = mkdtempSync(join(tmpdir(), 'proxy-kubeconfig-'));
+  const kubeconfigPath = join(dir, 'kubeconfig');
+  writeKubeconfig(kubeconfigPath, url);
+  return {
+    url,
+    kubeconfigPath,
+    requests,
+    writes: (since = 0) => requests.filter((r) => r.method !== 'GET' && r.sentAt >= since),
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
