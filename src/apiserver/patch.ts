@@ -1,7 +1,8 @@
 // The three classic patch formats: JSON merge patch (RFC 7386), JSON patch
 // (RFC 6902) and strategic merge patch for the built-in types we serve (lists
-// merged by their Kubernetes merge keys, `$patch`, `$retainKeys`,
-// `$deleteFromPrimitiveList`, `$setElementOrder` directives). All pure: they
+// merged by their Kubernetes merge keys, in Pods and in the pod templates of
+// workloads alike, `$patch`, `$retainKeys`, `$deleteFromPrimitiveList`,
+// `$setElementOrder` directives). All pure: they
 // return new values and never touch their inputs.
 import { ApiError, badRequest } from './errors.ts';
 import { clone, deepEqual, isObject, type Json, type JsonObject } from './objects.ts';
@@ -155,8 +156,31 @@ const MERGE_KEYS: Record<string, string> = {
 /** Lists of primitives merged as sets. */
 const MERGE_PRIMITIVES = new Set(['metadata.finalizers']);
 
+/**
+ * A workload's pod template (Deployment, DaemonSet: `spec.template`) merges
+ * as a Pod does: `spec.template.spec.containers` is keyed like `spec.containers`.
+ */
+function podPath(path: string): string {
+  return path.startsWith('spec.template.') ? path.slice('spec.template.'.length) : path;
+}
+
+/** Reorders a merged keyed list as `$setElementOrder` says; items it does not name keep their place after. */
+function setElementOrder(list: Json[], order: Json, key: string): Json[] {
+  if (!Array.isArray(order)) return list;
+  const rank = new Map<string, number>();
+  order.forEach((o, i) => {
+    if (isObject(o)) rank.set(JSON.stringify(o[key]), i);
+  });
+  const at = (x: Json): number =>
+    isObject(x) ? (rank.get(JSON.stringify(x[key])) ?? Infinity) : Infinity;
+  return list
+    .map((x, i) => ({ x, i }))
+    .sort((a, b) => at(a.x) - at(b.x) || a.i - b.i)
+    .map((e) => e.x);
+}
+
 function smpList(path: string, target: Json[] | undefined, patch: Json[]): Json[] {
-  const key = MERGE_KEYS[path];
+  const key = MERGE_KEYS[podPath(path)];
   if (MERGE_PRIMITIVES.has(path)) {
     const out = [...(target ?? [])];
     for (const v of patch) if (!out.some((x) => deepEqual(x, v))) out.push(clone(v));
@@ -190,7 +214,9 @@ function smpMap(path: string, target: JsonObject | undefined, patch: JsonObject)
   }
   if (patch.$patch === 'delete') return {};
   const result: JsonObject = target ? { ...target } : {};
+  const orders: Array<[string, Json]> = [];
   for (const [k, v] of Object.entries(patch)) {
+    if (k.startsWith('$setElementOrder/')) orders.push([k.slice('$setElementOrder/'.length), v]);
     if (k === '$patch' || k === '$retainKeys' || k.startsWith('$setElementOrder/')) continue;
     if (k.startsWith('$deleteFromPrimitiveList/')) {
       const field = k.slice('$deleteFromPrimitiveList/'.length);
@@ -210,6 +236,11 @@ function smpMap(path: string, target: JsonObject | undefined, patch: JsonObject)
     else if (isObject(v))
       result[k] = smpMap(childPath, isObject(result[k]) ? (result[k] as JsonObject) : undefined, v);
     else result[k] = v;
+  }
+  for (const [field, order] of orders) {
+    const key = MERGE_KEYS[podPath(path ? `${path}.${field}` : field)];
+    if (key && Array.isArray(result[field]))
+      result[field] = setElementOrder(result[field] as Json[], order, key);
   }
   if (Array.isArray(patch.$retainKeys)) {
     const keep = new Set(patch.$retainKeys.map(String));

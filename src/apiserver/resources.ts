@@ -106,7 +106,7 @@ export const BUILTIN_RESOURCES: readonly ResourceInfo[] = [
     ],
   }),
   builtin('', 'v1', 'serviceaccounts', 'ServiceAccount', true, { shortNames: ['sa'] }),
-  // Served so the product's own manifests (DaemonSet, RBAC) can be applied and
+  // Served so the product's own manifests (DaemonSet, Deployment, RBAC) can be applied and
   // inspected; stored as written, with no controller acting on them.
   builtin('apps', 'v1', 'daemonsets', 'DaemonSet', true, {
     shortNames: ['ds'],
@@ -116,6 +116,18 @@ export const BUILTIN_RESOURCES: readonly ResourceInfo[] = [
     printerColumns: [
       { name: 'Desired', type: 'integer', jsonPath: '.status.desiredNumberScheduled' },
       { name: 'Ready', type: 'integer', jsonPath: '.status.numberReady' },
+    ],
+  }),
+  // The fulfiller's Deployment, likewise stored as written.
+  builtin('apps', 'v1', 'deployments', 'Deployment', true, {
+    shortNames: ['deploy'],
+    categories: ['all'],
+    statusSubresource: true,
+    generation: true,
+    printerColumns: [
+      { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas' },
+      { name: 'Up-to-date', type: 'integer', jsonPath: '.status.updatedReplicas' },
+      { name: 'Available', type: 'integer', jsonPath: '.status.availableReplicas' },
     ],
   }),
   builtin('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', false),

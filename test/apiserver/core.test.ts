@@ -119,6 +119,60 @@ describe('cluster: patches', () => {
     }) as JsonObject;
     expect((del.metadata as JsonObject).finalizers).to.deep.equal([]);
   });
+
+  it("strategic merge patch merges a workload's pod template as a Pod, in $setElementOrder's order", () => {
+    // What kubectl apply sends when an overlay adds env to a Deployment's container.
+    const deploy: KObject = obj('d', {
+      spec: {
+        replicas: 2,
+        template: {
+          metadata: { labels: { app: 'x' } },
+          spec: {
+            containers: [
+              { name: 'main', args: ['a'], env: [{ name: 'POD_NAME', value: 'p' }], image: 'i' },
+            ],
+          },
+        },
+      },
+    });
+    const out = strategicMergePatch(deploy, {
+      spec: {
+        template: {
+          metadata: { labels: { extra: 'true' } },
+          spec: {
+            '$setElementOrder/containers': [{ name: 'main' }],
+            containers: [
+              {
+                name: 'main',
+                args: ['b', 'c'],
+                '$setElementOrder/env': [{ name: 'AZURE' }, { name: 'POD_NAME' }],
+                env: [{ name: 'AZURE', value: 'z' }],
+              },
+            ],
+          },
+        },
+      },
+    }) as JsonObject;
+    expect(out.spec).to.deep.equal({
+      replicas: 2,
+      template: {
+        metadata: { labels: { app: 'x', extra: 'true' } },
+        spec: {
+          containers: [
+            {
+              name: 'main',
+              args: ['b', 'c'],
+              env: [
+                { name: 'AZURE', value: 'z' },
+                { name: 'POD_NAME', value: 'p' },
+              ],
+              image: 'i',
+            },
+          ],
+        },
+      },
+    });
+  });
 });
 
 describe('cluster: selectors', () => {

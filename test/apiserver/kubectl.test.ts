@@ -84,8 +84,8 @@ for (const version of ['1.27', '1.33']) {
     });
     after(() => server.close());
 
-    it('applies the CRDs from manifests/crds, which makes NNC and CSS servable', async () => {
-      const out = await ok(['apply', '-f', CRDS_DIR]);
+    it('applies the CRDs (kubectl apply -k manifests/crds), which makes NNC and CSS servable', async () => {
+      const out = await ok(['apply', '-k', CRDS_DIR]);
       expect(out).to.match(/nodenetworkconfigs.acn.azure.com created/);
       expect(out).to.match(/clustersubnetstates.acn.azure.com created/);
       const res = await ok(['api-resources', '--api-group=acn.azure.com']);
@@ -94,7 +94,7 @@ for (const version of ['1.27', '1.33']) {
       );
       expect(await ok(['get', 'crd'])).to.match(/nodenetworkconfigs.acn.azure.com/);
       // Re-applying unchanged is accepted.
-      expect(await ok(['apply', '-f', CRDS_DIR])).to.match(/unchanged|configured/);
+      expect(await ok(['apply', '-k', CRDS_DIR])).to.match(/unchanged|configured/);
     });
 
     it('apply, get (table with printer columns), describe, patch and status patch an NNC', async () => {
@@ -265,7 +265,7 @@ for (const version of ['1.27', '1.33']) {
 
     it('delete of the NNC and the CRDs', async () => {
       await ok(['delete', 'nnc', 'node-1', '-n', 'kube-system']);
-      await ok(['delete', '-f', CRDS_DIR]);
+      await ok(['delete', '-k', CRDS_DIR]);
       const r = await kubectl(['get', 'crd', '-o', 'name']);
       expect(r.out).to.not.match(/acn.azure.com/);
     });

@@ -16,7 +16,10 @@ import { spawnFulfiller } from '../support/fulfiller-process.ts';
 import type { FulfillerProcess } from '../support/fulfiller-process.ts';
 import { startRecordingProxy } from '../support/recording-proxy.ts';
 import type { RecordingProxy } from '../support/recording-proxy.ts';
+import { allowed, attributesOf, rulesOf } from '../support/rbac.ts';
 import { CRDS_DIR, sleep, waitFor } from '../support/wait.ts';
+
+const RBAC = rulesOf(new URL('../../manifests/fulfiller/rbac.yaml', import.meta.url).pathname);
 
 const NS = 'kube-system';
 const NNC = {
@@ -169,6 +172,13 @@ describe('fulfiller processes: leader election over HTTP', function () {
     const all = [await get('node-1'), await served('node-2', 10)] as NodeNetworkConfig[];
     const ips = addresses(all);
     expect(new Set(ips).size, 'an address on two NNCs').to.equal(ips.length);
+    // Every request either replica made is one manifests/fulfiller/rbac.yaml grants.
+    const denied = replicas
+      .flatMap((r) => r.proxy.requests)
+      .map((r) => ({ r, a: attributesOf(r.method, r.url) }))
+      .filter(({ a }) => !a || !allowed(RBAC, a))
+      .map(({ r }) => `${r.method} ${r.url}`);
+    expect(denied, 'requests the RBAC manifest does not grant').to.deep.equal([]);
   });
 
   it('SIGTERM: the leader steps down, releases the lease and exits 0; the standby takes over at once', async () => {

@@ -1,5 +1,6 @@
 // The deployable manifests: accepted by a Kubernetes API server through the
-// real kubectl (1.27 and 1.33), and least privilege as the sidecar needs it.
+// real kubectl (1.27 and 1.33), base and Azure overlay; least privilege as
+// the sidecar and the fulfiller need it; pods hardened.
 import { expect } from 'chai';
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -7,19 +8,15 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { startApiServer, type ApiServer } from '../../src/apiserver/server.ts';
+import { grants, rulesOf } from '../support/rbac.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const MANIFESTS = join(ROOT, 'manifests');
+const AZURE = join(MANIFESTS, 'azure');
 
 function kubectlDir(): string {
   const which = execFileSync('sh', ['-c', 'command -v kubectl'], { encoding: 'utf8' }).trim();
   return dirname(realpathSync(which));
-}
-
-interface Rule {
-  apiGroups: string[];
-  resources: string[];
-  verbs: string[];
 }
 
 function docs(file: string): Record<string, unknown>[] {
@@ -28,43 +25,71 @@ function docs(file: string): Record<string, unknown>[] {
   );
 }
 
+interface Container {
+  name: string;
+  args: string[];
+  env: { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
+  ports?: { containerPort: number }[];
+  livenessProbe: { httpGet: { path: string; port: number } };
+  readinessProbe: { httpGet: { path: string; port: number } };
+  resources: { requests: object; limits: object };
+  securityContext: {
+    readOnlyRootFilesystem: boolean;
+    allowPrivilegeEscalation: boolean;
+    capabilities: { drop: string[] };
+  };
+}
+interface PodSpec {
+  serviceAccountName: string;
+  hostNetwork?: boolean;
+  securityContext: { runAsNonRoot: boolean };
+  containers: Container[];
+  volumes: { name: string; hostPath?: { path: string } }[];
+  affinity?: { podAntiAffinity?: { requiredDuringSchedulingIgnoredDuringExecution?: unknown[] } };
+}
+interface Workload {
+  kind: string;
+  metadata: { name: string };
+  spec: { replicas?: number; template: { metadata: { labels: Record<string, string> }; spec: PodSpec } };
+}
+
 describe('manifests', () => {
   it('grant the sidecar exactly what it uses, nothing else', () => {
-    const grants = new Map<string, string[]>();
-    for (const doc of docs('sidecar/rbac.yaml')) {
-      for (const rule of (doc.rules as Rule[] | undefined) ?? []) {
-        for (const group of rule.apiGroups) {
-          for (const resource of rule.resources) {
-            const key = `${group || 'core'}/${resource}`;
-            grants.set(key, [...(grants.get(key) ?? []), ...rule.verbs].sort());
-          }
-        }
-      }
-    }
-    expect(Object.fromEntries(grants)).to.deep.equal({
+    expect(grants(rulesOf(join(MANIFESTS, 'sidecar/rbac.yaml')))).to.deep.equal({
       'core/pods': ['get', 'list', 'watch'],
       'acn.azure.com/nodenetworkconfigs': ['get', 'list', 'patch', 'watch'],
       'acn.azure.com/clustersubnetstates': ['get', 'list', 'watch'],
-      'core/events': ['create', 'patch'],
+      // The Event recorder updates repeated Events with PUT.
+      'core/events': ['create', 'update'],
     });
   });
 
-  it('run the sidecar non-root, read-only, with probes, limits and NODENAME from the downward API', () => {
-    const [ds] = docs('sidecar/daemonset.yaml') as [
-      { spec: { template: { spec: Record<string, unknown> } } },
+  it('grant the fulfiller exactly the issue 11 lists', () => {
+    expect(grants(rulesOf(join(MANIFESTS, 'fulfiller/rbac.yaml')))).to.deep.equal({
+      'core/nodes': ['get', 'list', 'watch'],
+      'acn.azure.com/nodenetworkconfigs': ['create', 'delete', 'get', 'list', 'watch'],
+      'acn.azure.com/nodenetworkconfigs/status': ['patch', 'update'],
+      'acn.azure.com/clustersubnetstates': ['create', 'get', 'list', 'watch'],
+      'acn.azure.com/clustersubnetstates/status': ['patch'],
+      'coordination.k8s.io/leases': ['create'],
+      'coordination.k8s.io/leases[pool-monitor-fulfiller]': ['get', 'list', 'update', 'watch'],
+      'core/events': ['create', 'update'],
+    });
+    // Namespaced grants are in a Role of the namespace, not cluster-wide.
+    const [clusterRole, , role] = docs('fulfiller/rbac.yaml') as [
+      { kind: string; rules: { resources: string[] }[] },
+      unknown,
+      { kind: string; metadata: { namespace: string } },
     ];
-    const pod = ds.spec.template.spec as {
-      securityContext: { runAsNonRoot: boolean };
-      containers: {
-        args: string[];
-        env: { name: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
-        livenessProbe: { httpGet: { path: string } };
-        readinessProbe: { httpGet: { path: string } };
-        resources: { requests: object; limits: object };
-        securityContext: { readOnlyRootFilesystem: boolean; allowPrivilegeEscalation: boolean };
-      }[];
-      volumes: { name: string; hostPath?: { path: string } }[];
-    };
+    expect(clusterRole.kind).to.equal('ClusterRole');
+    expect(clusterRole.rules.flatMap((r) => r.resources)).to.deep.equal(['nodes']);
+    expect(role).to.deep.include({ kind: 'Role' });
+    expect(role.metadata.namespace).to.equal('kube-system');
+  });
+
+  it('run the sidecar non-root, read-only, with probes, limits and NODENAME from the downward API', () => {
+    const [ds] = docs('sidecar/daemonset.yaml') as unknown as [Workload];
+    const pod = ds.spec.template.spec;
     const [c] = pod.containers;
     expect(pod.securityContext.runAsNonRoot).to.equal(true);
     expect(c?.args[0]).to.equal('sidecar');
@@ -80,8 +105,35 @@ describe('manifests', () => {
     expect(pod.volumes.some((v) => v.hostPath !== undefined)).to.equal(true);
   });
 
+  it('run the fulfiller as 2 replicas on different nodes, non-root, read-only, probed, listening on 0.0.0.0:10093', () => {
+    const [deploy] = docs('fulfiller/deployment.yaml') as unknown as [Workload];
+    expect(deploy.kind).to.equal('Deployment');
+    expect(deploy.spec.replicas).to.equal(2);
+    const pod = deploy.spec.template.spec;
+    expect(pod.serviceAccountName).to.equal('pool-monitor-fulfiller');
+    expect(pod.securityContext.runAsNonRoot).to.equal(true);
+    expect(pod.hostNetwork).to.equal(true);
+    expect(pod.affinity?.podAntiAffinity?.requiredDuringSchedulingIgnoredDuringExecution).to.have.length(1);
+    const [c] = pod.containers;
+    expect(c!.args).to.include.members(['fulfiller', '--listen=0.0.0.0:10093']);
+    expect(c!.args).to.not.include('--leader-elect=false');
+    expect(c!.env.find((e) => e.name === 'POD_NAME')?.valueFrom?.fieldRef?.fieldPath).to.equal(
+      'metadata.name',
+    );
+    expect(c!.livenessProbe.httpGet).to.deep.equal({ path: '/healthz', port: 10093 });
+    expect(c!.readinessProbe.httpGet).to.deep.equal({ path: '/readyz', port: 10093 });
+    expect(c!.resources.requests).to.have.keys('cpu', 'memory');
+    expect(c!.resources.limits).to.have.keys('cpu', 'memory');
+    expect(c!.securityContext).to.deep.equal({
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+    });
+  });
+
   for (const version of ['1.27', '1.33']) {
-    describe(`applied with kubectl ${version}`, () => {
+    describe(`applied with kubectl ${version}`, function () {
+      this.timeout(90_000);
       let server: ApiServer;
       // Asynchronous: the API server runs in this process and must keep serving.
       let kubectl: (...args: string[]) => Promise<string>;
@@ -106,27 +158,79 @@ describe('manifests', () => {
           'customresourcedefinition.apiextensions.k8s.io/nodenetworkconfigs.acn.azure.com created',
           'customresourcedefinition.apiextensions.k8s.io/clustersubnetstates.acn.azure.com created',
           'serviceaccount/pool-monitor created',
+          'serviceaccount/pool-monitor-fulfiller created',
           'clusterrole.rbac.authorization.k8s.io/pool-monitor created',
+          'clusterrole.rbac.authorization.k8s.io/pool-monitor-fulfiller created',
           'clusterrolebinding.rbac.authorization.k8s.io/pool-monitor created',
+          'clusterrolebinding.rbac.authorization.k8s.io/pool-monitor-fulfiller created',
           'role.rbac.authorization.k8s.io/pool-monitor created',
+          'role.rbac.authorization.k8s.io/pool-monitor-fulfiller created',
           'rolebinding.rbac.authorization.k8s.io/pool-monitor created',
+          'rolebinding.rbac.authorization.k8s.io/pool-monitor-fulfiller created',
           'daemonset.apps/pool-monitor created',
           'validatingadmissionpolicy.admissionregistration.k8s.io/pool-monitor-sidecar-own-nnc created',
           'validatingadmissionpolicybinding.admissionregistration.k8s.io/pool-monitor-sidecar-own-nnc created',
+          'deployment.apps/pool-monitor-fulfiller created',
         ]) {
           expect(first).to.contain(expected);
         }
         const second = await kubectl('apply', '-k', MANIFESTS);
         expect(second).to.not.contain('created');
-        const names = await kubectl('get', 'ds,sa,role,rolebinding', '-n', 'kube-system', '-o', 'name');
+        expect(second).to.not.contain('configured');
+        const names = await kubectl(
+          'get',
+          'ds,deploy,sa,role,rolebinding',
+          '-n',
+          'kube-system',
+          '-o',
+          'name',
+        );
         expect(names.split('\n').filter(Boolean).sort()).to.deep.equal([
           'daemonset.apps/pool-monitor',
+          'deployment.apps/pool-monitor-fulfiller',
           'role.rbac.authorization.k8s.io/pool-monitor',
+          'role.rbac.authorization.k8s.io/pool-monitor-fulfiller',
           'rolebinding.rbac.authorization.k8s.io/pool-monitor',
+          'rolebinding.rbac.authorization.k8s.io/pool-monitor-fulfiller',
           'serviceaccount/pool-monitor',
+          'serviceaccount/pool-monitor-fulfiller',
         ]);
         // The CRDs it installed serve NodeNetworkConfigs right away.
         expect(await kubectl('get', 'nnc', '-n', 'kube-system')).to.not.contain('error');
+      });
+
+      it('the Azure overlay switches the fulfiller to the Azure backend with workload identity', async () => {
+        const out = await kubectl('apply', '-k', AZURE);
+        expect(out).to.match(/deployment\.apps\/pool-monitor-fulfiller (configured|created)/);
+        expect(out).to.match(/serviceaccount\/pool-monitor-fulfiller (configured|created)/);
+        expect(await kubectl('apply', '-k', AZURE)).to.not.match(/configured|created/);
+        const deploy = JSON.parse(
+          await kubectl('get', 'deploy', 'pool-monitor-fulfiller', '-n', 'kube-system', '-o', 'json'),
+        ) as Workload;
+        const tpl = deploy.spec.template;
+        expect(tpl.metadata.labels['azure.workload.identity/use']).to.equal('true');
+        const c = tpl.spec.containers[0]!;
+        expect(c.args).to.include.members(['fulfiller', '--backend=azure', '--listen=0.0.0.0:10093']);
+        const env = Object.fromEntries(c.env.map((e) => [e.name, e.value ?? e.valueFrom]));
+        expect(env).to.include.keys(
+          'AZURE_SUBSCRIPTION_ID',
+          'AZURE_RESOURCE_GROUP',
+          'AZURE_POD_SUBNET_ID',
+          'POD_NAME',
+        );
+        expect(String(env.AZURE_POD_SUBNET_ID)).to.match(
+          /^\/subscriptions\/[^/]+\/resourceGroups\/[^/]+\/providers\/Microsoft\.Network\/virtualNetworks\/[^/]+\/subnets\/[^/]+$/,
+        );
+        const sa = JSON.parse(
+          await kubectl('get', 'sa', 'pool-monitor-fulfiller', '-n', 'kube-system', '-o', 'json'),
+        ) as { metadata: { annotations?: Record<string, string> } };
+        expect(sa.metadata.annotations?.['azure.workload.identity/client-id']).to.match(
+          /^[0-9a-f-]{36}$/,
+        );
+        // Hardening and the rest of the base are unchanged by the overlay.
+        expect(tpl.spec.securityContext.runAsNonRoot).to.equal(true);
+        expect(c.securityContext.readOnlyRootFilesystem).to.equal(true);
+        expect(deploy.spec.replicas).to.equal(2);
       });
     });
   }

@@ -12,6 +12,8 @@ import { writeKubeconfig } from '../../src/apiserver/kubeconfig.ts';
 export interface RecordedRequest {
   method: string;
   path: string;
+  /** Path and query, as sent. */
+  url: string;
   status: number;
   /** Date.now() when the request reached the proxy (it was sent no later). */
   sentAt: number;
@@ -45,6 +47,7 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
         requests.push({
           method: req.method ?? 'GET',
           path: (req.url ?? '').split('?')[0]!,
+          url: req.url ?? '',
           status: up.statusCode ?? 0,
           sentAt,
           at: Date.now(),
