@@ -4,7 +4,12 @@
 // with its write gate, the metrics and the --listen endpoints. Used by
 // `bin/pool-monitor fulfiller` and by the embedded cluster.
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
+import type {
+  KubeConfig,
+  KubernetesListObject,
+  KubernetesObject,
+  V1Lease,
+} from '@kubernetes/client-node';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { NodeNetworkConfig } from '../nnc/types.ts';
@@ -14,7 +19,7 @@ import { createEventRecorder } from '../kube/events.ts';
 import { watchResource } from '../kube/watch.ts';
 import type { ResourceWatch } from '../kube/watch.ts';
 import { LeaderElector } from '../leader/elector.ts';
-import { kubeLeaseApi } from '../leader/kube-lease.ts';
+import { kubeLeaseApi, stateOf } from '../leader/kube-lease.ts';
 import type { LeaseTimings } from '../leader/lease.ts';
 import { CLIENT_GO_TIMINGS } from '../leader/lease.ts';
 import type { Logger } from '../log/logger.ts';
@@ -186,7 +191,8 @@ export async function startFulfiller(options: StartFulfillerOptions): Promise<Ru
         await fulfiller.follow();
       },
     });
-    // A released lease is taken at once, not at the next retry period.
+    // Every change of the Lease reaches the elector at once: a standby times
+    // the holder's lease from its last renewal and takes a released lease at once.
     const leases = kc.makeApiClient(CoordinationV1Api);
     const fieldSelector = `metadata.name=${LEASE_NAME}`;
     leaseWatch = watchResource<KubernetesObject>({
@@ -205,9 +211,8 @@ export async function startFulfiller(options: StartFulfillerOptions): Promise<Ru
     const e = elector;
     subs.push(
       leaseWatch.events$.subscribe((event) => {
-        if (event.type !== 'update' && event.type !== 'add') return;
-        const spec = (event.object as { spec?: { holderIdentity?: string } }).spec;
-        if (!spec?.holderIdentity) e.nudge();
+        if (event.type === 'update' || event.type === 'add')
+          e.seen(stateOf(event.object as V1Lease));
       }),
     );
     logger.info('leader election', { lease: LEASE_NAME, identity: e.identity, ...timings });

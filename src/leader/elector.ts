@@ -1,8 +1,11 @@
 // The leader election loop around the pure decisions of lease.ts. One attempt
 // at a time: the holder renews every retry period (first optimistically over
 // the record it wrote, then by read-decide-write, as client-go does); a
-// candidate tries every retry period plus jitter, or at once when told the
-// lease was released (`nudge`). `canWrite()` is the gate every write checks:
+// candidate tries every retry period plus jitter, at the moment the lease it
+// saw expires, or at once when told the lease was released (`nudge`). Told
+// of every change of the Lease by a watch (`seen`), a candidate's clock for
+// the holder's lease starts when the renewal happened rather than at its next
+// poll, so it takes over one lease duration after the holder's last renewal. `canWrite()` is the gate every write checks:
 // true only while leading and within the renew deadline of the last renewal
 // that succeeded (counted from when it was SENT), so a holder that cannot
 // renew stops writing before any other replica may take the lease. A timer
@@ -86,6 +89,16 @@ export class LeaderElector {
     this.run();
   }
 
+  /** The Lease as a watch delivered it: an older resourceVersion than already seen is ignored. */
+  seen(state: LeaseState): void {
+    if (this.stopped) return;
+    const rv = Number(state.resourceVersion);
+    const last = Number(this.observation?.resourceVersion);
+    if (Number.isFinite(rv) && Number.isFinite(last) && rv < last) return;
+    this.see(state, this.o.clock.now());
+    if (state.record.holderIdentity === '') this.nudge();
+  }
+
   /** Try now rather than at the next period (the lease was seen released). */
   nudge(): void {
     if (!this.started || this.stopped || this.isLeading || this.attempt) return;
@@ -154,7 +167,20 @@ export class LeaderElector {
       this.lose('renew deadline passed');
     }
     const jitter = this.isLeading ? 0 : (this.o.random ?? Math.random)() * JITTER_FACTOR;
-    this.nextTimer = clock.setTimeout(() => this.run(), timings.retryPeriodMs * (1 + jitter));
+    let delay = timings.retryPeriodMs * (1 + jitter);
+    // A candidate also tries the moment the lease it sees would expire.
+    const expiry = this.isLeading ? undefined : this.expiry();
+    const now = clock.now();
+    if (expiry !== undefined && expiry > now) delay = Math.min(delay, expiry - now + 1);
+    this.nextTimer = clock.setTimeout(() => this.run(), delay);
+  }
+
+  /** When another holder's lease, as observed, expires (undefined: not held by another). */
+  private expiry(): number | undefined {
+    const o = this.observation;
+    const holder = o?.record.holderIdentity;
+    if (!o || !holder || holder === this.o.identity) return undefined;
+    return o.observedAt + o.record.leaseDurationSeconds * 1000;
   }
 
   private lose(why: string, level: 'warn' | 'info' = 'warn'): void {

@@ -9,7 +9,8 @@ import { isNotFound } from '../kube/errors.ts';
 import type { LeaseApi } from './elector.ts';
 import type { LeaseRecord, LeaseState } from './lease.ts';
 
-function stateOf(lease: V1Lease): LeaseState {
+/** A Lease object (as read or watched) as the elector sees it. */
+export function stateOf(lease: V1Lease): LeaseState {
   const s = (lease.spec ?? {}) as Record<string, unknown>;
   const time = (v: unknown): string =>
     typeof v === 'string' ? v : v instanceof Date ? v.toISOString() : '';

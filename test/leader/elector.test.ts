@@ -25,6 +25,8 @@ class FakeLeaseServer {
   readonly failing = new Set<string>();
   /** Clients whose every request never answers. */
   readonly hanging = new Set<string>();
+  /** Watchers told of every write (as a Lease watch would). */
+  readonly watchers: Array<(state: LeaseState) => void> = [];
   private readonly clock: FakeClock;
   constructor(clock: FakeClock) {
     this.clock = clock;
@@ -36,6 +38,8 @@ class FakeLeaseServer {
       if (this.failing.has(id)) throw Object.assign(new Error('injected 500'), { code: 500 });
       this.state = { record: { ...record }, resourceVersion: String(++this.rv) };
       this.writes.push({ by: id, at: this.clock.now(), holder: record.holderIdentity });
+      const state = this.state;
+      for (const w of this.watchers) queueMicrotask(() => w(structuredClone(state)));
       return structuredClone(this.state);
     };
     return {
@@ -124,6 +128,25 @@ describe('leader/elector: the loop with injected time', () => {
     const [aStopped] = a.changes.find(([, on]) => !on)!;
     expect(aStopped).to.be.at.most(lastRenewal + 10_000);
     expect(aStopped).to.be.below(takenAt);
+  });
+
+  it('a standby told of each renewal by a watch takes over one lease duration after the last one', async () => {
+    const a = candidate(server, clock, 'a');
+    const b = candidate(server, clock, 'b', 0.99);
+    server.watchers.push((state) => b.elector.seen(state));
+    a.elector.start();
+    await clock.advance(10);
+    b.elector.start();
+    await clock.advance(6_000);
+    server.hanging.add('a'); // kill -9
+    const killedAt = clock.now();
+    const lastRenewal = server.writes.at(-1)!.at;
+    await clock.advance(30_000);
+    const [takenAt] = b.changes.find(([, on]) => on)!;
+    // Without the watch it would have seen the last renewal up to 4.4 s late.
+    expect(takenAt - lastRenewal).to.be.within(15_000, 15_001);
+    expect(takenAt - killedAt).to.be.at.most(15_001);
+    expect(a.changes.at(-1)).to.deep.equal([lastRenewal + 10_000, false]);
   });
 
   it('a holder whose renewals fail stops writing at its renew deadline, before the lease expires', async () => {
