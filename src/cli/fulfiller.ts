@@ -61,7 +61,7 @@ function logLevelOption(value: string): LogLevel {
 export function fulfillerCommand(): Command {
   return new Command('fulfiller')
     .description(
-      'Make every NodeNetworkConfig status follow its spec, allocating pod IPs from a subnet',
+      'Create every Node its NodeNetworkConfig and make its status follow its spec, allocating pod IPs from a subnet',
     )
     .option('--kubeconfig <file>', 'kubeconfig file (default: $KUBECONFIG, then in-cluster)')
     .option('--namespace <ns>', 'namespace of the NNCs and CSSs', DEFAULT_NAMESPACE)
@@ -103,35 +103,39 @@ export function fulfillerCommand(): Command {
       '--node-selector <labels>',
       'label selector of the Nodes that get an NNC (default: all)',
     )
-    .option(
-      '--leader-elect <bool>',
-      `compete for the Lease ${'pool-monitor-fulfiller'}; only the holder writes`,
-      booleanOption('--leader-elect'),
-      true,
+    .addOption(
+      new Option(
+        '--leader-elect <bool>',
+        'compete for the Lease pool-monitor-fulfiller; only the holder writes',
+      )
+        .argParser(booleanOption('--leader-elect'))
+        .default(true),
     )
-    .option(
-      '--leader-elect-lease-duration <duration>',
-      'how long a standby waits after the last renewal it saw',
-      durationOption('--leader-elect-lease-duration'),
-      CLIENT_GO_TIMINGS.leaseDurationMs,
+    .addOption(
+      new Option(
+        '--leader-elect-lease-duration <duration>',
+        'how long a standby waits after the last renewal it saw',
+      )
+        .argParser(durationOption('--leader-elect-lease-duration'))
+        .default(CLIENT_GO_TIMINGS.leaseDurationMs, '15s'),
     )
-    .option(
-      '--leader-elect-renew-deadline <duration>',
-      'the holder stops writing when it could not renew for this long',
-      durationOption('--leader-elect-renew-deadline'),
-      CLIENT_GO_TIMINGS.renewDeadlineMs,
+    .addOption(
+      new Option(
+        '--leader-elect-renew-deadline <duration>',
+        'the holder stops writing when it could not renew for this long',
+      )
+        .argParser(durationOption('--leader-elect-renew-deadline'))
+        .default(CLIENT_GO_TIMINGS.renewDeadlineMs, '10s'),
     )
-    .option(
-      '--leader-elect-retry-period <duration>',
-      'time between lease attempts',
-      durationOption('--leader-elect-retry-period'),
-      CLIENT_GO_TIMINGS.retryPeriodMs,
+    .addOption(
+      new Option('--leader-elect-retry-period <duration>', 'time between lease attempts')
+        .argParser(durationOption('--leader-elect-retry-period'))
+        .default(CLIENT_GO_TIMINGS.retryPeriodMs, '2s'),
     )
-    .option(
-      '--listen <host:port>',
-      'serve /healthz, /readyz and /metrics here',
-      listenOption,
-      parseListen('127.0.0.1:10093'),
+    .addOption(
+      new Option('--listen <host:port>', 'serve /healthz, /readyz and /metrics here')
+        .argParser(listenOption)
+        .default(parseListen('127.0.0.1:10093'), '127.0.0.1:10093'),
     )
     .action(async (flags: FulfillerFlags) => {
       if (flags.backend === 'azure') {
