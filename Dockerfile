@@ -1,4 +1,5 @@
-# The node agent image: Node 24, production dependencies only, non-root.
+# The image of the node agent (sidecar) and the control plane (fulfiller):
+# Node 24, production dependencies only, non-root.
 # TypeScript runs through Node's built-in type stripping, so there is no build
 # stage: the image holds the sources as they are in the repository.
 FROM node:24-bookworm-slim
