@@ -1,5 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
+import type { IpBackend } from '../../src/fulfiller/backend.ts';
+import { NodeSetupError } from '../../src/fulfiller/backend.ts';
 import type { CidrBackend } from '../../src/fulfiller/cidr-backend.ts';
 import { ipToInt, isUsable, parseCidr } from '../../src/fulfiller/cidr.ts';
 import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
@@ -27,6 +29,7 @@ function start(
   overrides: Partial<FulfillerConfig> = {},
   cluster = new FakeCluster(),
   clock = new FakeClock(),
+  wrap?: (cidr: CidrBackend) => IpBackend,
 ): Harness {
   const config = makeFulfillerConfig({ subnet: '10.240.0.0/24', minIntervalMs: 10, ...overrides });
   const capture = new CaptureTransport();
@@ -45,6 +48,7 @@ function start(
     logger: createLogger({ level: 'debug', transports: [capture] }),
     events: recorder,
     newId: () => `id-${String(++id).padStart(4, '0')}-${Math.random().toString(36).slice(2, 8)}`,
+    ...(wrap ? { wrap } : {}),
   });
   return { cluster, fulfiller, backend, clock, events, capture, settle };
 }
@@ -287,6 +291,45 @@ describe('fulfiller/controller (in-memory API)', () => {
     expect(assignments(h.cluster, 'n2')).to.have.length(1);
     expect(h.cluster.nncs.get('n2')!.status?.status).to.equal('Updated');
     expectNoSharing(h.cluster, '10.8.0.0/29');
+    await h.fulfiller.stop();
+  });
+
+  it('a node the backend cannot set up gets a Warning, no status, and a retry with backoff', async () => {
+    const h = start({}, new FakeCluster(), new FakeClock(), (cidr) => ({
+      kind: 'test',
+      subnets: () => cidr.subnets(),
+      releaseAll: (node, nc) => cidr.releaseAll(node, nc),
+      apply: async (node, change) => {
+        if (!node.providerID)
+          throw new NodeSetupError('NoProviderID', `node ${node.name} has no spec.providerID`);
+        return cidr.apply(node, change);
+      },
+    }));
+    h.cluster.addNode('n1');
+    // It keeps failing, so it never settles: let some retries happen.
+    await h.clock.advance(5_000);
+    const nnc = h.cluster.nncs.get('n1')!;
+    expect(nnc.status).to.equal(undefined);
+    const failures = h.fulfiller.stats().failures;
+    // Backoff: 200 ms doubling, so a handful of attempts in 5 s, not hundreds.
+    expect(failures).to.be.within(2, 6);
+    const warnings = h.events.filter((e) => e.details.reason === 'NoProviderID');
+    expect(warnings.length).to.be.at.least(1);
+    expect(warnings[0]!.involved).to.include({ kind: 'NodeNetworkConfig', name: 'n1' });
+    expect(h.capture.find('node cannot be set up')[0]).to.include({
+      node: 'n1',
+      reason: 'NoProviderID',
+    });
+    // The Node gets its providerID: the next retry sets it up.
+    h.fulfiller.upsertNode({
+      metadata: { name: 'n1', uid: 'node-uid-1', resourceVersion: h.cluster.nextRv() },
+      spec: {
+        providerID:
+          'azure:///subscriptions/s/resourceGroups/g/providers/Microsoft.Compute/virtualMachines/n1',
+      },
+    });
+    await h.settle();
+    expect(dynamicContainers(h.cluster.nncs.get('n1')!)).to.have.length(1);
     await h.fulfiller.stop();
   });
 

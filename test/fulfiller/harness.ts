@@ -1,5 +1,6 @@
 // Builds a leading Fulfiller on the CIDR backend over the in-memory
 // FakeCluster with a manual clock, for tests that drive it event by event.
+import type { IpBackend } from '../../src/fulfiller/backend.ts';
 import { CidrBackend } from '../../src/fulfiller/cidr-backend.ts';
 import type { FulfillerConfig } from '../../src/fulfiller/config.ts';
 import { Fulfiller } from '../../src/fulfiller/fulfiller.ts';
@@ -19,6 +20,8 @@ export interface HarnessOptions {
   newId?: () => string;
   /** Lead at once (default true). */
   lead?: boolean;
+  /** Wraps the CIDR backend (to inject backend failures). */
+  wrap?: (cidr: CidrBackend) => IpBackend;
 }
 
 export function newFulfiller(opts: HarnessOptions) {
@@ -31,7 +34,7 @@ export function newFulfiller(opts: HarnessOptions) {
   const fulfiller = new Fulfiller({
     config,
     ledger,
-    backend,
+    backend: opts.wrap ? opts.wrap(backend) : backend,
     nncApi: cluster.nncApi,
     lifecycleApi: cluster.lifecycleApi,
     cssApi: cluster.cssApi,
