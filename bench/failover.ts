@@ -36,7 +36,7 @@ interface Replica {
 const replicas: Replica[] = [];
 let n = 0;
 async function replica(): Promise<Replica> {
-  const proxy = await startRecordingProxy(server.url);
+  const proxy = await startRecordingProxy(server);
   const proc = spawnFulfiller(`replica-${n++}`, ['--kubeconfig', proxy.kubeconfigPath]);
   const r = { proc, proxy };
   replicas.push(r);

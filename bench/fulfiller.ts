@@ -18,7 +18,6 @@ import { startFulfiller } from '../src/fulfiller/run.ts';
 import type { RunningFulfiller } from '../src/fulfiller/run.ts';
 import { inBatches } from '../src/embedded/cluster.ts';
 import { loadKubeConfig } from '../src/kube/config.ts';
-import { shareDispatchers } from '../src/kube/shared-dispatcher.ts';
 import { silentLogger } from '../src/log/logger.ts';
 import type { NodeNetworkConfig } from '../src/nnc/types.ts';
 
@@ -38,8 +37,8 @@ const server: ApiServer = await startApiServer({
   logger: silentLogger(),
   historyLimit: nodes * 10,
 });
-const { kc } = loadKubeConfig({ kubeconfig: server.kubeconfigPath });
-const pool = shareDispatchers(kc);
+// The product's connection handling: a keep-alive pool of at most 4 request connections.
+const { kc, connections: pool } = loadKubeConfig({ kubeconfig: server.kubeconfigPath });
 const api = kc.makeApiClient(CustomObjectsApi);
 const core = kc.makeApiClient(CoreV1Api);
 

@@ -62,30 +62,27 @@ describe('fulfiller over the local API server', function () {
       .makeApiClient(CoreV1Api)
       .createNode({ body: { metadata: { name } } })
       .catch(() => {});
-    for (;;) {
-      try {
-        const cur = await get(name).catch(() => undefined);
-        if (cur)
-          await api.replaceNamespacedCustomObject({
-            ...NNC,
-            name,
-            body: { ...cur, spec: { requestedIPCount } },
-          });
-        else
-          await api.createNamespacedCustomObject({
-            ...NNC,
-            body: {
-              apiVersion: 'acn.azure.com/v1alpha',
-              kind: 'NodeNetworkConfig',
-              metadata: { name, namespace: NS },
-              spec: { requestedIPCount },
-            },
-          });
-        return;
-      } catch {
-        // 409: the fulfiller created or wrote it meanwhile
-      }
-    }
+    // A 409 (written meanwhile) throws: waitFor reads and tries again, until its deadline.
+    await waitFor(`the spec of ${name}`, async () => {
+      const cur = await get(name).catch(() => undefined);
+      if (cur)
+        await api.replaceNamespacedCustomObject({
+          ...NNC,
+          name,
+          body: { ...cur, spec: { requestedIPCount } },
+        });
+      else
+        await api.createNamespacedCustomObject({
+          ...NNC,
+          body: {
+            apiVersion: 'acn.azure.com/v1alpha',
+            kind: 'NodeNetworkConfig',
+            metadata: { name, namespace: NS },
+            spec: { requestedIPCount },
+          },
+        });
+      return true;
+    });
   };
   const setSpec = async (name: string, spec: Record<string, unknown>) => {
     const cur = await get(name);

@@ -80,19 +80,16 @@ describe('fulfiller: the NNC lifecycle over HTTP', function () {
     return node;
   };
   const setRequest = async (name: string, requestedIPCount: number) => {
-    for (;;) {
+    // A 409 (written meanwhile) throws: waitFor reads and tries again, until its deadline.
+    await waitFor(`the spec of ${name}`, async () => {
       const cur = (await get(name))!;
-      try {
-        await api.replaceNamespacedCustomObject({
-          ...NNC,
-          name,
-          body: { ...cur, spec: { requestedIPCount } },
-        });
-        return;
-      } catch {
-        // 409: written meanwhile
-      }
-    }
+      await api.replaceNamespacedCustomObject({
+        ...NNC,
+        name,
+        body: { ...cur, spec: { requestedIPCount } },
+      });
+      return true;
+    });
   };
   const served = (name: string, n: number) =>
     waitFor(`${name} with ${n} IPs`, async () => {

@@ -73,25 +73,22 @@ describe('fulfiller: the review defects of issue 11, over HTTP', function () {
     core.createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name } } } });
   /** Creates the NNC unless the fulfiller already did, then sets its spec. */
   const setSpec = async (name: string, spec: Record<string, unknown>) => {
-    for (;;) {
+    // A 409 (written meanwhile) throws: waitFor reads and tries again, until its deadline.
+    await waitFor(`the spec of ${name}`, async () => {
       const cur = await get(name);
-      try {
-        if (cur) await api.replaceNamespacedCustomObject({ ...NNC, name, body: { ...cur, spec } });
-        else
-          await api.createNamespacedCustomObject({
-            ...NNC,
-            body: {
-              apiVersion: 'acn.azure.com/v1alpha',
-              kind: 'NodeNetworkConfig',
-              metadata: { name, namespace: NS },
-              spec,
-            },
-          });
-        return;
-      } catch {
-        // 409: the fulfiller created or wrote it meanwhile; read again.
-      }
-    }
+      if (cur) await api.replaceNamespacedCustomObject({ ...NNC, name, body: { ...cur, spec } });
+      else
+        await api.createNamespacedCustomObject({
+          ...NNC,
+          body: {
+            apiVersion: 'acn.azure.com/v1alpha',
+            kind: 'NodeNetworkConfig',
+            metadata: { name, namespace: NS },
+            spec,
+          },
+        });
+      return true;
+    });
   };
   const settled = (name: string, n: number) =>
     waitFor(`${name} with ${n} IPs`, async () => {
@@ -148,7 +145,7 @@ describe('fulfiller: the review defects of issue 11, over HTTP', function () {
   it('defect 3: two replicas never hand out one address twice; only the leader writes', async () => {
     const leases = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500 };
     for (const id of ['replica-a', 'replica-b']) {
-      const proxy = await startRecordingProxy(server.url);
+      const proxy = await startRecordingProxy(server);
       proxies.push(proxy);
       const own = loadKubeConfig({ kubeconfig: proxy.kubeconfigPath }).kc;
       await start({

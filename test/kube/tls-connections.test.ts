@@ -34,7 +34,8 @@ describe('kube: connections kept alive over TLS', function () {
   it('a fulfiller over 1,000 status writes opens a handful', async () => {
     const r = await fulfillerLoad(c, { writes: 1000, nodes: 250, pooled: true });
     expect(r.writes).to.be.at.least(1000);
-    // Its NNC watch + the request pool (MAX_API_CONNECTIONS = 4), whatever its 8 workers do.
-    expect(r.connections, JSON.stringify(r)).to.be.at.most(5);
+    // Its NNC and Node watches + the request pool (MAX_API_CONNECTIONS = 4),
+    // whatever its 8 workers do (measured: 6); one more if a watch is restarted.
+    expect(r.connections, JSON.stringify(r)).to.be.at.most(7);
   });
 });

@@ -30,8 +30,15 @@ export interface RecordingProxy {
   close(): Promise<void>;
 }
 
-export async function startRecordingProxy(target: string): Promise<RecordingProxy> {
-  const upstream = new URL(target);
+/**
+ * A proxy to `target.url`; its kubeconfig carries `token` (default: the
+ * server's admin token).
+ */
+export async function startRecordingProxy(
+  target: { url: string; adminToken?: string },
+  token: string | undefined = target.adminToken,
+): Promise<RecordingProxy> {
+  const upstream = new URL(target.url);
   const requests: RecordedRequest[] = [];
   const server: Server = createServer((req, res) => {
     const sentAt = Date.now();
@@ -65,7 +72,7 @@ export async function startRecordingProxy(target: string): Promise<RecordingProx
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const dir = mkdtempSync(join(tmpdir(), 'proxy-kubeconfig-'));
   const kubeconfigPath = join(dir, 'kubeconfig');
-  writeKubeconfig(kubeconfigPath, url);
+  writeKubeconfig(kubeconfigPath, url, token ? { token } : {});
   return {
     url,
     kubeconfigPath,
