@@ -50,7 +50,6 @@ function listenOption(value: string): { host: string; port: number } {
   }
 }
 
-
 function logLevelOption(value: string): LogLevel {
   if (!(LOG_LEVELS as readonly string[]).includes(value)) {
     throw new InvalidArgumentError(`must be one of ${LOG_LEVELS.join(', ')}`);
