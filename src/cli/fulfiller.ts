@@ -7,6 +7,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { makeFulfillerConfig } from '../fulfiller/config.ts';
 import { parseCidr } from '../fulfiller/cidr.ts';
 import { parseListen } from '../fulfiller/http.ts';
+import { nodeSelector } from '../fulfiller/nodes.ts';
 import { CLIENT_GO_TIMINGS, validateTimings } from '../leader/lease.ts';
 import { LOG_LEVELS, type LogLevel } from '../log/levels.ts';
 import { DEFAULT_NAMESPACE } from '../nnc/types.ts';
@@ -48,6 +49,15 @@ function listenOption(value: string): { host: string; port: number } {
   } catch (err) {
     throw new InvalidArgumentError((err as Error).message);
   }
+}
+
+function selectorOption(value: string): string {
+  try {
+    nodeSelector(value);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+  return value;
 }
 
 function logLevelOption(value: string): LogLevel {
@@ -101,6 +111,7 @@ export function fulfillerCommand(): Command {
     .option(
       '--node-selector <labels>',
       'label selector of the Nodes that get an NNC (default: all)',
+      selectorOption,
     )
     .addOption(
       new Option(
@@ -146,16 +157,6 @@ export function fulfillerCommand(): Command {
         retryPeriodMs: flags.leaderElectRetryPeriod,
       };
       if (flags.leaderElect) validateTimings(timings);
-      if (flags.nodeSelector !== undefined) {
-        // Checked here, not by an option parser: the selector parser belongs
-        // to code that --help must not load.
-        const { nodeSelector } = await import('../fulfiller/nodes.ts');
-        try {
-          nodeSelector(flags.nodeSelector);
-        } catch (err) {
-          throw new Error(`--node-selector: ${(err as Error).message}`);
-        }
-      }
       const config = makeFulfillerConfig({
         namespace: flags.namespace,
         subnet: flags.subnet,
