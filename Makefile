@@ -1,13 +1,14 @@
 # Two commands on a fresh clone: `make run` and `make test`. Each installs
-# what it needs (npm ci) first. Node 24 comes from the `node` devDependency.
+# what it needs (npm ci, through scripts/install) first. Node 24 comes from the
+# node-linux-<cpu> optional dependency (docs/decisions/0006).
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 NODE_FLAGS := --disable-warning=ExperimentalWarning
 
 .PHONY: run test install typecheck lint unit bench crash-long clean format
 
-node_modules/.installed: package.json package-lock.json
-	npm ci --no-audit --no-fund
+node_modules/.installed: package.json package-lock.json scripts/install
+	scripts/install
 	@touch $@
 
 install: node_modules/.installed
