@@ -23,8 +23,13 @@ lint: install
 	eslint .
 	prettier --check .
 
+# The tests get a temp dir of their own: a file any test or command leaves in
+# it fails the run (nothing may be left in /tmp).
 unit: install
-	c8 mocha 'test/**/*.test.ts'
+	@tmp=$$(mktemp -d) && trap 'rm -rf "$$tmp"' EXIT && \
+	TMPDIR=$$tmp c8 mocha 'test/**/*.test.ts' && \
+	left=$$(ls -A "$$tmp") && if [ -n "$$left" ]; then \
+	  echo "make test: the tests left these in the temp dir:" $$left >&2; exit 1; fi
 
 test: install typecheck lint unit
 

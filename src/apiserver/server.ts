@@ -4,6 +4,7 @@
 // is authenticated and authorized, every write admitted (access.ts). See the
 // other files of this folder for each concern (store, watch, patches, apply,
 // selectors, discovery, tables).
+import { rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { tmpdir } from 'node:os';
@@ -733,9 +734,13 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const port = typeof addr === 'object' && addr ? addr.port : 0;
   address = `127.0.0.1:${port}`;
   const url = `${tls ? 'https' : 'http'}://${address}`;
-  const kubeconfigPath =
-    opts.kubeconfigPath ??
-    join(tmpdir(), `pool-monitor-apiserver-${process.pid}-${port}`, 'kubeconfig');
+  // Without a kubeconfigPath the kubeconfig goes into a directory of its own
+  // in the temp dir, which close() removes: nothing is left behind.
+  const ownKubeconfigDir =
+    opts.kubeconfigPath === undefined
+      ? join(tmpdir(), `pool-monitor-apiserver-${process.pid}-${port}`)
+      : undefined;
+  const kubeconfigPath = opts.kubeconfigPath ?? join(ownKubeconfigDir ?? '', 'kubeconfig');
   writeKubeconfig(kubeconfigPath, url, {
     token: access.adminToken,
     ...(tls ? { caPem: tls.caPem } : {}),
@@ -776,6 +781,8 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
         for (const w of [...watches]) w.stop();
         server.close(() => resolve());
         server.closeAllConnections();
+        if (ownKubeconfigDir !== undefined)
+          rmSync(ownKubeconfigDir, { recursive: true, force: true });
         logger.info('api server stopped', { url });
       });
       return closed;

@@ -5,7 +5,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { LOG_LEVELS, type LogLevel } from '../log/levels.ts';
 import { DEFAULT_SCENARIO } from '../sim/workload/builtins.ts';
-import { integerOption, numberOption } from './parse.ts';
+import { integerOption, numberOption, writableFileOption } from './parse.ts';
 
 interface EmbeddedFlags {
   nodes?: number;
@@ -15,6 +15,7 @@ interface EmbeddedFlags {
   serve?: boolean;
   tls?: boolean;
   report?: string;
+  logFile?: string;
   logLevel: LogLevel;
 }
 
@@ -50,7 +51,12 @@ export function embeddedCommand(): Command {
     .option('--api-port <port>', 'API server port on 127.0.0.1 (default: ephemeral)', portOption, 0)
     .option('--serve', 'keep everything up after the scenario until SIGINT/SIGTERM')
     .option('--tls', 'the API server serves HTTPS with a CA made at start (in its kubeconfig)')
-    .option('--report <file>', 'also write the report as JSON')
+    .option('--report <file>', 'also write the report as JSON', writableFileOption('--report'))
+    .option(
+      '--log-file <file>',
+      'component log, JSON lines (default: a new file in ~/.local/state/pool-monitor)',
+      writableFileOption('--log-file'),
+    )
     .option(
       '--log-level <level>',
       `component log level: ${LOG_LEVELS.join(', ')}`,
@@ -78,6 +84,7 @@ export function embeddedCommand(): Command {
             serve: flags.serve === true,
             tls: flags.tls === true,
             ...(flags.report !== undefined ? { reportFile: flags.report } : {}),
+            ...(flags.logFile !== undefined ? { logFile: flags.logFile } : {}),
             logLevel: flags.logLevel,
           },
           { out: process.stdout, err: process.stderr, signal: abort.signal },

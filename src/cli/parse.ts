@@ -1,6 +1,8 @@
 // Flag value parsers for commander: each turns a bad value into a one-line
 // error naming the flag.
 import { InvalidArgumentError } from 'commander';
+import { accessSync, constants, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 
 export function integerOption(flag: string, min = 0): (value: string) => number {
   return (value) => {
@@ -46,5 +48,20 @@ export function durationOption(flag: string): (value: string) => number {
       );
     }
     return Math.round(ms);
+  };
+}
+
+/** A file that can be created or written: its directory exists and is writable. */
+export function writableFileOption(flag: string): (value: string) => string {
+  return (value) => {
+    if (value.trim() === '') throw new InvalidArgumentError(`${flag} must not be empty`);
+    const dir = dirname(resolve(value));
+    try {
+      if (!statSync(dir).isDirectory()) throw new Error('not a directory');
+      accessSync(dir, constants.W_OK);
+    } catch {
+      throw new InvalidArgumentError(`${flag}: directory ${dir} does not exist or is not writable`);
+    }
+    return value;
   };
 }

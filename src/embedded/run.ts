@@ -19,6 +19,7 @@ import { planScenario } from '../sim/workload/plan.ts';
 import { WorkloadDriver } from '../sim/workload/driver.ts';
 import { startEmbeddedCluster, WORKLOAD_NAMESPACE, type EmbeddedCluster } from './cluster.ts';
 import { fileLogger } from './log-file.ts';
+import { newRunLogFile } from './log-place.ts';
 import { ClusterSampler, type ExhaustionSummary, type SubnetStateSnapshot } from './sampler.ts';
 
 export const DEFAULT_POD_SUBNET = '10.240.0.0/16';
@@ -41,6 +42,8 @@ export interface EmbeddedOptions {
   events?: boolean;
   /** The API server serves HTTPS with a CA made at start (in the kubeconfig). */
   tls?: boolean;
+  /** Where the component log goes; default a new file in the user's state dir (log-place.ts). */
+  logFile?: string;
 }
 
 export interface EmbeddedIo {
@@ -52,6 +55,8 @@ export interface EmbeddedIo {
   signal?: AbortSignal;
   /** Parent of the run directory (default the OS temp dir). */
   tmpRoot?: string;
+  /** Environment for the default log place (default process.env). */
+  env?: Record<string, string | undefined>;
 }
 
 /** The JSON report: the shared report plus what the embedded run adds. */
@@ -120,8 +125,12 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
   plan.actions = plan.actions.filter((a) => a.atMs <= durationMs);
   plan.durationMs = durationMs;
 
+  // The run directory is scratch, removed at the end; the log outlives it
+  // unless there is nowhere else to put it.
   const runDir = mkdtempSync(join(io.tmpRoot ?? tmpdir(), 'pool-monitor-embedded-'));
-  const logFile = join(runDir, 'embedded.log');
+  const logFile =
+    opts.logFile ?? newRunLogFile(io.env ?? process.env) ?? join(runDir, 'embedded.log');
+  const keepRunDir = logFile.startsWith(`${runDir}/`);
   const { logger, close: closeLog } = fileLogger(logFile, opts.logLevel);
   const log = logger.child({ component: 'embedded' });
   const say = (line: string) => io.out.write(`${line}\n`);
@@ -253,7 +262,8 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
     await cluster?.stop().catch((e: unknown) => log.warn('stop failed', { error: String(e) }));
     log.info('embedded run finished', { violations: sampler?.violations.length ?? 0 });
     await closeLog();
-    // The node state is scratch; the log stays for reading.
-    rmSync(join(runDir, 'state'), { recursive: true, force: true });
+    // Node state and kubeconfig are scratch; the log stays for reading.
+    if (keepRunDir) rmSync(join(runDir, 'state'), { recursive: true, force: true });
+    else rmSync(runDir, { recursive: true, force: true });
   }
 }

@@ -1,7 +1,9 @@
 // The API server over HTTP: verbs, concurrency, status subresource,
 // generation, watches, selectors, paging, error bodies, counters, faults.
 import { expect } from 'chai';
-import type { ApiServer } from '../../src/apiserver/server.ts';
+import { existsSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { startApiServer, type ApiServer } from '../../src/apiserver/server.ts';
 import { call, NNC_PATH, nnc, openWatch, withCrds } from './helpers.ts';
 
 describe('cluster: API server over HTTP', () => {
@@ -380,5 +382,15 @@ describe('cluster: API server over HTTP', () => {
       'application/merge-patch+json',
     );
     expect((await call(server, 'GET', '/api/v1/namespaces/default/pods/f')).status).to.equal(404);
+  });
+});
+
+describe('cluster: API server temp files', () => {
+  it('removes the kubeconfig directory it made for itself on close', async () => {
+    const server = await startApiServer();
+    const dir = dirname(server.kubeconfigPath);
+    expect(existsSync(server.kubeconfigPath)).to.equal(true);
+    await server.close();
+    expect(existsSync(dir), dir).to.equal(false);
   });
 });

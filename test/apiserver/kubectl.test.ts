@@ -3,7 +3,7 @@
 // get -w on custom and core resources, client- and server-side apply.
 import { expect } from 'chai';
 import { execFile, spawn, execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, realpathSync } from 'node:fs';
+import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { ApiServer } from '../../src/apiserver/server.ts';
@@ -82,7 +82,10 @@ for (const version of ['1.27', '1.33']) {
       server = await startApiServer();
       cache = mkdtempSync(join(tmpdir(), 'kubectl-cache-'));
     });
-    after(() => server.close());
+    after(async () => {
+      await server.close();
+      rmSync(cache, { recursive: true, force: true });
+    });
 
     it('applies the CRDs (kubectl apply -k manifests/crds), which makes NNC and CSS servable', async () => {
       const out = await ok(['apply', '-k', CRDS_DIR]);

@@ -1,7 +1,7 @@
 // End-to-end through bin/pool-monitor, as a user runs it.
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
-import { writeFileSync, mkdtempSync } from 'node:fs';
+import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -47,6 +47,7 @@ describe('bin/pool-monitor', () => {
     }
     expect(r.stdout).to.contain('simulation summary');
     expect(r.stdout).to.match(/NNC writes\s+\d+/);
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('simulate --quiet --json prints only the summary object', () => {

@@ -3,7 +3,14 @@
 // the report. Scenarios are tiny YAML files so the whole file stays short.
 import { expect } from 'chai';
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,7 +43,11 @@ interface Run {
 }
 
 function start(args: string[]): Run {
-  const child = spawn(BIN, ['embedded', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // Run logs go to the state dir ($XDG_STATE_HOME/pool-monitor): here, the work dir.
+  const child = spawn(BIN, ['embedded', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, XDG_STATE_HOME: work },
+  });
   let out = '';
   let err = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -57,6 +68,7 @@ async function until<T>(what: string, fn: () => T | undefined, timeoutMs: number
 
 describe('embedded: bin/pool-monitor embedded end to end', function () {
   this.timeout(90_000);
+  after(() => rmSync(work, { recursive: true, force: true }));
 
   describe('--serve with kubectl', function () {
     const kubectl = kubectlBin();

@@ -7,7 +7,7 @@ import type {
 } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nncPath } from '../../src/nnc/types.ts';
@@ -133,6 +133,7 @@ describe('kube/config', () => {
   );
   const noContext = join(dir, 'empty.yaml');
   writeFileSync(noContext, 'apiVersion: v1\nkind: Config\nclusters: []\n');
+  after(() => rmSync(dir, { recursive: true, force: true }));
 
   it('takes the flag, then KUBECONFIG, then in-cluster', () => {
     expect(loadKubeConfig({ kubeconfig: good, env: { KUBECONFIG: '/nope' } }).source).to.equal(

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -125,6 +125,7 @@ describe('sim/workload/scenario', () => {
       ScenarioError,
       'd.yaml: not valid YAML or JSON',
     );
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('built-ins are valid, short and end where they began or lower', () => {
