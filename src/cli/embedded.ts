@@ -5,6 +5,7 @@
 import { Command, InvalidArgumentError } from 'commander';
 import { LOG_LEVELS, type LogLevel } from '../log/levels.ts';
 import { DEFAULT_SCENARIO } from '../sim/workload/builtins.ts';
+import { ScenarioError } from '../sim/workload/scenario.ts';
 import { integerOption, numberOption, writableFileOption } from './parse.ts';
 
 interface EmbeddedFlags {
@@ -90,6 +91,10 @@ export function embeddedCommand(): Command {
           { out: process.stdout, err: process.stderr, signal: abort.signal },
         );
         process.exitCode = result.exitCode;
+      } catch (err) {
+        // A scenario that does not load is a bad --scenario: say so.
+        if (err instanceof ScenarioError) throw new Error(`--scenario: ${err.message}`);
+        throw err;
       } finally {
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);

@@ -3,18 +3,25 @@
 import { Command, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import type { SimulationSummary } from '../sim/summary.ts';
-import { BUILT_IN_TRACES, parseTraceCsv, type Trace } from '../sim/trace.ts';
+import { BUILT_IN_TRACES, DEFAULT_TRACE, parseTraceCsv, type Trace } from '../sim/trace.ts';
+import { BUILT_IN_SCENARIO_NAMES } from '../sim/workload/builtins.ts';
 import { integerOption, numberOption } from './parse.ts';
 
 export function loadTrace(scenario: string): Trace {
-  const builtIn = BUILT_IN_TRACES[scenario];
+  const builtIn = Object.hasOwn(BUILT_IN_TRACES, scenario) ? BUILT_IN_TRACES[scenario] : undefined;
   if (builtIn) return builtIn();
   let text: string;
   try {
     text = readFileSync(scenario, 'utf8');
   } catch {
+    const traces = Object.keys(BUILT_IN_TRACES).join(', ');
+    if (BUILT_IN_SCENARIO_NAMES.includes(scenario)) {
+      throw new Error(
+        `--scenario: "${scenario}" is a scenario of the embedded cluster (bin/pool-monitor embedded); simulate replays ${traces} or a CSV file`,
+      );
+    }
     throw new Error(
-      `unknown scenario "${scenario}": not a built-in (${Object.keys(BUILT_IN_TRACES).join(', ')}) nor a readable CSV file`,
+      `--scenario: unknown scenario "${scenario}": not a built-in trace (${traces}) nor a readable CSV file`,
     );
   }
   return parseTraceCsv(text, scenario);
@@ -38,86 +45,88 @@ export function formatSummary(s: SimulationSummary): string {
 }
 
 export function simulateCommand(): Command {
-  return new Command('simulate')
-    .description('replay a demand trace through the real pool monitor in virtual time')
-    .addOption(
-      new Option(
-        '--scenario <name|file>',
-        `built-in trace (${Object.keys(BUILT_IN_TRACES).join(', ')}) or a CSV file "seconds,demand[,exhausted]"`,
-      ).default('burst'),
-    )
-    .option('--batch <n>', 'scaler batchSize', integerOption('--batch'), 16)
-    .option(
-      '--threshold <percent>',
-      'scaler requestThresholdPercent',
-      numberOption('--threshold'),
-      50,
-    )
-    .option('--max <n>', 'scaler maxIPCount', integerOption('--max'), 250)
-    .option(
-      '--release-delay <seconds>',
-      'scale-down damping',
-      numberOption('--release-delay', 0),
-      0,
-    )
-    .option(
-      '--fulfil-delay <seconds>',
-      'control-plane delay before a write is fulfilled',
-      numberOption('--fulfil-delay', 0),
-      5,
-    )
-    .option('--quiet', 'hide the decision log, print only the summary')
-    .option('--json', 'print the summary as one JSON object')
-    .action(
-      async (opts: {
-        scenario: string;
-        batch: number;
-        threshold: number;
-        max: number;
-        releaseDelay: number;
-        fulfilDelay: number;
-        quiet?: boolean;
-        json?: boolean;
-      }) => {
-        const trace = loadTrace(opts.scenario);
-        const [{ runSimulation }, { default: winston }, { jsonLine }] = await Promise.all([
-          import('../sim/simulate.ts'),
-          import('winston'),
-          import('../log/logger.ts'),
-        ]);
-        const started = process.hrtime.bigint();
-        // SIGINT/SIGTERM end the replay early; the summary covers what ran, exit 0.
-        const abort = new AbortController();
-        const onSignal = (): void => abort.abort();
-        process.once('SIGINT', onSignal);
-        process.once('SIGTERM', onSignal);
-        const { summary } = await runSimulation({
-          signal: abort.signal,
-          trace,
-          scaler: {
-            batchSize: opts.batch,
-            requestThresholdPercent: opts.threshold,
-            releaseThresholdPercent: 150,
-            maxIPCount: opts.max,
-          },
-          releaseDelaySeconds: opts.releaseDelay,
-          fulfilDelaySeconds: opts.fulfilDelay,
-          ...(opts.quiet
-            ? {}
-            : {
-                logTransport: new winston.transports.Console({ format: jsonLine }),
-              }),
-        });
-        process.off('SIGINT', onSignal);
-        process.off('SIGTERM', onSignal);
-        const wallMs = Number(process.hrtime.bigint() - started) / 1e6;
-        if (opts.json) {
-          process.stdout.write(`${JSON.stringify({ ...summary, wallMs: Math.round(wallMs) })}\n`);
-        } else {
-          process.stdout.write(
-            `${formatSummary(summary)}\n  ${'wall time'.padEnd(25)}  ${(wallMs / 1000).toFixed(2)} s\n`,
-          );
-        }
-      },
-    );
+  return (
+    new Command('simulate')
+      .description('replay a demand trace through the real pool monitor in virtual time')
+      .addOption(
+        new Option(
+          '--scenario <name|file>',
+          `built-in trace (${Object.keys(BUILT_IN_TRACES).join(', ')}) or a CSV file "seconds,demand[,exhausted]"`,
+        ).default(DEFAULT_TRACE),
+      )
+      .option('--batch <n>', 'scaler batchSize', integerOption('--batch'), 16)
+      .option(
+        '--threshold <percent>',
+        'scaler requestThresholdPercent',
+        numberOption('--threshold'),
+        50,
+      )
+      .option('--max <n>', 'scaler maxIPCount', integerOption('--max'), 250)
+      .option(
+        '--release-delay <seconds>',
+        'scale-down damping',
+        numberOption('--release-delay', 0),
+        0,
+      )
+      .option(
+        '--fulfil-delay <seconds>',
+        'control-plane delay before a write is fulfilled',
+        numberOption('--fulfil-delay', 0),
+        5,
+      )
+      .option('--verbose', "also print the monitor's decision log (JSON lines) before the summary")
+      // The summary alone is the default now; --quiet stays accepted for old scripts.
+      .addOption(new Option('--quiet').hideHelp())
+      .option('--json', 'print the summary as one JSON object')
+      .action(
+        async (opts: {
+          scenario: string;
+          batch: number;
+          threshold: number;
+          max: number;
+          releaseDelay: number;
+          fulfilDelay: number;
+          verbose?: boolean;
+          json?: boolean;
+        }) => {
+          const trace = loadTrace(opts.scenario);
+          const [{ runSimulation }, { default: winston }, { jsonLine }] = await Promise.all([
+            import('../sim/simulate.ts'),
+            import('winston'),
+            import('../log/logger.ts'),
+          ]);
+          const started = process.hrtime.bigint();
+          // SIGINT/SIGTERM end the replay early; the summary covers what ran, exit 0.
+          const abort = new AbortController();
+          const onSignal = (): void => abort.abort();
+          process.once('SIGINT', onSignal);
+          process.once('SIGTERM', onSignal);
+          const { summary } = await runSimulation({
+            signal: abort.signal,
+            trace,
+            scaler: {
+              batchSize: opts.batch,
+              requestThresholdPercent: opts.threshold,
+              releaseThresholdPercent: 150,
+              maxIPCount: opts.max,
+            },
+            releaseDelaySeconds: opts.releaseDelay,
+            fulfilDelaySeconds: opts.fulfilDelay,
+            ...(opts.verbose
+              ? { logTransport: new winston.transports.Console({ format: jsonLine }) }
+              : {}),
+          });
+          process.off('SIGINT', onSignal);
+          process.off('SIGTERM', onSignal);
+          const wallMs = Number(process.hrtime.bigint() - started) / 1e6;
+          if (opts.json) {
+            process.stdout.write(`${JSON.stringify({ ...summary, wallMs: Math.round(wallMs) })}\n`);
+          } else {
+            process.stdout.write(
+              `${formatSummary(summary)}\n  ${'wall time'.padEnd(25)}  ${(wallMs / 1000).toFixed(2)} s\n`,
+            );
+          }
+        },
+      )
+  );
 }

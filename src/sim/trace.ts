@@ -29,7 +29,7 @@ const HOUR = 60 * MINUTE;
 
 function burst(): Trace {
   return {
-    name: 'burst',
+    name: 'burst-20m',
     description: 'idle node, a burst of 120 pods for ten minutes, then back to 10',
     points: [
       { t: 0, demand: 4 },
@@ -47,7 +47,7 @@ function oscillation(): Trace {
     points.push({ t, demand: Math.round(50 + 30 * Math.sin((2 * Math.PI * t) / (10 * MINUTE))) });
   }
   return {
-    name: 'oscillation',
+    name: 'oscillation-2h',
     description: 'demand swings between 20 and 80 pods every ten minutes for two hours',
     points,
     durationSeconds: 2 * HOUR + 5 * MINUTE,
@@ -63,7 +63,7 @@ function jobs(): Trace {
     points.push({ t: start, demand: 52 }, { t: start + 2 * MINUTE, demand: 12 });
   }
   return {
-    name: 'jobs',
+    name: 'jobs-1h',
     description: 'waves of 40 short Job pods every five minutes over 12 steady pods',
     points,
     durationSeconds: HOUR + 5 * MINUTE,
@@ -72,7 +72,7 @@ function jobs(): Trace {
 
 function exhaustion(): Trace {
   return {
-    name: 'exhaustion',
+    name: 'exhaustion-20m',
     description: 'demand grows while the subnet runs out, then the subnet recovers',
     points: [
       { t: 0, demand: 10, exhausted: false },
@@ -96,20 +96,26 @@ function diurnal(): Trace {
     points.push({ t, demand: Math.max(0, Math.round(15 + 165 * day) + ripple) });
   }
   return {
-    name: 'diurnal',
+    name: 'diurnal-24h',
     description: 'a 24-hour day: 15 pods at night, about 180 at the afternoon peak',
     points,
     durationSeconds: 24 * HOUR,
   };
 }
 
+/**
+ * The built-in traces, named with the time they span. Their names never
+ * collide with the embedded cluster's scenarios (src/sim/workload/builtins.ts),
+ * which run minutes on many nodes: one name, one workload.
+ */
 export const BUILT_IN_TRACES: Record<string, () => Trace> = {
-  burst,
-  oscillation,
-  jobs,
-  exhaustion,
-  diurnal,
+  'burst-20m': burst,
+  'oscillation-2h': oscillation,
+  'jobs-1h': jobs,
+  'exhaustion-20m': exhaustion,
+  'diurnal-24h': diurnal,
 };
+export const DEFAULT_TRACE = 'burst-20m';
 
 /** Parses `seconds,demand[,exhausted]` lines; `#` comments and a header line are allowed. */
 export function parseTraceCsv(text: string, name = 'csv'): Trace {

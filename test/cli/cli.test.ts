@@ -32,11 +32,11 @@ describe('bin/pool-monitor', () => {
     expect(bad.stderr.trim().split('\n')).to.have.length(1);
   });
 
-  it('simulate replays a CSV trace and prints JSON lines then a summary', () => {
+  it('simulate --verbose replays a CSV trace and prints JSON lines then a summary', () => {
     const dir = mkdtempSync(join(tmpdir(), 'pm-cli-'));
     const csv = join(dir, 'trace.csv');
     writeFileSync(csv, 'seconds,demand\n0,5\n60,70\n300,5\n');
-    const r = run('simulate', '--scenario', csv, '--fulfil-delay', '2');
+    const r = run('simulate', '--scenario', csv, '--fulfil-delay', '2', '--verbose');
     expect(r.status, r.stderr).to.equal(0);
     const lines = r.stdout.split('\n');
     const logLines = lines.filter((l) => l.startsWith('{'));
@@ -50,11 +50,33 @@ describe('bin/pool-monitor', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('simulate --quiet --json prints only the summary object', () => {
-    const r = run('simulate', '--scenario', 'jobs', '--quiet', '--json');
+  it('simulate prints its summary only, without --verbose', () => {
+    const r = run('simulate', '--scenario', 'burst-20m');
+    expect(r.status, r.stderr).to.equal(0);
+    const lines = r.stdout.trim().split('\n');
+    expect(lines[0]).to.equal('simulation summary');
+    expect(lines.length).to.be.lessThan(15);
+    expect(r.stdout).to.not.contain('{');
+  });
+
+  it('simulate and embedded never read one scenario name two ways', () => {
+    const sim = run('simulate', '--scenario', 'burst');
+    expect(sim.status).to.not.equal(0);
+    expect(sim.stderr.trim().split('\n')).to.have.length(1);
+    expect(sim.stderr).to.match(/--scenario: "burst" is a scenario of the embedded cluster/);
+    const emb = run('embedded', '--scenario', 'jobs-1h');
+    expect(emb.status).to.not.equal(0);
+    expect(emb.stderr.trim().split('\n')).to.have.length(1);
+    expect(emb.stderr).to.match(
+      /--scenario: "jobs-1h" is a demand trace of bin\/pool-monitor simulate/,
+    );
+  });
+
+  it('simulate --json prints only the summary object', () => {
+    const r = run('simulate', '--scenario', 'jobs-1h', '--json');
     expect(r.status, r.stderr).to.equal(0);
     const summary = JSON.parse(r.stdout.trim()) as Record<string, number>;
-    expect(summary.scenario).to.equal('jobs');
+    expect(summary.scenario).to.equal('jobs-1h');
     expect(summary.peakDemand).to.equal(52);
     expect(summary.nncWrites).to.be.greaterThan(0);
   });
@@ -63,7 +85,7 @@ describe('bin/pool-monitor', () => {
 describe('bin/pool-monitor simulate on SIGTERM', () => {
   it('stops the replay, prints the summary so far and exits 0', async () => {
     const { spawn } = await import('node:child_process');
-    const child = spawn(BIN, ['simulate', '--scenario', 'diurnal'], {
+    const child = spawn(BIN, ['simulate', '--scenario', 'diurnal-24h', '--verbose'], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

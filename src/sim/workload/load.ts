@@ -3,6 +3,7 @@
 // the file and the field.
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
+import { BUILT_IN_TRACES } from '../trace.ts';
 import { BUILT_IN_SCENARIO_NAMES, builtInScenario } from './builtins.ts';
 import { parseScenario, ScenarioError, type Scenario } from './scenario.ts';
 
@@ -34,8 +35,14 @@ export function loadScenario(nameOrPath: string, options: LoadScenarioOptions = 
     const code = (err as { code?: string }).code;
     const looksLikeName = !/[./\\]/.test(nameOrPath);
     if (code === 'ENOENT' && looksLikeName) {
+      const names = BUILT_IN_SCENARIO_NAMES.join(', ');
+      if (Object.hasOwn(BUILT_IN_TRACES, nameOrPath)) {
+        throw new ScenarioError(
+          `"${nameOrPath}" is a demand trace of bin/pool-monitor simulate; the embedded cluster runs ${names} or a YAML/JSON file`,
+        );
+      }
       throw new ScenarioError(
-        `unknown scenario "${nameOrPath}": use one of ${BUILT_IN_SCENARIO_NAMES.join(', ')} or a YAML/JSON file`,
+        `unknown scenario "${nameOrPath}": use one of ${names} or a YAML/JSON file`,
       );
     }
     throw new ScenarioError(
