@@ -10,6 +10,34 @@ export interface PrinterColumn {
   description?: string;
   priority?: number;
   format?: string;
+  /** Built-ins only: the cell computed from the object, as kubectl's printers do (jsonPath is then informative). */
+  value?: (obj: KObject) => string;
+}
+
+/** A Node's STATUS as `kubectl get nodes` prints it: Ready, NotReady or Unknown, plus SchedulingDisabled. */
+export function nodeStatus(node: KObject): string {
+  const status = isObject(node.status) ? node.status : {};
+  const conditions = Array.isArray(status.conditions) ? status.conditions : [];
+  const ready = conditions.find((c) => isObject(c) && c.type === 'Ready');
+  const state =
+    isObject(ready) && ready.status === 'True'
+      ? 'Ready'
+      : isObject(ready) && ready.status === 'False'
+        ? 'NotReady'
+        : 'Unknown';
+  const spec = isObject(node.spec) ? node.spec : {};
+  return spec.unschedulable === true ? `${state},SchedulingDisabled` : state;
+}
+
+/** A Node's ROLES: the names of its node-role.kubernetes.io/NAME labels, else <none>. */
+export function nodeRoles(node: KObject): string {
+  const labels = isObject(node.metadata.labels) ? node.metadata.labels : {};
+  const prefix = 'node-role.kubernetes.io/';
+  const roles = Object.keys(labels)
+    .filter((k) => k.startsWith(prefix) && k.length > prefix.length)
+    .map((k) => k.slice(prefix.length))
+    .sort();
+  return roles.length > 0 ? roles.join(',') : '<none>';
 }
 
 export interface ResourceInfo {
@@ -81,9 +109,23 @@ export const BUILTIN_RESOURCES: readonly ResourceInfo[] = [
   builtin('', 'v1', 'nodes', 'Node', false, {
     shortNames: ['no'],
     statusSubresource: true,
+    // NAME STATUS ROLES AGE VERSION, and INTERNAL-IP with -o wide, as upstream.
     printerColumns: [
-      { name: 'Status', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status' },
+      {
+        name: 'Status',
+        type: 'string',
+        jsonPath: '.status.conditions[?(@.type=="Ready")].status',
+        value: nodeStatus,
+      },
+      { name: 'Roles', type: 'string', jsonPath: '.metadata.labels', value: nodeRoles },
+      { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
       { name: 'Version', type: 'string', jsonPath: '.status.nodeInfo.kubeletVersion' },
+      {
+        name: 'Internal-IP',
+        type: 'string',
+        jsonPath: '.status.addresses[?(@.type=="InternalIP")].address',
+        priority: 1,
+      },
     ],
   }),
   builtin('', 'v1', 'pods', 'Pod', true, {

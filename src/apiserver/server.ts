@@ -36,6 +36,7 @@ import {
   tooLarge,
   unsupportedMediaType,
 } from './errors.ts';
+import { bindingTarget, boundPod } from './binding.ts';
 import { FaultTable, type FaultInjector, type FaultSpec } from './faults.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
 import { openApiV2Protobuf } from './openapi-v2.ts';
@@ -173,6 +174,16 @@ function verbOf(
 }
 
 const truthy = (v: string | null): boolean => v === 'true' || v === '1';
+
+/** POST pods/NAME/binding, the scheduler's subresource. */
+function isBinding(
+  r: ResourceInfo | undefined,
+  sub: string | undefined,
+  name: string | undefined,
+  method: string,
+): boolean {
+  return sub === 'binding' && r?.group === '' && r.plural === 'pods' && !!name && method === 'POST';
+}
 
 export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiServer> {
   const logger = (opts.logger ?? silentLogger()).child({ component: 'apiserver' });
@@ -341,6 +352,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
 
     const resInfo = catalog.find(route.group, route.version, route.plural);
+    const binding = isBinding(resInfo, route.subresource, route.name, method);
     const sub = route.subresource ?? '';
     if (!resInfo) {
       counters.record(verb ?? method.toLowerCase(), route.plural, sub, 404);
@@ -353,7 +365,8 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
         route.subresource === 'token' &&
         resInfo.group === '' &&
         resInfo.plural === 'serviceaccounts'
-      )
+      ) &&
+      !binding
     ) {
       counters.record(verb ?? method.toLowerCase(), route.plural, sub, 404);
       throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
@@ -520,6 +533,14 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       return parseBody(raw, contentType);
     };
     const out = (obj: KObject): KObject => atVersion(r, version, obj);
+    if (sub === 'binding') {
+      // pods/binding: bind the pod to the Binding's node (a main-resource write).
+      const node = bindingTarget(body(), name as string);
+      const pod = registry.get(r, ns, name as string);
+      registry.update(r, ns, name as string, boundPod(pod, node), wopts);
+      send(res, 201, statusBody(201, '', ''));
+      return 201;
+    }
     switch (verb) {
       case 'get': {
         const obj = out(registry.get(r, ns, name as string));

@@ -58,6 +58,7 @@ function columnsOf(res: ResourceInfo): PrinterColumn[] {
 }
 
 function cell(obj: KObject, col: PrinterColumn, now: Date): Json {
+  if (col.value) return col.value(obj);
   const values = jsonPathValues(obj, col.jsonPath);
   if (values.length === 0) return col.type === 'date' ? '<unknown>' : null;
   if (col.type === 'date') return humanAge(String(values[0]), now);
