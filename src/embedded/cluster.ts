@@ -1,13 +1,14 @@
 // The embedded cluster, assembled from the real pieces: the local API server
-// (CRDs applied), the namespaces, one Node (with an InternalIP) per node, the
-// fulfiller on the pod subnet (which creates every Node's NNC, as on a real
-// cluster), and per node the real
-// sidecar (own state dir, own 127.0.0.1:0 listener) and a simulated
-// kubelet/CNI talking to it over HTTP. Everything shares one KubeConfig and
-// one root logger to keep per-node overhead small, and one keep-alive
-// connection pool (client-node alone would open a connection per request).
-// stop() tears it down in the reverse order: kubelets, sidecars, fulfiller,
-// API server, connection pool.
+// (CRDs applied), the namespaces, one Ready Node (InternalIP, kubelet version,
+// room for 250 pods) per node, the fulfiller on the pod subnet (which creates
+// every Node's NNC, as on a real cluster), a scheduler that binds pods created
+// without a node, and per node the real sidecar (own state dir, own
+// 127.0.0.1:0 listener) and a simulated kubelet/CNI that runs every pod bound
+// to its node, whoever created it, asking the sidecar for IPs over HTTP.
+// Everything shares one KubeConfig and one root logger to keep per-node
+// overhead small, and one keep-alive connection pool (client-node alone would
+// open a connection per request). stop() tears it down in the reverse order:
+// scheduler, kubelets, sidecars, fulfiller, API server, connection pool.
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { mkdirSync } from 'node:fs';
@@ -24,6 +25,8 @@ import type { SidecarOptions } from '../sidecar/options.ts';
 import { runSidecar, type RunningSidecar, type RunSidecarDeps } from '../sidecar/run.ts';
 import type { PodWait } from '../sim/kubelet/kubelet.ts';
 import { startSimKubelet, type RunningSimKubelet } from '../sim/kubelet/start.ts';
+import { startSimScheduler, type RunningSimScheduler } from '../sim/scheduler/scheduler.ts';
+import { KUBE_VERSION } from '../apiserver/discovery.ts';
 
 export const CRDS_DIR = fileURLToPath(new URL('../../manifests/crds/', import.meta.url));
 export const WORKLOAD_NAMESPACE = 'workload';
@@ -54,6 +57,8 @@ export interface EmbeddedClusterOptions {
 
 export interface EmbeddedNode {
   name: string;
+  /** Its InternalIP. */
+  address: string;
   sidecar: RunningSidecar;
   kubelet: RunningSimKubelet;
 }
@@ -63,6 +68,8 @@ export interface EmbeddedCluster {
   kc: KubeConfig;
   fulfiller: RunningFulfiller;
   fulfillerConfig: FulfillerConfig;
+  scheduler: RunningSimScheduler;
+  /** In node order (node-0, node-1, ...). */
   nodes: EmbeddedNode[];
   /** Resolves once every sidecar has its first valid NNC (or the timeout passed); returns how many are ready. */
   whenReady(timeoutMs: number): Promise<number>;
@@ -118,6 +125,48 @@ export function nodeAddress(i: number): string {
   return `10.224.${(n >> 8) & 255}.${n & 255}`;
 }
 
+/** Pods each embedded node takes (status.allocatable.pods): Azure CNI's maximum. */
+export const NODE_PODS = 250;
+
+/** The status an embedded node reports: Ready, its address, version and room, as a kubelet would. */
+export function embeddedNodeStatus(
+  name: string,
+  address: string,
+  now: Date,
+): Record<string, unknown> {
+  const room = { pods: String(NODE_PODS), cpu: '4', memory: '16Gi' };
+  return {
+    addresses: [
+      { type: 'InternalIP', address },
+      { type: 'Hostname', address: name },
+    ],
+    conditions: [
+      {
+        type: 'Ready',
+        status: 'True',
+        reason: 'KubeletReady',
+        message: 'simulated kubelet is posting ready status',
+        lastHeartbeatTime: now,
+        lastTransitionTime: now,
+      },
+    ],
+    capacity: room,
+    allocatable: room,
+    nodeInfo: {
+      kubeletVersion: KUBE_VERSION.gitVersion,
+      kubeProxyVersion: KUBE_VERSION.gitVersion,
+      containerRuntimeVersion: 'sim://1.0',
+      operatingSystem: 'linux',
+      architecture: 'amd64',
+      osImage: 'pool-monitor embedded node',
+      kernelVersion: '',
+      machineID: '',
+      systemUUID: '',
+      bootID: '',
+    },
+  };
+}
+
 export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promise<EmbeddedCluster> {
   const log = opts.logger.child({ component: 'embedded' });
   const limit = opts.setupConcurrency ?? 32;
@@ -136,11 +185,13 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
   });
   const started: {
     fulfiller?: RunningFulfiller;
+    scheduler?: RunningSimScheduler;
     dispatchers?: SharedDispatchers;
     nodes: EmbeddedNode[];
     sidecars: RunningSidecar[];
   } = { nodes: [], sidecars: [] };
   const stopAll = async (): Promise<void> => {
+    await started.scheduler?.stop().catch(() => {});
     await Promise.all(started.nodes.map((n) => n.kubelet.stop().catch(() => {})));
     await Promise.all(started.sidecars.map((s) => s.stop().catch(() => {})));
     await started.fulfiller?.stop().catch(() => {});
@@ -163,21 +214,15 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
     await core.createNamespace({ body: { metadata: { name: WORKLOAD_NAMESPACE } } });
     await inBatches(opts.nodeNames, limit, async (name, i) => {
       await core.createNode({
-        body: { metadata: { name, labels: { 'kubernetes.io/hostname': name } } },
-      });
-      await core.patchNodeStatus(
-        {
-          name,
-          body: {
-            status: {
-              addresses: [
-                { type: 'InternalIP', address: nodeAddress(i) },
-                { type: 'Hostname', address: name },
-              ],
-              conditions: [{ type: 'Ready', status: 'True' }],
-            },
+        body: {
+          metadata: {
+            name,
+            labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux' },
           },
         },
+      });
+      await core.patchNodeStatus(
+        { name, body: { status: embeddedNodeStatus(name, nodeAddress(i), new Date()) } },
         merge,
       );
     });
@@ -193,8 +238,15 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
       defaultMetrics: false,
     });
 
+    started.scheduler = startSimScheduler({
+      kc,
+      logger: opts.logger,
+      events: opts.events ?? true,
+    });
+
     const stateRoot = opts.stateRoot ?? join(opts.runDir, 'state');
-    await inBatches(opts.nodeNames, limit, async (name) => {
+    const nodes: (EmbeddedNode | undefined)[] = opts.nodeNames.map(() => undefined);
+    await inBatches(opts.nodeNames, limit, async (name, i) => {
       const stateDir = join(stateRoot, name);
       mkdirSync(stateDir, { recursive: true });
       const options: SidecarOptions = {
@@ -218,17 +270,21 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
         ...opts.sidecar,
       });
       started.sidecars.push(sidecar);
+      // Every pod bound to the node, in every namespace, as a real kubelet.
       const kubelet = startSimKubelet({
         kc,
         nodeName: name,
+        nodeIp: nodeAddress(i),
         sidecarUrl: sidecar.url,
         logger: opts.logger.child({ component: 'kubelet', node: name }),
-        namespace: WORKLOAD_NAMESPACE,
         ...(opts.onRunning ? { onRunning: opts.onRunning } : {}),
       });
-      started.nodes.push({ name, sidecar, kubelet });
+      const node: EmbeddedNode = { name, address: nodeAddress(i), sidecar, kubelet };
+      started.nodes.push(node);
+      nodes[i] = node;
       await kubelet.whenSynced();
     });
+    await started.scheduler.whenSynced();
     log.info('sidecars and kubelets started', { nodes: started.nodes.length });
 
     let stopping: Promise<void> | undefined;
@@ -237,7 +293,8 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
       kc,
       fulfiller: started.fulfiller,
       fulfillerConfig,
-      nodes: started.nodes,
+      scheduler: started.scheduler,
+      nodes: nodes.filter((n): n is EmbeddedNode => n !== undefined),
       async whenReady(timeoutMs) {
         const deadline = Date.now() + timeoutMs;
         const ready = () => started.nodes.filter((n) => n.sidecar.monitor.snapshot().ready).length;

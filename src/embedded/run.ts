@@ -80,6 +80,13 @@ export function defaultSampleMs(nodes: number): number {
   return nodes <= 200 ? 1000 : Math.min(5000, Math.ceil(nodes / 200) * 1000);
 }
 
+/** One line per node, `node-0  http://127.0.0.1:PORT`, in node order. */
+export function nodeApiLines(
+  nodes: readonly { name: string; sidecar: { url: string } }[],
+): string[] {
+  return nodes.map((n) => `${n.name}  ${n.sidecar.url}`);
+}
+
 /** The exhaustion line of the report. */
 export function exhaustionLine(e: ExhaustionSummary): string {
   if (!e.happened) return '  subnet exhaustion            no (the pod subnet never ran low)';
@@ -162,7 +169,13 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
     const kubectl = server.caPem
       ? `kubectl --kubeconfig=${server.kubeconfigPath}`
       : `kubectl --server=${server.url}`;
+    say(`  node APIs (each node's sidecar; try curl URL/debug/pool):`);
+    for (const line of nodeApiLines(cluster.nodes)) say(line);
     say(`  try: ${kubectl} get nnc -n kube-system`);
+    if (opts.serve) {
+      say(`  kubectl: ${kubectl} get nodes,pods -A -o wide`);
+      say(`           ${kubectl} run web --image=nginx  (scheduled, Running with a pod IP)`);
+    }
     const ready = await cluster.whenReady(Math.max(15_000, nodeCount * 20));
     say(`  ${ready}/${nodeCount} sidecars ready; running the workload`);
 
@@ -172,7 +185,8 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
     const violated: Violation[] = [];
     const takeSample = (): void => {
       const snap = {
-        pods: server.objects('', 'pods', WORKLOAD_NAMESPACE) as PodSnapshot[],
+        // Every pod: the workload's and any a person created with kubectl.
+        pods: server.objects('', 'pods') as PodSnapshot[],
         nncs: server.objects(
           GROUP,
           NNC_PLURAL,
@@ -211,7 +225,7 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
       bar.done();
       say(
         `scenario done; serving on ${server.url} until SIGINT/SIGTERM ` +
-          `(${kubectl} get nnc,pods -A)`,
+          `(${kubectl} get nodes,nnc,pods -A)`,
       );
       await delay(2 ** 31 - 1, signal);
     }

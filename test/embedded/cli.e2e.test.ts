@@ -148,6 +148,46 @@ describe('embedded: bin/pool-monitor embedded end to end', function () {
       for (const row of rows) expect(row).to.match(/^node-1 Running 10\.240\.\d+\.\d+$/);
     });
 
+    it('prints one node API URL per node at start, and each answers /debug/pool and /readyz', async () => {
+      const lines = run.stdout().split('\n');
+      const urls = lines
+        .map((l) => /^(node-\d+) {2}(http:\/\/127\.0\.0\.1:\d+)$/.exec(l))
+        .filter((m) => m !== null)
+        .map((m) => [m[1], m[2]] as const);
+      expect(urls.map(([n]) => n)).to.deep.equal(['node-0', 'node-1']);
+      for (const [, url] of urls) {
+        const pool = (await (await fetch(`${url}/debug/pool`)).json()) as { demand: number };
+        expect(pool.demand).to.equal(5);
+        expect((await fetch(`${url}/readyz`)).status).to.equal(200);
+      }
+      expect(run.stdout()).to.match(/kubectl --server=http:\/\/127\.0\.0\.1:\d+ get nodes/);
+    });
+
+    it('shows every node Ready with a version', async () => {
+      const out = await k(['get', 'nodes', '--no-headers']);
+      const rows = out.trim().split('\n');
+      expect(rows).to.have.length(2);
+      for (const row of rows) expect(row).to.match(/^node-\d+\s+Ready\s+<none>\s+\S+\s+v1\.\d+/);
+    });
+
+    it('runs a pod made with kubectl run: scheduled, Running with a pod IP in seconds', async () => {
+      await k(['run', 'plain', '--image=nginx', '--restart=Never']);
+      let row = '';
+      const deadline = Date.now() + 15_000;
+      while (Date.now() < deadline) {
+        row = await k([
+          'get',
+          'pod',
+          'plain',
+          '-o',
+          'jsonpath={.spec.nodeName} {.status.phase} {.status.podIP}',
+        ]);
+        if (/Running/.test(row)) break;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(row).to.match(/^node-\d Running 10\.240\.\d+\.\d+$/);
+    });
+
     it('a CSS marked exhausted through its status subresource scales with batch 1, buffer 1', async () => {
       const names = (await k(['get', 'css', '-n', 'kube-system', '-o', 'name'])).trim().split('\n');
       expect(names).to.have.length(1);
@@ -163,15 +203,16 @@ describe('embedded: bin/pool-monitor embedded end to end', function () {
         '-p',
         '{"status":{"exhausted":true}}',
       ]);
-      // Exhausted: target = 1 × ceil(1 + 5/1) = 6 on each node.
+      // Exhausted: target = 1 × ceil(1 + demand/1) = demand + 1 on each node:
+      // 5 workload pods each, and the kubectl pod on one of them.
       const deadline = Date.now() + 15_000;
       let seen: number[] = [];
       while (Date.now() < deadline) {
         seen = await requested();
-        if (seen.every((n) => n === 6)) break;
+        if (seen.slice().sort().join() === '6,7') break;
         await new Promise((r) => setTimeout(r, 200));
       }
-      expect(seen).to.deep.equal([6, 6]);
+      expect(seen.slice().sort()).to.deep.equal([6, 7]);
     });
 
     it('SIGTERM ends it with exit 0 and prints the report', async () => {
@@ -179,7 +220,7 @@ describe('embedded: bin/pool-monitor embedded end to end', function () {
       const code = await run.exited;
       expect(code, run.stderr()).to.equal(0);
       expect(run.stdout()).to.match(/Report: scenario serve, 2 nodes/);
-      expect(run.stdout()).to.match(/pod wait \(scheduling to IP\)\s+10 pods/);
+      expect(run.stdout()).to.match(/pod wait \(scheduling to IP\)\s+11 pods/);
       expect(run.stdout()).to.match(/invariant violations\s+0 \(all held\)/);
       expect(run.stdout()).to.match(/subnet exhaustion\s+yes/);
     });

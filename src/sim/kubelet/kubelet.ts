@@ -1,8 +1,9 @@
 // The simulated kubelet/CNI of one node. For every pod bound to the node
-// (not host-network, not finished) it asks the sidecar for an IP, retrying
-// with backoff while the pool has none (ReturnCode 32), then marks the pod
-// Running with that IP. When the pod completes or is deleted it gives the IP
-// back. It measures each pod's wait from scheduling to IP.
+// (not finished) it asks the sidecar for an IP, retrying with backoff while
+// the pool has none (ReturnCode 32), then marks the pod Running with that IP.
+// When the pod completes or is deleted it gives the IP back. It measures each
+// pod's wait from scheduling to IP. A host-network pod needs no IP from the
+// pool: it runs with the node's own address, as on a real node.
 //
 // Pure of Kubernetes: pod events come in through onPod/onPodDeleted (an
 // informer adapter feeds them), status writes go out through PodStatusWriter,
@@ -64,6 +65,8 @@ export interface SimKubeletOptions {
   logger?: Logger;
   /** Told when a pod is Running with its IP. Must not throw. */
   onRunning?: (wait: PodWait) => void;
+  /** The node's InternalIP: host-network pods run with it; without it they are ignored. */
+  nodeIp?: string;
 }
 
 export const DEFAULT_KUBELET_BACKOFF: BackoffOptions = { initialMs: 100, maxMs: 3000, jitter: 0.3 };
@@ -111,11 +114,13 @@ export class SimKubelet {
     podsFailed: 0,
   };
   readonly waits: PodWait[] = [];
-  private readonly o: Required<Omit<SimKubeletOptions, 'onRunning'>> &
-    Pick<SimKubeletOptions, 'onRunning'>;
+  private readonly o: Required<Omit<SimKubeletOptions, 'onRunning' | 'nodeIp'>> &
+    Pick<SimKubeletOptions, 'onRunning' | 'nodeIp'>;
   private readonly log: Logger;
   private readonly slots: Slots;
   private readonly tracks = new Map<string, PodTrack>();
+  /** Host-network pods started (or being started), by key. */
+  private readonly hostPods = new Map<string, Promise<void>>();
   private stopped = false;
 
   constructor(options: SimKubeletOptions) {
@@ -149,10 +154,16 @@ export class SimKubelet {
   /** An added or updated pod, from the informer. */
   onPod(pod: V1Pod): void {
     if (this.stopped) return;
-    if (pod.spec?.nodeName !== this.o.nodeName || pod.spec?.hostNetwork === true) return;
+    if (pod.spec?.nodeName !== this.o.nodeName) return;
     const key = podKey(pod);
     const finished =
       TERMINAL.has(pod.status?.phase ?? '') || Boolean(pod.metadata?.deletionTimestamp);
+    if (pod.spec?.hostNetwork === true) {
+      if (!finished && this.o.nodeIp && !this.hostPods.has(key)) {
+        this.hostPods.set(key, this.startHostPod(pod, this.o.nodeIp));
+      }
+      return;
+    }
     let track = this.tracks.get(key);
     if (!track) {
       // A pod first seen already finished never held an IP from us: nothing to do.
@@ -183,6 +194,8 @@ export class SimKubelet {
   /** A deleted pod, from the informer. */
   onPodDeleted(pod: V1Pod): void {
     const key = podKey(pod);
+    const host = this.hostPods.get(key);
+    if (host) void host.then(() => this.hostPods.delete(key));
     const track = this.tracks.get(key);
     if (!track) return;
     this.startRelease(track, 'deleted');
@@ -195,7 +208,31 @@ export class SimKubelet {
   async stop(): Promise<void> {
     this.stopped = true;
     for (const t of this.tracks.values()) t.abort.abort();
-    await Promise.all([...this.tracks.values()].flatMap((t) => [t.setup, t.release]));
+    await Promise.all([
+      ...[...this.tracks.values()].flatMap((t) => [t.setup, t.release]),
+      ...this.hostPods.values(),
+    ]);
+  }
+
+  /** A host-network pod: Running with the node's address, no IPAM call. */
+  private async startHostPod(pod: V1Pod, ip: string): Promise<void> {
+    const name = `${pod.metadata?.namespace ?? 'default'}/${pod.metadata?.name ?? ''}`;
+    for (let attempt = 0; !this.stopped; attempt += 1) {
+      try {
+        await this.withSlot(() => this.o.writer.setRunning(pod, [ip]));
+        this.counters.statusWrites += 1;
+        this.log.debug('host-network pod running', { pod: name, ip });
+        return;
+      } catch (err) {
+        this.counters.errors += 1;
+        this.log.warn('pod status write retry', {
+          pod: name,
+          attempt: attempt + 1,
+          error: err instanceof Error ? err.message : String(err),
+        });
+        await this.o.clock.sleep(backoffDelay(attempt, this.o.backoff, this.o.random));
+      }
+    }
   }
 
   private unexpected(track: PodTrack, err: unknown): void {

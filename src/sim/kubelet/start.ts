@@ -4,7 +4,6 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../../log/logger.ts';
 import type { BackoffOptions } from '../../kube/backoff.ts';
-import { WORKLOAD_SELECTOR } from '../workload/pod.ts';
 import { httpCniClient } from './cni.ts';
 import { kubePodStatusWriter, watchNodePods } from './kube.ts';
 import { SimKubelet, type PodWait } from './kubelet.ts';
@@ -17,8 +16,10 @@ export interface StartSimKubeletOptions {
   logger: Logger;
   /** Pods of this namespace only; every namespace when absent. */
   namespace?: string;
-  /** Which pods to serve; the workload's by default, '' for every pod. */
+  /** Which pods to serve; every pod on the node by default, as a real kubelet. */
   labelSelector?: string;
+  /** The node's InternalIP, for host-network pods. */
+  nodeIp?: string;
   concurrency?: number;
   backoff?: BackoffOptions;
   onRunning?: (wait: PodWait) => void;
@@ -40,8 +41,9 @@ export function startSimKubelet(options: StartSimKubeletOptions): RunningSimKube
     ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
     ...(options.backoff ? { backoff: options.backoff } : {}),
     ...(options.onRunning ? { onRunning: options.onRunning } : {}),
+    ...(options.nodeIp ? { nodeIp: options.nodeIp } : {}),
   });
-  const selector = options.labelSelector ?? WORKLOAD_SELECTOR;
+  const selector = options.labelSelector;
   const watch = watchNodePods({
     kc: options.kc,
     nodeName: options.nodeName,

@@ -170,6 +170,17 @@ describe('sim/kubelet', () => {
     expect(kubelet.counters.ipRequests).to.equal(1);
   });
 
+  it('runs a host-network pod with the node address and asks the pool for nothing', async () => {
+    kubelet = make({ nodeIp: '10.224.0.4' });
+    writer.failures = 1; // the first status write fails and is retried
+    kubelet.onPod(pod('host', { hostNetwork: true }));
+    kubelet.onPod(pod('host', { hostNetwork: true })); // an update: started once only
+    await until(() => writer.running.has('host'), 'host running');
+    expect(writer.running.get('host')).to.deep.equal(['10.224.0.4']);
+    expect(cns.bodies).to.have.length(0);
+    expect(kubelet.counters.statusWrites).to.equal(1);
+  });
+
   it('bounds concurrent IPAM calls and stops cleanly while pods wait', async () => {
     await kubelet.stop();
     kubelet = make({ concurrency: 2 });
