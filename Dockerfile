@@ -11,5 +11,5 @@ RUN npm ci --omit=dev --omit=optional --no-audit --no-fund && npm cache clean --
 COPY bin ./bin
 COPY src ./src
 USER 65532:65532
-ENTRYPOINT ["node", "--disable-warning=ExperimentalWarning", "src/cli/main.ts"]
+ENTRYPOINT ["node", "--disable-warning=ExperimentalWarning", "--import", "./src/cli/early-exit.ts", "src/cli/main.ts"]
 CMD ["sidecar"]

@@ -5,6 +5,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { AUTHORIZATION_MODES, type AuthorizationMode } from '../apiserver/auth/modes.ts';
+import { listenError, untilSignal } from './signals.ts';
 
 function parsePort(v: string): number {
   const n = Number(v);
@@ -68,6 +69,7 @@ export function apiserverCommand(): Command {
         import('../log/logger.ts'),
       ]);
       const logger = createLogger();
+      const signalled = untilSignal();
       const server = await startApiServer({
         port: opts.port,
         logger,
@@ -77,16 +79,11 @@ export function apiserverCommand(): Command {
         ...(opts.tokenAuthFile !== undefined ? { tokenAuthFile: opts.tokenAuthFile } : {}),
         ...(opts.crds !== undefined ? { crdsDir: opts.crds } : {}),
         ...(opts.kubeconfig !== undefined ? { kubeconfigPath: opts.kubeconfig } : {}),
+      }).catch((err: unknown) => {
+        throw listenError('--port', opts.port, err);
       });
-      await new Promise<void>((resolve) => {
-        const stop = (): void => {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
-          void server.close().then(resolve);
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
-      });
+      await signalled;
+      await server.close();
       logger.end();
     });
 }

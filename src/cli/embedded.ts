@@ -7,6 +7,7 @@ import { LOG_LEVELS, type LogLevel } from '../log/levels.ts';
 import { DEFAULT_SCENARIO } from '../sim/workload/builtins.ts';
 import { ScenarioError } from '../sim/workload/scenario.ts';
 import { integerOption, numberOption, writableFileOption } from './parse.ts';
+import { listenError } from './signals.ts';
 
 interface EmbeddedFlags {
   nodes?: number;
@@ -94,7 +95,7 @@ export function embeddedCommand(): Command {
       } catch (err) {
         // A scenario that does not load is a bad --scenario: say so.
         if (err instanceof ScenarioError) throw new Error(`--scenario: ${err.message}`);
-        throw err;
+        throw listenError('--api-port', flags.apiPort, err);
       } finally {
         process.off('SIGINT', onSignal);
         process.off('SIGTERM', onSignal);

@@ -1,4 +1,5 @@
 // The `pool-monitor` command line: one sub-command per file in this folder.
+import './early-exit.ts';
 import { Command, CommanderError } from 'commander';
 import { readFileSync } from 'node:fs';
 import { apiserverCommand } from './apiserver.ts';
@@ -47,4 +48,10 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
-process.exitCode = await main(process.argv);
+const code = await main(process.argv);
+process.exitCode = code;
+// A command that failed (a port in use, a bad --listen, an unreadable state
+// dir) has said so in one line on stderr. Whatever it had opened before (a
+// watch, a keep-alive socket, a signal handler) must not keep the process
+// alive: it ends now. (stderr is synchronous on Linux pipes, files and TTYs.)
+if (code !== 0) process.exit(code);

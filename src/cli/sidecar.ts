@@ -4,19 +4,7 @@
 // cleanly and the process exits 0.
 import { Command } from 'commander';
 import { resolveSidecarOptions, type SidecarFlags } from '../sidecar/options.ts';
-
-/** Waits for the first SIGTERM or SIGINT. */
-function untilSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const on = (sig: NodeJS.Signals): void => {
-      process.off('SIGINT', on);
-      process.off('SIGTERM', on);
-      resolve(sig);
-    };
-    process.on('SIGINT', on);
-    process.on('SIGTERM', on);
-  });
-}
+import { untilSignal } from './signals.ts';
 
 export function sidecarCommand(): Command {
   return new Command('sidecar')

@@ -1,6 +1,7 @@
 // The sidecar's configuration: flags first, then the environment (NODENAME,
 // KUBECONFIG), validated in one place so a bad value fails at start with one
 // clear line and nothing else happens.
+import { isIP } from 'node:net';
 import { LOG_LEVELS, type LogLevel } from '../log/levels.ts';
 import { DEFAULT_NAMESPACE } from '../nnc/types.ts';
 
@@ -40,7 +41,11 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
-/** `HOST`, `HOST:PORT`, `:PORT` or `[v6]:PORT`; the host defaults to 127.0.0.1. */
+/**
+ * `HOST`, `HOST:PORT`, `:PORT` or `[v6]:PORT`; the host defaults to 127.0.0.1
+ * and must be an IP address or `localhost` (as Kubernetes' --bind-address: a
+ * name would need DNS at start and could bind somewhere unexpected).
+ */
 export function parseListen(value: string): { host: string; port: number } {
   const trimmed = value.trim();
   let host = trimmed;
@@ -55,7 +60,11 @@ export function parseListen(value: string): { host: string; port: number } {
     portText = trimmed.slice(at + 1);
   }
   if (host === '') host = '127.0.0.1';
-  if (/\s/.test(host)) throw new ConfigError(`--listen: bad host in "${value}"`);
+  if (isIP(host) === 0 && host !== 'localhost') {
+    throw new ConfigError(
+      `--listen: "${value}" is not [HOST][:PORT] with HOST an IP address or localhost`,
+    );
+  }
   if (portText === undefined) return { host, port: DEFAULT_LISTEN_PORT };
   const port = Number(portText);
   if (!/^\d+$/.test(portText) || port > 65535) {

@@ -179,6 +179,28 @@ export async function runSidecar(
       ),
   });
 
+  // The node API binds before anything talks to the API server: a port in use
+  // or a bad address fails the start here, with nothing else opened.
+  let stopping = false;
+  const api: NodeApi = createNodeApi({
+    store,
+    health: {
+      healthy: () => !stopping && follower.healthy(),
+      ready: () => !stopping && monitor.snapshot().ready,
+    },
+    pool: poolStatusSource(() => monitor.snapshot(), store),
+    metrics,
+    logger: root,
+    closeGraceMs: deps.apiCloseGraceMs ?? 3000,
+  });
+
+  let bound: { host: string; port: number };
+  try {
+    bound = await api.listen(options.listenHost, options.listenPort);
+  } catch (err) {
+    store.close();
+    throw new ConfigError(`--listen ${options.listenHost}:${options.listenPort}: ${message(err)}`);
+  }
   const informers = startNodeInformers({
     kc,
     nodeName: options.nodeName,
@@ -213,27 +235,6 @@ export async function runSidecar(
     };
   });
 
-  let stopping = false;
-  const api: NodeApi = createNodeApi({
-    store,
-    health: {
-      healthy: () => !stopping && follower.healthy(),
-      ready: () => !stopping && monitor.snapshot().ready,
-    },
-    pool: poolStatusSource(() => monitor.snapshot(), store),
-    metrics,
-    logger: root,
-    closeGraceMs: deps.apiCloseGraceMs ?? 3000,
-  });
-
-  let bound: { host: string; port: number };
-  try {
-    bound = await api.listen(options.listenHost, options.listenPort);
-  } catch (err) {
-    await informers.stop().catch(() => {});
-    store.close();
-    throw new ConfigError(`--listen ${options.listenHost}:${options.listenPort}: ${message(err)}`);
-  }
   monitor.start({ demand$: informers.demand$, exhausted$: informers.exhausted$, nnc$ });
   log.info('sidecar started', {
     namespace: options.namespace,

@@ -2,6 +2,7 @@
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -80,6 +81,40 @@ describe('bin/pool-monitor', () => {
     expect(summary.peakDemand).to.equal(52);
     expect(summary.nncWrites).to.be.greaterThan(0);
   });
+});
+
+describe('bin/pool-monitor: a listener that cannot bind', () => {
+  let holder: Server;
+  let port = 0;
+  before(async () => {
+    holder = createServer();
+    await new Promise<void>((r) => holder.listen(0, '127.0.0.1', r));
+    port = (holder.address() as AddressInfo).port;
+  });
+  after(() => new Promise<void>((r) => holder.close(() => r())));
+
+  for (const [command, flag] of [
+    ['apiserver', '--port'],
+    ['embedded', '--api-port'],
+  ] as const) {
+    it(`${command} ${flag} in use: one line naming the flag, exit 1 within 5 s`, () => {
+      const dir = mkdtempSync(join(tmpdir(), 'pm-cli-'));
+      const started = Date.now();
+      const r = spawnSync(BIN, [command, flag, String(port)], {
+        encoding: 'utf8',
+        timeout: 20_000,
+        env: { ...process.env, XDG_STATE_HOME: dir },
+      });
+      rmSync(dir, { recursive: true, force: true });
+      expect(r.status, r.stderr).to.equal(1);
+      expect(Date.now() - started).to.be.lessThan(5000);
+      const lines = r.stderr.trim().split('\n');
+      expect(lines, r.stderr).to.have.length(1);
+      expect(lines[0]).to.equal(
+        `pool-monitor: ${flag} ${port}: listen EADDRINUSE: address already in use 127.0.0.1:${port}`,
+      );
+    });
+  }
 });
 
 describe('bin/pool-monitor simulate on SIGTERM', () => {

@@ -2,7 +2,10 @@
 // lines on stdout, exits 0 within 10 s on SIGTERM/SIGINT, and refuses bad
 // flags and configuration with one line on stderr and a non-zero status.
 import { expect } from 'chai';
-import { chmodSync } from 'node:fs';
+import { chmodSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import {
   container,
   createNnc,
@@ -98,6 +101,101 @@ describe('bin/pool-monitor sidecar (process)', function () {
       expect(err).to.match(pattern);
     });
   }
+
+  describe('fails loudly, stops cleanly', () => {
+    let holder: Server;
+    let busyPort = 0;
+    before(async () => {
+      holder = createServer();
+      await new Promise<void>((r) => holder.listen(0, '127.0.0.1', r));
+      busyPort = (holder.address() as AddressInfo).port;
+    });
+    after(() => new Promise<void>((r) => holder.close(() => r())));
+
+    const deadKubeconfig = (): string => {
+      const path = join(dir.path, 'dead.kubeconfig');
+      writeFileSync(
+        path,
+        [
+          'apiVersion: v1',
+          'kind: Config',
+          // Port 9 (discard): nothing listens, every request is refused.
+          'clusters: [{name: c, cluster: {server: "http://127.0.0.1:9"}}]',
+          'users: [{name: u, user: {}}]',
+          'contexts: [{name: x, context: {cluster: c, user: u}}]',
+          'current-context: x',
+        ].join('\n'),
+      );
+      return path;
+    };
+
+    const refusedFast = async (listen: string, pattern: RegExp): Promise<void> => {
+      const started = Date.now();
+      const p = spawnSidecar([
+        '--node-name',
+        'n1',
+        '--kubeconfig',
+        c.server.kubeconfigPath,
+        '--state-dir',
+        dir.path,
+        '--listen',
+        listen,
+      ]);
+      const { code } = await p.exited;
+      expect(code).to.equal(1);
+      expect(Date.now() - started).to.be.lessThan(5000);
+      const err = p.stderr().trim();
+      expect(err.split('\n'), err).to.have.length(1);
+      expect(err).to.match(pattern);
+      // Nothing was started: no watch, no "sidecar started".
+      expect(p.lines.join('\n')).to.not.include('sidecar started');
+    };
+
+    it('a --listen port in use: one line on stderr, exit 1 within 5 s', () =>
+      refusedFast(
+        `127.0.0.1:${busyPort}`,
+        /^pool-monitor: --listen 127\.0\.0\.1:\d+: .*EADDRINUSE/,
+      ));
+
+    it('a bad --listen: one line on stderr, exit 1 within 5 s', () =>
+      refusedFast('nope', /^pool-monitor: --listen: "nope" is not/));
+
+    it('SIGTERM while the API server is unreachable: exit 0', async () => {
+      const p = spawnSidecar([
+        '--node-name',
+        'n1',
+        '--kubeconfig',
+        deadKubeconfig(),
+        '--state-dir',
+        dir.path,
+        '--listen',
+        '127.0.0.1:0',
+      ]);
+      await p.listening;
+      await waitFor('a failed watch', () => p.lines.some((l) => l.includes('watch failed')));
+      const started = Date.now();
+      p.child.kill('SIGTERM');
+      const { code } = await p.exited;
+      expect(code).to.equal(0);
+      expect(Date.now() - started).to.be.lessThan(10_000);
+      expect(p.stderr()).to.equal('');
+    });
+
+    it('SIGTERM while it is still starting (modules loading): exit 0', async () => {
+      const p = spawnSidecar([
+        '--node-name',
+        'n1',
+        '--kubeconfig',
+        deadKubeconfig(),
+        '--state-dir',
+        dir.path,
+      ]);
+      await new Promise((r) => setTimeout(r, 50));
+      p.child.kill('SIGTERM');
+      const { code, signal } = await p.exited;
+      expect({ code, signal }).to.deep.equal({ code: 0, signal: null });
+    });
+  });
 
   it('refuses a missing or unwritable state dir with one line on stderr and exit 1', async () => {
     const missing = spawnSidecar([

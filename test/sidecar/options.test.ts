@@ -16,8 +16,16 @@ describe('sidecar/options', () => {
       expect(parseListen(':8080')).to.deep.equal({ host: '127.0.0.1', port: 8080 });
       expect(parseListen('0.0.0.0:0')).to.deep.equal({ host: '0.0.0.0', port: 0 });
       expect(parseListen('[::1]:9000')).to.deep.equal({ host: '::1', port: 9000 });
+      expect(parseListen('localhost:1')).to.deep.equal({ host: 'localhost', port: 1 });
     });
-    for (const bad of ['127.0.0.1:x', '127.0.0.1:70000', 'a b:1', '1.2.3.4:-1']) {
+    for (const bad of [
+      '127.0.0.1:x',
+      '127.0.0.1:70000',
+      'a b:1',
+      '1.2.3.4:-1',
+      'nope',
+      'nope:80',
+    ]) {
       it(`rejects ${bad}`, () => expect(() => parseListen(bad)).to.throw(ConfigError));
     }
   });
