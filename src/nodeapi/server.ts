@@ -26,6 +26,8 @@ export interface HealthSource {
   healthy(): boolean;
   /** True once the first valid NNC arrived and the store is loaded. */
   ready(): boolean;
+  /** While not ready: what it waits for, said in /readyz's body. */
+  notReadyReason?(): string | undefined;
 }
 
 export interface PoolStatusSource {
@@ -119,21 +121,39 @@ export function createNodeApi(deps: NodeApiDeps): NodeApi {
     return { status: outcome.status, body: outcome.body };
   };
 
-  const probe = (check: () => boolean, up: string, down: string): Handler => {
+  const probe = (
+    check: () => boolean,
+    up: string,
+    down: string,
+    why?: () => string | undefined,
+  ): Handler => {
     return () => {
       let good = false;
+      let reason: string | undefined;
       try {
         good = check();
+        if (!good) reason = why?.();
       } catch (err) {
         log.warn('probe check failed', { error: (err as Error).message });
       }
-      return Promise.resolve({ status: good ? 200 : 503, body: { status: good ? up : down } });
+      const body = good ? { status: up } : { status: down, ...(reason ? { reason } : {}) };
+      return Promise.resolve({ status: good ? 200 : 503, body });
     };
   };
 
   const routes = new Map<string, Record<string, Handler>>([
     [PATHS.healthz, { GET: probe(() => deps.health.healthy(), 'ok', 'unhealthy') }],
-    [PATHS.readyz, { GET: probe(() => deps.health.ready(), 'ready', 'not ready') }],
+    [
+      PATHS.readyz,
+      {
+        GET: probe(
+          () => deps.health.ready(),
+          'ready',
+          'not ready',
+          () => deps.health.notReadyReason?.(),
+        ),
+      },
+    ],
     [
       PATHS.metrics,
       {

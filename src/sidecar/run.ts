@@ -9,7 +9,7 @@
 // finish), pending Events, and the store last, everything bounded in time.
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Subscription } from 'rxjs';
-import { share, tap } from 'rxjs';
+import { filter, share, tap } from 'rxjs';
 import type { Synchronous } from '../ipstore/database.ts';
 import { openIpStore } from '../ipstore/sqlite-store.ts';
 import { followNnc } from '../ipstore/follow-nnc.ts';
@@ -35,6 +35,7 @@ import { createNncWriter } from './nnc-writer.ts';
 import type { NodeInformers } from './informers.ts';
 import type { SidecarOptions } from './options.ts';
 import { ConfigError } from './options.ts';
+import { nncReadiness, WaitNotice, waitReason, type WaitReason } from './waiting.ts';
 
 export interface RunSidecarDeps {
   /** Stops the sidecar when aborted. */
@@ -58,6 +59,8 @@ export interface RunSidecarDeps {
   shutdownTimeoutMs?: number;
   /** Grace for in-flight node API requests on stop (default 3 s). */
   apiCloseGraceMs?: number;
+  /** How often an unchanged reason for waiting is said again (default 60 s). */
+  waitNoticeMs?: number;
   random?: () => number;
   /**
    * An IP store to use instead of opening `<stateDir>/ipstore.db` (e.g. an
@@ -182,11 +185,21 @@ export async function runSidecar(
   // The node API binds before anything talks to the API server: a port in use
   // or a bad address fails the start here, with nothing else opened.
   let stopping = false;
+  let lastWatchError: string | undefined;
+  // Set once the informers run; until then the sidecar waits for them.
+  const started: { informers?: NodeInformers } = {};
+  const whyNotReady = (): WaitReason | undefined =>
+    stopping
+      ? { reason: 'stopping', say: false }
+      : monitor.snapshot().ready
+        ? undefined
+        : waitReason(started.informers, lastWatchError, options.namespace, options.nodeName);
   const api: NodeApi = createNodeApi({
     store,
     health: {
       healthy: () => !stopping && follower.healthy(),
       ready: () => !stopping && monitor.snapshot().ready,
+      notReadyReason: () => whyNotReady()?.reason,
     },
     pool: poolStatusSource(() => monitor.snapshot(), store),
     metrics,
@@ -209,14 +222,52 @@ export async function runSidecar(
     logger: root,
     ...(deps.watchBackoff ? { backoff: deps.watchBackoff } : {}),
   });
-  const subs: Subscription[] = [];
+  started.informers = informers;
+  // Until the first usable NNC, one the fulfiller has not finished (no
+  // status, scaler or dynamic container yet) is waited for, not handed to the
+  // monitor, which would warn about it. A malformed one still goes there and
+  // is warned about; so is one that loses its status later (that is wrong).
+  let hadUsable = false;
+  const waitedFor = (n: NodeNetworkConfig): boolean => {
+    const kind = nncReadiness(n, options.namespace, options.nodeName).kind;
+    if (kind === 'usable') hadUsable = true;
+    return !hadUsable && kind === 'waiting';
+  };
   const nnc$ = informers.nnc$.pipe(
     tap((nnc) => {
       current = nnc;
       follower.follow(nnc);
     }),
+    filter((n) => !waitedFor(n)),
     share(),
   );
+  // Why it waits: an info line when the reason changes, and at most once a
+  // minute while it does not (waiting.ts).
+  const notice = new WaitNotice(deps.waitNoticeMs ?? 60_000);
+  const sayWhy = (): void => {
+    const why = whyNotReady();
+    if (why !== undefined && !why.say) return;
+    if (notice.shouldSay(why?.reason, Date.now())) log.info('waiting', { reason: why?.reason });
+  };
+  const subs: Subscription[] = [];
+  const watches = [informers.pods, informers.nnc, informers.css];
+  for (const w of watches) {
+    subs.push(
+      w.events$.subscribe((e) => {
+        // A failed list is said at once; lists that merely complete one by
+        // one are not news until the last one has.
+        if (e.type === 'error') lastWatchError = e.info.message;
+        if (e.type === 'error' || (e.type === 'synced' && watches.every((x) => x.synced))) sayWhy();
+      }),
+    );
+  }
+  subs.push(
+    informers.nnc.cache$.subscribe(() => {
+      if (watches.every((x) => x.synced)) sayWhy();
+    }),
+  );
+  const waitTicker = setInterval(sayWhy, deps.waitNoticeMs ?? 60_000);
+  waitTicker.unref();
   subs.push(
     monitor.outcomes$.subscribe((o) => {
       metrics.countReconcile(o.kind);
@@ -266,6 +317,7 @@ export async function runSidecar(
   const stop = (): Promise<void> => {
     stopPromise ??= (async () => {
       stopping = true;
+      clearInterval(waitTicker);
       log.info('sidecar stopping');
       await bounded('informers', informers.stop());
       await bounded('monitor', monitor.stop());
