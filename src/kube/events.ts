@@ -159,11 +159,16 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
       } else {
         await create(key, involved, details, at);
       }
-      log.debug('event recorded', { reason: details.reason, object: involved.name });
+      log.debug('event recorded', {
+        reason: details.reason,
+        object: involved.name,
+        ...aboutNode(involved),
+      });
     } catch (err) {
       log.warn('event not recorded', {
         reason: details.reason,
         object: involved.name,
+        ...aboutNode(involved),
         error: apiErrorInfo(err).message,
       });
     }
@@ -179,6 +184,13 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
       while (inFlight.size > 0) await Promise.all([...inFlight]);
     },
   };
+}
+
+/** `{node}` when the object is a node's (its Node or its NNC, named after it): logs say whom they are about. */
+export function aboutNode(involved: InvolvedObject): { node?: string } {
+  return involved.kind === 'Node' || involved.kind === 'NodeNetworkConfig'
+    ? { node: involved.name }
+    : {};
 }
 
 /** A recorder that drops everything, for tests and dry runs. */

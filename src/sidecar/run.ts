@@ -98,8 +98,12 @@ export async function runSidecar(
   options: SidecarOptions,
   deps: RunSidecarDeps = {},
 ): Promise<RunningSidecar> {
-  const root = deps.logger ?? createLogger({ level: options.logLevel });
-  const log = root.child({ component: 'sidecar', node: options.nodeName });
+  // Every line of this sidecar says which node it is about (many sidecars
+  // share one log in the embedded cluster).
+  const root = (deps.logger ?? createLogger({ level: options.logLevel })).child({
+    node: options.nodeName,
+  });
+  const log = root.child({ component: 'sidecar' });
   if (deps.signal?.aborted) throw new ConfigError('aborted before start');
 
   // Configuration first: nothing is opened when it is bad.

@@ -241,7 +241,8 @@ describe('embedded: bin/pool-monitor embedded end to end', function () {
       ].join('\n'),
     );
     const reportFile = join(work, 'short.json');
-    const run = start(['--scenario', scenario, '--report', reportFile]);
+    const logFile = join(work, 'short.log');
+    const run = start(['--scenario', scenario, '--report', reportFile, '--log-file', logFile]);
     const code = await run.exited;
     expect(code, run.stderr()).to.equal(0);
     expect(run.stdout()).to.not.include('\r'); // no progress bar without a TTY
@@ -264,6 +265,24 @@ describe('embedded: bin/pool-monitor embedded end to end', function () {
     expect(r.apiRequests.byVerb.patch).to.be.at.least(r.nncWrites);
     expect(r.timeline.length).to.be.at.least(10);
     expect(r.idleIpSeconds).to.be.greaterThan(0);
+
+    // Logs say whom they are about: every line of a node's sidecar and
+    // kubelet carries its node, and so does every fulfiller line about a node.
+    const lines = readFileSync(logFile, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { component: string; msg: string; node?: string });
+    const perNode = ['sidecar', 'monitor', 'nodeapi', 'informers', 'kubelet', 'sim-kubelet'];
+    const nodeLines = lines.filter((l) => perNode.includes(l.component));
+    expect(nodeLines.length).to.be.greaterThan(20);
+    expect(nodeLines.filter((l) => !/^node-[01]$/.test(l.node ?? ''))).to.deep.equal([]);
+    const fulfillerAboutNodes = lines.filter(
+      (l) => l.component === 'fulfiller' && /^node /.test(l.msg),
+    );
+    expect(fulfillerAboutNodes.length).to.be.greaterThan(0);
+    expect(fulfillerAboutNodes.filter((l) => !l.node)).to.deep.equal([]);
+    // A healthy start is not a failure: no NNC warnings.
+    expect(lines.filter((l) => /ignoring NodeNetworkConfig/.test(l.msg))).to.deep.equal([]);
   });
 
   describe('bad input: one line on stderr, non-zero exit, nothing started', () => {
