@@ -4,8 +4,9 @@
 import { expect } from 'chai';
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { readFileSync, realpathSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, relative } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { startApiServer, type ApiServer } from '../../src/apiserver/server.ts';
 import { grants, rulesOf } from '../support/rbac.ts';
@@ -129,6 +130,42 @@ describe('manifests', () => {
       readOnlyRootFilesystem: true,
       capabilities: { drop: ['ALL'] },
     });
+  });
+
+  it('run the image the kustomization names, which an overlay overrides with images:', () => {
+    const kustomization = parseAllDocuments(
+      readFileSync(join(MANIFESTS, 'kustomization.yaml'), 'utf8'),
+    )[0]!.toJS() as { images: { name: string; newName: string; newTag: string }[] };
+    const [ds] = docs('sidecar/daemonset.yaml') as [
+      { spec: { template: { spec: { containers: { image: string }[] } } } },
+    ];
+    const image = ds.spec.template.spec.containers[0]!.image;
+    expect(kustomization.images.map((i) => i.name)).to.include(image.split(':')[0]);
+    // A user's overlay, as the README says: their registry and tag.
+    const overlay = mkdtempSync(join(tmpdir(), 'overlay-'));
+    try {
+      writeFileSync(
+        join(overlay, 'kustomization.yaml'),
+        [
+          'resources:',
+          `  - ${relative(overlay, MANIFESTS)}`, // kustomize wants it relative
+          'images:',
+          '  - name: ipam-pool-monitor',
+          '    newName: registry.example.com/platform/ipam-pool-monitor',
+          '    newTag: 1.2.3',
+          '',
+        ].join('\n'),
+      );
+      const bin = join(kubectlDir(), 'kubectl.1.33');
+      const out = execFileSync(bin, ['kustomize', overlay], { encoding: 'utf8' });
+      const images = [...out.matchAll(/^\s+image: (\S+)$/gm)].map((m) => m[1]);
+      expect(images).to.include('registry.example.com/platform/ipam-pool-monitor:1.2.3');
+      expect(images.filter((i) => i?.includes('ipam-pool-monitor'))).to.deep.equal([
+        'registry.example.com/platform/ipam-pool-monitor:1.2.3',
+      ]);
+    } finally {
+      rmSync(overlay, { recursive: true, force: true });
+    }
   });
 
   for (const version of ['1.27', '1.33']) {

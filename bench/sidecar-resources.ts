@@ -1,0 +1,236 @@
+// What the sidecar process costs, for the DaemonSet's requests and limits
+// (manifests/sidecar/daemonset.yaml quotes these figures): resident memory
+// idle (an NNC of 256 IPs, no pods) and with 250 pods on the node, each
+// holding an IP from the node API as the CNI asks for them, its peak
+// (VmHWM), and CPU while the 250 pods arrive and while the node is quiet.
+// The demand-to-write latency is bench/sidecar.ts's; this one also prints it
+// for the single-pod case (batch 1, threshold 0) it drives anyway.
+// Run: node bench/sidecar-resources.ts [samples]   (prints its figures)
+import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startApiServer } from '../src/apiserver/server.ts';
+
+const SAMPLES = Number(process.argv[2] ?? 40);
+const PODS = 250;
+const NODE = 'bench-node';
+const NS = 'kube-system';
+const BIN = fileURLToPath(new URL('../bin/pool-monitor', import.meta.url));
+const CRDS = fileURLToPath(new URL('../manifests/crds/', import.meta.url));
+const NNC = {
+  group: 'acn.azure.com',
+  version: 'v1alpha',
+  namespace: NS,
+  plural: 'nodenetworkconfigs',
+};
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+function percentile(sorted: number[], p: number): number {
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[i] ?? NaN;
+}
+
+function statusMiB(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? NaN);
+  return kb / 1024;
+}
+const rssMiB = (pid: number): number => statusMiB(pid, 'VmRSS');
+
+/** CPU seconds (user + system) the process has used so far. */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // utime and stime are fields 14 and 15 of /proc/PID/stat (11 and 12 after the name).
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+const server = await startApiServer({ crdsDir: CRDS });
+const kc = new KubeConfig();
+kc.loadFromFile(server.kubeconfigPath);
+const core = kc.makeApiClient(CoreV1Api);
+const objects = kc.makeApiClient(CustomObjectsApi);
+const stateDir = mkdtempSync(join(tmpdir(), 'bench-sidecar-resources-'));
+
+await objects.createNamespacedCustomObject({
+  ...NNC,
+  body: {
+    apiVersion: 'acn.azure.com/v1alpha',
+    kind: 'NodeNetworkConfig',
+    metadata: { name: NODE, namespace: NS },
+    spec: { requestedIPCount: 0 },
+  },
+});
+const nnc = (await objects.getNamespacedCustomObject({ ...NNC, name: NODE })) as object;
+await objects.replaceNamespacedCustomObjectStatus({
+  ...NNC,
+  name: NODE,
+  body: {
+    ...nnc,
+    status: {
+      scaler: {
+        batchSize: 1,
+        requestThresholdPercent: 0,
+        releaseThresholdPercent: 150,
+        maxIPCount: 250,
+      },
+      networkContainers: [
+        {
+          id: 'nc-bench',
+          assignmentMode: 'dynamic',
+          subnetName: 'bench',
+          subnetAddressSpace: '10.20.0.0/16',
+          defaultGateway: '10.20.0.1',
+          primaryIP: '10.20.255.1',
+          ipAssignments: Array.from({ length: 256 }, (_, i) => ({
+            name: `00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`,
+            ip: `10.20.${(i + 2) >> 8}.${(i + 2) & 255}`,
+          })),
+        },
+      ],
+    },
+  },
+});
+
+// Our own watch on the NNC: when each requestedIPCount was first seen.
+const seen = new Map<number, number>();
+const watchAbort = new AbortController();
+void (async () => {
+  const res = await fetch(
+    `${server.url}/apis/acn.azure.com/v1alpha/namespaces/${NS}/nodenetworkconfigs?watch=1&fieldSelector=metadata.name%3D${NODE}`,
+    { signal: watchAbort.signal },
+  );
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let buf = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buf += decoder.decode(value, { stream: true });
+      let at: number;
+      while ((at = buf.indexOf('\n')) >= 0) {
+        const line = buf.slice(0, at);
+        buf = buf.slice(at + 1);
+        const ev = JSON.parse(line) as { object?: { spec?: { requestedIPCount?: number } } };
+        const r = ev.object?.spec?.requestedIPCount;
+        if (typeof r === 'number' && !seen.has(r)) seen.set(r, performance.now());
+      }
+    }
+  } catch {
+    // aborted at the end
+  }
+})();
+
+const child = spawn(
+  BIN,
+  [
+    'sidecar',
+    '--node-name',
+    NODE,
+    '--kubeconfig',
+    server.kubeconfigPath,
+    '--state-dir',
+    stateDir,
+    '--listen',
+    '127.0.0.1:0',
+  ],
+  { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, NODENAME: '', KUBECONFIG: '' } },
+);
+// JSON logs, drained as a log collector would; the node API's port from them.
+let nodeApi = '';
+child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+  const port = /"msg":"node api listening"[^\n]*"port":(\d+)/.exec(chunk)?.[1];
+  if (port) nodeApi = `http://127.0.0.1:${port}`;
+});
+const pid = child.pid as number;
+
+const waitSeen = async (n: number, timeoutMs = 10_000): Promise<number> => {
+  const until = performance.now() + timeoutMs;
+  while (!seen.has(n)) {
+    if (performance.now() > until) throw new Error(`request ${n} never written`);
+    await sleep(2);
+  }
+  return seen.get(n) as number;
+};
+
+let pods = 0;
+const createPod = async (): Promise<void> => {
+  const name = `bench-${pods++}`;
+  await core.createNamespacedPod({
+    namespace: 'default',
+    body: {
+      metadata: { name, namespace: 'default' },
+      spec: { nodeName: NODE, containers: [{ name: 'app', image: 'registry.local/app:1' }] },
+    },
+  });
+};
+
+// Ready: the first reconcile writes request 0 → nothing; one pod → 1.
+await sleep(1500);
+const idleRss = rssMiB(pid);
+const latencies: number[] = [];
+for (let i = 0; i < SAMPLES; i++) {
+  const t0 = performance.now();
+  await createPod();
+  const t1 = await waitSeen(pods);
+  latencies.push(t1 - t0);
+  await sleep(600);
+}
+// Ramp to 250 pods (throttled demand, trailing edge), each getting its IP
+// from the node API as the CNI would, and let it settle.
+let peakRss = 0;
+const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssMiB(pid))), 100);
+const cpuBeforeRamp = cpuSeconds(pid);
+const rampStart = performance.now();
+while (pods < PODS) await createPod();
+await waitSeen(PODS, 20_000);
+let assigned = 0;
+for (let i = 0; i < PODS; i++) {
+  const res = await fetch(`${nodeApi}/network/requestipconfigs`, {
+    method: 'POST',
+    body: JSON.stringify({
+      podInterfaceID: `bench-${i}-eth0`,
+      infraContainerID: `bench-${i}`,
+      orchestratorContext: { PodName: `bench-${i}`, PodNamespace: 'default' },
+      desiredIPAddresses: [],
+    }),
+  });
+  const body = (await res.json()) as { response?: { ReturnCode?: number } };
+  if (body.response?.ReturnCode === 0) assigned += 1;
+}
+const rampSeconds = (performance.now() - rampStart) / 1000;
+const cpuRamp = cpuSeconds(pid) - cpuBeforeRamp;
+await sleep(2000);
+const rss = rssMiB(pid);
+// Quiet: nothing changes for 10 s (watches idle, the 60 s tick may fire).
+const cpuBeforeQuiet = cpuSeconds(pid);
+await sleep(10_000);
+const cpuQuiet = (cpuSeconds(pid) - cpuBeforeQuiet) / 10;
+clearInterval(sampler);
+const hwm = statusMiB(pid, 'VmHWM');
+const sorted = [...latencies].sort((a, b) => a - b);
+
+child.kill('SIGTERM');
+const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+watchAbort.abort();
+await server.close();
+rmSync(stateDir, { recursive: true, force: true });
+
+console.log(`sidecar: demand change -> NNC write latency over ${latencies.length} samples`);
+console.log(
+  `  p50 ${percentile(sorted, 50).toFixed(1)} ms   p99 ${percentile(sorted, 99).toFixed(1)} ms   max ${sorted.at(-1)?.toFixed(1)} ms`,
+);
+console.log(`sidecar: RSS idle (256 IPs, no pods): ${idleRss.toFixed(1)} MiB`);
+console.log(
+  `sidecar: RSS with ${PODS} pods on the node, ${assigned} holding an IP: ${rss.toFixed(1)} MiB` +
+    ` (sampled peak ${peakRss.toFixed(1)} MiB, VmHWM ${hwm.toFixed(1)} MiB)`,
+);
+console.log(
+  `sidecar: CPU ${cpuRamp.toFixed(2)} s over the ${rampSeconds.toFixed(1)} s ramp ` +
+    `(${((cpuRamp / rampSeconds) * 1000).toFixed(0)}m), ${(cpuQuiet * 1000).toFixed(0)}m while quiet`,
+);
+console.log(`sidecar: exit code after SIGTERM: ${code}`);
