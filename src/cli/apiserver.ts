@@ -33,7 +33,11 @@ interface ApiserverFlags {
 export function apiserverCommand(): Command {
   return new Command('apiserver')
     .description('Serve a local Kubernetes API on 127.0.0.1 until SIGINT/SIGTERM')
-    .option('--port <port>', 'port to listen on (0 picks a free one)', parsePort, 0)
+    .addOption(
+      new Option('--port <port>', 'port to listen on, on 127.0.0.1')
+        .argParser(parsePort)
+        .default(0, '0, a free one'),
+    )
     .option(
       '--crds <dir>',
       'apply every CustomResourceDefinition in the YAML files of DIR at start',

@@ -2,9 +2,9 @@
 // server, fulfiller, N simulated nodes (real sidecar + simulated kubelet/CNI)
 // and a workload scenario — ending with a report. SIGINT/SIGTERM end it
 // cleanly (exit 0, report printed); persistent invariant violations exit 1.
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { LOG_LEVELS, type LogLevel } from '../log/levels.ts';
-import { DEFAULT_SCENARIO } from '../sim/workload/builtins.ts';
+import { BUILT_IN_SCENARIO_NAMES, DEFAULT_SCENARIO } from '../sim/workload/builtins.ts';
 import { ScenarioError } from '../sim/workload/scenario.ts';
 import { integerOption, numberOption, writableFileOption } from './parse.ts';
 import { listenError } from './signals.ts';
@@ -48,9 +48,17 @@ export function embeddedCommand(): Command {
       'Run a local API server, the fulfiller, N simulated nodes and a workload scenario; end with a report',
     )
     .option('--nodes <n>', "number of nodes (default: the scenario's)", integerOption('--nodes', 1))
-    .option('--scenario <name|file>', 'built-in scenario name or YAML/JSON file', DEFAULT_SCENARIO)
+    .option(
+      '--scenario <name|file>',
+      `built-in scenario (${BUILT_IN_SCENARIO_NAMES.join(', ')}) or a YAML/JSON file`,
+      DEFAULT_SCENARIO,
+    )
     .option('--duration <seconds>', "run length (default: the scenario's)", positiveSeconds)
-    .option('--api-port <port>', 'API server port on 127.0.0.1 (default: ephemeral)', portOption, 0)
+    .addOption(
+      new Option('--api-port <port>', 'API server port on 127.0.0.1')
+        .argParser(portOption)
+        .default(0, '0, a free one'),
+    )
     .option('--serve', 'keep everything up after the scenario until SIGINT/SIGTERM')
     .option('--tls', 'the API server serves HTTPS with a CA made at start (in its kubeconfig)')
     .option('--report <file>', 'also write the report as JSON', writableFileOption('--report'))
@@ -61,7 +69,7 @@ export function embeddedCommand(): Command {
     )
     .option(
       '--log-level <level>',
-      `component log level: ${LOG_LEVELS.join(', ')}`,
+      'component log level: error, warn, info or debug',
       logLevelOption,
       'info',
     )

@@ -102,7 +102,7 @@ export function fulfillerCommand(): Command {
       30,
     )
     .option('--workers <n>', 'nodes served in parallel', integerOption('--workers', 1), 8)
-    .option('--log-level <level>', `one of ${LOG_LEVELS.join(', ')}`, logLevelOption, 'info')
+    .option('--log-level <level>', 'log level: error, warn, info or debug', logLevelOption, 'info')
     .addOption(
       new Option('--backend <kind>', 'who owns the addresses')
         .choices(['cidr', 'azure'])

@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import { apiserverCommand } from './apiserver.ts';
 import { embeddedCommand } from './embedded.ts';
 import { fulfillerCommand } from './fulfiller.ts';
+import { errorLine, plainDefaults } from './parse.ts';
 import { simulateCommand } from './simulate.ts';
 import { sidecarCommand } from './sidecar.ts';
 
@@ -17,16 +18,19 @@ export function buildProgram(): Command {
     .description("Keeps every Kubernetes node's pool of pod IPs the right size, Azure CNS style")
     .version(pkg.version)
     .exitOverride();
-  program.configureOutput({
-    outputError: (text, write) => write(text),
-  });
+  // Every error, commander's too, as one line naming the flag: `pool-monitor: ...`.
+  program.configureOutput({ outputError: (text, write) => write(errorLine(text)) });
   // Sub-commands register themselves here, one line each.
   program.addCommand(apiserverCommand());
   program.addCommand(embeddedCommand());
   program.addCommand(fulfillerCommand());
   program.addCommand(simulateCommand());
   program.addCommand(sidecarCommand());
-  return program;
+  // addCommand does not pass these on as .command() would.
+  for (const sub of program.commands) {
+    sub.exitOverride().configureOutput({ outputError: (text, write) => write(errorLine(text)) });
+  }
+  return plainDefaults(program);
 }
 
 async function main(argv: string[]): Promise<number> {

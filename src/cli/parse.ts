@@ -1,6 +1,6 @@
 // Flag value parsers for commander: each turns a bad value into a one-line
 // error naming the flag.
-import { InvalidArgumentError } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { accessSync, constants, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 
@@ -64,4 +64,35 @@ export function writableFileOption(flag: string): (value: string) => string {
     }
     return value;
   };
+}
+
+/**
+ * One default format in every --help: `(default: VALUE)`, unquoted, whatever
+ * the value's type (commander quotes strings: `(default: "kube-system")`).
+ * Applied to a command and its sub-commands.
+ */
+export function plainDefaults(command: Command): Command {
+  for (const option of command.options) {
+    if (typeof option.defaultValue === 'string' && option.defaultValueDescription === undefined) {
+      option.defaultValueDescription = option.defaultValue;
+    }
+  }
+  for (const sub of command.commands) plainDefaults(sub);
+  return command;
+}
+
+/**
+ * Commander's error text as the project's one line: `pool-monitor: MESSAGE`,
+ * the flag first. "error: option '--batch <n>' argument '0' is invalid.
+ * --batch must be ..." becomes "pool-monitor: --batch must be ...", and a
+ * message that does not name its flag gets it: `--port "x": must be ...`.
+ */
+export function errorLine(text: string): string {
+  const body = text.replace(/^error: /, '').trimEnd();
+  const invalid = /^option '(--[\w-]+)[^']*' argument '([^']*)' is invalid\. (.*)$/s.exec(body);
+  if (!invalid) return `pool-monitor: ${body}\n`;
+  const [, flag, value, message] = invalid as unknown as [string, string, string, string];
+  return message.startsWith(flag)
+    ? `pool-monitor: ${message}\n`
+    : `pool-monitor: ${flag} "${value}": ${message}\n`;
 }

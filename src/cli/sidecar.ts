@@ -13,8 +13,11 @@ export function sidecarCommand(): Command {
     .option('--kubeconfig <file>', 'kubeconfig (default: $KUBECONFIG, else in-cluster)')
     .option('--namespace <ns>', 'namespace of the NNC and CSS objects', 'kube-system')
     .option('--state-dir <dir>', 'directory of the durable IP store', '/var/lib/pool-monitor')
-    .option('--listen <host:port>', 'node API address (default 127.0.0.1:10092)')
-    .option('--log-level <level>', 'error, warn, info or debug', 'info')
+    .option(
+      '--listen <host:port>',
+      'node API address, HOST an IP or localhost (default: 127.0.0.1:10092)',
+    )
+    .option('--log-level <level>', 'log level: error, warn, info or debug', 'info')
     .option(
       '--subnet-state <mode>',
       '"name": the CSS of the node\'s subnet; "any": any CSS',

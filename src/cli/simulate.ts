@@ -47,7 +47,7 @@ export function formatSummary(s: SimulationSummary): string {
 export function simulateCommand(): Command {
   return (
     new Command('simulate')
-      .description('replay a demand trace through the real pool monitor in virtual time')
+      .description('Replay a demand trace through the real pool monitor in virtual time')
       .addOption(
         new Option(
           '--scenario <name|file>',
