@@ -246,6 +246,7 @@ export function startSimScheduler(options: SimSchedulerOptions): RunningSimSched
       for (const s of subs) s.unsubscribe();
       await Promise.all([waiting.stop(), nodes.stop()]);
       await running;
+      await recorder.flush(); // Events in flight are written before the connections close
     },
   };
 }
