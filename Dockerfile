@@ -6,7 +6,7 @@ FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
-# The image has its own Node 24: no node-linux-<cpu> (optional) in it (docs/decisions/0009).
+# The image has its own Node 24: no node-linux-<cpu> (optional) in it (docs/decisions/0013).
 RUN npm ci --omit=dev --omit=optional --no-audit --no-fund && npm cache clean --force
 COPY bin ./bin
 COPY src ./src
