@@ -1,6 +1,6 @@
 # Two commands on a fresh clone: `make run` and `make test`. Each installs
 # what it needs (npm ci, through scripts/install) first. Node 24 comes from the
-# node-linux-<cpu> optional dependency (docs/decisions/0013).
+# node-linux-<cpu> optional dependency (docs/decisions/0015).
 SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 NODE_FLAGS := --disable-warning=ExperimentalWarning
