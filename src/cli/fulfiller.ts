@@ -110,7 +110,7 @@ export function fulfillerCommand(): Command {
     )
     .option(
       '--node-selector <labels>',
-      'label selector of the Nodes that get an NNC (default: all)',
+      'label selector of the Nodes that get an NNC; every Node when absent',
       selectorOption,
     )
     .addOption(
