@@ -65,8 +65,9 @@ function given(g: Given, ...more: MonitorInput[]): MonitorState {
   );
 }
 
-function view(pending: string[], active: number): StoreView {
-  return { pendingReleaseIds: pending, activeCount: active };
+/** What the store holds: PendingRelease ids, active IPs, and how many of them can be marked (default: all). */
+function view(pending: string[], active: number, markable = active): StoreView {
+  return { pendingReleaseIds: pending, activeCount: active, markableCount: markable };
 }
 
 /** An outcome of a write of `request` at `at` (kind, wrote … overridable). */
@@ -382,6 +383,14 @@ describe('decide: DESIGN "Scaling semantics", bullet by bullet', () => {
     });
   });
 
+  it('scale-down marks only what can be marked: leaked Assigned IPs never wedge it (review defect)', () => {
+    const s = given({ demand: 5, request: 32 });
+    // 32 active IPs, but 26 are Assigned (5 pods and 21 leaked): only 6 can be marked.
+    expect(pick(decide(s, view([], 32, 6), 0))).to.include({ mark: 6, request: 16, delta: -16 });
+    // Nothing markable: the request still moves, nothing is marked.
+    expect(pick(decide(s, view([], 32, 0), 0))).to.include({ mark: 0, request: 16 });
+  });
+
   it('the spec carries every PendingRelease id, stale ones dropped', () => {
     const s = given({ demand: 5, request: 32, ipsNotInUse: ['p1', 'gone'], backed: ['p1', 'a'] });
     const d = decide(s, view(['gone', 'p1'], 17), 0);
@@ -486,6 +495,19 @@ describe('monitor: the CNS rows about failing effects', () => {
     expect(h.writer.writes.map((w) => w.spec)).to.deep.equal([
       { requestedIPCount: 32, ipsNotInUse: [] },
     ]);
+    expect(h.monitor.snapshot().request).to.equal(16);
+  });
+
+  it('leaked Assigned IPs present: the scale-down still releases what it can (review defect)', () => {
+    const mem = new MemoryPoolStore();
+    mem.add(26, 'Assigned');
+    mem.add(6, 'Available');
+    const h = runScenario(start(mem, 32, 5), () => {});
+    expect(h.outcomes.map((o) => [o.kind, o.marked])).to.deep.equal([['scaled', 6]]);
+    expect(mem.markCalls).to.deep.equal([6]);
+    expect(
+      h.writer.writes.map((w) => [w.spec.requestedIPCount, w.spec.ipsNotInUse.length]),
+    ).to.deep.equal([[16, 6]]);
     expect(h.monitor.snapshot().request).to.equal(16);
   });
 
