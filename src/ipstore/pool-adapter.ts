@@ -14,5 +14,10 @@ export function asPoolIpStore(store: NodeIpStore): PoolIpStore {
         const c = store.counts();
         return c.Available + c.Assigned + c.PendingProgramming;
       }),
+    markableCount: () =>
+      Promise.resolve().then(() => {
+        const c = store.counts();
+        return c.Available + c.PendingProgramming;
+      }),
   };
 }

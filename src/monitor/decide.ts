@@ -17,6 +17,8 @@ export interface StoreView {
   pendingReleaseIds: readonly string[];
   /** IPs that are not PendingRelease. */
   activeCount: number;
+  /** IPs that can be marked PendingRelease (Available, PendingProgramming). */
+  markableCount: number;
 }
 
 /** The target side of a decision: needs no store. */
@@ -85,7 +87,7 @@ export function decide(state: MonitorState, view: StoreView, now: number): Decis
   return {
     ...t,
     reason: t.delta > 0 ? 'scale-up' : t.delta < 0 ? 'scale-down' : 'spec differs',
-    mark: releaseCount(t.delta, t.applied, state.unwrittenMarks, view.activeCount),
+    mark: releaseCount(t.delta, t.applied, state.unwrittenMarks, view),
     spec,
     ...damping,
   };

@@ -20,6 +20,13 @@ export interface PoolIpStore {
    * twice, as in newer CNS (docs/decisions/0004).
    */
   activeCount(): Promise<number>;
+  /**
+   * How many IPs could be marked PendingRelease now (Available and
+   * PendingProgramming). The monitor never asks to mark more, so Assigned
+   * IPs (leaked ones included) never make a scale-down fail
+   * (docs/decisions/0013).
+   */
+  markableCount(): Promise<number>;
 }
 
 /** The spec the monitor writes: the whole of it, every time (apply semantics). */

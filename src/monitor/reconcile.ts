@@ -83,7 +83,15 @@ export function reconcile$(
     const view$ = stage$('read', () => ctx.store.pendingReleaseIds()).pipe(
       concatMap((ids) =>
         stage$('read', () => ctx.store.activeCount()).pipe(
-          map((activeCount): StoreView => ({ pendingReleaseIds: ids, activeCount })),
+          concatMap((activeCount) =>
+            stage$('read', () => ctx.store.markableCount()).pipe(
+              map((markableCount): StoreView => ({
+                pendingReleaseIds: ids,
+                activeCount,
+                markableCount,
+              })),
+            ),
+          ),
         ),
       ),
     );

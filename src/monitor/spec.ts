@@ -65,19 +65,24 @@ export function currentSpec(observed: ObservedSpec, written: WrittenSpec | undef
 /**
  * How many IPs to mark PendingRelease for a (negative) delta: never more
  * than −delta, minus what earlier reconciles marked but did not get written
- * yet, and, when the store reports its non-PendingRelease count, never
- * below the target.
+ * yet; when the store reports its non-PendingRelease count, never below the
+ * target (docs/decisions/0004); and never more than the store can mark
+ * (docs/decisions/0013).
  */
 export function releaseCount(
   delta: number,
   target: number,
   unwrittenMarks: number,
-  activeCount?: number,
+  store: { activeCount?: number; markableCount?: number } = {},
 ): number {
   if (!(delta < 0)) return 0;
   let n = -delta - Math.max(0, unwrittenMarks);
+  const { activeCount, markableCount } = store;
   if (typeof activeCount === 'number' && Number.isFinite(activeCount)) {
     n = Math.min(n, activeCount - target);
+  }
+  if (typeof markableCount === 'number' && Number.isFinite(markableCount)) {
+    n = Math.min(n, markableCount);
   }
   return Math.max(0, Math.floor(n));
 }

@@ -350,6 +350,15 @@ describe('ipstore/SqliteIpStore', () => {
       expect(error).to.be.instanceOf(InsufficientReleasableError);
       expect(await pool.pendingReleaseIds()).to.have.length(1);
       expect(await pool.activeCount()).to.equal(1); // Available + Assigned + PendingProgramming
+      expect(await pool.markableCount()).to.equal(1); // Available + PendingProgramming
+      store.assign({
+        podInterfaceID: 'i1',
+        infraContainerID: 'c1',
+        podName: 'p',
+        podNamespace: 'd',
+      });
+      expect(await pool.activeCount()).to.equal(1);
+      expect(await pool.markableCount()).to.equal(0);
     });
   });
 

@@ -77,6 +77,9 @@ export class FakeStore implements PoolIpStore {
   activeCount(): Promise<number> {
     return resolved(this.mem.activeCountSync());
   }
+  markableCount(): Promise<number> {
+    return resolved(this.mem.markableCountSync());
+  }
 }
 
 export interface WriteRecord {

@@ -64,6 +64,10 @@ export class MemoryPoolStore implements PoolIpStore {
     return this.ips.size - this.count('PendingRelease');
   }
 
+  markableCountSync(): number {
+    return this.count('Available') + this.count('PendingProgramming');
+  }
+
   pendingReleaseIds(): Promise<string[]> {
     return Promise.resolve(this.pendingReleaseIdsSync());
   }
@@ -78,5 +82,9 @@ export class MemoryPoolStore implements PoolIpStore {
 
   activeCount(): Promise<number> {
     return Promise.resolve(this.activeCountSync());
+  }
+
+  markableCount(): Promise<number> {
+    return Promise.resolve(this.markableCountSync());
   }
 }
