@@ -9,10 +9,13 @@ export function asPoolIpStore(store: NodeIpStore): PoolIpStore {
     pendingReleaseIds: () => Promise.resolve().then(() => store.pendingReleaseIds()),
     markPendingRelease: (count: number) =>
       Promise.resolve().then(() => store.markPendingRelease(count)),
+    // Backed IPs only: an Assigned IP the status no longer backs is no
+    // surplus (marking for it would release and re-allocate one IP forever).
     activeCount: () =>
       Promise.resolve().then(() => {
         const c = store.counts();
-        return c.Available + c.Assigned + c.PendingProgramming;
+        const vanished = store.list(['Assigned']).filter((r) => r.vanished === true).length;
+        return c.Available + c.Assigned - vanished + c.PendingProgramming;
       }),
     markableCount: () =>
       Promise.resolve().then(() => {

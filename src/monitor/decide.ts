@@ -2,8 +2,9 @@
 // IP store holds, purely: the target, the delta, how many IPs to mark
 // PendingRelease, the spec to write, or nothing, and why. The CNS v2 monitor's
 // reconcile step, with this product's additions (stale ids, out-of-band
-// edits, damping, the write window, the marking bound of decision record
-// 0004) as further rows of the same table. Effects live in reconcile.ts.
+// edits, damping, the write window, the marking bounds of decision records
+// 0004 and 0013, a surplus given back) as further rows of the same table.
+// Effects live in reconcile.ts.
 import { dampedTarget } from '../scaling/damping.ts';
 import { calculateTarget } from '../scaling/target.ts';
 import type { DesiredSpec } from './ports.ts';
@@ -72,7 +73,8 @@ export function decide(state: MonitorState, view: StoreView, now: number): Decis
     ipsNotInUse: normaliseIds(view.pendingReleaseIds).filter((id) => !stale.has(id)),
   };
   const current = state.nnc ? currentSpec(state.nnc.observed, state.written) : undefined;
-  if (t.delta === 0 && current !== undefined && sameSpec(spec, current)) {
+  const mark = releaseCount(t.applied, view);
+  if (t.delta === 0 && mark === 0 && current !== undefined && sameSpec(spec, current)) {
     return { ...t, reason: t.deferred ? 'deferred' : 'at-target', mark: 0, ...damping };
   }
   const windowEnd = (state.lastWriteAt ?? Number.NEGATIVE_INFINITY) + state.config.writeWindowMs;
@@ -86,8 +88,9 @@ export function decide(state: MonitorState, view: StoreView, now: number): Decis
   }
   return {
     ...t,
-    reason: t.delta > 0 ? 'scale-up' : t.delta < 0 ? 'scale-down' : 'spec differs',
-    mark: releaseCount(t.delta, t.applied, state.unwrittenMarks, view),
+    reason:
+      t.delta > 0 ? 'scale-up' : t.delta < 0 ? 'scale-down' : mark > 0 ? 'surplus' : 'spec differs',
+    mark,
     spec,
     ...damping,
   };

@@ -14,10 +14,12 @@ export interface PoolIpStore {
    */
   markPendingRelease(count: number): Promise<string[]>;
   /**
-   * How many IPs the store holds that are not PendingRelease. The monitor
-   * never marks more than `activeCount - target`, so a request that ran ahead
-   * of the NNC status (or a retry after a failed write) cannot release IPs
-   * twice, as in newer CNS (docs/decisions/0004).
+   * How many IPs the NNC status backs that the store holds and that are not
+   * PendingRelease (an Assigned IP the status no longer backs does not
+   * count). The monitor marks `activeCount - target`, so a request that ran
+   * ahead of the NNC status (or a retry after a failed write) cannot release
+   * IPs twice, as in newer CNS (docs/decisions/0004), and a surplus is
+   * given back (0013).
    */
   activeCount(): Promise<number>;
   /**

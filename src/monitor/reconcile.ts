@@ -126,7 +126,7 @@ function act$(d: Decision, partial: Facts, ctx: ReconcileContext): Observable<Re
   }
   ctx.log.info('scaling pool', {
     delta: d.delta,
-    ...(d.delta === 0 ? { reason: 'spec differs' } : {}),
+    ...(d.delta === 0 ? { reason: d.reason } : {}),
   });
   if (ctx.dryRun) {
     ctx.log.info('dry run: not writing', { spec: d.spec });

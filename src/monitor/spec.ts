@@ -63,26 +63,19 @@ export function currentSpec(observed: ObservedSpec, written: WrittenSpec | undef
 }
 
 /**
- * How many IPs to mark PendingRelease for a (negative) delta: never more
- * than −delta, minus what earlier reconciles marked but did not get written
- * yet; when the store reports its non-PendingRelease count, never below the
- * target (docs/decisions/0004); and never more than the store can mark
- * (docs/decisions/0013).
+ * How many IPs to mark PendingRelease so that the IPs the NNC backs and that
+ * are not PendingRelease (`activeCount`) come down to the request being
+ * written: `active − target`, never more than the store can mark
+ * (`markableCount`), never below zero. In steady state (active = request)
+ * this is exactly −delta, the CNS behaviour; marks a failed write left
+ * behind are PendingRelease, so they are not made again; a status that ran
+ * ahead of the request, or IPs a capped scale-down could not mark, are
+ * given back once they can be (docs/decisions/0004, 0013).
  */
 export function releaseCount(
-  delta: number,
   target: number,
-  unwrittenMarks: number,
-  store: { activeCount?: number; markableCount?: number } = {},
+  store: { activeCount: number; markableCount: number },
 ): number {
-  if (!(delta < 0)) return 0;
-  let n = -delta - Math.max(0, unwrittenMarks);
-  const { activeCount, markableCount } = store;
-  if (typeof activeCount === 'number' && Number.isFinite(activeCount)) {
-    n = Math.min(n, activeCount - target);
-  }
-  if (typeof markableCount === 'number' && Number.isFinite(markableCount)) {
-    n = Math.min(n, markableCount);
-  }
-  return Math.max(0, Math.floor(n));
+  const n = Math.min(store.activeCount - target, store.markableCount);
+  return Number.isFinite(n) ? Math.max(0, Math.floor(n)) : 0;
 }

@@ -14,7 +14,9 @@ export type DecisionReason =
   | 'scale-up'
   | 'scale-down'
   /** Same request, but the spec differs: stale ids, an out-of-band edit, unwritten marks. */
-  | 'spec differs';
+  | 'spec differs'
+  /** Same request, but the node holds more active IPs than it: the markable surplus goes back. */
+  | 'surplus';
 
 /** What a reconcile asks the monitor to come back for, and when (scheduler ms). */
 export type WakeReason = 'retry' | 'damping' | 'write-window';

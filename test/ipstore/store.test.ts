@@ -360,6 +360,16 @@ describe('ipstore/SqliteIpStore', () => {
       expect(await pool.activeCount()).to.equal(1);
       expect(await pool.markableCount()).to.equal(0);
     });
+
+    it('counts as active only the IPs the NNC status backs', async () => {
+      sync([container(1, [2, 3, 4])]);
+      store.assign(pod(1));
+      store.syncInventory([container(1, [3, 4])]); // the Assigned .2 vanished: kept for its pod
+      const pool = asPoolIpStore(store);
+      expect(store.counts().Assigned).to.equal(1);
+      expect(await pool.activeCount()).to.equal(2);
+      expect(await pool.markableCount()).to.equal(2);
+    });
   });
 
   it('refuses calls after close', () => {

@@ -391,6 +391,26 @@ describe('decide: DESIGN "Scaling semantics", bullet by bullet', () => {
     expect(pick(decide(s, view([], 32, 0), 0))).to.include({ mark: 0, request: 16 });
   });
 
+  it('a pool left above its request gives the surplus back once it can be marked', () => {
+    // Request 16 written; the store holds 32 active IPs (a capped scale-down
+    // left 16 leaked Assigned ones, since reclaimed, or the status ran ahead).
+    const s = given({ demand: 5, request: 16 });
+    expect(pick(decide(s, view([], 32, 16), 0))).to.include({
+      delta: 0,
+      mark: 16,
+      reason: 'surplus',
+      request: 16,
+    });
+    // What cannot be marked is no reason to write: no write, no hot loop.
+    expect(pick(decide(s, view([], 32, 0), 0))).to.include({
+      mark: 0,
+      reason: 'at-target',
+      request: undefined,
+    });
+    // Marks not written yet are PendingRelease, not active: not marked again.
+    expect(pick(decide(s, view(ids('pr', 16), 16, 16), 0))).to.include({ mark: 0 });
+  });
+
   it('the spec carries every PendingRelease id, stale ones dropped', () => {
     const s = given({ demand: 5, request: 32, ipsNotInUse: ['p1', 'gone'], backed: ['p1', 'a'] });
     const d = decide(s, view(['gone', 'p1'], 17), 0);
@@ -509,6 +529,30 @@ describe('monitor: the CNS rows about failing effects', () => {
       h.writer.writes.map((w) => [w.spec.requestedIPCount, w.spec.ipsNotInUse.length]),
     ).to.deep.equal([[16, 6]]);
     expect(h.monitor.snapshot().request).to.equal(16);
+  });
+
+  it('leaked IPs reclaimed after a capped scale-down: the surplus is marked on the next reconcile', () => {
+    const mem = new MemoryPoolStore();
+    const leaked = mem.add(21, 'Assigned', 'leaked');
+    mem.add(5, 'Assigned');
+    mem.add(6, 'Available');
+    const h = runScenario({ ...start(mem, 32, 5), tickMs: 1_000, stopAt: 3_500 }, (hh) =>
+      hh.at(1_500, () => {
+        for (const id of leaked) mem.ips.set(id, 'Available');
+      }),
+    );
+    expect(h.outcomes.map((o) => [o.t, o.kind, o.marked])).to.deep.equal([
+      [0, 'scaled', 6],
+      [1_000, 'at-target', 0],
+      [2_000, 'corrected', 10],
+      [3_000, 'at-target', 0],
+    ]);
+    expect(
+      h.writer.writes.map((w) => [w.spec.requestedIPCount, w.spec.ipsNotInUse.length]),
+    ).to.deep.equal([
+      [16, 6],
+      [16, 16],
+    ]);
   });
 
   it('a failed write is retried without releasing twice', () => {
