@@ -10,9 +10,15 @@ import type { NetworkContainer } from '../nnc/types.ts';
 import { ipSortKey } from './address.ts';
 import type { DatabaseOptions } from './database.ts';
 import { checkStateDir, IpStoreOpenError, openDatabase } from './database.ts';
+import { adoptRow, reclaimRow, releaseOlderSandboxes } from './pod-rows.ts';
+import { dropOrphanContainers, freeRow, SELECT_IP, toRecord, type IpRow } from './rows.ts';
 import type {
+  AdoptRequest,
+  AdoptResult,
+  Assignment,
   AssignRequest,
   ContainerInfo,
+  Holder,
   InventoryChange,
   IpRecord,
   IpState,
@@ -23,9 +29,11 @@ import type {
 } from './types.ts';
 import {
   DesiredIpUnavailableError,
+  InvalidIpStoreInputError,
   InsufficientReleasableError,
   NoAvailableIpError,
 } from './types.ts';
+import { isIpAddress } from './address.ts';
 import {
   validateAssignRequest,
   validateContainers,
@@ -36,6 +44,8 @@ import {
   validateSyncOptions,
 } from './validate.ts';
 
+export { toRecord } from './rows.ts';
+
 export interface IpStoreOptions extends DatabaseOptions {
   /** Directory holding `ipstore.db`; must exist and be writable. */
   stateDir?: string;
@@ -45,47 +55,12 @@ export interface IpStoreOptions extends DatabaseOptions {
   now?: () => number;
 }
 
-interface IpRow {
-  id: string;
-  ip: string;
-  ip_key: string;
-  nc_id: string;
-  state: IpState;
-  pod_interface_id: string | null;
-  infra_container_id: string | null;
-  pod_name: string | null;
-  pod_namespace: string | null;
-  backed: number;
-  updated_at: number;
-}
-
 interface ContainerRow {
   id: string;
   subnet_address_space: string;
   default_gateway: string;
   primary_ip: string;
   backed: number;
-}
-
-/** The row as the store's callers see it. */
-export function toRecord(row: IpRow): IpRecord {
-  const record: IpRecord = {
-    id: row.id,
-    ip: row.ip,
-    ncId: row.nc_id,
-    state: row.state,
-    updatedAt: row.updated_at,
-  };
-  if (row.pod_interface_id !== null) {
-    record.pod = {
-      podInterfaceID: row.pod_interface_id,
-      infraContainerID: row.infra_container_id ?? '',
-      podName: row.pod_name ?? '',
-      podNamespace: row.pod_namespace ?? '',
-    };
-  }
-  if (row.backed === 0) record.vanished = true;
-  return record;
 }
 
 /** Opens the store under `stateDir` (or in memory); throws IpStoreOpenError. */
@@ -100,14 +75,14 @@ export function openIpStore(options: IpStoreOptions): SqliteIpStore {
   return new SqliteIpStore(openDatabase(file, options), file, options.now);
 }
 
-const SELECT_IP = 'SELECT * FROM ips';
-
 export class SqliteIpStore implements NodeIpStore {
   /** The database file, or `:memory:`. */
   readonly location: string;
   private readonly db: DatabaseSync;
   private readonly now: () => number;
   private readonly statements = new Map<string, StatementSync>();
+  /** The cached statements, for the row operations of rows.ts and pod-rows.ts. */
+  private readonly q = (text: string): StatementSync => this.sql(text);
   private closed = false;
 
   /** Use openIpStore; this takes an already opened and migrated database. */
@@ -207,7 +182,7 @@ export class SqliteIpStore implements NodeIpStore {
         ).run(ip.id, ip.ip, inserted.ip_key, ip.ncId, newState, now);
         change.added.push(toRecord(inserted));
       }
-      this.dropOrphanContainers();
+      dropOrphanContainers(this.q);
       return change;
     });
   }
@@ -283,10 +258,10 @@ export class SqliteIpStore implements NodeIpStore {
     );
   }
 
-  assign(request: AssignRequest): IpRecord {
+  assign(request: AssignRequest): Assignment {
     const req = validateAssignRequest(request);
     const desired = req.desiredIPAddresses ?? [];
-    return this.transaction(() => {
+    const result = this.transaction((): Assignment | NoAvailableIpError => {
       const held = this.sql(`${SELECT_IP} WHERE pod_interface_id = ?`).get(req.podInterfaceID) as
         IpRow | undefined;
       if (held !== undefined) {
@@ -297,13 +272,22 @@ export class SqliteIpStore implements NodeIpStore {
         }
         return toRecord(held);
       }
-      const row = desired.length > 0 ? this.desiredRow(desired) : this.leastRecentlyUsed();
       const now = this.now();
+      const replaced = releaseOlderSandboxes(this.q, req, now);
+      let row: IpRow;
+      try {
+        row = desired.length > 0 ? this.desiredRow(desired) : this.leastRecentlyUsed();
+      } catch (err) {
+        // The older sandbox is dead whether or not the new one gets an IP.
+        if (!(err instanceof NoAvailableIpError) || replaced.length === 0) throw err;
+        err.replaced = replaced;
+        return err;
+      }
       this.sql(
         `UPDATE ips SET state = 'Assigned', pod_interface_id = ?, infra_container_id = ?, pod_name = ?,
            pod_namespace = ?, updated_at = ? WHERE id = ?`,
       ).run(req.podInterfaceID, req.infraContainerID, req.podName, req.podNamespace, now, row.id);
-      return toRecord({
+      const record: Assignment = toRecord({
         ...row,
         state: 'Assigned',
         pod_interface_id: req.podInterfaceID,
@@ -312,34 +296,50 @@ export class SqliteIpStore implements NodeIpStore {
         pod_namespace: req.podNamespace,
         updated_at: now,
       });
+      if (replaced.length > 0) record.replaced = replaced;
+      return record;
     });
+    if (result instanceof NoAvailableIpError) throw result;
+    return result;
   }
 
   release(podInterfaceID: string): IpRecord | undefined {
     const pod = validatePodInterfaceId(podInterfaceID);
     return this.transaction(() => {
       const row = this.sql(`${SELECT_IP} WHERE pod_interface_id = ?`).get(pod) as IpRow | undefined;
-      if (row === undefined) return undefined;
-      if (row.backed === 0) {
-        this.sql('DELETE FROM ips WHERE id = ?').run(row.id);
-        this.dropOrphanContainers();
-        return toRecord(row);
-      }
-      const now = this.now();
-      this.sql(
-        `UPDATE ips SET state = 'Available', pod_interface_id = NULL, infra_container_id = NULL,
-           pod_name = NULL, pod_namespace = NULL, updated_at = ? WHERE id = ?`,
-      ).run(now, row.id);
-      return toRecord({
-        ...row,
-        state: 'Available',
-        pod_interface_id: null,
-        infra_container_id: null,
-        pod_name: null,
-        pod_namespace: null,
-        updated_at: now,
-      });
+      return row === undefined ? undefined : freeRow(this.q, row, this.now());
     });
+  }
+
+  reclaim(id: string, holder: Holder): IpRecord | undefined {
+    const [ipId] = validateIds([id], 'reclaimed id');
+    const podInterfaceID = validatePodInterfaceId(holder?.podInterfaceID);
+    const infra = holder?.infraContainerID;
+    if (typeof infra !== 'string') {
+      throw new InvalidIpStoreInputError('holder.infraContainerID must be a string');
+    }
+    return this.transaction(() =>
+      reclaimRow(this.q, ipId as string, { podInterfaceID, infraContainerID: infra }, this.now()),
+    );
+  }
+
+  adopt(request: AdoptRequest): AdoptResult {
+    if (!isIpAddress(request?.ip)) {
+      throw new InvalidIpStoreInputError(
+        `adopted address ${JSON.stringify(request?.ip)} is not an IP address`,
+      );
+    }
+    const [podName, podNamespace] = validateIds(
+      [request.podName, request.podNamespace],
+      'adopting pod name and namespace',
+    );
+    return this.transaction(() =>
+      adoptRow(
+        this.q,
+        { ...request, podName: podName as string, podNamespace: podNamespace as string },
+        this.now(),
+      ),
+    );
   }
 
   list(states?: readonly IpState[]): IpRecord[] {
@@ -446,12 +446,6 @@ export class SqliteIpStore implements NodeIpStore {
 
   private setState(id: string, state: IpState, now: number): void {
     this.sql('UPDATE ips SET state = ?, updated_at = ? WHERE id = ?').run(state, now, id);
-  }
-
-  private dropOrphanContainers(): void {
-    this.sql(
-      'DELETE FROM containers WHERE backed = 0 AND NOT EXISTS (SELECT 1 FROM ips WHERE ips.nc_id = containers.id)',
-    ).run();
   }
 
   /** A cached prepared statement. */

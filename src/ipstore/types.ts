@@ -86,9 +86,60 @@ export interface AssignRequest extends PodInfo {
   desiredIPAddresses?: string[];
 }
 
+/** What `assign` returns: the assigned IP, and what the same transaction released. */
+export interface Assignment extends IpRecord {
+  /**
+   * The same pod's assignments under another infraContainerID (its sandbox
+   * was recreated: the kubelet runs one per pod), released in the same
+   * transaction; as they were before their release. Absent when none.
+   */
+  replaced?: IpRecord[];
+}
+
+/** The assignment that holds an IP: the pod interface and its sandbox. */
+export interface Holder {
+  podInterfaceID: string;
+  infraContainerID: string;
+}
+
+/**
+ * The sandbox id of an adopted IP: the store learnt the address from the
+ * pod's status, not from a CNI request, so the real sandbox is unknown.
+ */
+export const ADOPTED_SANDBOX = 'adopted';
+
+/** True when the IP's holder was adopted from the pod's status (see `adopt`). */
+export function isAdopted(pod: PodInfo | undefined): boolean {
+  return pod?.infraContainerID === ADOPTED_SANDBOX;
+}
+
+export interface AdoptRequest {
+  /** The address the pod reports in `status.podIPs`. */
+  ip: string;
+  podName: string;
+  podNamespace: string;
+  /**
+   * The assignment expected to hold the address now, when it is taken over
+   * from a pod that is gone; an IP held by anyone else is a conflict.
+   */
+  from?: Holder;
+}
+
+export type AdoptResult =
+  /** Now Assigned to the pod; `previous` is the record as it was. */
+  | { outcome: 'adopted'; record: IpRecord; previous: IpRecord }
+  /** Already Assigned to this pod: nothing changed. */
+  | { outcome: 'held'; record: IpRecord }
+  /** Assigned to another pod (not `from`): nothing changed. */
+  | { outcome: 'conflict'; record: IpRecord }
+  /** The store has no IP with this address (the NNC does not back it). */
+  | { outcome: 'unknown' };
+
 /** Raised when no IP can be handed out (CNS ReturnCode 32). */
 export class NoAvailableIpError extends Error {
   override readonly name: string = 'NoAvailableIpError';
+  /** Older assignments of the pod released all the same (see Assignment.replaced). */
+  replaced?: IpRecord[];
 }
 
 /**
@@ -139,13 +190,30 @@ export interface NodeIpStore {
   markPendingRelease(count: number): string[];
   /** Ids of every PendingRelease IP, sorted. */
   pendingReleaseIds(): string[];
-  /** Idempotent per podInterfaceID; throws NoAvailableIpError when none is free. */
-  assign(request: AssignRequest): IpRecord;
+  /**
+   * Idempotent per podInterfaceID; throws NoAvailableIpError when none is
+   * free. A request of pod ns/name under a new infraContainerID releases the
+   * pod's assignments under other ones in the same transaction (even when
+   * no IP can be handed out then): they are returned in `replaced`.
+   */
+  assign(request: AssignRequest): Assignment;
   /**
    * Releases the IP held by the pod interface: Available again, or stays
    * PendingRelease if it was marked. Idempotent: undefined when nothing held.
    */
   release(podInterfaceID: string): IpRecord | undefined;
+  /**
+   * Releases IP `id` as `release` does, but only while `holder` still holds
+   * it (a reclaim decided on an older view never undoes a newer assignment);
+   * undefined when it does not.
+   */
+  reclaim(id: string, holder: Holder): IpRecord | undefined;
+  /**
+   * Assigns the IP with address `ip` to the pod that reports it in its
+   * status (sandbox ADOPTED_SANDBOX), whatever its state, unless another pod
+   * holds it (see AdoptRequest.from). One transaction; see AdoptResult.
+   */
+  adopt(request: AdoptRequest): AdoptResult;
   list(states?: readonly IpState[]): IpRecord[];
   counts(): StateCounts;
   container(ncId: string): ContainerInfo | undefined;

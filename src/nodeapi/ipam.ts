@@ -23,11 +23,17 @@ export interface Outcome<B> {
   changed?: IpRecord;
   /** A server-side failure worth an error log line. */
   error?: string;
+  /** Older assignments of the pod a new sandbox's request released (as they were). */
+  replaced?: IpRecord[];
 }
 
-/** What the API tells the sidecar after a state change (see NodeApiDeps.onChange). */
+/**
+ * What the API tells the sidecar after a state change (see NodeApiDeps.onChange):
+ * an IP assigned, one released, or an older sandbox's IP released by a request
+ * of the same pod (`replaced`, the record as it was).
+ */
 export interface IpamChange {
-  kind: 'assigned' | 'released';
+  kind: 'assigned' | 'released' | 'replaced';
   record: IpRecord;
 }
 
@@ -64,18 +70,21 @@ export function requestIpConfigs(
       podNamespace: req.podNamespace,
       desiredIPAddresses: req.desiredIPAddresses,
     });
+    const { replaced, ...assigned } = record;
     return {
       status: 200,
       body: {
-        podIPInfo: [podIpInfo(record, store.container(record.ncId))],
+        podIPInfo: [podIpInfo(assigned, store.container(assigned.ncId))],
         response: { ReturnCode: ReturnCode.Success, Message: '' },
       },
-      changed: record,
+      changed: assigned,
+      ...(replaced ? { replaced } : {}),
     };
   } catch (err) {
     if (err instanceof NoAvailableIpError) {
       // CNS answers this with HTTP 200 and the code in the body; so do we.
       return {
+        ...(err.replaced ? { replaced: err.replaced } : {}),
         status: 200,
         body: {
           podIPInfo: [],

@@ -183,6 +183,8 @@ export function createNodeApi(deps: NodeApiDeps): NodeApi {
             });
           }
           notify('assigned', outcome);
+          for (const record of outcome.replaced ?? [])
+            notify('replaced', { ...outcome, changed: record });
           return ipamReply(outcome);
         }),
       },

@@ -7,7 +7,10 @@ import {
   NoAvailableIpError,
 } from '../../src/ipstore/types.ts';
 import type {
+  AdoptRequest,
+  AdoptResult,
   AssignRequest,
+  Holder,
   ContainerInfo,
   InventoryChange,
   IpRecord,
@@ -104,6 +107,37 @@ export class FakeStore implements NodeIpStore {
     if (held.state === 'Assigned') held.state = 'Available';
     held.updatedAt = ++this.clock;
     return structuredClone(held);
+  }
+
+  reclaim(id: string, holder: Holder): IpRecord | undefined {
+    const r = this.records.get(id);
+    if (
+      r?.pod?.podInterfaceID !== holder.podInterfaceID ||
+      r.pod.infraContainerID !== holder.infraContainerID
+    )
+      return undefined;
+    return this.release(holder.podInterfaceID);
+  }
+
+  adopt(request: AdoptRequest): AdoptResult {
+    const r = [...this.records.values()].find((x) => x.ip === request.ip);
+    if (!r) return { outcome: 'unknown' };
+    if (r.pod) {
+      const same = r.pod.podName === request.podName && r.pod.podNamespace === request.podNamespace;
+      if (same) return { outcome: 'held', record: structuredClone(r) };
+      if (request.from?.podInterfaceID !== r.pod.podInterfaceID)
+        return { outcome: 'conflict', record: structuredClone(r) };
+    }
+    const previous = structuredClone(r);
+    r.state = 'Assigned';
+    r.pod = {
+      podInterfaceID: `adopted:${request.podNamespace}/${request.podName}/${r.ip}`,
+      infraContainerID: 'adopted',
+      podName: request.podName,
+      podNamespace: request.podNamespace,
+    };
+    r.updatedAt = ++this.clock;
+    return { outcome: 'adopted', record: structuredClone(r), previous };
   }
 
   list(states: readonly IpState[] = IP_STATES): IpRecord[] {
