@@ -1,0 +1,235 @@
+// What the node IP store should do to follow the pods on the node, decided
+// purely from the store's records, the pod watch's cache and the clock
+// (follow-pods.ts carries it out):
+// - adopt: an address a non-terminal pod reports in status.podIPs that the
+//   store does not hold as Assigned to it (Available, PendingRelease,
+//   PendingProgramming, or held by a pod that is gone) - so a lost store
+//   hands out no running pod's address;
+// - conflicts: two pods claiming one address, an address the store (the
+//   NNC) does not have, an address another live pod holds - reported, and
+//   the address is held, never given out;
+// - suspects and reclaims: an Assigned IP whose pod has not been on the
+//   node (absent from the watch, or Succeeded/Failed) for the grace, counted
+//   from when it was first seen so and only while the pod watch is synced
+//   (a lost watch is not a deleted pod: the clocks restart after it).
+import { ipSortKey, isIpAddress } from './address.ts';
+import type { Holder, IpRecord } from './types.ts';
+import { isAdopted } from './types.ts';
+
+/** The fields of a pod the plan reads; everything optional, the API is untrusted. */
+export interface PodView {
+  metadata?: { name?: string; namespace?: string; creationTimestamp?: unknown } | null;
+  spec?: { nodeName?: string; hostNetwork?: boolean } | null;
+  status?: { phase?: string; podIP?: string; podIPs?: ({ ip?: string } | null)[] | null } | null;
+}
+
+export type LeakReason = 'pod-deleted' | 'pod-completed';
+
+export interface Suspect {
+  /** The Assigned record whose pod is not on the node. */
+  record: IpRecord;
+  reason: LeakReason;
+  /** Scheduler ms since when it has been seen so, without a break. */
+  since: number;
+  /** When it is reclaimed unless its pod comes back. */
+  reclaimAt: number;
+}
+
+export interface Adoption {
+  ip: string;
+  podName: string;
+  podNamespace: string;
+  /** The gone pod's assignment it is taken over from. */
+  from?: Holder;
+}
+
+export interface Conflict {
+  ip: string;
+  /** `namespace/name` of the pods claiming it. */
+  pods: string[];
+  reason: string;
+}
+
+export interface PodPlanInput {
+  /** Every record of the store. */
+  records: readonly IpRecord[];
+  pods: readonly PodView[];
+  nodeName: string;
+  /** The pod watch has listed and is live: only then may anything be reclaimed. */
+  podsSynced: boolean;
+  /** When each assignment (assignmentKey) was first seen without its pod. */
+  absentSince: ReadonlyMap<string, number>;
+  now: number;
+  graceMs: number;
+}
+
+export interface PodPlan {
+  adopt: Adoption[];
+  conflicts: Conflict[];
+  /** Suspects whose grace is over: to be released now. */
+  reclaim: Suspect[];
+  /** Suspects still within the grace. */
+  suspects: Suspect[];
+  /** The clocks to keep for the next plan. */
+  absentSince: Map<string, number>;
+  /** When the next suspect's grace ends, if any. */
+  nextAt?: number;
+}
+
+const TERMINAL = new Set(['Succeeded', 'Failed']);
+
+/** The identity of one assignment: the IP, its pod interface and sandbox. */
+export function assignmentKey(record: IpRecord): string {
+  return `${record.id}|${record.pod?.podInterfaceID ?? ''}|${record.pod?.infraContainerID ?? ''}`;
+}
+
+export function podKey(namespace: string, name: string): string {
+  return `${namespace}/${name}`;
+}
+
+function key(pod: PodView): string | undefined {
+  const name = pod?.metadata?.name;
+  if (typeof name !== 'string' || name === '') return undefined;
+  const ns = pod.metadata?.namespace;
+  return podKey(typeof ns === 'string' && ns !== '' ? ns : 'default', name);
+}
+
+/** Every address the pod reports (podIP and podIPs), as sort keys to the text. */
+function claimed(pod: PodView): Map<string, string> {
+  const out = new Map<string, string>();
+  const add = (ip: unknown): void => {
+    if (isIpAddress(ip)) out.set(ipSortKey(ip), ip);
+  };
+  add(pod.status?.podIP);
+  if (Array.isArray(pod.status?.podIPs)) for (const entry of pod.status.podIPs) add(entry?.ip);
+  return out;
+}
+
+function created(pod: PodView): number {
+  const t = pod.metadata?.creationTimestamp;
+  const ms = t instanceof Date ? t.getTime() : typeof t === 'string' ? Date.parse(t) : NaN;
+  return Number.isFinite(ms) ? ms : Number.MAX_SAFE_INTEGER;
+}
+
+export function planPodFollowing(input: PodPlanInput): PodPlan {
+  const { nodeName, now, graceMs } = input;
+  // Pods on this node by key; the live ones (not finished) separately.
+  const onNode = new Map<string, PodView>();
+  for (const pod of input.pods) {
+    const k = key(pod);
+    if (k === undefined) continue;
+    const node = pod.spec?.nodeName;
+    if (typeof node === 'string' && node !== '' && node !== nodeName) continue;
+    onNode.set(k, pod);
+  }
+  const live = (k: string): boolean => {
+    const pod = onNode.get(k);
+    return pod !== undefined && !TERMINAL.has(pod.status?.phase ?? '');
+  };
+  const holderOf = (r: IpRecord): string | undefined =>
+    r.pod && r.pod.podName !== '' ? podKey(r.pod.podNamespace, r.pod.podName) : undefined;
+
+  const byAddress = new Map(input.records.map((r) => [ipSortKey(r.ip), r]));
+  const realByPod = new Map<string, IpRecord[]>();
+  for (const r of input.records) {
+    const h = holderOf(r);
+    if (r.state !== 'Assigned' || h === undefined || isAdopted(r.pod)) continue;
+    realByPod.set(h, [...(realByPod.get(h) ?? []), r]);
+  }
+
+  // Claims of live, pod-network pods. A pod whose store record from a CNI
+  // request is not among the addresses it reports has a stale status (its
+  // newer sandbox got that record's address): its claims wait.
+  const claims = new Map<string, { ip: string; pods: string[] }>();
+  const order = [...onNode.entries()]
+    .filter(([k, pod]) => live(k) && pod.spec?.hostNetwork !== true)
+    .sort(([ka, a], [kb, b]) => created(a) - created(b) || (ka < kb ? -1 : ka > kb ? 1 : 0));
+  for (const [k, pod] of order) {
+    const addresses = claimed(pod);
+    if (addresses.size === 0) continue;
+    const real = realByPod.get(k) ?? [];
+    if (real.some((r) => !addresses.has(ipSortKey(r.ip)))) continue;
+    for (const [sortKey, ip] of addresses) {
+      const c = claims.get(sortKey) ?? { ip, pods: [] };
+      c.pods.push(k);
+      claims.set(sortKey, c);
+    }
+  }
+
+  const adopt: Adoption[] = [];
+  const conflicts: Conflict[] = [];
+  const takenOver = new Set<string>();
+  for (const [sortKey, c] of claims) {
+    const record = byAddress.get(sortKey);
+    const holder = record?.state === 'Assigned' ? holderOf(record) : undefined;
+    if (c.pods.length > 1) {
+      conflicts.push({ ip: c.ip, pods: c.pods, reason: `claimed by ${c.pods.length} pods` });
+    }
+    if (record === undefined) {
+      conflicts.push({ ip: c.ip, pods: c.pods, reason: 'not in the NodeNetworkConfig' });
+      continue;
+    }
+    if (holder !== undefined && c.pods.includes(holder)) continue; // held by a claimant
+    const [first, ...rest] = c.pods as [string, ...string[]];
+    const [ns, name] = [first.slice(0, first.indexOf('/')), first.slice(first.indexOf('/') + 1)];
+    if (record.state !== 'Assigned') {
+      adopt.push({ ip: record.ip, podNamespace: ns, podName: name });
+    } else if (holder === undefined || !live(holder)) {
+      takenOver.add(record.id);
+      adopt.push({
+        ip: record.ip,
+        podNamespace: ns,
+        podName: name,
+        from: {
+          podInterfaceID: record.pod?.podInterfaceID ?? '',
+          infraContainerID: record.pod?.infraContainerID ?? '',
+        },
+      });
+    } else {
+      conflicts.push({
+        ip: c.ip,
+        pods: [first, ...rest],
+        reason: `held in the store by live pod ${holder}`,
+      });
+    }
+  }
+
+  // Leak suspects: only while the pod watch is synced; the clocks restart after.
+  const absentSince = new Map<string, number>();
+  const reclaim: Suspect[] = [];
+  const suspects: Suspect[] = [];
+  let nextAt: number | undefined;
+  if (input.podsSynced) {
+    for (const r of input.records) {
+      if (r.state !== 'Assigned' || takenOver.has(r.id)) continue;
+      const holder = holderOf(r);
+      if (holder !== undefined && live(holder)) continue;
+      const k = assignmentKey(r);
+      const since = input.absentSince.get(k) ?? now;
+      absentSince.set(k, since);
+      const suspect: Suspect = {
+        record: r,
+        reason: holder !== undefined && onNode.has(holder) ? 'pod-completed' : 'pod-deleted',
+        since,
+        reclaimAt: since + graceMs,
+      };
+      if (now >= suspect.reclaimAt) reclaim.push(suspect);
+      else {
+        suspects.push(suspect);
+        nextAt = Math.min(nextAt ?? Number.POSITIVE_INFINITY, suspect.reclaimAt);
+      }
+    }
+  }
+  conflicts.sort((a, b) => {
+    const [x, y] = [ipSortKey(a.ip), ipSortKey(b.ip)];
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
+  return {
+    adopt,
+    conflicts,
+    reclaim,
+    suspects,
+    absentSince,
+    ...(nextAt !== undefined ? { nextAt } : {}),
+  };
+}

@@ -1,0 +1,127 @@
+// The stateful follower over a real (in-memory) SQLite store, in virtual
+// time: the gate on assignments, adoption at the inventory sync, reclaim on
+// the timer after the grace, nothing while the pod watch is not synced.
+import { expect } from 'chai';
+import { TestScheduler } from 'rxjs/testing';
+import { followPods, type PodNotice } from '../../src/ipstore/follow-pods.ts';
+import type { PodView } from '../../src/ipstore/pod-plan.ts';
+import { openIpStore, type SqliteIpStore } from '../../src/ipstore/sqlite-store.ts';
+import { checkStoreInvariants } from '../../src/ipstore/invariants.ts';
+import { captureLogger } from '../monitor/fakes.ts';
+import { container, pod as podRequest } from './helpers.ts';
+
+const GRACE = 5_000;
+
+function pod(name: string, phase = 'Running', ips: string[] = []): PodView {
+  return {
+    metadata: { name, namespace: 'default' },
+    spec: { nodeName: 'n1' },
+    status: { phase, ...(ips.length ? { podIPs: ips.map((ip) => ({ ip })) } : {}) },
+  };
+}
+
+describe('ipstore/follow-pods', () => {
+  let store: SqliteIpStore;
+  let ts: TestScheduler;
+  let notices: (PodNotice & { t: number })[];
+
+  beforeEach(() => {
+    store = openIpStore({ memory: true });
+    ts = new TestScheduler((a, b) => {
+      expect(a).to.deep.equal(b);
+    });
+    notices = [];
+  });
+  afterEach(() => {
+    expect(checkStoreInvariants(store)).to.deep.equal([]);
+    store.close();
+  });
+
+  const follower = () =>
+    followPods({
+      store,
+      nodeName: 'n1',
+      graceMs: GRACE,
+      logger: captureLogger().logger,
+      scheduler: ts,
+      notify: (n) => notices.push({ ...n, t: ts.now() }),
+    });
+
+  it('hands nothing out before the pods are listed and the inventory synced; then adopts at once', () => {
+    ts.run(() => {
+      const f = follower();
+      expect(f.notReady()).to.match(/pod watch/);
+      f.podsSynced(true);
+      f.pods([pod('a', 'Running', ['10.1.0.3']), pod('b', 'Pending')]);
+      expect(f.notReady()).to.match(/NodeNetworkConfig/);
+      // The store was lost: the status arrives, the store fills, the follower adopts in the same turn.
+      store.syncInventory([container(1, [2, 3, 4])]);
+      f.inventorySynced();
+      expect(f.notReady()).to.equal(undefined);
+      expect(store.list(['Assigned']).map((r) => [r.ip, r.pod?.podName])).to.deep.equal([
+        ['10.1.0.3', 'a'],
+      ]);
+      expect(notices.map((n) => [n.type, n.t])).to.deep.equal([['adopted', 0]]);
+      f.stop();
+    });
+  });
+
+  it('reclaims a gone pod after the grace on its timer, a completed one too, never a live one', () => {
+    ts.run(() => {
+      store.syncInventory([container(1, [2, 3, 4])]);
+      for (const n of [1, 2, 3]) store.assign(podRequest(n));
+      const f = follower();
+      f.podsSynced(true);
+      f.inventorySynced();
+      f.pods([pod('pod-1'), pod('pod-2', 'Succeeded')]); // pod-3 is gone
+      ts.schedule(
+        () => expect(f.status().suspects.map((s) => s.reclaimInSeconds)).to.deep.equal([5, 5]),
+        0,
+      );
+      ts.schedule(() => expect(store.counts().Assigned).to.equal(3), GRACE - 1);
+      ts.schedule(() => f.stop(), 3 * GRACE);
+    });
+    expect(
+      notices.map((n) => [
+        n.type,
+        n.t,
+        n.type === 'reclaimed' ? [n.reason, n.record.pod?.podName, n.absentMs] : [],
+      ]),
+    ).to.deep.equal([
+      ['reclaimed', GRACE, ['pod-completed', 'pod-2', GRACE]],
+      ['reclaimed', GRACE, ['pod-deleted', 'pod-3', GRACE]],
+    ]);
+    expect(store.list(['Assigned']).map((r) => r.pod?.podName)).to.deep.equal(['pod-1']);
+  });
+
+  it('a lost pod watch is not a deleted pod: nothing is reclaimed until it lists again, then after the grace', () => {
+    ts.run(() => {
+      store.syncInventory([container(1, [2, 3])]);
+      store.assign(podRequest(1));
+      const f = follower();
+      f.podsSynced(true);
+      f.inventorySynced();
+      f.pods([]);
+      ts.schedule(() => f.podsSynced(false), 1_000);
+      ts.schedule(() => f.podsSynced(true), 4 * GRACE);
+      ts.schedule(() => f.stop(), 8 * GRACE);
+    });
+    expect(notices.map((n) => [n.type, n.t])).to.deep.equal([['reclaimed', 5 * GRACE]]);
+  });
+
+  it('a pod back within the grace keeps its IP; a conflict is reported once', () => {
+    ts.run(() => {
+      store.syncInventory([container(1, [2, 3])]);
+      store.assign(podRequest(1));
+      const f = follower();
+      f.podsSynced(true);
+      f.inventorySynced();
+      f.pods([pod('x', 'Running', ['192.168.0.1'])]);
+      ts.schedule(() => f.pods([pod('pod-1'), pod('x', 'Running', ['192.168.0.1'])]), GRACE - 100);
+      ts.schedule(() => f.pods([pod('pod-1'), pod('x', 'Running', ['192.168.0.1'])]), GRACE + 100);
+      ts.schedule(() => f.stop(), 4 * GRACE);
+    });
+    expect(notices.map((n) => n.type)).to.deep.equal(['conflict']);
+    expect(store.counts().Assigned).to.equal(1);
+  });
+});
