@@ -24,6 +24,11 @@ export function sidecarCommand(): Command {
       'name',
     )
     .option('--release-delay <seconds>', 'hold a lower target this long before releasing', '0')
+    .option(
+      '--leak-grace <seconds>',
+      'release an Assigned IP once its pod has been gone (or finished) this long',
+      '60',
+    )
     .option('--dry-run', 'compute and log, never mark IPs or write the NNC')
     .action(async (flags: SidecarFlags) => {
       const options = resolveSidecarOptions(flags, process.env);

@@ -13,7 +13,8 @@ export type StoreNotice =
   { type: 'assigned-vanished'; records: IpRecord[] } | { type: 'invalid-status'; message: string };
 
 export interface NncFollower {
-  follow(nnc: NodeNetworkConfig): void;
+  /** True when the store's inventory followed this NNC (false: invalid, or the sync failed). */
+  follow(nnc: NodeNetworkConfig): boolean;
   /** False after the store failed to write (disk, corruption), until a sync succeeds. */
   healthy(): boolean;
 }
@@ -37,7 +38,7 @@ export function followNnc(
   return {
     healthy: () => !failed,
     follow(nnc) {
-      if (invalidNncReason(nnc) !== undefined) return; // the monitor warns and ignores it
+      if (invalidNncReason(nnc) !== undefined) return false; // the monitor warns and ignores it
       try {
         const change = store.syncInventory(dynamicContainers(nnc));
         if (change.added.length > 0 || change.removed.length > 0) {
@@ -61,6 +62,7 @@ export function followNnc(
           if (result) log.info('pending release restored', { ...result });
         }
         failed = false;
+        return true;
       } catch (err) {
         // Garbage in the status changes nothing and is reported; only a store
         // that cannot write (disk, corruption) makes the agent unhealthy.
@@ -68,6 +70,7 @@ export function followNnc(
         if (!invalid) failed = true;
         log.error('inventory sync failed', { error: message(err), invalidStatus: invalid });
         if (invalid) notify({ type: 'invalid-status', message: message(err) });
+        return false;
       }
     },
   };

@@ -66,6 +66,8 @@ export interface PodFollower {
   podsSynced(synced: boolean): void;
   /** The inventory followed an NNC: what it added may be a pod's address. */
   inventorySynced(): void;
+  /** The CNI changed the store (an IP assigned): checked soon after. */
+  storeChanged(): void;
   /** One pass now. */
   check(): void;
   /** Why no IP may be handed out yet; undefined once the store follows the pods. */
@@ -185,6 +187,7 @@ export function followPods(options: PodFollowerOptions): PodFollower {
       inventory = true;
       check();
     },
+    storeChanged: soon,
     check,
     notReady() {
       if (pods === undefined) return "waiting for the pod watch's first list";

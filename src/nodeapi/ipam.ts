@@ -99,6 +99,20 @@ export function requestIpConfigs(
   }
 }
 
+/** The answer while no IP may be handed out yet: ReturnCode 32, so the CNI retries. */
+export function notYet(req: IpConfigsRequest, why: string): Outcome<IPConfigsResponse> {
+  return {
+    status: 200,
+    body: {
+      podIPInfo: [],
+      response: {
+        ReturnCode: ReturnCode.FailedToAllocateIPConfig,
+        Message: `AllocateIPConfig deferred for ${req.podNamespace}/${req.podName}: ${why}`,
+      },
+    },
+  };
+}
+
 export function releaseIpConfigs(
   store: NodeIpStore,
   req: IpConfigsRequest,

@@ -16,7 +16,7 @@ import type { Logger } from '../log/logger.ts';
 import { DEFAULT_BODY_LIMIT, readJsonBody } from './body.ts';
 import { PATHS, ReturnCode } from './cns.ts';
 import type { ErrorBody } from './cns.ts';
-import { listIpAddresses, releaseIpConfigs, requestIpConfigs } from './ipam.ts';
+import { listIpAddresses, notYet, releaseIpConfigs, requestIpConfigs } from './ipam.ts';
 import type { IpamChange, Outcome } from './ipam.ts';
 import { parseIpConfigsRequest, parseStateFilter } from './validate.ts';
 import type { Parsed } from './validate.ts';
@@ -50,6 +50,12 @@ export interface NodeApiDeps {
   logger: Logger;
   /** Told about every assignment and every release that freed an IP. Must not throw. */
   onChange?: (change: IpamChange) => void;
+  /**
+   * Why no IP may be handed out yet (the store does not follow the pods
+   * yet), or undefined. While it says why, requests are answered with
+   * ReturnCode 32 and the CNI retries; releases go on.
+   */
+  assignGate?: () => string | undefined;
   /** Largest accepted request body in bytes; default 64 KiB. */
   maxBodyBytes?: number;
   /** How long close() waits for in-flight requests before cutting them; default 5 s. */
@@ -169,6 +175,14 @@ export function createNodeApi(deps: NodeApiDeps): NodeApi {
       PATHS.requestIpConfigs,
       {
         POST: withBody(parseIpConfigsRequest, (request) => {
+          const waiting = deps.assignGate?.();
+          if (waiting !== undefined) {
+            log.info('ip request deferred', {
+              pod: `${request.podNamespace}/${request.podName}`,
+              reason: waiting,
+            });
+            return ipamReply(notYet(request, waiting));
+          }
           const outcome = requestIpConfigs(deps.store, request);
           if (outcome.changed) {
             log.info('ip assigned', {

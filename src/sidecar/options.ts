@@ -18,6 +18,11 @@ export interface SidecarOptions {
   logLevel: LogLevel;
   subnetState: SubnetStateMode;
   releaseDelaySeconds: number;
+  /**
+   * How long an Assigned IP's pod must be gone (or finished) before the IP
+   * is reclaimed; DEFAULT_LEAK_GRACE_SECONDS when absent.
+   */
+  leakGraceSeconds?: number;
   dryRun: boolean;
 }
 
@@ -31,11 +36,13 @@ export interface SidecarFlags {
   logLevel?: string;
   subnetState?: string;
   releaseDelay?: string;
+  leakGrace?: string;
   dryRun?: boolean;
 }
 
 export const DEFAULT_LISTEN_PORT = 10092;
 export const DEFAULT_STATE_DIR = '/var/lib/pool-monitor';
+export const DEFAULT_LEAK_GRACE_SECONDS = 60;
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -103,6 +110,11 @@ export function resolveSidecarOptions(
   if (delayText.trim() === '' || !Number.isFinite(releaseDelaySeconds) || releaseDelaySeconds < 0) {
     throw new ConfigError(`--release-delay must be a number of seconds >= 0, got "${delayText}"`);
   }
+  const graceText = flags.leakGrace ?? String(DEFAULT_LEAK_GRACE_SECONDS);
+  const leakGraceSeconds = Number(graceText);
+  if (graceText.trim() === '' || !Number.isFinite(leakGraceSeconds) || leakGraceSeconds < 0) {
+    throw new ConfigError(`--leak-grace must be a number of seconds >= 0, got "${graceText}"`);
+  }
   const stateDir = flags.stateDir ?? DEFAULT_STATE_DIR;
   if (stateDir.trim() === '') throw new ConfigError('--state-dir must not be empty');
   const { host, port } = parseListen(flags.listen ?? '127.0.0.1');
@@ -117,6 +129,7 @@ export function resolveSidecarOptions(
     logLevel,
     subnetState,
     releaseDelaySeconds,
+    leakGraceSeconds,
     dryRun: flags.dryRun ?? false,
   };
 }

@@ -13,6 +13,8 @@ import { filter, share, tap } from 'rxjs';
 import type { Synchronous } from '../ipstore/database.ts';
 import { openIpStore } from '../ipstore/sqlite-store.ts';
 import { followNnc } from '../ipstore/follow-nnc.ts';
+import { followPods, type PodFollower } from '../ipstore/follow-pods.ts';
+import type { PodView } from '../ipstore/pod-plan.ts';
 import { asPoolIpStore } from '../ipstore/pool-adapter.ts';
 import type { NodeIpStore } from '../ipstore/types.ts';
 import type { BackoffOptions } from '../kube/backoff.ts';
@@ -22,6 +24,7 @@ import type { EventDetails, EventRecorder, InvolvedObject } from '../kube/events
 import type { Logger } from '../log/logger.ts';
 import { createLogger } from '../log/logger.ts';
 import { MetricsCollector } from '../metrics/collector.ts';
+import { LeakMetrics } from '../metrics/leaks.ts';
 import { poolObservation } from '../metrics/observation.ts';
 import { PoolMonitor } from '../monitor/pool-monitor.ts';
 import type { NodeNetworkConfig } from '../nnc/types.ts';
@@ -31,10 +34,11 @@ import { createNodeApi } from '../nodeapi/server.ts';
 import type { NodeApi } from '../nodeapi/server.ts';
 import { monitorEvent, outcomeEvent, vanishedEvent } from './events.ts';
 import { startNodeInformers } from './informers.ts';
+import { LeakReporter } from './leaks.ts';
 import { createNncWriter } from './nnc-writer.ts';
 import type { NodeInformers } from './informers.ts';
 import type { SidecarOptions } from './options.ts';
-import { ConfigError } from './options.ts';
+import { ConfigError, DEFAULT_LEAK_GRACE_SECONDS } from './options.ts';
 import { nncReadiness, WaitNotice, waitReason, type WaitReason } from './waiting.ts';
 
 export interface RunSidecarDeps {
@@ -84,6 +88,10 @@ export interface RunningSidecar {
   store: NodeIpStore;
   informers: NodeInformers;
   metrics: MetricsCollector;
+  /** The store following the pods: adoption, leak suspects and reclaims. */
+  pods: PodFollower;
+  /** What was reclaimed, adopted and found conflicting so far. */
+  leaks: LeakReporter;
   /** Resolves once stop() (or the abort signal) has shut everything down. */
   readonly stopped: Promise<void>;
   /** Clean shutdown; idempotent. */
@@ -186,6 +194,21 @@ export async function runSidecar(
       ),
   });
 
+  // The store follows the pods: leaked IPs reclaimed, reported addresses
+  // adopted; no IP is handed out before it has (the node API's gate).
+  const leaks = new LeakReporter({
+    logger: log,
+    record,
+    metrics: new LeakMetrics(metrics.registry),
+  });
+  const pods = followPods({
+    store,
+    nodeName: options.nodeName,
+    graceMs: (options.leakGraceSeconds ?? DEFAULT_LEAK_GRACE_SECONDS) * 1000,
+    logger: log,
+    notify: (notice) => leaks.notice(notice),
+  });
+
   // The node API binds before anything talks to the API server: a port in use
   // or a bad address fails the start here, with nothing else opened.
   let stopping = false;
@@ -198,6 +221,7 @@ export async function runSidecar(
       : monitor.snapshot().ready
         ? undefined
         : waitReason(started.informers, lastWatchError, options.namespace, options.nodeName);
+  const poolSource = poolStatusSource(() => monitor.snapshot(), store);
   const api: NodeApi = createNodeApi({
     store,
     health: {
@@ -205,7 +229,22 @@ export async function runSidecar(
       ready: () => !stopping && monitor.snapshot().ready,
       notReadyReason: () => whyNotReady()?.reason,
     },
-    pool: poolStatusSource(() => monitor.snapshot(), store),
+    pool: {
+      debugPool: () => ({
+        ...poolSource.debugPool(),
+        leaks: {
+          ...pods.status(),
+          reclaimed: { ...leaks.counts.reclaimed },
+          adopted: leaks.counts.adopted,
+          conflicts: leaks.counts.conflicts,
+        },
+      }),
+    },
+    assignGate: () => pods.notReady(),
+    onChange: (change) => {
+      if (change.kind === 'replaced') leaks.reclaimed(change.record, 'sandbox-recreated');
+      else if (change.kind === 'assigned') pods.storeChanged();
+    },
     metrics,
     logger: root,
     closeGraceMs: deps.apiCloseGraceMs ?? 3000,
@@ -215,6 +254,7 @@ export async function runSidecar(
   try {
     bound = await api.listen(options.listenHost, options.listenPort);
   } catch (err) {
+    pods.stop();
     store.close();
     throw new ConfigError(`--listen ${options.listenHost}:${options.listenPort}: ${message(err)}`);
   }
@@ -240,7 +280,8 @@ export async function runSidecar(
   const nnc$ = informers.nnc$.pipe(
     tap((nnc) => {
       current = nnc;
-      follower.follow(nnc);
+      // What the inventory just took may be a running pod's address: adopt it now.
+      if (follower.follow(nnc)) pods.inventorySynced();
     }),
     filter((n) => !waitedFor(n)),
     share(),
@@ -280,6 +321,12 @@ export async function runSidecar(
       record(outcomeEvent(o));
     }),
     monitor.events$.subscribe((e) => record(monitorEvent(e))),
+    // A lost watch is not a deleted pod: the follower reclaims only while synced.
+    informers.pods.events$.subscribe((e) => {
+      if (e.type === 'synced') pods.podsSynced(true);
+      else if (e.type === 'error') pods.podsSynced(false);
+    }),
+    informers.pods.cache$.subscribe((list) => pods.pods(list as PodView[])),
   );
   metrics.setPoolSource(() => {
     const snap = monitor.snapshot();
@@ -297,6 +344,7 @@ export async function runSidecar(
     stateDir: options.stateDir,
     subnetState: options.subnetState,
     releaseDelaySeconds: options.releaseDelaySeconds,
+    leakGraceSeconds: options.leakGraceSeconds ?? DEFAULT_LEAK_GRACE_SECONDS,
     dryRun: options.dryRun,
   });
 
@@ -324,6 +372,7 @@ export async function runSidecar(
       clearInterval(waitTicker);
       log.info('sidecar stopping');
       await bounded('informers', informers.stop());
+      pods.stop();
       await bounded('monitor', monitor.stop());
       for (const s of subs) s.unsubscribe();
       await bounded('node api', api.close());
@@ -349,6 +398,8 @@ export async function runSidecar(
     store,
     informers,
     metrics,
+    pods,
+    leaks,
     stopped,
     stop,
   };
