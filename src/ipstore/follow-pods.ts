@@ -174,12 +174,16 @@ export function followPods(options: PodFollowerOptions): PodFollower {
     },
     podsSynced(value) {
       if (value === synced) return;
+      const lost = pods !== undefined && !value;
+      const back = pods !== undefined && value;
       synced = value;
-      if (!value) {
+      if (lost) {
         // A lost watch is not a deleted pod: no clock runs until it lists again.
         absentSince = new Map();
         suspects = [];
         log.warn('pod watch lost: leaked IPs are not reclaimed until it lists again');
+      } else if (back) {
+        log.info('pod watch listed again: leak clocks start over');
       }
       check();
     },

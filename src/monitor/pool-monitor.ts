@@ -3,7 +3,7 @@
 //   demand$ ────┐
 //   exhausted$ ─┤
 //   nnc$ ───────┼─ merge ─ scan(reduce) ─ oneAtATime(isDue, reconcile$) ─ outcomes$
-//   tick ───────┤  typed    one state      the gate; one reconcile at a     │
+//   store, tick ┤  typed    one state      the gate; one reconcile at a     │
 //   wake-ups ───┘  inputs   (state.ts)     time, the latest state wins      │
 //      ▲                        ▲           (effects through the two ports) │
 //      │                        └──── each outcome fed back ────────────────┤
@@ -15,6 +15,7 @@
 import {
   asyncScheduler,
   catchError,
+  EMPTY,
   groupBy,
   interval,
   map,
@@ -78,6 +79,8 @@ export interface MonitorInputs {
   demand$: Observable<number>;
   exhausted$: Observable<boolean>;
   nnc$: Observable<NodeNetworkConfig>;
+  /** The store changed outside the monitor (e.g. leaked IPs reclaimed): reconcile again. */
+  storeChanged$?: Observable<unknown>;
 }
 
 function nonNegative(value: number | undefined, fallback: number): number {
@@ -165,6 +168,7 @@ export class PoolMonitor {
       input('demand', inputs.demand$, (value) => ({ type: 'demand', at: now(), value })),
       input('exhausted', inputs.exhausted$, (value) => ({ type: 'exhausted', at: now(), value })),
       input('nnc', inputs.nnc$, (nnc) => ({ type: 'nnc', at: now(), nnc })),
+      (inputs.storeChanged$ ?? EMPTY).pipe(map((): MonitorInput => ({ type: 'store', at: now() }))),
     ).pipe(takeUntil(this.stopping));
 
     // 2. One state: every input, and every outcome fed back, through the pure reducer.

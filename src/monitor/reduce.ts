@@ -40,6 +40,7 @@ export function reduce(prev: MonitorState, input: MonitorInput): MonitorState {
         },
       );
     case 'tick':
+    case 'store':
       return wantReconcile(s);
     case 'wake':
       if (input.reason === 'retry') s.retryAt = undefined;

@@ -29,6 +29,8 @@ export type MonitorInput =
   | { type: 'nnc'; at: number; nnc: NodeNetworkConfig }
   | { type: 'input-failed'; at: number; input: InputName; error: string }
   | { type: 'tick'; at: number }
+  /** The store changed outside the monitor (leaked IPs reclaimed): decide again. */
+  | { type: 'store'; at: number }
   | { type: 'wake'; at: number; reason: WakeReason }
   /** A reconcile's outcome fed back, with what it ran on. */
   | { type: 'reconciled'; at: number; outcome: ReconcileOutcome; ran: Ran };

@@ -9,7 +9,7 @@
 // finish), pending Events, and the store last, everything bounded in time.
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Subscription } from 'rxjs';
-import { filter, share, tap } from 'rxjs';
+import { filter, share, Subject, tap } from 'rxjs';
 import type { Synchronous } from '../ipstore/database.ts';
 import { openIpStore } from '../ipstore/sqlite-store.ts';
 import { followNnc } from '../ipstore/follow-nnc.ts';
@@ -196,6 +196,7 @@ export async function runSidecar(
 
   // The store follows the pods: leaked IPs reclaimed, reported addresses
   // adopted; no IP is handed out before it has (the node API's gate).
+  const storeChanged = new Subject<void>();
   const leaks = new LeakReporter({
     logger: log,
     record,
@@ -206,7 +207,11 @@ export async function runSidecar(
     nodeName: options.nodeName,
     graceMs: (options.leakGraceSeconds ?? DEFAULT_LEAK_GRACE_SECONDS) * 1000,
     logger: log,
-    notify: (notice) => leaks.notice(notice),
+    notify: (notice) => {
+      leaks.notice(notice);
+      // Reclaimed IPs can be marked now: the monitor decides again (a surplus, 0013).
+      if (notice.type === 'reclaimed') storeChanged.next();
+    },
   });
 
   // The node API binds before anything talks to the API server: a port in use
@@ -337,7 +342,12 @@ export async function runSidecar(
     };
   });
 
-  monitor.start({ demand$: informers.demand$, exhausted$: informers.exhausted$, nnc$ });
+  monitor.start({
+    demand$: informers.demand$,
+    exhausted$: informers.exhausted$,
+    nnc$,
+    storeChanged$: storeChanged,
+  });
   log.info('sidecar started', {
     namespace: options.namespace,
     listen: `${bound.host}:${bound.port}`,
@@ -373,6 +383,7 @@ export async function runSidecar(
       log.info('sidecar stopping');
       await bounded('informers', informers.stop());
       pods.stop();
+      storeChanged.complete();
       await bounded('monitor', monitor.stop());
       for (const s of subs) s.unsubscribe();
       await bounded('node api', api.close());

@@ -21,6 +21,8 @@ export interface Harness {
   demand: Subject<number>;
   exhausted: Subject<boolean>;
   nnc: Subject<NodeNetworkConfig>;
+  /** The store changed outside the monitor. */
+  storeChanged: Subject<void>;
   /** Schedules `fn` at virtual time `t`. */
   at(t: number, fn: () => void): void;
 }
@@ -68,6 +70,7 @@ export function runScenario(options: HarnessOptions, setup: (h: Harness) => void
       demand: new Subject<number>(),
       exhausted: new Subject<boolean>(),
       nnc: new Subject<NodeNetworkConfig>(),
+      storeChanged: new Subject<void>(),
       at: (t, fn) => void ts.schedule(fn, t),
     };
     harness = h;
@@ -79,6 +82,7 @@ export function runScenario(options: HarnessOptions, setup: (h: Harness) => void
       demand$: custom.demand$ ?? h.demand,
       exhausted$: custom.exhausted$ ?? h.exhausted,
       nnc$: custom.nnc$ ?? h.nnc,
+      storeChanged$: h.storeChanged,
     });
     h.at(stopAt ?? 10, () => void monitor.stop());
   });

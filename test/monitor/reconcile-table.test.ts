@@ -555,6 +555,23 @@ describe('monitor: the CNS rows about failing effects', () => {
     ]);
   });
 
+  it('a store change outside the monitor (leaks reclaimed) is reconciled at once, not at the next tick', () => {
+    const mem = new MemoryPoolStore();
+    const leaked = mem.add(21, 'Assigned', 'leaked');
+    mem.add(5, 'Assigned');
+    mem.add(6, 'Available');
+    const h = runScenario({ ...start(mem, 32, 5), stopAt: 3_000 }, (hh) =>
+      hh.at(1_500, () => {
+        for (const id of leaked) mem.ips.set(id, 'Available');
+        hh.storeChanged.next();
+      }),
+    );
+    expect(h.outcomes.map((o) => [o.t, o.kind, o.marked])).to.deep.equal([
+      [0, 'scaled', 6],
+      [1_500, 'corrected', 10],
+    ]);
+  });
+
   it('a failed write is retried without releasing twice', () => {
     const mem = new MemoryPoolStore();
     mem.add(32, 'Available');
