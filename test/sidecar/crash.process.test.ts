@@ -4,9 +4,19 @@
 // store (same state dir) is opened and checked, and the NNC spec must be
 // consistent; at the end a last sidecar must converge.
 //
+// Leaked IPs and lost stores on top: the sidecar runs with a short leak
+// grace; CNI traffic for pods that never exist leaks (it may be reclaimed
+// at any time, never handed elsewhere), real pods get IPs that they report
+// in status.podIPs and are deleted without a CNI release, and now and then
+// the store is deleted between a kill and the next start. After every kill,
+// no live pod's address is PendingRelease, announced in ipsNotInUse, or
+// Assigned to anyone else; at the end every live pod holds its address.
+//
 // CRASH_CYCLES (default 50) and CRASH_SEED make longer or repeatable runs.
 import { expect } from 'chai';
-import { checkStoreInvariants, openIpStore } from '../../src/ipstore/index.ts';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { checkStoreInvariants, IPSTORE_FILE, openIpStore } from '../../src/ipstore/index.ts';
 import type { NodeIpStore } from '../../src/ipstore/types.ts';
 import {
   container,
@@ -22,6 +32,7 @@ import {
   waitFor,
   type Cluster,
 } from './harness.ts';
+import { setPodRunning } from './leak-helpers.ts';
 import { seededRandom as prng } from '../../src/sim/random.ts';
 
 const CYCLES = Number(process.env.CRASH_CYCLES ?? 50);
@@ -33,6 +44,10 @@ const SCALER = {
   maxIPCount: 60,
 };
 const IFACES = 16;
+/** The sidecars' --leak-grace: short, so leaks are reclaimed within a cycle's life. */
+const LEAK_GRACE = '0.1';
+/** Share of cycles that start on a deleted store. */
+const STORE_LOSS = 0.1;
 
 /** What the test knows of each pod interface: its IP (acknowledged), none, or unknown (in flight at the kill). */
 type Known = Map<string, string | null | 'unknown'>;
@@ -86,13 +101,33 @@ describe('sidecar crash test (kill -9 during scale cycles with CNI traffic)', fu
 
     try {
       const pods = new Set<string>();
+      /** The address each real pod reports in its status, once the CNI gave it one. */
+      const reported = new Map<string, string>();
       let podSeq = 0;
+      let storeLosses = 0;
+      let reclaimed = 0;
+      let adopted = 0;
       const known: Known = new Map();
       const problems: string[] = [];
+      const sidecarArgs = (): string[] => [
+        '--node-name',
+        node,
+        '--kubeconfig',
+        c.server.kubeconfigPath,
+        '--state-dir',
+        dir.path,
+        '--listen',
+        '127.0.0.1:0',
+        '--log-level',
+        'info',
+        '--leak-grace',
+        LEAK_GRACE,
+      ];
       const check = (
         store: NodeIpStore,
         cycle: number,
         spec: { requestedIPCount?: number; ipsNotInUse?: string[] } | undefined,
+        backing: Map<string, string>,
       ): void => {
         const where = `cycle ${cycle} (seed ${SEED})`;
         for (const p of checkStoreInvariants(store)) problems.push(`${where}: ${p}`);
@@ -110,13 +145,27 @@ describe('sidecar crash test (kill -9 during scale cycles with CNI traffic)', fu
         const byIface = new Map(
           store.list(['Assigned']).map((r) => [r.pod?.podInterfaceID ?? '', r.ip]),
         );
+        // The interfaces of pods that never exist leak: reclaimed at any time, never another IP.
         for (const [iface, ip] of known) {
           const now = byIface.get(iface) ?? null;
-          if (ip !== 'unknown' && ip !== now)
+          if (ip !== 'unknown' && now !== null && ip !== now)
             problems.push(
-              `${where}: ${iface} was acknowledged ${ip ?? 'released'}, store has ${now ?? 'nothing'}`,
+              `${where}: ${iface} was acknowledged ${ip ?? 'released'}, store has ${now}`,
             );
           known.set(iface, now);
+        }
+        // A live pod's address is never released nor anyone else's.
+        const byIp = new Map(store.list().map((r) => [r.ip, r]));
+        const announced = new Set(spec?.ipsNotInUse ?? []);
+        for (const [pod, ip] of reported) {
+          const r = byIp.get(ip);
+          if (r?.state === 'PendingRelease')
+            problems.push(`${where}: live ${pod}'s ${ip} is PendingRelease`);
+          if (r?.state === 'Assigned' && r.pod?.podName !== pod)
+            problems.push(`${where}: live ${pod}'s ${ip} is Assigned to ${r.pod?.podName}`);
+          const id = backing.get(ip);
+          if (id !== undefined && announced.has(id))
+            problems.push(`${where}: live ${pod}'s ${ip} is announced in ipsNotInUse`);
         }
       };
 
@@ -129,23 +178,21 @@ describe('sidecar crash test (kill -9 during scale cycles with CNI traffic)', fu
             pods.add(name);
             await createPod(c, name, node);
           } else if (change < 0 && pods.size > 0) {
+            // Deleted without a CNI release: a leak, once the pod had an IP.
             const name = [...pods][pick(pods.size)] as string;
             pods.delete(name);
+            reported.delete(name);
             await deletePod(c, name);
           }
         }
-        const p = spawnSidecar([
-          '--node-name',
-          node,
-          '--kubeconfig',
-          c.server.kubeconfigPath,
-          '--state-dir',
-          dir.path,
-          '--listen',
-          '127.0.0.1:0',
-          '--log-level',
-          'info',
-        ]);
+        if (random() < STORE_LOSS) {
+          // The store is lost: the next sidecar must rebuild it from the pods.
+          storeLosses += 1;
+          for (const f of [IPSTORE_FILE, `${IPSTORE_FILE}-wal`, `${IPSTORE_FILE}-shm`])
+            rmSync(join(dir.path, f), { force: true });
+          for (const [iface, ip] of known) if (ip !== 'unknown') known.set(iface, null);
+        }
+        const p = spawnSidecar(sidecarArgs());
         const url = await Promise.race([
           p.listening,
           p.exited.then(({ code }) => {
@@ -156,6 +203,34 @@ describe('sidecar crash test (kill -9 during scale cycles with CNI traffic)', fu
         let alive = true;
         const traffic = (async () => {
           while (alive) {
+            if (pods.size > 0 && random() < 0.4) {
+              // A real pod without an IP yet gets one and reports it, as its kubelet would.
+              const name = [...pods][pick(pods.size)] as string;
+              if (reported.has(name)) continue;
+              try {
+                const res = await fetch(`${url}/network/requestipconfigs`, {
+                  method: 'POST',
+                  headers: { 'Content-Type': 'application/json' },
+                  body: JSON.stringify({
+                    podInterfaceID: `${name}-s1-eth0`,
+                    infraContainerID: `${name}-s1`,
+                    orchestratorContext: { PodName: name, PodNamespace: 'default' },
+                    desiredIPAddresses: [],
+                  }),
+                });
+                const json = (await res.json()) as {
+                  podIPInfo?: { PodIPConfig: { IPAddress: string } }[];
+                };
+                const ip = json.podIPInfo?.[0]?.PodIPConfig.IPAddress;
+                if (ip !== undefined && pods.has(name)) {
+                  await setPodRunning(c, name, ip);
+                  reported.set(name, ip);
+                }
+              } catch {
+                return; // killed mid-request
+              }
+              continue;
+            }
             const k = `iface-${pick(IFACES)}`;
             const assign = random() < 0.6;
             const body = JSON.stringify({
@@ -193,11 +268,18 @@ describe('sidecar crash test (kill -9 during scale cycles with CNI traffic)', fu
         alive = false;
         const { signal } = await p.exited;
         expect(signal).to.equal('SIGKILL');
+        for (const line of p.lines) {
+          if (line.includes('"msg":"leaked IP reclaimed"')) reclaimed += 1;
+          if (line.includes('"msg":"pod IP adopted"')) adopted += 1;
+        }
         await traffic;
-        const spec = (await getNnc(c, node)).spec;
+        const nncNow = await getNnc(c, node);
+        const backing = new Map(
+          (nncNow.status?.networkContainers?.[0]?.ipAssignments ?? []).map((a) => [a.ip, a.name]),
+        );
         const store = openIpStore({ stateDir: dir.path });
         try {
-          check(store, cycle, spec);
+          check(store, cycle, nncNow.spec, backing);
         } finally {
           store.close();
         }
@@ -206,18 +288,7 @@ describe('sidecar crash test (kill -9 during scale cycles with CNI traffic)', fu
       expect(problems).to.deep.equal([]);
 
       // Finally a sidecar that lives: the pool converges and everything agrees.
-      const last = spawnSidecar([
-        '--node-name',
-        node,
-        '--kubeconfig',
-        c.server.kubeconfigPath,
-        '--state-dir',
-        dir.path,
-        '--listen',
-        '127.0.0.1:0',
-        '--log-level',
-        'info',
-      ]);
+      const last = spawnSidecar(sidecarArgs());
       const url = await last.listening;
       // The CNI traffic had no pods behind it: release it, so demand is the pods alone.
       for (let i = 0; i < IFACES; i++) {
@@ -262,6 +333,29 @@ describe('sidecar crash test (kill -9 during scale cycles with CNI traffic)', fu
         })
       ).json()) as { IPConfigurationStatus: unknown[] };
       expect(ids.IPConfigurationStatus).to.have.length(0);
+      // Every live pod holds the address it reports, whatever the kills and store losses.
+      const held = (await (
+        await fetch(`${url}/debug/ipaddresses`, {
+          method: 'POST',
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify({ IPConfigStateFilter: ['Assigned'] }),
+        })
+      ).json()) as { IPConfigurationStatus: { IPAddress: string; PodInfo: { PodName: string } }[] };
+      const holder = new Map(
+        held.IPConfigurationStatus.map((r) => [r.IPAddress, r.PodInfo.PodName]),
+      );
+      for (const [pod, ip] of reported) expect(holder.get(ip), `${pod}'s ${ip}`).to.equal(pod);
+      expect(holder.size, 'nothing but the live pods holds an IP').to.equal(reported.size);
+      if (process.env.CRASH_VERBOSE) {
+        console.log(
+          `      ${storeLosses} store losses, ${reclaimed} leaked IPs reclaimed, ${adopted} addresses adopted; ${pods.size} pods, ${reported.size} with an IP at the end`,
+        );
+      }
+      if (CYCLES >= 50) {
+        // The leak and store-loss paths ran, not only the old ones.
+        expect(reclaimed, 'leaked IPs reclaimed').to.be.above(0);
+        if (storeLosses > 0) expect(adopted, 'addresses adopted after a store loss').to.be.above(0);
+      }
       last.child.kill('SIGTERM');
       expect((await last.exited).code).to.equal(0);
     } finally {
