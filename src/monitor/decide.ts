@@ -3,7 +3,7 @@
 // PendingRelease, the spec to write, or nothing, and why. The CNS v2 monitor's
 // reconcile step, with this product's additions (stale ids, out-of-band
 // edits, damping, the write window, the marking bounds of decision records
-// 0004 and 0013, a surplus given back) as further rows of the same table.
+// 0004 and 0016, a surplus given back) as further rows of the same table.
 // Effects live in reconcile.ts.
 import { dampedTarget } from '../scaling/damping.ts';
 import { calculateTarget } from '../scaling/target.ts';

@@ -19,14 +19,14 @@ export interface PoolIpStore {
    * count). The monitor marks `activeCount - target`, so a request that ran
    * ahead of the NNC status (or a retry after a failed write) cannot release
    * IPs twice, as in newer CNS (docs/decisions/0004), and a surplus is
-   * given back (0013).
+   * given back (0016).
    */
   activeCount(): Promise<number>;
   /**
    * How many IPs could be marked PendingRelease now (Available and
    * PendingProgramming). The monitor never asks to mark more, so Assigned
    * IPs (leaked ones included) never make a scale-down fail
-   * (docs/decisions/0013).
+   * (docs/decisions/0016).
    */
   markableCount(): Promise<number>;
 }

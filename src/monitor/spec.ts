@@ -70,7 +70,7 @@ export function currentSpec(observed: ObservedSpec, written: WrittenSpec | undef
  * this is exactly −delta, the CNS behaviour; marks a failed write left
  * behind are PendingRelease, so they are not made again; a status that ran
  * ahead of the request, or IPs a capped scale-down could not mark, are
- * given back once they can be (docs/decisions/0004, 0013).
+ * given back once they can be (docs/decisions/0004, 0016).
  */
 export function releaseCount(
   target: number,

@@ -209,7 +209,7 @@ export async function runSidecar(
     logger: log,
     notify: (notice) => {
       leaks.notice(notice);
-      // Reclaimed IPs can be marked now: the monitor decides again (a surplus, 0013).
+      // Reclaimed IPs can be marked now: the monitor decides again (a surplus, 0016).
       if (notice.type === 'reclaimed') storeChanged.next();
     },
   });
