@@ -1,7 +1,9 @@
 // The simulated kubelet/CNI of one node. For every pod bound to the node
 // (not finished) it asks the sidecar for an IP, retrying with backoff while
 // the pool has none (ReturnCode 32), then marks the pod Running with that IP.
-// When the pod completes or is deleted it gives the IP back. It measures each
+// When the pod completes or is deleted it gives the IP back - unless told to
+// drop that CNI DEL now and then (`dropReleaseRate`), as a crashed runtime or
+// a node reboot does: a leak for the sidecar to reclaim. It measures each
 // pod's wait from scheduling to IP. A host-network pod needs no IP from the
 // pool: it runs with the node's own address, as on a real node.
 //
@@ -34,6 +36,8 @@ export interface KubeletCounters {
   noIpAnswers: number;
   ipsAssigned: number;
   releases: number;
+  /** CNI DELs dropped on purpose (dropReleaseRate): leaked IPs. */
+  releasesDropped: number;
   statusWrites: number;
   errors: number;
   /** Pods that got no IP because of a permanent failure. */
@@ -67,6 +71,16 @@ export interface SimKubeletOptions {
   onRunning?: (wait: PodWait) => void;
   /** The node's InternalIP: host-network pods run with it; without it they are ignored. */
   nodeIp?: string;
+  /** Share (0-1) of CNI DELs never sent, drawn with `random`: simulated leaks. Default 0. */
+  dropReleaseRate?: number;
+}
+
+/** A CNI DEL the kubelet dropped: the pod's IPs stay Assigned in the sidecar's store. */
+export interface DroppedRelease {
+  namespace: string;
+  name: string;
+  ips: string[];
+  why: 'completed' | 'deleted';
 }
 
 export const DEFAULT_KUBELET_BACKOFF: BackoffOptions = { initialMs: 100, maxMs: 3000, jitter: 0.3 };
@@ -81,6 +95,8 @@ interface PodTrack {
   state: TrackState;
   /** An IP request was sent: release must be called even if no answer came. */
   requested: boolean;
+  /** The IPs the sidecar answered with. */
+  ips?: string[];
   abort: AbortController;
   setup?: Promise<void>;
   release?: Promise<void>;
@@ -109,11 +125,14 @@ export class SimKubelet {
     noIpAnswers: 0,
     ipsAssigned: 0,
     releases: 0,
+    releasesDropped: 0,
     statusWrites: 0,
     errors: 0,
     podsFailed: 0,
   };
   readonly waits: PodWait[] = [];
+  /** Every CNI DEL dropped so far. */
+  readonly dropped: DroppedRelease[] = [];
   private readonly o: Required<Omit<SimKubeletOptions, 'onRunning' | 'nodeIp'>> &
     Pick<SimKubeletOptions, 'onRunning' | 'nodeIp'>;
   private readonly log: Logger;
@@ -129,6 +148,7 @@ export class SimKubelet {
       concurrency: 8,
       backoff: DEFAULT_KUBELET_BACKOFF,
       releaseAttempts: 8,
+      dropReleaseRate: 0,
       random: Math.random,
       logger: silentLogger(),
       ...options,
@@ -284,6 +304,7 @@ export class SimKubelet {
     }
     if (!ips || signal.aborted) return;
     this.counters.ipsAssigned += 1;
+    track.ips = ips;
 
     for (let attempt = 0; !signal.aborted; attempt += 1) {
       try {
@@ -328,7 +349,16 @@ export class SimKubelet {
     track.release = (async () => {
       await track.setup;
       track.state = 'releasing';
-      if (track.requested) await this.releaseWithRetry(track, why);
+      if (
+        track.requested &&
+        this.o.dropReleaseRate > 0 &&
+        this.o.random() < this.o.dropReleaseRate
+      ) {
+        this.counters.releasesDropped += 1;
+        const { podNamespace: namespace, podName: name } = track.ref;
+        this.dropped.push({ namespace, name, ips: track.ips ?? [], why });
+        this.log.info('CNI DEL dropped (simulated leak)', { pod: `${namespace}/${name}`, why });
+      } else if (track.requested) await this.releaseWithRetry(track, why);
       // A completed pod stays known until deleted, so its later updates change nothing.
       track.state = 'released';
     })().catch((err: unknown) => this.unexpected(track, err));

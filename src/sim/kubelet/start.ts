@@ -20,6 +20,9 @@ export interface StartSimKubeletOptions {
   labelSelector?: string;
   /** The node's InternalIP, for host-network pods. */
   nodeIp?: string;
+  /** Share of CNI DELs dropped (simulated leaks), drawn with `random`. */
+  dropReleaseRate?: number;
+  random?: () => number;
   concurrency?: number;
   backoff?: BackoffOptions;
   onRunning?: (wait: PodWait) => void;
@@ -42,6 +45,8 @@ export function startSimKubelet(options: StartSimKubeletOptions): RunningSimKube
     ...(options.backoff ? { backoff: options.backoff } : {}),
     ...(options.onRunning ? { onRunning: options.onRunning } : {}),
     ...(options.nodeIp ? { nodeIp: options.nodeIp } : {}),
+    ...(options.dropReleaseRate ? { dropReleaseRate: options.dropReleaseRate } : {}),
+    ...(options.random ? { random: options.random } : {}),
   });
   const selector = options.labelSelector;
   const watch = watchNodePods({

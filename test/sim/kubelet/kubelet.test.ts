@@ -148,6 +148,24 @@ describe('sim/kubelet', () => {
     expect(kubelet.waitingPods()).to.equal(0);
   });
 
+  it('drops CNI DELs at the given rate: the IP stays assigned, the drop is recorded', async () => {
+    await kubelet.stop();
+    const draws = [0.1, 0.9]; // the first release is dropped (0.1 < 0.5), the second is sent
+    kubelet = make({ dropReleaseRate: 0.5, random: () => draws.shift() ?? 0.9 });
+    kubelet.onPod(pod('a'));
+    kubelet.onPod(pod('b'));
+    await until(() => writer.running.size === 2, 'two running pods');
+    kubelet.onPodDeleted(pod('a'));
+    await until(() => kubelet.counters.releasesDropped === 1, 'a dropped DEL');
+    kubelet.onPod(pod('b', { phase: 'Succeeded' }));
+    await until(() => cns.releases.length === 1, 'b released');
+    expect(cns.releases).to.deep.equal(['uid-b-eth0']);
+    expect(kubelet.dropped).to.deep.equal([
+      { namespace: 'default', name: 'a', ips: [writer.running.get('a')![0]], why: 'deleted' },
+    ]);
+    expect(kubelet.counters).to.include({ releases: 1, releasesDropped: 1 });
+  });
+
   it('gives the IP back when the pod finished before its status write', async () => {
     writer.answer = 'finished';
     kubelet.onPod(pod('a'));
