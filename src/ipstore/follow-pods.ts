@@ -14,6 +14,7 @@
 import { asyncScheduler, type SchedulerLike, type Subscription } from 'rxjs';
 import type { Logger } from '../log/logger.ts';
 import {
+  liveOnNode,
   planPodFollowing,
   podKey,
   type Conflict,
@@ -22,6 +23,7 @@ import {
   type Suspect,
 } from './pod-plan.ts';
 import type { IpRecord, NodeIpStore } from './types.ts';
+import { isAdopted } from './types.ts';
 
 export const DEFAULT_LEAK_GRACE_MS = 60_000;
 
@@ -70,6 +72,14 @@ export interface PodFollower {
   storeChanged(): void;
   /** One pass now. */
   check(): void;
+  /**
+   * A CNI DEL for pod ns/name named no assignment the store knows - after a
+   * lost store, the pod's address was adopted under an unknown sandbox. When
+   * the pod is no longer live on the node, its adopted IPs are released now
+   * (else they wait for the grace: the DEL may be an old sandbox's while the
+   * current one still uses the address). Returns what was released.
+   */
+  releaseAdopted(podNamespace: string, podName: string): IpRecord[];
   /** Why no IP may be handed out yet; undefined once the store follows the pods. */
   notReady(): string | undefined;
   status(): PodFollowingStatus;
@@ -193,6 +203,18 @@ export function followPods(options: PodFollowerOptions): PodFollower {
     },
     storeChanged: soon,
     check,
+    releaseAdopted(podNamespace, podName) {
+      if (pods === undefined || liveOnNode(pods, nodeName, podNamespace, podName)) return [];
+      const released: IpRecord[] = [];
+      for (const r of store.list(['Assigned'])) {
+        const pod = r.pod;
+        if (!isAdopted(pod) || pod?.podName !== podName || pod.podNamespace !== podNamespace)
+          continue;
+        const freed = store.reclaim(r.id, pod);
+        if (freed !== undefined) released.push(r);
+      }
+      return released;
+    },
     notReady() {
       if (pods === undefined) return "waiting for the pod watch's first list";
       if (!inventory) return 'waiting for the first NodeNetworkConfig';

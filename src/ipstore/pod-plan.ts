@@ -111,6 +111,21 @@ function created(pod: PodView): number {
   return Number.isFinite(ms) ? ms : Number.MAX_SAFE_INTEGER;
 }
 
+/** True when pod ns/name is on the node and not finished, as far as `pods` says. */
+export function liveOnNode(
+  pods: readonly PodView[],
+  nodeName: string,
+  namespace: string,
+  name: string,
+): boolean {
+  return pods.some((pod) => {
+    if (key(pod) !== podKey(namespace, name)) return false;
+    const node = pod.spec?.nodeName;
+    if (typeof node === 'string' && node !== '' && node !== nodeName) return false;
+    return !TERMINAL.has(pod.status?.phase ?? '');
+  });
+}
+
 export function planPodFollowing(input: PodPlanInput): PodPlan {
   const { nodeName, now, graceMs } = input;
   // Pods on this node by key; the live ones (not finished) separately.

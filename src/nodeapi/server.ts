@@ -11,7 +11,7 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import type { NodeIpStore } from '../ipstore/types.ts';
+import type { IpRecord, NodeIpStore } from '../ipstore/types.ts';
 import type { Logger } from '../log/logger.ts';
 import { DEFAULT_BODY_LIMIT, readJsonBody } from './body.ts';
 import { PATHS, ReturnCode } from './cns.ts';
@@ -19,7 +19,7 @@ import type { ErrorBody } from './cns.ts';
 import { listIpAddresses, notYet, releaseIpConfigs, requestIpConfigs } from './ipam.ts';
 import type { IpamChange, Outcome } from './ipam.ts';
 import { parseIpConfigsRequest, parseStateFilter } from './validate.ts';
-import type { Parsed } from './validate.ts';
+import type { IpConfigsRequest, Parsed } from './validate.ts';
 
 export interface HealthSource {
   /** False once the process cannot do its job (GET /healthz answers 503). */
@@ -56,6 +56,12 @@ export interface NodeApiDeps {
    * ReturnCode 32 and the CNI retries; releases go on.
    */
   assignGate?: () => string | undefined;
+  /**
+   * A release that named no assignment the store knows: the sidecar may
+   * release what it adopted for that pod (see PodFollower.releaseAdopted).
+   * Returns the records released (as they were). Must not throw.
+   */
+  onUnmatchedRelease?: (request: IpConfigsRequest) => IpRecord[];
   /** Largest accepted request body in bytes; default 64 KiB. */
   maxBodyBytes?: number;
   /** How long close() waits for in-flight requests before cutting them; default 5 s. */
@@ -208,6 +214,16 @@ export function createNodeApi(deps: NodeApiDeps): NodeApi {
       {
         POST: withBody(parseIpConfigsRequest, (request) => {
           const outcome = releaseIpConfigs(deps.store, request);
+          if (!outcome.changed && outcome.error === undefined && deps.onUnmatchedRelease) {
+            for (const record of deps.onUnmatchedRelease(request)) {
+              log.info('adopted ip released', {
+                podInterfaceID: request.podInterfaceID,
+                pod: `${request.podNamespace}/${request.podName}`,
+                ip: record.ip,
+              });
+              notify('released', { ...outcome, changed: record });
+            }
+          }
           if (outcome.changed) {
             log.info('ip released', {
               podInterfaceID: request.podInterfaceID,

@@ -246,6 +246,7 @@ export async function runSidecar(
       }),
     },
     assignGate: () => pods.notReady(),
+    onUnmatchedRelease: (request) => pods.releaseAdopted(request.podNamespace, request.podName),
     onChange: (change) => {
       if (change.kind === 'replaced') leaks.reclaimed(change.record, 'sandbox-recreated');
       else if (change.kind === 'assigned') pods.storeChanged();

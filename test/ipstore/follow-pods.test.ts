@@ -109,6 +109,26 @@ describe('ipstore/follow-pods', () => {
     expect(notices.map((n) => [n.type, n.t])).to.deep.equal([['reclaimed', 5 * GRACE]]);
   });
 
+  it("a DEL that names no known assignment releases the pod's adopted IPs only once the pod is gone", () => {
+    ts.run(() => {
+      store.syncInventory([container(1, [2, 3])]);
+      const f = follower();
+      f.podsSynced(true);
+      f.inventorySynced();
+      f.pods([pod('a', 'Running', ['10.1.0.2'])]);
+      expect(store.counts().Assigned).to.equal(1);
+      // Still live: the DEL may be an old sandbox's; the address stays.
+      expect(f.releaseAdopted('default', 'a')).to.deep.equal([]);
+      f.pods([]);
+      expect(f.releaseAdopted('default', 'a').map((r) => r.ip)).to.deep.equal(['10.1.0.2']);
+      expect(store.counts().Assigned).to.equal(0);
+      // A CNI assignment of the same pod name is not adopted: never released this way.
+      store.assign({ ...podRequest(3), podName: 'a' });
+      expect(f.releaseAdopted('default', 'a')).to.deep.equal([]);
+      f.stop();
+    });
+  });
+
   it('a pod back within the grace keeps its IP; a conflict is reported once', () => {
     ts.run(() => {
       store.syncInventory([container(1, [2, 3])]);

@@ -26,7 +26,7 @@ import {
   type Cluster,
   type SidecarProcess,
 } from './harness.ts';
-import { cniRequest, setPodRunning, type IpamAnswer } from './leak-helpers.ts';
+import { cniBody, cniCall, cniRequest, setPodRunning, type IpamAnswer } from './leak-helpers.ts';
 
 const GRACE_S = 2;
 const SCALER = {
@@ -310,13 +310,14 @@ describe('sidecar process: leaked IPs and the store following the pods', functio
     await nnc(40);
     const names = range(30).map((i) => `run-${i}`);
     for (const name of names) await createPod(c, name, node);
-    const first = await start();
+    // A long grace: what is released below is released by the CNI DEL, not reclaimed.
+    const first = await start(['--leak-grace', '60']);
     const addresses = await runPods(first.url, names);
 
     await stop(first.p);
     for (const f of ['ipstore.db', 'ipstore.db-wal', 'ipstore.db-shm'])
       rmSync(join(dir.path, f), { force: true });
-    const { url, p } = await start();
+    const { url, p } = await start(['--leak-grace', '60']);
 
     // New pods arrive at once: none may get a running pod's address.
     const fresh: IpamAnswer[] = [];
@@ -334,6 +335,18 @@ describe('sidecar process: leaked IPs and the store following the pods', functio
     expect(logLines(p, 'pod IP adopted')).to.have.length(30);
     const metrics = await (await fetch(`${url}/metrics`)).text();
     expect(metrics).to.match(/pool_monitor_ips_adopted_total 30\n/);
+
+    // A pod deleted after the rebuild: its CNI DEL names the sandbox the lost
+    // store knew, not the adopted one; the pod is gone, so its address goes at once.
+    await deletePod(c, 'run-0');
+    await waitFor('the sidecar saw the deletion', async () => {
+      const pool = (await (await fetch(`${url}/debug/pool`)).json()) as { demand: number };
+      return pool.demand === 39;
+    });
+    expect((await cniCall(url, 'release', cniBody('run-0'))).code).to.equal(0);
+    expect((await assigned(url)).has(addresses.get('run-0') as string)).to.equal(false);
+    expect(logLines(p, 'adopted ip released')).to.have.length(1);
+    expect(logLines(p, 'leaked IP reclaimed')).to.deep.equal([]);
     if (process.env.LEAK_VERBOSE) {
       console.log(`      store lost: ${logLines(p, 'pod IP adopted').length} addresses adopted`);
     }
