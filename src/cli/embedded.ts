@@ -19,6 +19,7 @@ interface EmbeddedFlags {
   report?: string;
   logFile?: string;
   logLevel: LogLevel;
+  leakRate?: number;
 }
 
 function logLevelOption(value: string): LogLevel {
@@ -31,6 +32,13 @@ function logLevelOption(value: string): LogLevel {
 function portOption(value: string): number {
   const n = integerOption('--api-port', 0)(value);
   if (n > 65535) throw new InvalidArgumentError(`--api-port must be 0-65535, got "${value}"`);
+  return n;
+}
+
+function shareOption(value: string): number {
+  const n = numberOption('--leak-rate', 0)(value);
+  if (n > 1)
+    throw new InvalidArgumentError(`--leak-rate must be a share from 0 to 1, got "${value}"`);
   return n;
 }
 
@@ -73,6 +81,11 @@ export function embeddedCommand(): Command {
       logLevelOption,
       'info',
     )
+    .option(
+      '--leak-rate <share>',
+      "share (0-1) of CNI DELs the simulated kubelets drop, leaking IPs for the sidecars to reclaim (default: the scenario's, else 0)",
+      shareOption,
+    )
     .action(async (flags: EmbeddedFlags) => {
       const abort = new AbortController();
       let signals = 0;
@@ -96,6 +109,7 @@ export function embeddedCommand(): Command {
             ...(flags.report !== undefined ? { reportFile: flags.report } : {}),
             ...(flags.logFile !== undefined ? { logFile: flags.logFile } : {}),
             logLevel: flags.logLevel,
+            ...(flags.leakRate !== undefined ? { leakRate: flags.leakRate } : {}),
           },
           { out: process.stdout, err: process.stderr, signal: abort.signal },
         );

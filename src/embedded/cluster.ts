@@ -9,9 +9,11 @@
 // overhead small, and one keep-alive connection pool (client-node alone would
 // open a connection per request). stop() tears it down in the reverse order:
 // scheduler, kubelets, sidecars, fulfiller, API server, connection pool.
+// With `leaks`, the kubelets drop a share of their CNI DELs and loseStore()
+// deletes a node's IP store and restarts its sidecar on the same port.
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startApiServer, type ApiServer } from '../apiserver/server.ts';
@@ -20,7 +22,10 @@ import { startFulfiller, type RunningFulfiller } from '../fulfiller/run.ts';
 import { loadKubeConfig } from '../kube/config.ts';
 import type { SharedDispatchers } from '../kube/shared-dispatcher.ts';
 import type { Logger } from '../log/logger.ts';
+import { IPSTORE_FILE } from '../ipstore/database.ts';
 import { DEFAULT_NAMESPACE } from '../nnc/types.ts';
+import type { LeakCounts } from '../sidecar/leaks.ts';
+import { seededRandom } from '../sim/random.ts';
 import type { SidecarOptions } from '../sidecar/options.ts';
 import { runSidecar, type RunningSidecar, type RunSidecarDeps } from '../sidecar/run.ts';
 import type { PodWait } from '../sim/kubelet/kubelet.ts';
@@ -53,6 +58,11 @@ export interface EmbeddedClusterOptions {
   /** Setup calls in flight at once (default 32). */
   setupConcurrency?: number;
   onRunning?: (wait: PodWait) => void;
+  /**
+   * Simulated leaks: the kubelets drop this share of their CNI DELs (seeded
+   * per node) and the sidecars reclaim after `graceSeconds`.
+   */
+  leaks?: { dropReleaseRate: number; graceSeconds: number; seed?: number };
 }
 
 export interface EmbeddedNode {
@@ -73,6 +83,14 @@ export interface EmbeddedCluster {
   nodes: EmbeddedNode[];
   /** Resolves once every sidecar has its first valid NNC (or the timeout passed); returns how many are ready. */
   whenReady(timeoutMs: number): Promise<number>;
+  /**
+   * The node's IP store is lost: its sidecar stops, the store files are
+   * deleted, and a new sidecar starts on the same port (the kubelet's CNI
+   * endpoint); resolves once the new one follows the pods (or after 15 s).
+   */
+  loseStore(name: string): Promise<void>;
+  /** What sidecars that were replaced by loseStore() had reclaimed and adopted. */
+  readonly retiredLeakCounts: LeakCounts[];
   stop(): Promise<void>;
 }
 
@@ -246,21 +264,20 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
 
     const stateRoot = opts.stateRoot ?? join(opts.runDir, 'state');
     const nodes: (EmbeddedNode | undefined)[] = opts.nodeNames.map(() => undefined);
-    await inBatches(opts.nodeNames, limit, async (name, i) => {
-      const stateDir = join(stateRoot, name);
-      mkdirSync(stateDir, { recursive: true });
+    const startSidecar = (name: string, listenPort: number): Promise<RunningSidecar> => {
       const options: SidecarOptions = {
         nodeName: name,
         namespace: DEFAULT_NAMESPACE,
-        stateDir,
+        stateDir: join(stateRoot, name),
         listenHost: '127.0.0.1',
-        listenPort: 0,
+        listenPort,
         logLevel: 'info',
         subnetState: 'name',
         releaseDelaySeconds: 0,
+        ...(opts.leaks ? { leakGraceSeconds: opts.leaks.graceSeconds } : {}),
         dryRun: false,
       };
-      const sidecar = await runSidecar(options, {
+      return runSidecar(options, {
         kc,
         logger: opts.logger,
         defaultMetrics: false,
@@ -269,6 +286,10 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
         storeSynchronous: 'NORMAL',
         ...opts.sidecar,
       });
+    };
+    await inBatches(opts.nodeNames, limit, async (name, i) => {
+      mkdirSync(join(stateRoot, name), { recursive: true });
+      const sidecar = await startSidecar(name, 0);
       started.sidecars.push(sidecar);
       // Every pod bound to the node, in every namespace, as a real kubelet.
       const kubelet = startSimKubelet({
@@ -278,6 +299,12 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
         sidecarUrl: sidecar.url,
         logger: opts.logger.child({ component: 'kubelet', node: name }),
         ...(opts.onRunning ? { onRunning: opts.onRunning } : {}),
+        ...(opts.leaks
+          ? {
+              dropReleaseRate: opts.leaks.dropReleaseRate,
+              random: seededRandom((opts.leaks.seed ?? 1) * 1000 + i),
+            }
+          : {}),
       });
       const node: EmbeddedNode = { name, address: nodeAddress(i), sidecar, kubelet };
       started.nodes.push(node);
@@ -288,6 +315,25 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
     log.info('sidecars and kubelets started', { nodes: started.nodes.length });
 
     let stopping: Promise<void> | undefined;
+    const retiredLeakCounts: LeakCounts[] = [];
+    const loseStore = async (name: string): Promise<void> => {
+      const node = started.nodes.find((n) => n.name === name);
+      if (node === undefined || stopping !== undefined) return;
+      const old = node.sidecar;
+      await old.stop();
+      retiredLeakCounts.push(old.leaks.counts);
+      for (const f of [IPSTORE_FILE, `${IPSTORE_FILE}-wal`, `${IPSTORE_FILE}-shm`]) {
+        rmSync(join(stateRoot, name, f), { force: true });
+      }
+      const fresh = await startSidecar(name, old.port);
+      started.sidecars[started.sidecars.indexOf(old)] = fresh;
+      node.sidecar = fresh;
+      log.warn('IP store lost: sidecar restarted on an empty store', { node: name });
+      const deadline = Date.now() + 15_000;
+      while (fresh.pods.notReady() !== undefined && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    };
     return {
       server,
       kc,
@@ -303,6 +349,8 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
         }
         return ready();
       },
+      loseStore,
+      retiredLeakCounts,
       stop() {
         stopping ??= stopAll();
         return stopping;

@@ -1,7 +1,9 @@
 // `bin/pool-monitor embedded`, as a function: load the scenario, start the
 // embedded cluster, drive the workload, sample the cluster every interval
 // (timeline, churn, exhaustion, invariants), then print and optionally write
-// the report. With `serve` everything stays up after the scenario until the
+// the report. A scenario's leaks (or --leak-rate) make the kubelets drop CNI
+// DELs and nodes lose their stores; the report then says what was reclaimed
+// and rebuilt. With `serve` everything stays up after the scenario until the
 // abort signal (SIGINT/SIGTERM in the CLI). The terminal gets the human
 // output; the components' JSON logs go to a file in the run directory.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -18,6 +20,8 @@ import { loadScenario } from '../sim/workload/load.ts';
 import { planScenario } from '../sim/workload/plan.ts';
 import { WorkloadDriver } from '../sim/workload/driver.ts';
 import { startEmbeddedCluster, WORKLOAD_NAMESPACE, type EmbeddedCluster } from './cluster.ts';
+import { startLeakRun, type LeakRun } from './leak-run.ts';
+import { leakLines, runLeaks, type LeakReport } from './leaks.ts';
 import { fileLogger } from './log-file.ts';
 import { newRunLogFile } from './log-place.ts';
 import { ClusterSampler, type ExhaustionSummary, type SubnetStateSnapshot } from './sampler.ts';
@@ -44,6 +48,8 @@ export interface EmbeddedOptions {
   tls?: boolean;
   /** Where the component log goes; default a new file in the user's state dir (log-place.ts). */
   logFile?: string;
+  /** Share of CNI DELs the kubelets drop; overrides the scenario's leaks.dropReleaseRate. */
+  leakRate?: number;
 }
 
 export interface EmbeddedIo {
@@ -66,6 +72,8 @@ export interface EmbeddedReport extends Report {
   scaling: { up: boolean; down: boolean };
   violations: Violation[];
   stoppedEarly: boolean;
+  /** With leaks: dropped DELs, reclaims, adoptions and lost stores. */
+  leaks?: LeakReport;
 }
 
 export interface EmbeddedResult {
@@ -102,7 +110,13 @@ export function renderEmbeddedReport(r: EmbeddedReport): string[] {
   const scaling = `  scaling                      ${r.scaling.up ? 'scaled up' : 'no scale-up'}, ${r.scaling.down ? 'scaled down' : 'no scale-down'}  (pod subnet ${r.podSubnet})`;
   // After the figures, before the chart (the blank line).
   const at = lines.indexOf('');
-  lines.splice(at < 0 ? lines.length : at, 0, exhaustionLine(r.exhaustion), scaling);
+  lines.splice(
+    at < 0 ? lines.length : at,
+    0,
+    exhaustionLine(r.exhaustion),
+    scaling,
+    ...(r.leaks ? leakLines(r.leaks) : []),
+  );
   if (r.stoppedEarly) lines[0] = `${lines[0]} (stopped early by a signal)`;
   return lines;
 }
@@ -128,6 +142,7 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
   const podSubnet = scenario.podSubnet ?? DEFAULT_POD_SUBNET;
   const nodeNames = Array.from({ length: nodeCount }, (_, i) => `node-${i}`);
   const plan = planScenario(scenario, nodeNames);
+  const leaks = runLeaks(scenario.leaks, opts.leakRate);
   const durationMs = Math.round(durationSeconds * 1000);
   plan.actions = plan.actions.filter((a) => a.atMs <= durationMs);
   plan.durationMs = durationMs;
@@ -163,6 +178,9 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
       tls: opts.tls === true,
       events: opts.events ?? true,
       onRunning: (w) => waits.push(w.waitMs),
+      ...(leaks
+        ? { leaks: { dropReleaseRate: leaks.dropReleaseRate, graceSeconds: leaks.graceSeconds } }
+        : {}),
     });
     const { server } = cluster;
     say(`  API server: ${server.url}  (kubeconfig ${server.kubeconfigPath})`);
@@ -178,10 +196,20 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
     }
     const ready = await cluster.whenReady(Math.max(15_000, nodeCount * 20));
     say(`  ${ready}/${nodeCount} sidecars ready; running the workload`);
+    if (leaks) {
+      const losses = leaks.storeLosses.map((l) => `${l.at} s (node ${l.nodes.join(', ')})`);
+      say(
+        `  leaks: kubelets drop ${Math.round(leaks.dropReleaseRate * 100)} % of CNI DELs, ` +
+          `stores lost at ${losses.length ? losses.join(', ') : 'no time'}, leak grace ${leaks.graceSeconds} s`,
+      );
+    }
 
     const s = new ClusterSampler();
     sampler = s;
     const t0 = Date.now();
+    const leakRun: LeakRun | undefined = leaks
+      ? startLeakRun(cluster, leaks, t0, logger)
+      : undefined;
     const violated: Violation[] = [];
     const takeSample = (): void => {
       const snap = {
@@ -230,6 +258,7 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
       await delay(2 ** 31 - 1, signal);
     }
     clearInterval(timer);
+    await leakRun?.settle();
     takeSample();
     bar.done();
 
@@ -258,6 +287,7 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
       scaling: s.scaling(),
       violations: s.violations,
       stoppedEarly,
+      ...(leakRun ? { leaks: leakRun.report() } : {}),
     };
     say('');
     for (const line of renderEmbeddedReport(report)) say(line);

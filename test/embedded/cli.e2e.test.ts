@@ -285,6 +285,44 @@ describe('embedded: bin/pool-monitor embedded end to end', function () {
     expect(lines.filter((l) => /ignoring NodeNetworkConfig/.test(l.msg))).to.deep.equal([]);
   });
 
+  it('leaks (--leak-rate, a lost store): every dropped DEL reclaimed, the store rebuilt, no violation', async () => {
+    const scenario = scenarioFile(
+      'leaky-short',
+      [
+        'name: leaky-short',
+        'durationSeconds: 16',
+        'nodes: 2',
+        'steps:',
+        '  - {at: 0, create: 10, over: 2}',
+        '  - {at: 1, create: 6, over: 1, group: job}',
+        '  - {at: 7, complete: all, over: 1, group: job}',
+        '  - {at: 8, delete: 4, over: 1}',
+        'leaks: {graceSeconds: 2, loseStore: [{at: 4, nodes: [0]}]}',
+        '',
+      ].join('\n'),
+    );
+    const reportFile = join(work, 'leaky.json');
+    const run = start(['--scenario', scenario, '--leak-rate', '0.5', '--report', reportFile]);
+    expect(await run.exited, run.stderr()).to.equal(0);
+    const r = JSON.parse(readFileSync(reportFile, 'utf8')) as EmbeddedReport;
+    expect(r.invariantViolations).to.equal(0);
+    const leaks = r.leaks!;
+    expect(leaks).to.include({ dropReleaseRate: 0.5, graceSeconds: 2, stillLeaked: 0 });
+    expect(leaks.releasesDropped).to.be.above(0);
+    expect(leaks.reclaimed['pod-deleted'] + leaks.reclaimed['pod-completed']).to.be.at.least(
+      leaks.releasesDropped,
+    );
+    expect(leaks.storeLosses).to.have.length(1);
+    const [lost] = leaks.storeLosses;
+    expect(lost!.node).to.equal('node-0');
+    expect(lost!.missing).to.deep.equal([]);
+    expect(lost!.runningPods).to.be.above(0);
+    expect(lost!.held).to.equal(lost!.addresses);
+    expect(leaks.adopted).to.be.at.least(lost!.addresses);
+    expect(run.stdout()).to.match(/leaked IPs\s+\d+ CNI DELs dropped .*, 0 still leaked/);
+    expect(run.stdout()).to.match(/lost stores\s+1 lost, 1 rebuilt from the pods/);
+  });
+
   describe('bad input: one line on stderr, non-zero exit, nothing started', () => {
     const bad = scenarioFile(
       'bad',
@@ -295,6 +333,7 @@ describe('embedded: bin/pool-monitor embedded end to end', function () {
       ['--duration -3', ['--duration', '-3'], /--duration/],
       ['--api-port 70000', ['--api-port', '70000'], /--api-port/],
       ['--log-level loud', ['--log-level', 'loud'], /--log-level/],
+      ['--leak-rate 2', ['--leak-rate', '2'], /--leak-rate must be a share from 0 to 1/],
       ['unknown flag', ['--frobnicate'], /unknown option/],
       ['unknown scenario', ['--scenario', 'nope'], /unknown scenario "nope"/],
       ['bad scenario file', ['--scenario', bad], /steps\[0\]\.creat: unknown field/],

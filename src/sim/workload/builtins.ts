@@ -94,6 +94,24 @@ const DOCS: Record<string, () => Doc> = {
       { at: 45, delete: 35, over: 5, group: 'surge' },
     ],
   }),
+  leaky: () => ({
+    name: 'leaky',
+    description:
+      'kubelets drop 30 % of CNI DELs and node-0 loses its IP store: leaks reclaimed after a 5 s grace, the store rebuilt from the pods, in 60 s',
+    durationSeconds: 60,
+    nodes: 2,
+    steps: [
+      { at: 0, create: 20, over: 4, group: 'web' },
+      { at: 6, create: 20, over: 4, group: 'job' },
+      { at: 14, complete: 'all', over: 4, group: 'job' },
+      { at: 22, delete: 'all', group: 'job' },
+      { at: 26, create: 10, over: 4, group: 'web' },
+      { at: 34, delete: 15, over: 6, group: 'web' },
+      { at: 42, create: 5, over: 3, group: 'web' },
+    ],
+    // The last DEL is dropped by 40 s: its IP is reclaimed well before the end.
+    leaks: { dropReleaseRate: 0.3, graceSeconds: 5, loseStore: [{ at: 30, nodes: [0] }] },
+  }),
   'scale-to-zero': () => ({
     name: 'scale-to-zero',
     description: '40 pods per node, then every pod deleted: the pool shrinks to its floor',

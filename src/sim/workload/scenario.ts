@@ -2,7 +2,9 @@
 // completes (phase Succeeded, like a finished Job) or deletes pods on every
 // node (or the listed ones), at once or spread evenly over `over` seconds.
 // Scenario files are untrusted input: validation names the bad field and
-// accepts nothing it does not understand.
+// accepts nothing it does not understand. An optional `leaks:` section adds
+// dropped CNI DELs and lost node stores (leaks.ts).
+import { parseLeaks, type ScenarioLeaks } from './leaks.ts';
 
 export type PodActionKind = 'create' | 'complete' | 'delete';
 export const POD_ACTION_KINDS: readonly PodActionKind[] = ['create', 'complete', 'delete'];
@@ -34,6 +36,8 @@ export interface Scenario {
    */
   podSubnet?: string;
   steps: ScenarioStep[];
+  /** Dropped CNI DELs and lost stores (leaks.ts); absent: none. */
+  leaks?: ScenarioLeaks;
 }
 
 export class ScenarioError extends Error {
@@ -49,6 +53,7 @@ const TOP_FIELDS = new Set([
   'nodes',
   'podSubnet',
   'steps',
+  'leaks',
 ]);
 const STEP_FIELDS = new Set(['at', 'create', 'complete', 'delete', 'over', 'group', 'nodes']);
 export const MAX_NODES = 5000;
@@ -122,6 +127,7 @@ export function parseScenario(doc: unknown, source = 'scenario'): Scenario {
     steps,
   };
   if (podSubnet !== undefined) scenario.podSubnet = podSubnet as string;
+  if (d.leaks !== undefined) scenario.leaks = parseLeaks(d.leaks, duration as number, fail);
   return scenario;
 }
 

@@ -17,6 +17,31 @@ const bad = (doc: unknown, message: string) =>
   expect(() => parseScenario(doc, 'f.yaml')).to.throw(ScenarioError, message);
 
 describe('sim/workload/scenario', () => {
+  it('parses a leaks section: dropped CNI DELs, the grace, lost stores', () => {
+    const s = parseScenario({
+      ...base,
+      leaks: { dropReleaseRate: 0.25, loseStore: [{ at: 10, nodes: [1, 1] }, { at: 20 }] },
+    });
+    expect(s.leaks).to.deep.equal({
+      dropReleaseRate: 0.25,
+      graceSeconds: 5,
+      storeLosses: [
+        { at: 10, nodes: [1] },
+        { at: 20, nodes: [0] },
+      ],
+    });
+    expect(parseScenario(base).leaks).to.equal(undefined);
+    bad(
+      { ...base, leaks: { dropReleaseRate: 2 } },
+      'leaks.dropReleaseRate: must be a share from 0 to 1, got 2',
+    );
+    bad({ ...base, leaks: { graceSeconds: 31 } }, 'leaks.graceSeconds: must be seconds from 0');
+    bad({ ...base, leaks: { loseStore: [{ at: 40 }] } }, 'leaks.loseStore[0].at: must be seconds');
+    bad({ ...base, leaks: { loseStore: [{ at: 1, nodes: [] }] } }, 'leaks.loseStore[0].nodes');
+    bad({ ...base, leaks: { drop: 1 } }, 'leaks.drop: unknown field');
+    bad({ ...base, leaks: 3 }, 'leaks: must be a mapping');
+  });
+
   it('parses a valid document with defaults', () => {
     expect(parseScenario(base, 'f.yaml')).to.deep.equal({
       name: 'x',
