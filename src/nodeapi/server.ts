@@ -1,6 +1,14 @@
 // The sidecar's local HTTP API on plain node:http: probes, metrics, the pool
 // debug view and the CNS-compatible IPAM endpoints the CNI calls.
 //
+// Requests and releases for one pod interface are serialised: each IPAM call
+// is one synchronous store transaction on the one JS thread, taken in the
+// order the bodies complete, so an ADD racing a DEL of the same interface
+// ends as one of the two orders, never half of each (the storm property
+// test); the pod follower's reclaims and adoptions are guarded transactions
+// of the same store. Until the store follows the pods (`assignGate`), IP
+// requests are answered ReturnCode 32 and the CNI retries.
+//
 // Every answer is JSON (metrics aside), every failure carries a CNS
 // `{ReturnCode, Message}`, and a handler that throws is turned into a 500
 // instead of taking the process down. Bad input is refused before anything

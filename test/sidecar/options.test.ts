@@ -40,18 +40,26 @@ describe('sidecar/options', () => {
         listenHost: '127.0.0.1',
         subnetState: 'name',
         releaseDelaySeconds: 0,
+        leakGraceSeconds: 60,
         dryRun: false,
       });
     });
 
     it('prefers flags over the environment and leaves kubeconfig out for in-cluster', () => {
       const o = resolveSidecarOptions(
-        { nodeName: 'aks-1', releaseDelay: '30', subnetState: 'any', dryRun: true },
+        {
+          nodeName: 'aks-1',
+          releaseDelay: '30',
+          leakGrace: '2.5',
+          subnetState: 'any',
+          dryRun: true,
+        },
         { NODENAME: 'other' },
       );
       expect(o.nodeName).to.equal('aks-1');
       expect(o.kubeconfig).to.equal(undefined);
       expect(o.releaseDelaySeconds).to.equal(30);
+      expect(o.leakGraceSeconds).to.equal(2.5);
       expect(o.subnetState).to.equal('any');
       expect(o.dryRun).to.equal(true);
     });
@@ -61,6 +69,8 @@ describe('sidecar/options', () => {
       [{ nodeName: 'Bad_Name' }, 'not a valid Kubernetes node name'],
       [{ nodeName: 'n', releaseDelay: '-1' }, '--release-delay'],
       [{ nodeName: 'n', releaseDelay: 'soon' }, '--release-delay'],
+      [{ nodeName: 'n', leakGrace: '-1' }, '--leak-grace must be a number of seconds >= 0'],
+      [{ nodeName: 'n', leakGrace: '' }, '--leak-grace'],
       [{ nodeName: 'n', subnetState: 'all' }, '--subnet-state'],
       [{ nodeName: 'n', logLevel: 'loud' }, '--log-level'],
       [{ nodeName: 'n', namespace: 'Kube_System' }, '--namespace'],
