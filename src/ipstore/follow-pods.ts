@@ -3,7 +3,7 @@
 // sync) and about every inventory sync, runs the plan against the store, and
 // carries it out with the store's guarded operations (adopt, reclaim), so a
 // plan made on a view a CNI request has since changed undoes nothing. Pod
-// changes coalesce into one check soon after; an inventory sync is checked
+// changes coalesce into one check COALESCE_MS later; an inventory sync is checked
 // at once (before any CNI request can take what it added); a timer checks
 // at the next suspect's end of grace and at least every `sweepMs`. Time
 // comes from an injected rxjs scheduler.
@@ -26,6 +26,12 @@ import type { IpRecord, NodeIpStore } from './types.ts';
 import { isAdopted } from './types.ts';
 
 export const DEFAULT_LEAK_GRACE_MS = 60_000;
+/**
+ * Pod changes and CNI assignments within this long make one check: a busy
+ * node's pass (about 0.7 ms with 250 IPs and 240 pods) runs at most ~20
+ * times a second. Inventory syncs are checked at once regardless.
+ */
+export const COALESCE_MS = 50;
 
 /** What an operator must hear about: the sidecar logs them, records Events, counts them. */
 export type PodNotice =
@@ -145,7 +151,7 @@ export function followPods(options: PodFollowerOptions): PodFollower {
     soonTimer = scheduler.schedule(() => {
       soonTimer = undefined;
       check();
-    }, 0);
+    }, COALESCE_MS);
   };
 
   function check(): void {
