@@ -100,8 +100,14 @@ function key(pod: PodView): string | undefined {
  * A pass keys ~750 addresses: this keeps it well under a millisecond.
  */
 function addressKey(ip: string): string {
-  return ip.includes(':') ? ipSortKey(ip) : ip;
+  if (!ip.includes(':')) return ip;
+  const k = ipSortKey(ip);
+  if (!k.startsWith(V4_MAPPED)) return k;
+  // ::ffff:a.b.c.d is the IPv4 address a.b.c.d.
+  return [24, 26, 28, 30].map((i) => parseInt(k.slice(i, i + 2), 16)).join('.');
 }
+
+const V4_MAPPED = '00000000000000000000ffff';
 
 /** Every address the pod reports (podIP and podIPs), as keys to the text. */
 function claimed(pod: PodView): Map<string, string> {

@@ -181,6 +181,15 @@ describe('ipstore/pod-plan', () => {
       ]);
     });
 
+    it('knows an address however it is written', () => {
+      const p = plan(
+        [{ ...ip(2), ip: 'fd00::2' }, ip(3, 'web')],
+        [pod('a', { ips: ['fd00:0:0::0002'] }), pod('web', { ips: ['::ffff:10.0.0.3'] })],
+      );
+      expect(p.adopt).to.deep.equal([{ ip: 'fd00::2', podNamespace: 'default', podName: 'a' }]);
+      expect(p.conflicts).to.deep.equal([]);
+    });
+
     it("a stale status (the pod's newer sandbox got another address) is not adopted", () => {
       const p = plan([ip(2), ip(3, 'web', 'web-s2')], [pod('web', { ips: ['10.0.0.2'] })]);
       expect(p.adopt).to.deep.equal([]);
