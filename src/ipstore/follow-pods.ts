@@ -1,4 +1,4 @@
-// The store follows the pods: the stateful side of pod-plan.ts. It is told
+// The store follows the pods (docs/decisions/0017): the stateful side of pod-plan.ts. It is told
 // about the pod watch (each cache after the first list, lost and regained
 // sync) and about every inventory sync, runs the plan against the store, and
 // carries it out with the store's guarded operations (adopt, reclaim), so a
