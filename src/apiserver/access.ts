@@ -1,18 +1,24 @@
 // Who may do what on the local API server: authentication (admin token,
 // static token file, service-account tokens, anonymous), authorization
-// (AlwaysAllow or RBAC over the stored Roles and bindings) and validating
-// admission (ValidatingAdmissionPolicies), wired to the object store.
+// (AlwaysAllow or RBAC over the stored Roles and bindings, indexed by
+// subject and rebuilt when one changes) and validating admission
+// (ValidatingAdmissionPolicies), wired to the object store. Every decision
+// on a user outside system:masters is counted (decisions), every refusal
+// logged.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { admit, denialMessage, reasonCode, type AdmissionAttributes } from './admission/policy.ts';
 import { Authenticator } from './auth/authenticate.ts';
 import { authorize, forbidden, unauthorized, type AuthorizationMode } from './auth/authorize.ts';
-import type { RbacSource, RequestAttributes } from './auth/rbac.ts';
+import { AuthorizationDecisions } from './auth/decisions.ts';
+import type { RequestAttributes } from './auth/rbac.ts';
+import { RbacIndex } from './auth/rbac-index.ts';
 import { ServiceAccountTokens } from './auth/service-account-tokens.ts';
 import { parseTokenFile } from './auth/token-file.ts';
 import { tokenRequest } from './auth/token-request.ts';
 import type { UserInfo } from './auth/user.ts';
 import { ApiError, qualified } from './errors.ts';
+import { silentLogger, type Logger } from '../log/logger.ts';
 import type { Json, KObject } from './objects.ts';
 import type { Route } from './router.ts';
 import type { ObjectStore } from './store.ts';
@@ -24,6 +30,8 @@ export interface AccessOptions {
   /** Anonymous requests (no credentials) allowed; default: only without a token file. */
   anonymous?: boolean;
   now?: () => Date;
+  /** Refused requests are logged here (warn). */
+  logger?: Logger;
 }
 
 const RBAC_GROUP = 'rbac.authorization.k8s.io';
@@ -87,9 +95,13 @@ export class AccessControl {
   readonly mode: AuthorizationMode;
   readonly anonymous: boolean;
   readonly tokens: ServiceAccountTokens;
+  readonly decisions = new AuthorizationDecisions();
+  /** Requests refused with 401 so far. */
+  unauthenticated = 0;
   private readonly store: ObjectStore;
   private readonly authn: Authenticator;
-  private readonly rbac: RbacSource;
+  private readonly rbac: RbacIndex;
+  private readonly logger: Logger;
 
   constructor(store: ObjectStore, opts: AccessOptions = {}) {
     this.store = store;
@@ -109,12 +121,16 @@ export class AccessControl {
       anonymous: this.anonymous,
       ...(staticTokens ? { staticTokens } : {}),
     });
-    this.rbac = {
+    this.logger = opts.logger ?? silentLogger();
+    this.rbac = new RbacIndex({
       clusterRole: (name) => store.get(`${RBAC_GROUP}/clusterroles`, undefined, name),
       role: (ns, name) => store.get(`${RBAC_GROUP}/roles`, ns, name),
       clusterRoleBindings: () => store.list(`${RBAC_GROUP}/clusterrolebindings`),
       roleBindings: (ns) => store.list(`${RBAC_GROUP}/rolebindings`, ns),
-    };
+    });
+    store.subscribe((ev) => {
+      if (ev.resource.startsWith(`${RBAC_GROUP}/`)) this.rbac.invalidate();
+    });
   }
 
   getObject(
@@ -128,14 +144,22 @@ export class AccessControl {
   /** The request's user; 401 for a bad token, or no credentials without --anonymous. */
   authenticate(authorization: string | undefined): UserInfo {
     const user = this.authn.authenticate(authorization);
-    if (!user) throw unauthorized();
-    return user;
+    if (user) return user;
+    this.unauthenticated++;
+    this.logger.warn('request unauthorized', {
+      credentials: authorization === undefined ? 'none' : 'a token no authenticator accepts',
+    });
+    throw unauthorized();
   }
 
   /** Throws the 403 kube-apiserver sends when the request is not allowed. */
   authorize(a: RequestAttributes): void {
     const d = authorize(this.mode, a, this.rbac);
-    if (!d.allowed) throw forbidden(a, d.reason);
+    this.decisions.record(a, d.allowed);
+    if (d.allowed) return;
+    const err = forbidden(a, d.reason);
+    this.logger.warn('request forbidden', { user: a.user.username, message: err.message });
+    throw err;
   }
 
   /** Runs the ValidatingAdmissionPolicies; returns warnings, throws the denial. */

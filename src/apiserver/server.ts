@@ -15,6 +15,7 @@ import { AccessControl, requestAttributes } from './access.ts';
 import type { AdmissionAttributes, Operation } from './admission/policy.ts';
 import type { AuthorizationMode } from './auth/authorize.ts';
 import { bootstrapClusterRoleBindings, bootstrapClusterRoles } from './auth/bootstrap.ts';
+import type { AuthorizationRecord } from './auth/decisions.ts';
 import { tokenRequestFromProtobuf } from './auth/token-request-protobuf.ts';
 import { selfSubjectReview, type UserInfo } from './auth/user.ts';
 import { RequestCounter, type RequestCounters } from './counters.ts';
@@ -99,6 +100,11 @@ export interface ApiServer {
   adminToken: string;
   counters(): RequestCounters;
   faults: FaultInjector;
+  /**
+   * Every authorization decision on a user outside system:masters, counted by
+   * request attributes, and the requests refused as unauthenticated (401).
+   */
+  authorizations(): { decisions: AuthorizationRecord[]; unauthenticated: number };
   /** TCP connections accepted so far, and per user the connections they sent requests on. */
   connections(): { accepted: number; byUser: Record<string, number> };
   /** Direct access to stored objects, for tests and in-process reports (read-only). */
@@ -201,6 +207,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     ...(opts.authorizationMode !== undefined ? { authorizationMode: opts.authorizationMode } : {}),
     ...(opts.anonymous !== undefined ? { anonymous: opts.anonymous } : {}),
     now,
+    logger,
   });
   const tls: TlsMaterial | undefined =
     opts.tls === true ? await makeTlsMaterial({ now: now() }) : opts.tls || undefined;
@@ -782,6 +789,10 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     adminToken: access.adminToken,
     counters: () => counters,
     connections: () => ({ accepted, byUser: Object.fromEntries(connectionsByUser) }),
+    authorizations: () => ({
+      decisions: access.decisions.entries(),
+      unauthenticated: access.unauthenticated,
+    }),
     objects: (group, plural, namespace) => store.list(resourceKey({ group, plural }), namespace),
     faults: {
       inject: (spec: FaultSpec) => faults.add(spec),

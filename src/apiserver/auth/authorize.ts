@@ -2,12 +2,7 @@
 // AlwaysAllow|RBAC: members of system:masters may do anything; then the mode.
 // A denial becomes the 403 Status kube-apiserver sends.
 import { ApiError, qualified } from '../errors.ts';
-import {
-  forbiddenMessage,
-  rbacAuthorize,
-  type RbacSource,
-  type RequestAttributes,
-} from './rbac.ts';
+import { forbiddenMessage, type Decision, type RequestAttributes } from './rbac.ts';
 import type { AuthorizationMode } from './modes.ts';
 import { MASTERS } from './user.ts';
 
@@ -16,11 +11,11 @@ export { AUTHORIZATION_MODES, type AuthorizationMode } from './modes.ts';
 export function authorize(
   mode: AuthorizationMode,
   a: RequestAttributes,
-  rbac: RbacSource,
-): { allowed: boolean; reason: string } {
+  rbac: { decide(a: RequestAttributes): Decision },
+): Decision {
   if (a.user.groups.includes(MASTERS) || mode === 'AlwaysAllow')
     return { allowed: true, reason: '' };
-  return rbacAuthorize(a, rbac);
+  return rbac.decide(a);
 }
 
 /** The 403 for a denied request, worded as kube-apiserver words it. */

@@ -53,6 +53,9 @@ export type UidLookup = (
   name: string,
 ) => string | undefined;
 
+/** Verified tokens remembered at most (cleared beyond; a thousand nodes need a thousand). */
+const MAX_VERIFIED = 20_000;
+
 const b64 = (v: unknown): string => Buffer.from(JSON.stringify(v)).toString('base64url');
 
 export class ServiceAccountTokens {
@@ -61,6 +64,8 @@ export class ServiceAccountTokens {
   private readonly keyId = randomUUID();
   private readonly lookup: UidLookup;
   private readonly now: () => Date;
+  /** Claims of tokens whose signature was checked: one ECDSA verify per token, not per request. */
+  private readonly verified = new Map<string, TokenClaims>();
 
   constructor(lookup: UidLookup, now: () => Date = () => new Date()) {
     const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
@@ -133,6 +138,17 @@ export class ServiceAccountTokens {
   }
 
   private verifiedClaims(token: string): TokenClaims | undefined {
+    const known = this.verified.get(token);
+    if (known) return known;
+    const claims = this.checkSignature(token);
+    if (claims) {
+      if (this.verified.size >= MAX_VERIFIED) this.verified.clear();
+      this.verified.set(token, claims);
+    }
+    return claims;
+  }
+
+  private checkSignature(token: string): TokenClaims | undefined {
     const parts = token.split('.');
     if (parts.length !== 3) return undefined;
     const [head, body, sig] = parts as [string, string, string];
