@@ -4,7 +4,8 @@
 // Requests share a pool of at most maxConnections connections (the product:
 // 4); watches stay out of it: by default ('pooled') they share a second,
 // uncapped pool; the embedded cluster gives each watch a dispatcher of its
-// own ('own'). It relies on KubeConfig's (TypeScript-private)
+// own ('own'). KubeConfigs of other users can join the same pools
+// (attach). It relies on KubeConfig's (TypeScript-private)
 // createDispatcher method: shareDispatchers throws at start if a client-node
 // upgrade removed it, and test/kube/shared-dispatcher.test.ts pins it.
 import type { KubeConfig, RequestContext } from '@kubernetes/client-node';
@@ -35,6 +36,12 @@ export interface ShareOptions {
 export interface SharedDispatchers {
   /** Shared request dispatchers created so far (one per distinct option set). */
   count(): number;
+  /**
+   * Lets another KubeConfig of the same server (another user's token) use
+   * these pools too: a thousand sidecars, each with its own token, share
+   * the embedded cluster's connections.
+   */
+  attach(kc: KubeConfig): void;
   /** Destroys every shared dispatcher (open requests are cut); call after the clients stopped. */
   destroy(): Promise<void>;
 }
@@ -51,54 +58,71 @@ type SetDispatcher = Parameters<RequestContext['setDispatcher']>[0];
 
 /** Makes `kc` reuse one keep-alive dispatcher per distinct option set. */
 export function shareDispatchers(kc: KubeConfig, opts: ShareOptions = {}): SharedDispatchers {
-  const hooks = kc as unknown as DispatcherHooks;
-  if (
-    typeof hooks.createDispatcher !== 'function' ||
-    typeof hooks.createDispatcherOptions !== 'function'
-  )
-    throw new Error(
-      '@kubernetes/client-node no longer has KubeConfig.createDispatcher: src/kube/shared-dispatcher.ts needs updating',
-    );
-  const original = hooks.createDispatcher.bind(kc);
-  const originalApply = hooks.applySecurityAuthentication.bind(kc);
   /** Request pools and pooled-watch dispatchers, by option set. */
   const requests = new Map<string, Closable | undefined>();
   const watches = new Map<string, Closable | undefined>();
   /** How to make an uncapped dispatcher like a shared request one (for watches). */
   const recipes = new Map<Closable, { key: string; make: () => Closable | undefined }>();
-  /** Client-node's own dispatcher, or a capped keep-alive Agent like it. */
-  const make = (cluster: unknown, agentOptions: unknown, capped: boolean): Closable | undefined => {
-    const o = hooks.createDispatcherOptions(cluster, agentOptions);
-    if (!capped || opts.maxConnections === undefined || o.type !== 'agent')
-      return original(cluster, agentOptions);
-    return new Agent({ connect: o.connect ?? {}, connections: opts.maxConnections });
-  };
-  hooks.createDispatcher = (cluster, agentOptions) => {
-    const key = JSON.stringify(hooks.createDispatcherOptions(cluster, agentOptions));
-    if (requests.has(key)) return requests.get(key);
-    const d = make(cluster, agentOptions, true);
-    requests.set(key, d);
-    if (d) recipes.set(d, { key, make: () => make(cluster, agentOptions, false) });
-    return d;
-  };
-  hooks.applySecurityAuthentication = async (context) => {
-    await originalApply(context);
-    const shared = context.getDispatcher() as Closable | undefined;
-    const recipe = shared && recipes.get(shared);
-    if (!recipe || !isWatchUrl(context.getUrl())) return;
-    let d: Closable | undefined;
-    if (opts.watches === 'own') d = recipe.make();
-    else {
-      if (!watches.has(recipe.key)) watches.set(recipe.key, recipe.make());
-      d = watches.get(recipe.key);
-    }
-    if (d) context.setDispatcher(d as unknown as SetDispatcher);
-  };
-  return {
-    count: () => [...requests.values()].filter((d) => d !== undefined).length,
-    async destroy() {
+  /** Puts back what attach() replaced, per KubeConfig. */
+  const restores: (() => void)[] = [];
+
+  const attach = (kc: KubeConfig): void => {
+    const hooks = kc as unknown as DispatcherHooks;
+    if (
+      typeof hooks.createDispatcher !== 'function' ||
+      typeof hooks.createDispatcherOptions !== 'function'
+    )
+      throw new Error(
+        '@kubernetes/client-node no longer has KubeConfig.createDispatcher: src/kube/shared-dispatcher.ts needs updating',
+      );
+    const original = hooks.createDispatcher.bind(kc);
+    const originalApply = hooks.applySecurityAuthentication.bind(kc);
+    /** Client-node's own dispatcher, or a capped keep-alive Agent like it. */
+    const make = (
+      cluster: unknown,
+      agentOptions: unknown,
+      capped: boolean,
+    ): Closable | undefined => {
+      const o = hooks.createDispatcherOptions(cluster, agentOptions);
+      if (!capped || opts.maxConnections === undefined || o.type !== 'agent')
+        return original(cluster, agentOptions);
+      return new Agent({ connect: o.connect ?? {}, connections: opts.maxConnections });
+    };
+    // The option set holds the server and its TLS settings, not the user's
+    // token (a header): KubeConfigs of different users share the pool.
+    hooks.createDispatcher = (cluster, agentOptions) => {
+      const key = JSON.stringify(hooks.createDispatcherOptions(cluster, agentOptions));
+      if (requests.has(key)) return requests.get(key);
+      const d = make(cluster, agentOptions, true);
+      requests.set(key, d);
+      if (d) recipes.set(d, { key, make: () => make(cluster, agentOptions, false) });
+      return d;
+    };
+    hooks.applySecurityAuthentication = async (context) => {
+      await originalApply(context);
+      const shared = context.getDispatcher() as Closable | undefined;
+      const recipe = shared && recipes.get(shared);
+      if (!recipe || !isWatchUrl(context.getUrl())) return;
+      let d: Closable | undefined;
+      if (opts.watches === 'own') d = recipe.make();
+      else {
+        if (!watches.has(recipe.key)) watches.set(recipe.key, recipe.make());
+        d = watches.get(recipe.key);
+      }
+      if (d) context.setDispatcher(d as unknown as SetDispatcher);
+    };
+    restores.push(() => {
       hooks.createDispatcher = original;
       hooks.applySecurityAuthentication = originalApply;
+    });
+  };
+
+  attach(kc);
+  return {
+    count: () => [...requests.values()].filter((d) => d !== undefined).length,
+    attach,
+    async destroy() {
+      for (const restore of restores.splice(0)) restore();
       const all = [...requests.values(), ...watches.values()];
       requests.clear();
       watches.clear();

@@ -8,9 +8,17 @@ import { kubeconfigYaml } from '../../src/apiserver/kubeconfig.ts';
 import { isWatchUrl, shareDispatchers } from '../../src/kube/shared-dispatcher.ts';
 
 /** A fake API server answering every request with an empty NamespaceList; counts connections. */
-async function fakeServer(): Promise<{ server: Server; url: string; connections: () => number }> {
+async function fakeServer(): Promise<{
+  server: Server;
+  url: string;
+  connections: () => number;
+  /** The Authorization header of every request so far. */
+  tokens: string[];
+}> {
   let connections = 0;
-  const server = createServer((_req, res) => {
+  const tokens: string[] = [];
+  const server = createServer((req, res) => {
+    tokens.push(req.headers.authorization ?? '');
     const body = JSON.stringify({
       kind: 'NamespaceList',
       apiVersion: 'v1',
@@ -23,12 +31,12 @@ async function fakeServer(): Promise<{ server: Server; url: string; connections:
   server.on('connection', () => (connections += 1));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
-  return { server, url: `http://127.0.0.1:${port}`, connections: () => connections };
+  return { server, url: `http://127.0.0.1:${port}`, connections: () => connections, tokens };
 }
 
-function kubeConfigFor(url: string): KubeConfig {
+function kubeConfigFor(url: string, token?: string): KubeConfig {
   const kc = new KubeConfig();
-  kc.loadFromString(kubeconfigYaml(url));
+  kc.loadFromString(kubeconfigYaml(url, token ? { token } : {}));
   return kc;
 }
 
@@ -130,5 +138,29 @@ describe('kube: shared dispatchers', () => {
       fake.server.closeAllConnections();
       await new Promise((r) => fake.server.close(r));
     }
+  });
+
+  it('attach: KubeConfigs of other users share the pool, each request with its own token', async () => {
+    const fake = await fakeServer();
+    const [a, b] = [kubeConfigFor(fake.url, 'token-a'), kubeConfigFor(fake.url, 'token-b')];
+    const shared = shareDispatchers(a, { maxConnections: 1 });
+    shared.attach(b);
+    try {
+      expect(await dispatcherOf(a)).to.equal(await dispatcherOf(b));
+      const [ca, cb] = [a.makeApiClient(CoreV1Api), b.makeApiClient(CoreV1Api)];
+      await Promise.all([ca.listNamespace(), cb.listNamespace(), ca.listNamespace()]);
+      expect(fake.connections()).to.equal(1);
+      expect([...fake.tokens].sort()).to.deep.equal([
+        'Bearer token-a',
+        'Bearer token-a',
+        'Bearer token-b',
+      ]);
+    } finally {
+      await shared.destroy();
+      fake.server.closeAllConnections();
+      await new Promise((r) => fake.server.close(r));
+    }
+    // destroy() gave both their own dispatchers back.
+    expect(await dispatcherOf(b)).to.not.equal(await dispatcherOf(b));
   });
 });
