@@ -171,6 +171,16 @@ export class AccessControl {
     if (out.denial) {
       const message = denialMessage(out.denial);
       const what = qualified(a.group, a.resource);
+      this.decisions.denied({
+        user: a.user.username,
+        operation: a.operation,
+        apiGroup: a.group,
+        resource: a.subresource ? `${a.resource}/${a.subresource}` : a.resource,
+        namespace: a.namespace,
+        name: a.name,
+        message,
+      });
+      this.logger.warn('request denied by admission', { user: a.user.username, message });
       throw new ApiError(
         reasonCode(out.denial.reason),
         out.denial.reason,

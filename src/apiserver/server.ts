@@ -15,7 +15,7 @@ import { AccessControl, requestAttributes } from './access.ts';
 import type { AdmissionAttributes, Operation } from './admission/policy.ts';
 import type { AuthorizationMode } from './auth/authorize.ts';
 import { bootstrapClusterRoleBindings, bootstrapClusterRoles } from './auth/bootstrap.ts';
-import type { AuthorizationRecord } from './auth/decisions.ts';
+import type { AdmissionDenial, AuthorizationRecord } from './auth/decisions.ts';
 import { tokenRequestFromProtobuf } from './auth/token-request-protobuf.ts';
 import { selfSubjectReview, type UserInfo } from './auth/user.ts';
 import { RequestCounter, type RequestCounters } from './counters.ts';
@@ -102,9 +102,14 @@ export interface ApiServer {
   faults: FaultInjector;
   /**
    * Every authorization decision on a user outside system:masters, counted by
-   * request attributes, and the requests refused as unauthenticated (401).
+   * request attributes; the writes admission denied; the requests refused as
+   * unauthenticated (401).
    */
-  authorizations(): { decisions: AuthorizationRecord[]; unauthenticated: number };
+  authorizations(): {
+    decisions: AuthorizationRecord[];
+    admissionDenials: AdmissionDenial[];
+    unauthenticated: number;
+  };
   /** TCP connections accepted so far, and per user the connections they sent requests on. */
   connections(): { accepted: number; byUser: Record<string, number> };
   /** Direct access to stored objects, for tests and in-process reports (read-only). */
@@ -791,6 +796,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     connections: () => ({ accepted, byUser: Object.fromEntries(connectionsByUser) }),
     authorizations: () => ({
       decisions: access.decisions.entries(),
+      admissionDenials: access.decisions.admissionDenials(),
       unauthenticated: access.unauthenticated,
     }),
     objects: (group, plural, namespace) => store.list(resourceKey({ group, plural }), namespace),

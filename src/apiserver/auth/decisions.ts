@@ -1,5 +1,5 @@
 // What every user other than system:masters asked for and whether it was
-// allowed, counted by request attributes: the record that shows which
+// allowed, counted by request attributes, and every write admission denied: the record that shows which
 // permissions a component was refused and which of its grants it used
 // (the embedded run's report, the RBAC audit of the tests). Members of
 // system:masters are left out: they skip authorization, and the harness's
@@ -21,12 +21,34 @@ export interface AuthorizationRecord {
   count: number;
 }
 
+/** A write a ValidatingAdmissionPolicy denied. */
+export interface AdmissionDenial {
+  user: string;
+  operation: string;
+  apiGroup: string;
+  resource: string;
+  namespace: string;
+  name: string;
+  message: string;
+}
+
 /** Distinct records kept at most; later new ones are only counted (dropped()). */
 const MAX_RECORDS = 50_000;
 
 export class AuthorizationDecisions {
   private readonly records = new Map<string, AuthorizationRecord>();
+  private readonly denials: AdmissionDenial[] = [];
   private droppedCount = 0;
+
+  /** Records a denial by admission (the first MAX_RECORDS of them). */
+  denied(d: AdmissionDenial): void {
+    if (this.denials.length < MAX_RECORDS) this.denials.push(d);
+    else this.droppedCount++;
+  }
+
+  admissionDenials(): AdmissionDenial[] {
+    return this.denials.map((d) => ({ ...d }));
+  }
 
   record(a: RequestAttributes, allowed: boolean): void {
     if (a.user.groups.includes(MASTERS)) return;
