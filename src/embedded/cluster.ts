@@ -1,22 +1,33 @@
 // The embedded cluster, assembled from the real pieces: the local API server
-// (CRDs applied), the namespaces, one Ready Node (InternalIP, kubelet version,
-// room for 250 pods) per node, the fulfiller on the pod subnet (which creates
-// every Node's NNC, as on a real cluster), a scheduler that binds pods created
+// as strict as a real cluster (RBAC, tokens required, the CRDs, service
+// accounts, RBAC and admission policies of manifests/ applied: access.ts),
+// the namespaces, one Ready Node (InternalIP, kubelet version, room for 250
+// pods) per node, the fulfiller on the pod subnet (which creates every
+// Node's NNC, as on a real cluster), a scheduler that binds pods created
 // without a node, and per node the real sidecar (own state dir, own
 // 127.0.0.1:0 listener) and a simulated kubelet/CNI that runs every pod bound
 // to its node, whoever created it, asking the sidecar for IPs over HTTP.
-// Everything shares one KubeConfig and one root logger to keep per-node
-// overhead small, and one keep-alive connection pool (client-node alone would
-// open a connection per request). stop() tears it down in the reverse order:
-// scheduler, kubelets, sidecars, fulfiller, API server, connection pool.
-// With `leaks`, the kubelets drop a share of their CNI DELs and loseStore()
-// deletes a node's IP store and restarts its sidecar on the same port.
-import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+// The fulfiller runs as its service account and each sidecar with its own
+// token bound to its Node, so the product gets exactly what its manifests
+// grant; the harness (scheduler, kubelets, workload driver, the human's
+// kubectl) uses the admin kubeconfig. Everyone shares one root logger to keep
+// per-node overhead small, and one keep-alive connection pool (client-node
+// alone would open a connection per request). stop() tears it down in the
+// reverse order: scheduler, kubelets, sidecars, fulfiller, API server,
+// connection pool. With `leaks`, the kubelets drop a share of their CNI DELs
+// and loseStore() deletes a node's IP store and restarts its sidecar on the
+// same port.
+import {
+  CoreV1Api,
+  PatchStrategy,
+  RbacAuthorizationV1Api,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { startApiServer, type ApiServer } from '../apiserver/server.ts';
+import { grantProductAccess, type ProductAccess } from './access.ts';
 import { makeFulfillerConfig, type FulfillerConfig } from '../fulfiller/config.ts';
 import { startFulfiller, type RunningFulfiller } from '../fulfiller/run.ts';
 import { loadKubeConfig } from '../kube/config.ts';
@@ -33,8 +44,10 @@ import { startSimKubelet, type RunningSimKubelet } from '../sim/kubelet/start.ts
 import { startSimScheduler, type RunningSimScheduler } from '../sim/scheduler/scheduler.ts';
 import { KUBE_VERSION } from '../apiserver/discovery.ts';
 
-export const CRDS_DIR = fileURLToPath(new URL('../../manifests/crds/', import.meta.url));
 export const WORKLOAD_NAMESPACE = 'workload';
+
+/** The binding that makes requests without credentials cluster-admin (anonymousAdmin). */
+export const ANONYMOUS_ADMIN_BINDING = 'embedded-anonymous-cluster-admin';
 
 export interface EmbeddedClusterOptions {
   nodeNames: readonly string[];
@@ -49,6 +62,13 @@ export interface EmbeddedClusterOptions {
   apiPort?: number;
   /** The API server serves HTTPS with a CA made at start; every client trusts it through the kubeconfig. */
   tls?: boolean;
+  /**
+   * Requests without credentials are allowed and cluster-admin, so a human's
+   * `kubectl --server=URL` works (embedded --serve). The components never
+   * send such requests: each carries its own token, and a bad token is
+   * refused (401) rather than made anonymous. Default false: tokens required.
+   */
+  anonymousAdmin?: boolean;
   /** Fulfiller settings over the embedded defaults. */
   fulfiller?: Partial<FulfillerConfig>;
   /** Kubernetes Events from the sidecars and fulfiller (default true). */
@@ -75,7 +95,10 @@ export interface EmbeddedNode {
 
 export interface EmbeddedCluster {
   server: ApiServer;
+  /** The admin's (the harness's): kubelets, workload driver, reports. */
   kc: KubeConfig;
+  /** The manifests' access objects as applied, and the components' service accounts. */
+  access: ProductAccess;
   fulfiller: RunningFulfiller;
   fulfillerConfig: FulfillerConfig;
   scheduler: RunningSimScheduler;
@@ -192,7 +215,8 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
   const server = await startApiServer({
     port: opts.apiPort ?? 0,
     tls: opts.tls === true,
-    crdsDir: CRDS_DIR,
+    authorizationMode: 'RBAC',
+    anonymous: opts.anonymousAdmin === true,
     kubeconfigPath: join(opts.runDir, 'kubeconfig'),
     logger: opts.logger.child({ component: 'apiserver' }),
     // Watch history for ~150 events per node: a watch that drops (or times out
@@ -218,7 +242,8 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
   };
   try {
     // Every in-process client shares one keep-alive connection pool (the
-    // product's, shared-dispatcher.ts); thousands of watches get their own.
+    // product's, shared-dispatcher.ts), whatever its token; thousands of
+    // watches get their own.
     const loaded = loadKubeConfig({
       kubeconfig: server.kubeconfigPath,
       watchConnections: 'own',
@@ -228,6 +253,24 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
     started.dispatchers = loaded.connections;
     const core = kc.makeApiClient(CoreV1Api);
     const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+    const access = await grantProductAccess(kc, { connections: loaded.connections });
+    log.info('manifests applied', {
+      objects: access.objects.map((o) => `${o.kind}/${o.metadata.name}`),
+    });
+    if (opts.anonymousAdmin === true)
+      await kc.makeApiClient(RbacAuthorizationV1Api).createClusterRoleBinding({
+        body: {
+          metadata: { name: ANONYMOUS_ADMIN_BINDING },
+          roleRef: {
+            apiGroup: 'rbac.authorization.k8s.io',
+            kind: 'ClusterRole',
+            name: 'cluster-admin',
+          },
+          subjects: [
+            { apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: 'system:anonymous' },
+          ],
+        },
+      });
 
     await core.createNamespace({ body: { metadata: { name: WORKLOAD_NAMESPACE } } });
     await inBatches(opts.nodeNames, limit, async (name, i) => {
@@ -248,7 +291,7 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
 
     // One fulfiller in this process: no Lease to compete for. It creates the NNCs.
     started.fulfiller = await startFulfiller({
-      kc,
+      kc: await access.kubeConfig('fulfiller'),
       config: fulfillerConfig,
       logger: opts.logger,
       events: opts.events ?? true,
@@ -264,7 +307,14 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
 
     const stateRoot = opts.stateRoot ?? join(opts.runDir, 'state');
     const nodes: (EmbeddedNode | undefined)[] = opts.nodeNames.map(() => undefined);
-    const startSidecar = (name: string, listenPort: number): Promise<RunningSidecar> => {
+    // Each sidecar's own token, bound to its Node; kept for a restart (loseStore).
+    const sidecarKcs = new Map<string, KubeConfig>();
+    const sidecarKubeConfig = async (name: string): Promise<KubeConfig> => {
+      let own = sidecarKcs.get(name);
+      if (!own) sidecarKcs.set(name, (own = await access.kubeConfig('sidecar', name)));
+      return own;
+    };
+    const startSidecar = async (name: string, listenPort: number): Promise<RunningSidecar> => {
       const options: SidecarOptions = {
         nodeName: name,
         namespace: DEFAULT_NAMESPACE,
@@ -278,7 +328,7 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
         dryRun: false,
       };
       return runSidecar(options, {
-        kc,
+        kc: await sidecarKubeConfig(name),
         logger: opts.logger,
         defaultMetrics: false,
         events: opts.events ?? true,
@@ -337,6 +387,7 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
     return {
       server,
       kc,
+      access,
       fulfiller: started.fulfiller,
       fulfillerConfig,
       scheduler: started.scheduler,

@@ -19,6 +19,12 @@ import { kubePodApi } from '../sim/workload/kube.ts';
 import { loadScenario } from '../sim/workload/load.ts';
 import { planScenario } from '../sim/workload/plan.ts';
 import { WorkloadDriver } from '../sim/workload/driver.ts';
+import {
+  productAccessReport,
+  refusals,
+  type Component,
+  type ProductAccessReport,
+} from './access.ts';
 import { startEmbeddedCluster, WORKLOAD_NAMESPACE, type EmbeddedCluster } from './cluster.ts';
 import { startLeakRun, type LeakRun } from './leak-run.ts';
 import { leakLines, runLeaks, type LeakReport } from './leaks.ts';
@@ -74,6 +80,12 @@ export interface EmbeddedReport extends Report {
   stoppedEarly: boolean;
   /** With leaks: dropped DELs, reclaims, adoptions and lost stores. */
   leaks?: LeakReport;
+  /**
+   * What the API server (RBAC, admission) allowed and refused each component,
+   * running with exactly what manifests/ grants it, and the requests refused
+   * as unauthenticated. Any refusal fails the run.
+   */
+  access: ProductAccessReport;
 }
 
 export interface EmbeddedResult {
@@ -93,6 +105,14 @@ export function nodeApiLines(
   nodes: readonly { name: string; sidecar: { url: string } }[],
 ): string[] {
   return nodes.map((n) => `${n.name}  ${n.sidecar.url}`);
+}
+
+/** The access line of the report. */
+export function accessLine(a: EmbeddedReport['access']): string {
+  const part = (c: Component, label: string): string =>
+    `${label} ${a[c].allowed} allowed, ${a[c].refused.length + a[c].denied.length} refused`;
+  const none = refusals(a).length === 0 ? '' : ' (see above)';
+  return `  access (manifests' RBAC)     ${part('sidecar', 'sidecars')}; ${part('fulfiller', 'fulfiller')}${none}`;
 }
 
 /** The exhaustion line of the report. */
@@ -116,6 +136,7 @@ export function renderEmbeddedReport(r: EmbeddedReport): string[] {
     exhaustionLine(r.exhaustion),
     scaling,
     ...(r.leaks ? leakLines(r.leaks) : []),
+    accessLine(r.access),
   );
   if (r.stoppedEarly) lines[0] = `${lines[0]} (stopped early by a signal)`;
   return lines;
@@ -176,6 +197,8 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
       logger,
       apiPort: opts.apiPort,
       tls: opts.tls === true,
+      // kubectl --server=URL for the human of --serve (over HTTPS the kubeconfig is the way).
+      anonymousAdmin: opts.serve && opts.tls !== true,
       events: opts.events ?? true,
       onRunning: (w) => waits.push(w.waitMs),
       ...(leaks
@@ -184,12 +207,20 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
     });
     const { server } = cluster;
     say(`  API server: ${server.url}  (kubeconfig ${server.kubeconfigPath})`);
-    const kubectl = server.caPem
-      ? `kubectl --kubeconfig=${server.kubeconfigPath}`
-      : `kubectl --server=${server.url}`;
+    // Tokens are required; in --serve over HTTP, requests without any are cluster-admin.
+    const kubectl =
+      opts.serve && !server.caPem
+        ? `kubectl --server=${server.url}`
+        : `kubectl --kubeconfig=${server.kubeconfigPath}`;
     say(`  node APIs (each node's sidecar; try curl URL/debug/pool):`);
     for (const line of nodeApiLines(cluster.nodes)) say(line);
     say(`  try: ${kubectl} get nnc -n kube-system`);
+    say(
+      `  access: RBAC with manifests/ applied; the fulfiller and each sidecar run with their own service-account token` +
+        (opts.serve && !server.caPem
+          ? `; kubectl without credentials is cluster-admin (for you, not the components)`
+          : `; the kubeconfig's user is cluster-admin`),
+    );
     if (opts.serve) {
       say(`  kubectl: ${kubectl} get nodes,pods -A -o wide`);
       say(`           ${kubectl} run web --image=nginx  (scheduled, Running with a pod IP)`);
@@ -288,6 +319,7 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
       violations: s.violations,
       stoppedEarly,
       ...(leakRun ? { leaks: leakRun.report() } : {}),
+      access: productAccessReport(server.authorizations(), cluster.access.accounts),
     };
     say('');
     for (const line of renderEmbeddedReport(report)) say(line);
@@ -299,7 +331,13 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
       io.err.write(`FAILED: ${s.violations.length} persistent invariant violation(s):\n`);
       for (const v of s.violations.slice(0, 20)) io.err.write(`  ${v.kind}: ${v.message}\n`);
     }
-    return { report, exitCode: s.violations.length > 0 ? 1 : 0, runDir, logFile };
+    const refused = refusals(report.access);
+    if (refused.length > 0) {
+      io.err.write(`FAILED: the API server refused what the product needs (manifests/):\n`);
+      for (const line of refused.slice(0, 20)) io.err.write(`  ${line}\n`);
+    }
+    const failed = s.violations.length > 0 || refused.length > 0;
+    return { report, exitCode: failed ? 1 : 0, runDir, logFile };
   } finally {
     bar.done();
     await driver?.stop().catch(() => {});
