@@ -5,7 +5,7 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 NODE_FLAGS := --disable-warning=ExperimentalWarning
 
-.PHONY: run test install typecheck lint unit bench crash-long clean format
+.PHONY: run test install typecheck lint unit bench crash-long rbac-audit clean format
 
 node_modules/.installed: package.json package-lock.json scripts/install
 	scripts/install
@@ -44,6 +44,16 @@ bench: install
 CRASH_CYCLES ?= 500
 crash-long: install
 	CRASH_CYCLES=$(CRASH_CYCLES) mocha test/sidecar/crash.process.test.ts
+
+# Which permissions the product was refused and which of its grants in
+# manifests/ it never used: the sidecar and fulfiller tests (each under RBAC
+# as its service account) and one embedded run, every request recorded.
+AUDIT := .state/rbac-audit
+rbac-audit: install
+	@rm -rf $(AUDIT) && mkdir -p $(AUDIT)
+	RBAC_AUDIT_FILE=$(CURDIR)/$(AUDIT)/tests.jsonl mocha test/sidecar test/fulfiller
+	bin/pool-monitor embedded --scenario default --report $(AUDIT)/embedded.json > $(AUDIT)/embedded.txt
+	node $(NODE_FLAGS) test/support/rbac-audit.ts $(AUDIT)/tests.jsonl $(AUDIT)/embedded.json
 
 format: install
 	prettier --write .

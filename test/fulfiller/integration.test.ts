@@ -1,20 +1,22 @@
 // The fulfiller against the local API server over real HTTP: fills an NNC,
 // releases ipsNotInUse, keeps allocations across a restart, flips the CSS,
 // survives injected write failures and dropped watches; and the command
-// exits 0 on SIGTERM.
+// exits 0 on SIGTERM. The fulfiller runs as its service account with
+// exactly what manifests/ grants it (test/support/rbac.ts); the test's own
+// writes are the admin's.
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { CRDS_DIR, waitFor } from '../support/wait.ts';
-import { startApiServer } from '../../src/apiserver/server.ts';
+import { strictCluster, type StrictCluster } from '../support/rbac.ts';
+import { waitFor } from '../support/wait.ts';
 import type { ApiServer } from '../../src/apiserver/server.ts';
+import type { BackendFactory } from '../../src/fulfiller/backend.ts';
 import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
 import type { FulfillerConfig } from '../../src/fulfiller/config.ts';
 import { startFulfiller } from '../../src/fulfiller/run.ts';
 import type { RunningFulfiller } from '../../src/fulfiller/run.ts';
-import { loadKubeConfig } from '../../src/kube/config.ts';
 import { silentLogger } from '../../src/log/logger.ts';
 import type { ClusterSubnetState, NodeNetworkConfig } from '../../src/nnc/types.ts';
 import { dynamicContainers } from '../../src/nnc/types.ts';
@@ -36,12 +38,16 @@ const CSS = {
 
 describe('fulfiller over the local API server', function () {
   this.timeout(30_000);
+  let cluster: StrictCluster;
   let server: ApiServer;
   let kc: KubeConfig;
   let api: CustomObjectsApi;
   const running: RunningFulfiller[] = [];
 
-  const start = async (overrides: Partial<FulfillerConfig> = {}): Promise<RunningFulfiller> => {
+  const start = async (
+    overrides: Partial<FulfillerConfig> = {},
+    backend?: BackendFactory,
+  ): Promise<RunningFulfiller> => {
     const config = makeFulfillerConfig({
       subnet: '10.240.0.0/24',
       subnetName: 'pods',
@@ -49,7 +55,13 @@ describe('fulfiller over the local API server', function () {
       backoff: { initialMs: 20, maxMs: 200 },
       ...overrides,
     });
-    const r = await startFulfiller({ kc, config, logger: silentLogger() });
+    const own = await cluster.fulfillerKubeConfig();
+    const r = await startFulfiller({
+      kc: own,
+      config,
+      logger: silentLogger(),
+      ...(backend ? { backend } : {}),
+    });
     running.push(r);
     return r;
   };
@@ -95,14 +107,14 @@ describe('fulfiller over the local API server', function () {
     });
 
   beforeEach(async () => {
-    server = await startApiServer({ crdsDir: CRDS_DIR, logger: silentLogger() });
-    kc = loadKubeConfig({ kubeconfig: server.kubeconfigPath }).kc;
+    cluster = await strictCluster();
+    ({ server, kc } = cluster);
     api = kc.makeApiClient(CustomObjectsApi);
   });
 
   afterEach(async () => {
     for (const r of running.splice(0)) await r.stop();
-    await server.close();
+    await cluster.close();
   });
 
   it('fills an NNC, releases exactly ipsNotInUse, and keeps everything across a restart', async () => {
@@ -198,7 +210,7 @@ describe('fulfiller over the local API server', function () {
       [
         'fulfiller',
         '--kubeconfig',
-        server.kubeconfigPath,
+        await cluster.kubeconfigFile('fulfiller'),
         '--subnet',
         '10.250.0.0/20',
         '--workers',

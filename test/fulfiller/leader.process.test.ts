@@ -1,39 +1,23 @@
 // Two `bin/pool-monitor fulfiller` processes against the local API server
-// with RBAC on, as the service account of manifests/fulfiller/ with exactly
-// its grants, each through its own recording proxy so every request is
-// attributed (and none may be refused): one
+// with RBAC on, as the service account of manifests/ with exactly its
+// grants (test/support/rbac.ts), each through its own recording proxy so
+// every request is attributed (and none may be refused): one
 // leads and the standby never writes; kill -9 of the leader hands over within
 // the lease duration; SIGTERM hands over at once; a leader whose Lease writes
 // fail stops writing before its lease can expire. Short lease timings through
 // the --leader-elect-* flags keep it quick (the defaults are client-go's).
-import {
-  CoordinationV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  KubernetesObjectApi,
-} from '@kubernetes/client-node';
-import type { KubernetesObject } from '@kubernetes/client-node';
-import { readFileSync } from 'node:fs';
-import { parseAllDocuments } from 'yaml';
+import { CoordinationV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { startApiServer } from '../../src/apiserver/server.ts';
 import type { ApiServer } from '../../src/apiserver/server.ts';
-import { loadKubeConfig } from '../../src/kube/config.ts';
 import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
 import { dynamicContainers } from '../../src/nnc/types.ts';
 import { spawnFulfiller } from '../support/fulfiller-process.ts';
 import type { FulfillerProcess } from '../support/fulfiller-process.ts';
 import { startRecordingProxy } from '../support/recording-proxy.ts';
 import type { RecordingProxy } from '../support/recording-proxy.ts';
-import { CRDS_DIR, sleep, waitFor } from '../support/wait.ts';
-
-/** The fulfiller's ServiceAccount and RBAC exactly as manifests/fulfiller/ ships them. */
-const FULFILLER_ACCESS = ['serviceaccount.yaml', 'rbac.yaml'].flatMap((f) =>
-  parseAllDocuments(
-    readFileSync(new URL(`../../manifests/fulfiller/${f}`, import.meta.url), 'utf8'),
-  ).map((d) => d.toJS() as KubernetesObject),
-);
+import { strictCluster, type StrictCluster } from '../support/rbac.ts';
+import { sleep, waitFor } from '../support/wait.ts';
 
 const NS = 'kube-system';
 const NNC = {
@@ -53,6 +37,7 @@ const isLease = (path: string) => path.includes('/leases');
 
 describe('fulfiller processes: leader election over HTTP', function () {
   this.timeout(60_000);
+  let cluster: StrictCluster;
   let server: ApiServer;
   let kc: KubeConfig;
   let token: string;
@@ -127,17 +112,10 @@ describe('fulfiller processes: leader election over HTTP', function () {
   }
 
   beforeEach(async () => {
-    server = await startApiServer({ crdsDir: CRDS_DIR, authorizationMode: 'RBAC' });
-    kc = loadKubeConfig({ kubeconfig: server.kubeconfigPath }).kc;
-    const objects = KubernetesObjectApi.makeApiClient(kc);
-    for (const doc of FULFILLER_ACCESS) await objects.create(doc);
+    cluster = await strictCluster();
+    ({ server, kc } = cluster);
+    token = await cluster.access.token('fulfiller');
     const core = kc.makeApiClient(CoreV1Api);
-    const tr = await core.createNamespacedServiceAccountToken({
-      namespace: NS,
-      name: 'pool-monitor-fulfiller',
-      body: { spec: { audiences: [] } },
-    });
-    token = tr.status!.token!;
     for (const name of ['node-1', 'node-2'])
       await core.createNode({ body: { metadata: { name } } });
   });
@@ -149,7 +127,7 @@ describe('fulfiller processes: leader election over HTTP', function () {
       await r.proc.exited;
       await r.proxy.close();
     }
-    await server.close();
+    await cluster.close();
   });
 
   it('one leads, the standby never writes; kill -9 of the leader: the standby takes over within the lease duration', async () => {

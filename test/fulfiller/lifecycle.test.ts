@@ -11,17 +11,15 @@ import {
 } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { startApiServer } from '../../src/apiserver/server.ts';
-import type { ApiServer } from '../../src/apiserver/server.ts';
 import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
 import type { FulfillerConfig } from '../../src/fulfiller/config.ts';
 import { startFulfiller } from '../../src/fulfiller/run.ts';
 import type { RunningFulfiller } from '../../src/fulfiller/run.ts';
-import { loadKubeConfig } from '../../src/kube/config.ts';
 import { silentLogger } from '../../src/log/logger.ts';
 import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
 import { dynamicContainers } from '../../src/nnc/types.ts';
-import { CRDS_DIR, sleep, waitFor } from '../support/wait.ts';
+import { strictCluster, type StrictCluster } from '../support/rbac.ts';
+import { sleep, waitFor } from '../support/wait.ts';
 
 const NS = 'kube-system';
 const NNC = {
@@ -33,7 +31,7 @@ const NNC = {
 
 describe('fulfiller: the NNC lifecycle over HTTP', function () {
   this.timeout(30_000);
-  let server: ApiServer;
+  let cluster: StrictCluster;
   let kc: KubeConfig;
   let api: CustomObjectsApi;
   let core: CoreV1Api;
@@ -55,7 +53,13 @@ describe('fulfiller: the NNC lifecycle over HTTP', function () {
       },
       ...overrides,
     });
-    const r = await startFulfiller({ kc, config, logger: silentLogger(), defaultMetrics: false });
+    const own = await cluster.fulfillerKubeConfig();
+    const r = await startFulfiller({
+      kc: own,
+      config,
+      logger: silentLogger(),
+      defaultMetrics: false,
+    });
     running.push(r);
     return r;
   };
@@ -98,15 +102,15 @@ describe('fulfiller: the NNC lifecycle over HTTP', function () {
     });
 
   beforeEach(async () => {
-    server = await startApiServer({ crdsDir: CRDS_DIR });
-    kc = loadKubeConfig({ kubeconfig: server.kubeconfigPath }).kc;
+    cluster = await strictCluster();
+    ({ kc } = cluster);
     api = kc.makeApiClient(CustomObjectsApi);
     core = kc.makeApiClient(CoreV1Api);
   });
 
   afterEach(async () => {
     for (const r of running.splice(0)) await r.stop();
-    await server.close();
+    await cluster.close();
   });
 
   it('creates the NNC of each selected Node, owned by it, maxIPCount capped at its allocatable pods', async () => {

@@ -5,17 +5,16 @@
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { Counter } from 'prom-client';
-import { startApiServer } from '../../src/apiserver/server.ts';
 import { CidrBackend } from '../../src/fulfiller/cidr-backend.ts';
 import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
 import { parseListen } from '../../src/fulfiller/http.ts';
 import { startFulfiller } from '../../src/fulfiller/run.ts';
-import { loadKubeConfig } from '../../src/kube/config.ts';
 import { silentLogger } from '../../src/log/logger.ts';
 import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
 import { dynamicContainers } from '../../src/nnc/types.ts';
 import { parseProm, value } from '../metrics/prom-text.ts';
-import { CRDS_DIR, waitFor } from '../support/wait.ts';
+import { strictCluster } from '../support/rbac.ts';
+import { waitFor } from '../support/wait.ts';
 
 const NNC = {
   group: 'acn.azure.com',
@@ -36,12 +35,13 @@ describe('fulfiller: --listen endpoints and metrics', function () {
   });
 
   it('serves probes and the fulfiller metrics, a backend series included', async () => {
-    const server = await startApiServer({ crdsDir: CRDS_DIR });
-    const { kc } = loadKubeConfig({ kubeconfig: server.kubeconfigPath });
+    // The fulfiller as its service account, with what manifests/ grants it.
+    const cluster = await strictCluster();
+    const { server, kc } = cluster;
     const config = makeFulfillerConfig({ subnet: '10.240.0.0/24', minIntervalMs: 0 });
     let calls: Counter | undefined;
     const running = await startFulfiller({
-      kc,
+      kc: await cluster.fulfillerKubeConfig(),
       config,
       logger: silentLogger(),
       listen: { host: '127.0.0.1', port: 0 },
@@ -130,7 +130,7 @@ describe('fulfiller: --listen endpoints and metrics', function () {
       expect(m.samples.some((s) => s.name.startsWith('process_'))).to.equal(false);
     } finally {
       await running.stop();
-      await server.close();
+      await cluster.close();
     }
     const closed = await fetch(`${running.http!.url}/healthz`).catch(() => 'refused');
     expect(closed).to.equal('refused');

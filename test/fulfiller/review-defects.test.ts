@@ -7,7 +7,6 @@
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { startApiServer } from '../../src/apiserver/server.ts';
 import type { ApiServer } from '../../src/apiserver/server.ts';
 import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
 import type { FulfillerConfig } from '../../src/fulfiller/config.ts';
@@ -19,7 +18,8 @@ import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
 import { dynamicContainers } from '../../src/nnc/types.ts';
 import { startRecordingProxy } from '../support/recording-proxy.ts';
 import type { RecordingProxy } from '../support/recording-proxy.ts';
-import { CRDS_DIR, waitFor } from '../support/wait.ts';
+import { strictCluster, type StrictCluster } from '../support/rbac.ts';
+import { waitFor } from '../support/wait.ts';
 
 const NS = 'kube-system';
 const NNC = {
@@ -40,6 +40,7 @@ function addressesOf(nnc: NodeNetworkConfig | undefined): string[] {
 
 describe('fulfiller: the review defects of issue 11, over HTTP', function () {
   this.timeout(30_000);
+  let cluster: StrictCluster;
   let server: ApiServer;
   let kc: KubeConfig;
   let api: CustomObjectsApi;
@@ -58,7 +59,12 @@ describe('fulfiller: the review defects of issue 11, over HTTP', function () {
       ...overrides,
     });
   const start = async (options: Partial<StartFulfillerOptions> = {}): Promise<RunningFulfiller> => {
-    const r = await startFulfiller({ kc, config: config(), logger: silentLogger(), ...options });
+    const r = await startFulfiller({
+      kc: options.kc ?? (await cluster.fulfillerKubeConfig()),
+      config: config(),
+      logger: silentLogger(),
+      ...options,
+    });
     running.push(r);
     return r;
   };
@@ -98,8 +104,8 @@ describe('fulfiller: the review defects of issue 11, over HTTP', function () {
     });
 
   beforeEach(async () => {
-    server = await startApiServer({ crdsDir: CRDS_DIR, logger: silentLogger() });
-    kc = loadKubeConfig({ kubeconfig: server.kubeconfigPath }).kc;
+    cluster = await strictCluster();
+    ({ server, kc } = cluster);
     api = kc.makeApiClient(CustomObjectsApi);
     core = kc.makeApiClient(CoreV1Api);
   });
@@ -107,7 +113,7 @@ describe('fulfiller: the review defects of issue 11, over HTTP', function () {
   afterEach(async () => {
     for (const r of running.splice(0)) await r.stop();
     for (const p of proxies.splice(0)) await p.close();
-    await server.close();
+    await cluster.close();
   });
 
   it('defect 1: an NNC deleted under a live Node keeps its addresses and is recreated with them', async () => {
@@ -145,7 +151,8 @@ describe('fulfiller: the review defects of issue 11, over HTTP', function () {
   it('defect 3: two replicas never hand out one address twice; only the leader writes', async () => {
     const leases = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500 };
     for (const id of ['replica-a', 'replica-b']) {
-      const proxy = await startRecordingProxy(server);
+      // Each replica as the fulfiller's service account, through its own proxy.
+      const proxy = await startRecordingProxy(server, await cluster.access.token('fulfiller'));
       proxies.push(proxy);
       const own = loadKubeConfig({ kubeconfig: proxy.kubeconfigPath }).kc;
       await start({

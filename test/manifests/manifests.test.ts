@@ -9,7 +9,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { startApiServer, type ApiServer } from '../../src/apiserver/server.ts';
-import { grants, rulesOf } from '../support/rbac.ts';
+import { CoreV1Api } from '@kubernetes/client-node';
+import { grants, rulesOf, strictCluster } from '../support/rbac.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const MANIFESTS = join(ROOT, 'manifests');
@@ -168,6 +169,17 @@ describe('manifests', () => {
     } finally {
       rmSync(overlay, { recursive: true, force: true });
     }
+  });
+
+  it('the strict cluster of the tests refuses what manifests/ does not grant, and close() says so', async () => {
+    const cluster = await strictCluster();
+    const sidecar = (await cluster.sidecarKubeConfig('n-0')).makeApiClient(CoreV1Api);
+    const err = await sidecar.listNode().catch((e: unknown) => e as { code?: number });
+    expect((err as { code?: number }).code).to.equal(403);
+    expect(cluster.refusals()).to.deep.equal(['sidecar: RBAC refused list core/nodes x1']);
+    let closed: unknown;
+    await cluster.close().catch((e: unknown) => (closed = e));
+    expect(String(closed)).to.match(/refused what the product needs:\n {2}sidecar: RBAC refused list core\/nodes/);
   });
 
   for (const version of ['1.27', '1.33']) {

@@ -48,8 +48,10 @@ describe('bin/pool-monitor sidecar (process)', function () {
         },
       );
       for (let i = 0; i < 8; i++) await createPod(c, `${node}-${i}`, node);
+      // As the sidecar's service account, its token bound to the node.
+      const kubeconfig = await c.strict!.kubeconfigFile('sidecar', node);
       const p = spawnSidecar(
-        ['--kubeconfig', c.server.kubeconfigPath, '--state-dir', dir.path, '--listen', ':0'],
+        ['--kubeconfig', kubeconfig, '--state-dir', dir.path, '--listen', ':0'],
         { NODENAME: node },
       );
       const url = await p.listening;

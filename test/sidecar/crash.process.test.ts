@@ -68,6 +68,8 @@ describe('sidecar crash test (kill -9 during scale cycles with CNI traffic)', fu
   });
 
   it(`keeps the store and the NNC spec consistent over ${CYCLES} kill -9 cycles`, async () => {
+    // As the sidecar's service account, its token bound to the node.
+    const kubeconfig = await c.strict!.kubeconfigFile('sidecar', node);
     const random = prng(SEED);
     const pick = (n: number): number => Math.floor(random() * n);
     await createNnc(
@@ -113,7 +115,7 @@ describe('sidecar crash test (kill -9 during scale cycles with CNI traffic)', fu
         '--node-name',
         node,
         '--kubeconfig',
-        c.server.kubeconfigPath,
+        kubeconfig,
         '--state-dir',
         dir.path,
         '--listen',

@@ -1,25 +1,29 @@
 // Shared fixtures for the sidecar's integration tests: the local API server
-// with the CRDs, client-node APIs, NNC/pod/CSS builders, a tiny fulfiller
-// that makes the NNC status follow the spec, and a sidecar started
-// in-process with short timings.
+// as strict as a real cluster with the access objects of manifests/ applied
+// (test/support/rbac.ts), client-node APIs as the admin for the fixtures,
+// NNC/pod/CSS builders, a tiny fulfiller that makes the NNC status follow
+// the spec, and a sidecar started in-process with short timings and its own
+// token bound to its Node: it gets exactly what manifests/ grants, and
+// close() fails when it was refused anything.
 import {
   CoreV1Api,
   CustomObjectsApi,
-  KubeConfig,
   PatchStrategy,
   setHeaderOptions,
 } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startApiServer, type ApiServer } from '../../src/apiserver/server.ts';
+import type { ApiServer } from '../../src/apiserver/server.ts';
 import { CaptureTransport } from '../../src/log/capture.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import type { NetworkContainer, NodeNetworkConfig, ScalerSpec } from '../../src/nnc/types.ts';
 import type { SidecarOptions } from '../../src/sidecar/options.ts';
 import { runSidecar, type RunSidecarDeps, type RunningSidecar } from '../../src/sidecar/run.ts';
+import { strictCluster, type StrictCluster } from '../support/rbac.ts';
 import { CRDS_DIR, sleep, waitFor } from '../support/wait.ts';
 
 export { CRDS_DIR, sleep, waitFor };
@@ -41,22 +45,26 @@ const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 export interface Cluster {
   server: ApiServer;
+  /** The admin's, for the fixtures. */
   kc: KubeConfig;
   core: CoreV1Api;
   objects: CustomObjectsApi;
+  /** The manifests' access (absent: every client is the admin). */
+  strict?: StrictCluster;
+  /** Throws when a sidecar was refused anything its manifests should allow. */
   close(): Promise<void>;
 }
 
 export async function startCluster(): Promise<Cluster> {
-  const server = await startApiServer({ crdsDir: CRDS_DIR });
-  const kc = new KubeConfig();
-  kc.loadFromFile(server.kubeconfigPath);
+  const strict = await strictCluster();
+  const { server, kc } = strict;
   return {
     server,
     kc,
     core: kc.makeApiClient(CoreV1Api),
     objects: kc.makeApiClient(CustomObjectsApi),
-    close: () => server.close(),
+    strict,
+    close: () => strict.close(),
   };
 }
 
@@ -250,7 +258,8 @@ export async function startSidecar(
 ): Promise<TestSidecar> {
   const logs = new CaptureTransport();
   const logger = createLogger({ level: 'debug', transports: [logs] });
-  const s = await runSidecar(options, { ...FAST, ...deps, logger, kc: c.kc });
+  const kc = c.strict ? await c.strict.sidecarKubeConfig(options.nodeName) : c.kc;
+  const s = await runSidecar(options, { ...FAST, ...deps, logger, kc });
   return Object.assign(s, { logs });
 }
 

@@ -225,7 +225,10 @@ describe('sidecar integration: node API, Events and bad input', function () {
     // A bare pod straight through HTTP: no containers, no status.
     const res = await fetch(`${c.server.url}/api/v1/namespaces/default/pods`, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
+      headers: {
+        'Content-Type': 'application/json',
+        Authorization: `Bearer ${c.server.adminToken}`,
+      },
       body: JSON.stringify({
         apiVersion: 'v1',
         kind: 'Pod',
@@ -233,6 +236,7 @@ describe('sidecar integration: node API, Events and bad input', function () {
         spec: { nodeName: node },
       }),
     });
+    expect(res.status).to.be.oneOf([201, 422]);
     const accepted = res.status < 300;
     sidecar = await startSidecar(c, sidecarOptions(c, node, dir.path));
     await waitFor('ready', () => sidecar!.monitor.snapshot().ready);
