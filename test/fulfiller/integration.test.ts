@@ -1,6 +1,7 @@
 // The fulfiller against the local API server over real HTTP: fills an NNC,
 // releases ipsNotInUse, keeps allocations across a restart, flips the CSS,
-// survives injected write failures and dropped watches; and the command
+// counts a repeated Warning Event, survives injected write failures and
+// dropped watches; and the command
 // exits 0 on SIGTERM. The fulfiller runs as its service account with
 // exactly what manifests/ grants it (test/support/rbac.ts); the test's own
 // writes are the admin's.
@@ -12,7 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { strictCluster, type StrictCluster } from '../support/rbac.ts';
 import { waitFor } from '../support/wait.ts';
 import type { ApiServer } from '../../src/apiserver/server.ts';
-import type { BackendFactory } from '../../src/fulfiller/backend.ts';
+import { NodeSetupError, type BackendFactory } from '../../src/fulfiller/backend.ts';
+import { CidrBackend } from '../../src/fulfiller/cidr-backend.ts';
 import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
 import type { FulfillerConfig } from '../../src/fulfiller/config.ts';
 import { startFulfiller } from '../../src/fulfiller/run.ts';
@@ -175,6 +177,31 @@ describe('fulfiller over the local API server', function () {
       return c.status?.exhausted === false ? c : undefined;
     });
     expect(recovered.status?.timestamp).to.be.a('string');
+  });
+
+  it('a node the backend cannot set up: one Warning Event, updated on every retry (as its service account)', async () => {
+    await start({}, ({ ledger }) => {
+      const cidr = new CidrBackend({ cidr: '10.240.0.0/24', subnetName: 'pods' }, ledger);
+      return {
+        kind: cidr.kind,
+        subnets: () => cidr.subnets(),
+        apply: (node) =>
+          Promise.reject(new NodeSetupError('NoProviderID', `node ${node.name} has no providerID`)),
+        releaseAll: (node, container) => cidr.releaseAll(node, container),
+      };
+    });
+    await create('node-1', 8);
+    // The recorder creates the Event, then updates its count (PUT): both
+    // must be granted by manifests/ (cluster.close() fails on a refusal).
+    const event = await waitFor('the Warning Event counted twice', async () => {
+      const list = await kc.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: NS });
+      return list.items.find(
+        (e) =>
+          e.reason === 'NoProviderID' && e.involvedObject.name === 'node-1' && (e.count ?? 0) >= 2,
+      );
+    });
+    expect(event).to.deep.include({ type: 'Warning', message: 'node node-1 has no providerID' });
+    expect(event.source?.component).to.equal('ipam-fulfiller');
   });
 
   it('rides over injected 409/500/429 on status writes and dropped watches', async () => {

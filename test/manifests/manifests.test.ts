@@ -10,7 +10,10 @@ import { dirname, join, relative } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { startApiServer, type ApiServer } from '../../src/apiserver/server.ts';
 import { CoreV1Api } from '@kubernetes/client-node';
-import { grants, rulesOf, strictCluster } from '../support/rbac.ts';
+import type { AuthorizationRecord } from '../../src/apiserver/auth/decisions.ts';
+import { accessObjects, serviceAccountOf } from '../../src/embedded/access.ts';
+import { readKustomization } from '../../src/embedded/manifests.ts';
+import { grants, rulesOf, strictCluster, unusedGrants } from '../support/rbac.ts';
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const MANIFESTS = join(ROOT, 'manifests');
@@ -58,20 +61,23 @@ interface Workload {
 describe('manifests', () => {
   it('grant the sidecar exactly what it uses, nothing else', () => {
     expect(grants(rulesOf(join(MANIFESTS, 'sidecar/rbac.yaml')))).to.deep.equal({
-      'core/pods': ['get', 'list', 'watch'],
-      'acn.azure.com/nodenetworkconfigs': ['get', 'list', 'patch', 'watch'],
-      'acn.azure.com/clustersubnetstates': ['get', 'list', 'watch'],
+      // Informers list and watch; nothing gets a single object (make rbac-audit).
+      'core/pods': ['list', 'watch'],
+      'acn.azure.com/nodenetworkconfigs': ['list', 'patch', 'watch'],
+      'acn.azure.com/clustersubnetstates': ['list', 'watch'],
       // The Event recorder updates repeated Events with PUT.
       'core/events': ['create', 'update'],
     });
   });
 
-  it('grant the fulfiller exactly the issue 11 lists', () => {
+  it('grant the fulfiller exactly what it uses, nothing else', () => {
+    // Issue 11's list less what `make rbac-audit` showed it never uses: get
+    // nodes, patch NNC status, get/list/watch ClusterSubnetStates.
     expect(grants(rulesOf(join(MANIFESTS, 'fulfiller/rbac.yaml')))).to.deep.equal({
-      'core/nodes': ['get', 'list', 'watch'],
+      'core/nodes': ['list', 'watch'],
       'acn.azure.com/nodenetworkconfigs': ['create', 'delete', 'get', 'list', 'watch'],
-      'acn.azure.com/nodenetworkconfigs/status': ['patch', 'update'],
-      'acn.azure.com/clustersubnetstates': ['create', 'get', 'list', 'watch'],
+      'acn.azure.com/nodenetworkconfigs/status': ['update'],
+      'acn.azure.com/clustersubnetstates': ['create'],
       'acn.azure.com/clustersubnetstates/status': ['patch'],
       'coordination.k8s.io/leases': ['create'],
       'coordination.k8s.io/leases[pool-monitor-fulfiller]': ['get', 'list', 'update', 'watch'],
@@ -169,6 +175,47 @@ describe('manifests', () => {
     } finally {
       rmSync(overlay, { recursive: true, force: true });
     }
+  });
+
+  it('audit: names every grant of a service account no allowed request used', () => {
+    const all = readKustomization();
+    const sa = serviceAccountOf(all, 'sidecar');
+    const used = (verb: string, apiGroup: string, resource: string, name = ''): AuthorizationRecord => ({
+      user: 'system:serviceaccount:kube-system:pool-monitor',
+      verb,
+      apiGroup,
+      resource,
+      namespace: resource === 'pods' ? '' : 'kube-system',
+      name,
+      path: '',
+      allowed: true,
+      count: 1,
+    });
+    const everything = [
+      used('list', '', 'pods'),
+      used('watch', '', 'pods'),
+      used('list', 'acn.azure.com', 'nodenetworkconfigs', 'n-0'),
+      used('watch', 'acn.azure.com', 'nodenetworkconfigs', 'n-0'),
+      used('patch', 'acn.azure.com', 'nodenetworkconfigs', 'n-0'),
+      used('list', 'acn.azure.com', 'clustersubnetstates'),
+      used('watch', 'acn.azure.com', 'clustersubnetstates'),
+      used('create', '', 'events'),
+      used('update', '', 'events', 'n-0.1'),
+    ];
+    expect(unusedGrants(accessObjects(all), sa, everything)).to.deep.equal([]);
+    // Another user's requests, a refused one, or one in another namespace use nothing of it.
+    const notMine = [
+      { ...used('update', '', 'events', 'n-0.1'), user: 'someone' },
+      { ...used('patch', 'acn.azure.com', 'nodenetworkconfigs', 'n-0'), allowed: false },
+      { ...used('list', 'acn.azure.com', 'clustersubnetstates'), namespace: 'default' },
+    ];
+    expect(
+      unusedGrants(accessObjects(all), sa, [...everything.slice(0, 4), ...everything.slice(6, 8), ...notMine]),
+    ).to.deep.equal([
+      'patch acn.azure.com/nodenetworkconfigs (Role/pool-monitor)',
+      'list acn.azure.com/clustersubnetstates (Role/pool-monitor)',
+      'update core/events (Role/pool-monitor)',
+    ]);
   });
 
   it('the strict cluster of the tests refuses what manifests/ does not grant, and close() says so', async () => {
