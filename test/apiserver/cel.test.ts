@@ -2,7 +2,13 @@
 // Kubernetes JSON as Kubernetes types it; and the admission rule matcher.
 import { expect } from 'chai';
 import { evaluate, toCel } from '../../src/apiserver/admission/cel.ts';
-import { ruleMatches, type AdmissionAttributes } from '../../src/apiserver/admission/policy.ts';
+import {
+  evaluatePolicy,
+  lazyBindings,
+  ruleMatches,
+  type AdmissionAttributes,
+} from '../../src/apiserver/admission/policy.ts';
+import type { KObject } from '../../src/apiserver/objects.ts';
 
 const object = {
   metadata: { name: 'node-a', labels: { tier: 'x' } },
@@ -117,4 +123,74 @@ describe('admission: resource rules', () => {
       };
       expect(ruleMatches(rule, attrs(over))).to.equal(want);
     });
+});
+
+describe('admission: bindings made when first read', () => {
+  const policy = (matchUser: string) => ({
+    metadata: { name: 'p' },
+    spec: {
+      matchConstraints: {
+        resourceRules: [
+          {
+            apiGroups: ['acn.azure.com'],
+            apiVersions: ['*'],
+            resources: ['nodenetworkconfigs'],
+            operations: ['UPDATE'],
+          },
+        ],
+      },
+      matchConditions: [{ name: 'who', expression: `request.userInfo.username == '${matchUser}'` }],
+      validations: [{ expression: "object.metadata.name == 'node-a'" }],
+    },
+  });
+  const binding = {
+    metadata: { name: 'b' },
+    spec: { policyName: 'p', validationActions: ['Deny'] },
+  };
+  /** An object that counts how often its fields are read (converted to CEL). */
+  const counted = (): { object: KObject; reads: () => number } => {
+    let reads = 0;
+    const object = { metadata: { name: 'node-b' } } as KObject;
+    Object.defineProperty(object, 'spec', {
+      enumerable: true,
+      get: () => {
+        reads++;
+        return {};
+      },
+    });
+    return { object, reads: () => reads };
+  };
+
+  it('a policy whose matchConditions leave the request out never converts the objects', () => {
+    const { object, reads } = counted();
+    expect(
+      evaluatePolicy(
+        policy('someone-else') as KObject,
+        binding as KObject,
+        attrs({ object, oldObject: object }),
+      ),
+    ).to.deep.equal({});
+    expect(reads()).to.equal(0);
+  });
+
+  it('one that applies converts them once, and decides on them', () => {
+    const { object, reads } = counted();
+    const out = evaluatePolicy(
+      policy('u') as KObject,
+      binding as KObject,
+      attrs({ object, oldObject: object }),
+    );
+    expect(out.denial?.message).to.equal("failed expression: object.metadata.name == 'node-a'");
+    expect(reads()).to.equal(1);
+  });
+
+  it('lazyBindings: made once, on the first read; a set value wins', () => {
+    let made = 0;
+    const b = lazyBindings({ x: () => (made++, 'v') });
+    expect(made).to.equal(0);
+    expect([b.x, b.x]).to.deep.equal(['v', 'v']);
+    expect(made).to.equal(1);
+    b.x = 'w';
+    expect(b.x).to.equal('w');
+  });
 });

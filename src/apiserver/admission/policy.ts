@@ -134,6 +134,31 @@ export function requestOf(a: AdmissionAttributes): Record<string, unknown> {
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
 
+/** CEL bindings made on first read (once each), from these makers. */
+export function lazyBindings(makers: Record<string, () => CelInput>): Record<string, CelInput> {
+  const out: Record<string, CelInput> = {};
+  for (const [name, make] of Object.entries(makers)) {
+    let made = false;
+    let value: CelInput;
+    Object.defineProperty(out, name, {
+      enumerable: true,
+      configurable: true,
+      get: () => {
+        if (!made) {
+          value = make();
+          made = true;
+        }
+        return value;
+      },
+      set: (v: CelInput) => {
+        value = v;
+        made = true;
+      },
+    });
+  }
+  return out;
+}
+
 /** Evaluates one policy under one binding; a denial, a warning or nothing. */
 export function evaluatePolicy(
   policy: KObject,
@@ -168,13 +193,15 @@ export function evaluatePolicy(
       ? decide('policy parameters (paramKind/paramRef) are not supported by this server')
       : {};
 
-  const bindings: Record<string, CelInput> = {
-    object: toCel(a.object),
-    oldObject: toCel(a.oldObject),
-    request: toCel(requestOf(a)),
-    params: null,
-    namespaceObject: toCel(a.namespaceObject),
-  };
+  // Converted when an expression first reads them: most writes a policy
+  // matches fail its matchConditions on `request` alone (another user).
+  const bindings = lazyBindings({
+    object: () => toCel(a.object),
+    oldObject: () => toCel(a.oldObject),
+    request: () => toCel(requestOf(a)),
+    params: () => null,
+    namespaceObject: () => toCel(a.namespaceObject),
+  });
   const variables = new Map<string, CelInput>();
   const failedVariables = new Map<string, string>();
   bindings.variables = variables as unknown as CelInput;
