@@ -34,7 +34,7 @@ unit: install
 test: install typecheck lint unit
 
 # Benchmarks print figures; they are not tests and not part of `make test`.
-BENCHES ?= monitor ipstore nodeapi apiserver fulfiller failover sidecar sidecar-resources connections sim embedded
+BENCHES ?= monitor ipstore nodeapi apiserver access fulfiller failover sidecar sidecar-resources connections sim embedded
 bench: install
 	@for b in $(BENCHES); do \
 	  if [ -f bench/$$b.ts ]; then echo "== bench/$$b.ts"; node $(NODE_FLAGS) bench/$$b.ts || exit 1; fi; \
