@@ -2,11 +2,12 @@
 // them, read by the embedded cluster (and the tests) so the product always
 // runs with exactly what its manifests grant. A small kustomization reader:
 // `resources` (files and directories with their own kustomization.yaml,
-// recursively) and `namespace` (set on every namespaced object and on the
-// ServiceAccount subjects that follow them, as kustomize does; a test holds
-// the reader to `kubectl kustomize`). Anything else kustomize can do
-// (patches, generators, name prefixes) is refused with a clear error: the
-// overlays that use them (manifests/azure/) are for real clusters.
+// recursively), `namespace` (set on every namespaced object and on the
+// ServiceAccount subjects that follow them, as kustomize does) and `images`
+// (the containers' images; a test holds the reader to `kubectl kustomize`).
+// Anything else kustomize can do (patches, generators, name prefixes) is
+// refused with a clear error: the overlays that use them (manifests/azure/)
+// are for real clusters.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,7 +37,15 @@ const CLUSTER_SCOPED = new Set([
   'StorageClass',
 ]);
 
-const KUSTOMIZATION_FIELDS = new Set(['apiVersion', 'kind', 'resources', 'namespace']);
+const KUSTOMIZATION_FIELDS = new Set(['apiVersion', 'kind', 'resources', 'namespace', 'images']);
+
+/** An `images` entry: the image `name` runs as newName, at newTag or digest. */
+export interface ImageOverride {
+  name: string;
+  newName?: string;
+  newTag?: string;
+  digest?: string;
+}
 
 export class ManifestError extends Error {
   override readonly name = 'ManifestError';
@@ -53,11 +62,11 @@ function read(dir: string, root: string): ManifestObject[] {
   const where = relative(root, dir) || '.';
   const file = join(dir, 'kustomization.yaml');
   if (!existsSync(file)) throw new ManifestError(`${where}: no kustomization.yaml`);
-  const k = parseOne(file, root) as { resources?: unknown; namespace?: unknown };
+  const k = parseOne(file, root) as { resources?: unknown; namespace?: unknown; images?: unknown };
   for (const field of Object.keys(k))
     if (!KUSTOMIZATION_FIELDS.has(field))
       throw new ManifestError(
-        `${where}/kustomization.yaml: "${field}" is not supported by the embedded cluster's reader (resources and namespace are)`,
+        `${where}/kustomization.yaml: "${field}" is not supported by the embedded cluster's reader (resources, namespace and images are)`,
       );
   if (!Array.isArray(k.resources))
     throw new ManifestError(`${where}/kustomization.yaml: resources must be a list`);
@@ -67,7 +76,45 @@ function read(dir: string, root: string): ManifestObject[] {
       throw new ManifestError(`${where}/kustomization.yaml: resource ${String(r)} not found`);
     return statSync(path).isDirectory() ? read(path, root) : parseFile(path, root);
   });
-  return typeof k.namespace === 'string' ? inNamespace(objects, k.namespace) : objects;
+  const moved = typeof k.namespace === 'string' ? inNamespace(objects, k.namespace) : objects;
+  if (k.images === undefined) return moved;
+  if (
+    !Array.isArray(k.images) ||
+    k.images.some((i) => typeof (i as ImageOverride)?.name !== 'string')
+  )
+    throw new ManifestError(`${where}/kustomization.yaml: images must be a list of {name, ...}`);
+  return withImages(moved, k.images as ImageOverride[]);
+}
+
+/** kustomize's image transformer over the pod templates' containers and init containers. */
+export function withImages(
+  objects: ManifestObject[],
+  images: readonly ImageOverride[],
+): ManifestObject[] {
+  const retag = (image: string): string => {
+    const at = image.indexOf('@');
+    const base = at >= 0 ? image.slice(0, at) : image;
+    const colon = base.lastIndexOf(':');
+    const name = colon > base.lastIndexOf('/') ? base.slice(0, colon) : base;
+    const o = images.find((i) => i.name === name);
+    if (!o) return image;
+    const old = image.slice(name.length); // ':tag', '@digest' or ''
+    const suffix = o.digest ? `@${o.digest}` : o.newTag ? `:${o.newTag}` : old;
+    return `${o.newName ?? name}${suffix}`;
+  };
+  type Container = { image?: string; [k: string]: unknown };
+  type PodSpec = { containers?: Container[]; initContainers?: Container[]; [k: string]: unknown };
+  return objects.map((o) => {
+    const spec = o.spec as { template?: { spec?: PodSpec } } | undefined;
+    const pod = spec?.template?.spec;
+    if (!pod) return o;
+    const swap = (cs: Container[] | undefined) =>
+      cs?.map((c) => (typeof c.image === 'string' ? { ...c, image: retag(c.image) } : c));
+    const newPod: PodSpec = { ...pod };
+    if (pod.containers) newPod.containers = swap(pod.containers) as Container[];
+    if (pod.initContainers) newPod.initContainers = swap(pod.initContainers) as Container[];
+    return { ...o, spec: { ...spec, template: { ...spec.template, spec: newPod } } };
+  });
 }
 
 function parseOne(file: string, root: string): Record<string, unknown> {

@@ -146,6 +146,57 @@ describe('embedded: manifests/ as kustomize reads it', () => {
     expect(canonical(objects)).to.deep.equal(canonical(rendered));
   });
 
+  it('sets the images as kustomize does', function () {
+    write(
+      'kustomization.yaml',
+      [
+        'resources: [ds.yaml]',
+        'images:',
+        '  - {name: app, newName: registry.example.com/team/app, newTag: "2.0"}',
+        '  - {name: helper, digest: "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"}',
+        '  - {name: registry:5000/tool, newTag: v3}',
+        '',
+      ].join('\n'),
+    );
+    write(
+      'ds.yaml',
+      [
+        'apiVersion: apps/v1',
+        'kind: DaemonSet',
+        'metadata: {name: ds}',
+        'spec:',
+        '  template:',
+        '    spec:',
+        '      initContainers: [{name: i, image: "helper:1"}]',
+        '      containers:',
+        '        - {name: a, image: "app:1.0"}',
+        '        - {name: b, image: app}',
+        '        - {name: c, image: "registry:5000/tool:v1"}',
+        '        - {name: d, image: "other:1"}',
+        '',
+      ].join('\n'),
+    );
+    const [ds] = readKustomization(dir) as unknown as [
+      { spec: { template: { spec: Record<string, { image: string }[]> } } },
+    ];
+    const pod = ds.spec.template.spec;
+    expect(pod.containers!.map((c) => c.image)).to.deep.equal([
+      'registry.example.com/team/app:2.0',
+      'registry.example.com/team/app:2.0',
+      'registry:5000/tool:v3',
+      'other:1',
+    ]);
+    expect(pod.initContainers![0]!.image).to.equal(
+      'helper@sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef',
+    );
+    const bin = kubectl133();
+    if (!bin) this.skip();
+    const rendered = parseAllDocuments(
+      execFileSync(bin, ['kustomize', dir], { encoding: 'utf8' }),
+    ).map((d) => d.toJS() as unknown);
+    expect(canonical(readKustomization(dir))).to.deep.equal(canonical(rendered));
+  });
+
   it('refuses what it cannot read with a clear error', () => {
     write('kustomization.yaml', 'resources: [a.yaml]\npatches: [{path: p.yaml}]\n');
     expect(() => readKustomization(dir)).to.throw(
