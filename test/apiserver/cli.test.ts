@@ -97,9 +97,13 @@ describe('cluster: pool-monitor apiserver command', function () {
       [
         '--authorization-mode Bogus',
         () => ['--authorization-mode', 'Bogus'],
-        /--authorization-mode.*'Bogus' is invalid\. Allowed choices are AlwaysAllow, RBAC/,
+        /--authorization-mode "Bogus": Allowed choices are AlwaysAllow, RBAC/,
       ],
-      ['--anonymous maybe', () => ['--anonymous', 'maybe'], /--anonymous.*must be true or false/],
+      [
+        '--anonymous maybe',
+        () => ['--anonymous', 'maybe'],
+        /--anonymous "maybe": must be true or false/,
+      ],
       [
         '--token-auth-file missing',
         () => ['--token-auth-file', join(dir, 'missing.csv')],
