@@ -8,6 +8,7 @@
 // spaces rounds). Releases never need an address and always go through.
 import { randomUUID } from 'node:crypto';
 import type { NetworkInterface } from '@azure/arm-network';
+import type { Logger } from '../log/logger.ts';
 import type { NetworkContainer } from '../nnc/types.ts';
 import { heldContainer } from './container.ts';
 import type { PodSubnetFacts } from './container.ts';
@@ -18,8 +19,17 @@ import { armErrorKind } from './nic-api.ts';
 import { NicDirectory } from './nic-directory.ts';
 import { planNic, planRelease } from './nic-plan.ts';
 import { PodSubnet } from './pod-subnet.ts';
-import type { ApplyResult, IpBackend, NodeRef, PoolChange, SubnetInfo } from './seam.ts';
-import { NodeBackendError, SubnetFullError } from './seam.ts';
+import type {
+  ApplyResult,
+  IpBackend,
+  NodeRef,
+  PoolChange,
+  SubnetInfo,
+} from '../fulfiller/backend.ts';
+import { NodeSetupError, SubnetFullError } from '../fulfiller/backend.ts';
+
+/** What a ClusterSubnetState may be named (a DNS-1123 subdomain). */
+const DNS_1123 = /^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/;
 
 export interface AzureBackendOptions {
   api: NicApi;
@@ -33,6 +43,8 @@ export interface AzureBackendOptions {
   fullHoldMs?: number;
   /** Shortest time between two NIC lists (default 60 s). */
   minRelistMs?: number;
+  /** Where a failed background usage read is reported. */
+  logger?: Logger;
 }
 
 /** Counters of what the backend did, for tests and the embedded report. */
@@ -63,6 +75,8 @@ export class AzureBackend implements IpBackend {
   /** Per node: the NIC as last read or written (its etag is the next If-Match). */
   private readonly nics = new Map<string, NetworkInterface>();
   private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly logger: Logger | undefined;
+  private started = false;
 
   constructor(options: AzureBackendOptions) {
     this.api = options.api;
@@ -70,6 +84,7 @@ export class AzureBackend implements IpBackend {
     this.metrics = options.metrics ?? noArmMetrics;
     this.newName = options.newName ?? randomUUID;
     this.preconditionRetries = options.preconditionRetries ?? 5;
+    this.logger = options.logger;
     this.directory = new NicDirectory({
       list: () => options.api.list(),
       ...(options.now ? { now: options.now } : {}),
@@ -85,11 +100,28 @@ export class AzureBackend implements IpBackend {
 
   /** Reads the pod subnet and its usage, so subnets() has something to say. */
   async start(): Promise<void> {
-    await this.podSubnet.get();
+    const subnet = await this.podSubnet.get();
     await this.podSubnet.refresh();
+    this.started = true;
+    if (!DNS_1123.test(subnet.name)) {
+      this.logger?.warn('pod subnet name is not a Kubernetes object name', {
+        subnet: subnet.name,
+        error: 'its ClusterSubnetState cannot be published under that name',
+      });
+    }
   }
 
+  /**
+   * The pod subnet as last known. Asked often (each CSS update, the resync,
+   * metrics scrapes): a usage older than its refresh interval is re-read in
+   * the background, so the next answer follows what others took or freed.
+   */
   subnets(): SubnetInfo[] {
+    if (this.started) {
+      this.podSubnet.refreshIfStale().catch((err: unknown) => {
+        this.logger?.warn('pod subnet usage read failed', { error: (err as Error).message });
+      });
+    }
     return this.podSubnet.info();
   }
 
@@ -97,8 +129,8 @@ export class AzureBackend implements IpBackend {
     return this.serial(node.name, () => this.round(node, change));
   }
 
-  releaseAll(node: NodeRef, _container: NetworkContainer | undefined): Promise<void> {
-    return this.serial(node.name, () => this.release(node));
+  releaseAll(node: NodeRef, container: NetworkContainer | undefined): Promise<void> {
+    return this.serial(node.name, () => this.release(node, container));
   }
 
   /** Runs one node's operations one after the other. */
@@ -181,15 +213,11 @@ export class AzureBackend implements IpBackend {
     }
   }
 
-  private async release(node: NodeRef): Promise<void> {
-    let found;
-    try {
-      found = await this.directory.lookup(node);
-    } catch (err) {
-      // No NIC (the VM went with the node): Azure freed its addresses with it.
-      if (err instanceof NodeBackendError) return this.forget(node.name);
-      throw err;
-    }
+  private async release(node: NodeRef, container: NetworkContainer | undefined): Promise<void> {
+    const name = await this.locate(node, container);
+    // No NIC (the VM went with the node): Azure freed its addresses with it.
+    if (!name) return this.forget(node.name);
+    const found = { name };
     let nic = await this.reread(node, found.name).catch((err: unknown) => {
       if (armErrorKind(err) === 'not-found') return undefined;
       throw err;
@@ -210,6 +238,34 @@ export class AzureBackend implements IpBackend {
       }
     }
     this.forget(node.name);
+  }
+
+  /**
+   * The NIC of a node being let go: by its providerID while the Node exists;
+   * once it is gone, the NIC this process last wrote for it, else the NIC
+   * holding its NC primary address. Undefined: no such NIC any more.
+   */
+  private async locate(
+    node: NodeRef,
+    container: NetworkContainer | undefined,
+  ): Promise<string | undefined> {
+    if (node.providerID) {
+      try {
+        return (await this.directory.lookup(node)).name;
+      } catch (err) {
+        if (err instanceof NodeSetupError) return undefined;
+        throw err;
+      }
+    }
+    const cached = this.nics.get(node.name)?.name;
+    if (cached) return cached;
+    if (!container?.primaryIP) return undefined;
+    const nic = await this.directory.findByNcPrimary(container.primaryIP);
+    // Azure may have handed a gone VM's NC primary address to another NIC:
+    // that NIC is this node's only if its own primary address is the node's too.
+    const nodeIP = nic?.ipConfigurations?.find((c) => c.primary === true)?.privateIPAddress;
+    if (!nic?.name || (container.nodeIP && nodeIP !== container.nodeIP)) return undefined;
+    return nic.name;
   }
 
   private forget(node: string): void {
@@ -239,7 +295,7 @@ export class AzureBackend implements IpBackend {
   private notFound(node: NodeRef, name: string, err: unknown): never {
     this.forget(node.name);
     this.directory.drop(node);
-    throw new NodeBackendError(
+    throw new NodeSetupError(
       'NicNotFound',
       `node ${node.name}: NIC ${name} is gone (${(err as Error).message})`,
     );

@@ -3,9 +3,9 @@
 // fulfiller command only adds them and turns them into AzureSettings.
 import { InvalidArgumentError, Option } from 'commander';
 import { integerOption } from '../cli/parse.ts';
-import { DEFAULT_ARM_ENDPOINT } from './arm/client.ts';
-import type { AzureSettings } from './setup.ts';
-import { DEFAULT_AZURE_BURST, DEFAULT_AZURE_QPS, validateAzureSettings } from './setup.ts';
+import { DEFAULT_ARM_ENDPOINT } from './arm/endpoint.ts';
+import type { AzureSettings } from './settings.ts';
+import { DEFAULT_AZURE_BURST, DEFAULT_AZURE_QPS, validateAzureSettings } from './settings.ts';
 
 export interface AzureFlags {
   azureSubscriptionId?: string;

@@ -8,7 +8,7 @@
 import type { NetworkInterface } from '@azure/arm-network';
 import { gatewayOf, parseCidr } from '../fulfiller/cidr.ts';
 import { isManagedSecondary, isNcPrimary } from './nic-plan.ts';
-import type { HeldContainer } from './seam.ts';
+import type { HeldContainer } from '../fulfiller/backend.ts';
 
 export interface PodSubnetFacts {
   id: string;

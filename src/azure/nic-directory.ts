@@ -3,11 +3,14 @@
 // id (compared without case). The VM→NIC map comes from ONE paged list of the
 // resource group's NICs, not a list per node, and is listed again at most
 // once a minute, and only when a node is not in it (a new VM). Concurrent
-// lookups share one list in flight.
+// lookups share one list in flight. A node whose Node object is gone (so no
+// providerID) is found by its NC primary address, `pool-monitor-nc-primary`
+// on the NIC, from the same list.
 import type { NetworkInterface } from '@azure/arm-network';
 import { parseProviderId } from './arm/ids.ts';
-import type { NodeRef } from './seam.ts';
-import { NodeBackendError } from './seam.ts';
+import { NC_PRIMARY_NAME } from './nic-plan.ts';
+import type { NodeRef } from '../fulfiller/backend.ts';
+import { NodeSetupError } from '../fulfiller/backend.ts';
 
 export interface NicDirectoryOptions {
   /** Every NIC of the resource group (the SDK's paged list). */
@@ -40,11 +43,26 @@ export function mapVmsToNics(nics: NetworkInterface[]): Map<string, NetworkInter
   return out;
 }
 
+/** NC primary address → NIC, for every NIC that has one. */
+export function ncPrimaries(nics: NetworkInterface[]): Map<string, NetworkInterface> {
+  const out = new Map<string, NetworkInterface>();
+  for (const nic of nics) {
+    for (const c of nic.ipConfigurations ?? []) {
+      if (c.name === NC_PRIMARY_NAME && c.privateIPAddress && nic.name) {
+        out.set(c.privateIPAddress, nic);
+      }
+    }
+  }
+  return out;
+}
+
 export class NicDirectory {
   private readonly options: NicDirectoryOptions;
   private readonly now: () => number;
   private readonly minRelistMs: number;
   private map = new Map<string, NetworkInterface>();
+  /** NC primary address → NIC, from the same list. */
+  private byNcPrimary = new Map<string, NetworkInterface>();
   private listedAt = -Infinity;
   private inFlight?: Promise<void>;
   /** Lists made, for tests and reports. */
@@ -58,13 +76,13 @@ export class NicDirectory {
 
   async lookup(node: NodeRef): Promise<FoundNic> {
     if (!node.providerID) {
-      throw new NodeBackendError('NoProviderID', `node ${node.name} has no spec.providerID`);
+      throw new NodeSetupError('NoProviderID', `node ${node.name} has no spec.providerID`);
     }
     let vm: string;
     try {
       vm = parseProviderId(node.providerID).id.toLowerCase();
     } catch (err) {
-      throw new NodeBackendError('BadProviderID', `node ${node.name}: ${(err as Error).message}`);
+      throw new NodeSetupError('BadProviderID', `node ${node.name}: ${(err as Error).message}`);
     }
     let nic = this.map.get(vm);
     if (!nic && (this.inFlight || this.now() - this.listedAt >= this.minRelistMs)) {
@@ -72,12 +90,26 @@ export class NicDirectory {
       nic = this.map.get(vm);
     }
     if (!nic) {
-      throw new NodeBackendError(
+      throw new NodeSetupError(
         'NicNotFound',
         `node ${node.name}: no primary NIC of VM ${vm} in the resource group`,
       );
     }
     return { name: nic.name!, listed: nic };
+  }
+
+  /**
+   * The NIC whose NC primary ipConfiguration has this address (a node whose
+   * Node object is gone); lists again when the list is older than a minute.
+   * Undefined: no NIC has it (the VM went, and its addresses with it).
+   */
+  async findByNcPrimary(ip: string): Promise<NetworkInterface | undefined> {
+    let nic = this.byNcPrimary.get(ip);
+    if (!nic && (this.inFlight || this.now() - this.listedAt >= this.minRelistMs)) {
+      await this.relist();
+      nic = this.byNcPrimary.get(ip);
+    }
+    return nic;
   }
 
   /** Forgets a node's NIC (it is gone): its next lookup lists again, at most once a minute. */
@@ -98,6 +130,7 @@ export class NicDirectory {
         this.lists++;
         for await (const nic of this.options.list()) nics.push(nic);
         this.map = mapVmsToNics(nics);
+        this.byNcPrimary = ncPrimaries(nics);
         this.listedAt = this.now();
       } finally {
         this.inFlight = undefined;

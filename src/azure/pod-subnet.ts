@@ -8,7 +8,7 @@ import { gatewayOf, parseCidr } from '../fulfiller/cidr.ts';
 import type { PodSubnetFacts } from './container.ts';
 import { podSubnetFacts } from './container.ts';
 import type { NicApi } from './nic-api.ts';
-import type { SubnetInfo } from './seam.ts';
+import type { SubnetInfo } from '../fulfiller/backend.ts';
 
 export interface PodSubnetOptions {
   api: NicApi;
@@ -25,6 +25,7 @@ export class PodSubnet {
   private facts?: PodSubnetFacts;
   private usage?: { limit: number; inUse: number; at: number };
   private fullUntil = -Infinity;
+  private failedAt = -Infinity;
   private factsInFlight?: Promise<PodSubnetFacts>;
   private usageInFlight?: Promise<void>;
 
@@ -45,9 +46,10 @@ export class PodSubnet {
     return this.factsInFlight;
   }
 
-  /** Re-reads the usage when it is older than the refresh interval. */
+  /** Re-reads the usage when it is older than the refresh interval (a failed read waits as long). */
   async refreshIfStale(): Promise<void> {
-    if (this.usage && this.now() - this.usage.at < this.usageRefreshMs) return;
+    const last = Math.max(this.usage?.at ?? -Infinity, this.failedAt);
+    if (this.now() - last < this.usageRefreshMs) return;
     await this.refresh();
   }
 
@@ -60,6 +62,9 @@ export class PodSubnet {
         const inUse = u?.currentValue ?? -1;
         // -1 means "not reported": keep what we had.
         if (limit >= 0 && inUse >= 0) this.usage = { limit, inUse, at: this.now() };
+      } catch (err) {
+        this.failedAt = this.now();
+        throw err;
       } finally {
         this.usageInFlight = undefined;
       }

@@ -3,75 +3,22 @@
 // NIC adapter, metrics. Bad settings fail here with one-line errors before
 // any ARM call.
 import type { Registry } from 'prom-client';
-import { createArmClient, checkEndpoint, DEFAULT_ARM_ENDPOINT } from './arm/client.ts';
+import type { BackendFactory } from '../fulfiller/backend.ts';
+import { createArmClient } from './arm/client.ts';
 import type { BearerTokenSource } from './arm/credentials.ts';
 import { defaultCredentialSource, TokenFileSource } from './arm/credentials.ts';
 import { parseSubnetId } from './arm/ids.ts';
 import type { RetryOptions } from './arm/policies.ts';
-import { TokenBucket, validateBucket } from './arm/token-bucket.ts';
+import { TokenBucket } from './arm/token-bucket.ts';
 import { AzureBackend } from './backend.ts';
 import type { AzureBackendOptions } from './backend.ts';
 import { ArmMetrics } from './metrics.ts';
 import type { ArmMetricsSink } from './metrics.ts';
 import { sdkNicApi } from './nic-api.ts';
+import type { AzureSettings } from './settings.ts';
+import { validateAzureSettings } from './settings.ts';
 
-export interface AzureSettings {
-  subscriptionId: string;
-  /** The resource group holding the nodes' NICs. */
-  resourceGroup: string;
-  /** Full ARM id of the pod subnet. */
-  podSubnetId: string;
-  endpoint?: string;
-  /** Bearer token file; absent: DefaultAzureCredential. */
-  tokenFile?: string;
-  qps?: number;
-  burst?: number;
-}
-
-export const DEFAULT_AZURE_QPS = 4;
-export const DEFAULT_AZURE_BURST = 20;
-
-const SUBSCRIPTION = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const RESOURCE_GROUP = /^[-\w.()]{1,90}$/u;
-
-/** Validates settings; throws a one-line error naming the flag. */
-export function validateAzureSettings(s: AzureSettings): Required<
-  Omit<AzureSettings, 'tokenFile'>
-> & {
-  tokenFile?: string;
-} {
-  if (!SUBSCRIPTION.test(s.subscriptionId ?? '')) {
-    throw new Error(
-      `--azure-subscription-id must be a subscription GUID, got "${s.subscriptionId ?? ''}"`,
-    );
-  }
-  if (!RESOURCE_GROUP.test(s.resourceGroup ?? '') || s.resourceGroup.endsWith('.')) {
-    throw new Error(
-      `--azure-resource-group: invalid resource group name "${s.resourceGroup ?? ''}"`,
-    );
-  }
-  let subnet;
-  try {
-    subnet = parseSubnetId(s.podSubnetId ?? '');
-  } catch (err) {
-    throw new Error(`--pod-subnet-id: ${(err as Error).message}`);
-  }
-  if (subnet.subscriptionId.toLowerCase() !== s.subscriptionId.toLowerCase()) {
-    throw new Error(
-      `--pod-subnet-id is in subscription ${subnet.subscriptionId}, not in --azure-subscription-id ${s.subscriptionId}`,
-    );
-  }
-  let endpoint: string;
-  try {
-    endpoint = checkEndpoint(s.endpoint ?? DEFAULT_ARM_ENDPOINT);
-  } catch (err) {
-    throw new Error(`--azure-endpoint: ${(err as Error).message}`);
-  }
-  const qps = s.qps ?? DEFAULT_AZURE_QPS;
-  const burst = s.burst ?? DEFAULT_AZURE_BURST;
-  validateBucket({ qps, burst });
-  return { ...s, endpoint, qps, burst };
-}
+export type { AzureSettings } from './settings.ts';
 
 export interface AzureBackendBuild {
   backend: AzureBackend;
@@ -113,4 +60,24 @@ export async function createAzureBackend(
     ...(metrics ? { metrics } : {}),
   });
   return { backend, bucket, tokens };
+}
+
+export type AzureBuildExtra = Parameters<typeof createAzureBackend>[1];
+
+/**
+ * The fulfiller's backend for these settings: the ARM series on the
+ * fulfiller's /metrics registry, background failures in its log.
+ */
+export function azureBackendFactory(
+  settings: AzureSettings,
+  extra: Omit<NonNullable<AzureBuildExtra>, 'registry' | 'metrics'> = {},
+): BackendFactory {
+  return async (context) =>
+    (
+      await createAzureBackend(settings, {
+        ...extra,
+        registry: context.registry,
+        backend: { ...extra.backend, logger: context.logger },
+      })
+    ).backend;
 }

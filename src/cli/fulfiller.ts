@@ -1,9 +1,12 @@
 // `pool-monitor fulfiller`: the control-plane side that makes every NNC's
-// status follow its spec, allocating from a pod subnet (CIDR backend), and
-// owns the NNC lifecycle. Replicas compete for a Lease (--leader-elect); only
+// status follow its spec, allocating from a pod subnet (--backend cidr) or as
+// secondary ipConfigurations on each node's Azure NIC (--backend azure, the
+// --azure-* flags), and owns the NNC lifecycle. Replicas compete for a Lease (--leader-elect); only
 // the holder writes. Runs until SIGINT/SIGTERM, then steps down, releases the
 // lease (a standby takes over at once) and exits 0.
 import { Command, InvalidArgumentError, Option } from 'commander';
+import type { AzureFlags } from '../azure/cli-options.ts';
+import { azureOptions, azureSettingsFromFlags } from '../azure/cli-options.ts';
 import { makeFulfillerConfig } from '../fulfiller/config.ts';
 import { parseCidr } from '../fulfiller/cidr.ts';
 import { parseListen } from '../fulfiller/http.ts';
@@ -13,7 +16,7 @@ import { LOG_LEVELS, type LogLevel } from '../log/levels.ts';
 import { DEFAULT_NAMESPACE } from '../nnc/types.ts';
 import { booleanOption, durationOption, integerOption } from './parse.ts';
 
-interface FulfillerFlags {
+interface FulfillerFlags extends AzureFlags {
   kubeconfig?: string;
   namespace: string;
   subnet: string;
@@ -68,14 +71,22 @@ function logLevelOption(value: string): LogLevel {
 }
 
 export function fulfillerCommand(): Command {
-  return new Command('fulfiller')
+  const command = new Command('fulfiller')
     .description(
-      'Create every Node its NodeNetworkConfig and make its status follow its spec, allocating pod IPs from a subnet',
+      "Create every Node its NodeNetworkConfig and make its status follow its spec, allocating pod IPs from a subnet or on the nodes' Azure NICs",
     )
     .option('--kubeconfig <file>', 'kubeconfig file (default: $KUBECONFIG, then in-cluster)')
     .option('--namespace <ns>', 'namespace of the NNCs and CSSs', DEFAULT_NAMESPACE)
-    .option('--subnet <cidr>', 'pod subnet to allocate from', cidrOption, '10.240.0.0/16')
-    .option('--subnet-name <name>', 'subnet and ClusterSubnetState name (default: from the CIDR)')
+    .option(
+      '--subnet <cidr>',
+      'pod subnet to allocate from (--backend cidr)',
+      cidrOption,
+      '10.240.0.0/16',
+    )
+    .option(
+      '--subnet-name <name>',
+      'subnet and ClusterSubnetState name (--backend cidr; default: from the CIDR)',
+    )
     .option('--batch <n>', 'status.scaler.batchSize', integerOption('--batch', 1), 16)
     .option(
       '--request-threshold <percent>',
@@ -146,69 +157,80 @@ export function fulfillerCommand(): Command {
       new Option('--listen <host:port>', 'serve /healthz, /readyz and /metrics here')
         .argParser(listenOption)
         .default(parseListen('127.0.0.1:10093'), '127.0.0.1:10093'),
-    )
-    .action(async (flags: FulfillerFlags) => {
-      if (flags.backend === 'azure') {
-        throw new Error('--backend azure is not available in this build yet (issue 10)');
-      }
-      const timings = {
-        leaseDurationMs: flags.leaderElectLeaseDuration,
-        renewDeadlineMs: flags.leaderElectRenewDeadline,
-        retryPeriodMs: flags.leaderElectRetryPeriod,
-      };
-      if (flags.leaderElect) validateTimings(timings);
-      const config = makeFulfillerConfig({
-        namespace: flags.namespace,
-        subnet: flags.subnet,
-        ...(flags.subnetName !== undefined ? { subnetName: flags.subnetName } : {}),
-        scaler: {
-          batchSize: flags.batch,
-          requestThresholdPercent: flags.requestThreshold,
-          releaseThresholdPercent: flags.releaseThreshold,
-          maxIPCount: flags.max,
-        },
-        exhaustionThreshold: flags.exhaustionThreshold ?? flags.batch,
-        recoveryMargin: flags.batch,
-        exhaustionHoldMs: flags.exhaustionHold * 1000,
-        workers: flags.workers,
-        ...(flags.nodeSelector !== undefined ? { nodeSelector: flags.nodeSelector } : {}),
-      });
-      const [{ startFulfiller }, { loadKubeConfig }, { createLogger }] = await Promise.all([
-        import('../fulfiller/run.ts'),
-        import('../kube/config.ts'),
-        import('../log/logger.ts'),
-      ]);
-      const { kc, source, connections } = loadKubeConfig(
-        flags.kubeconfig !== undefined ? { kubeconfig: flags.kubeconfig } : {},
-      );
-      const logger = createLogger({ level: flags.logLevel });
-      logger.info('fulfiller starting', {
-        component: 'fulfiller',
-        kubeconfig: source,
-        server: kc.getCurrentCluster()?.server,
-        namespace: config.namespace,
-        subnet: config.subnet,
-      });
-      const running = await startFulfiller({
-        kc,
-        config,
-        logger,
-        listen: flags.listen,
-        leaderElection: flags.leaderElect ? timings : false,
-      });
-      await new Promise<void>((resolve) => {
-        const stop = (): void => {
-          process.off('SIGINT', stop);
-          process.off('SIGTERM', stop);
-          void running
-            .stop()
-            .then(() => connections.destroy())
-            .then(resolve);
-        };
-        process.on('SIGINT', stop);
-        process.on('SIGTERM', stop);
-      });
-      // No logger.end(): a late debug line after end() would crash the exit;
-      // stdout is flushed as the process ends on its own.
+    );
+  for (const option of azureOptions()) command.addOption(option);
+  return command.action(async (flags: FulfillerFlags) => {
+    // Checked before anything connects anywhere (one-line errors naming the flag).
+    const azure = flags.backend === 'azure' ? azureSettingsFromFlags(flags) : undefined;
+    const timings = {
+      leaseDurationMs: flags.leaderElectLeaseDuration,
+      renewDeadlineMs: flags.leaderElectRenewDeadline,
+      retryPeriodMs: flags.leaderElectRetryPeriod,
+    };
+    if (flags.leaderElect) validateTimings(timings);
+    const config = makeFulfillerConfig({
+      namespace: flags.namespace,
+      subnet: flags.subnet,
+      ...(flags.subnetName !== undefined ? { subnetName: flags.subnetName } : {}),
+      scaler: {
+        batchSize: flags.batch,
+        requestThresholdPercent: flags.requestThreshold,
+        releaseThresholdPercent: flags.releaseThreshold,
+        maxIPCount: flags.max,
+      },
+      exhaustionThreshold: flags.exhaustionThreshold ?? flags.batch,
+      recoveryMargin: flags.batch,
+      exhaustionHoldMs: flags.exhaustionHold * 1000,
+      workers: flags.workers,
+      ...(flags.nodeSelector !== undefined ? { nodeSelector: flags.nodeSelector } : {}),
     });
+    const [{ startFulfiller }, { loadKubeConfig }, { createLogger }, setup] = await Promise.all([
+      import('../fulfiller/run.ts'),
+      import('../kube/config.ts'),
+      import('../log/logger.ts'),
+      azure ? import('../azure/setup.ts') : undefined,
+    ]);
+    const { kc, source, connections } = loadKubeConfig(
+      flags.kubeconfig !== undefined ? { kubeconfig: flags.kubeconfig } : {},
+    );
+    const logger = createLogger({ level: flags.logLevel });
+    logger.info('fulfiller starting', {
+      component: 'fulfiller',
+      kubeconfig: source,
+      server: kc.getCurrentCluster()?.server,
+      namespace: config.namespace,
+      backend: flags.backend,
+      ...(azure
+        ? {
+            podSubnetId: azure.podSubnetId,
+            armEndpoint: azure.endpoint ?? 'default',
+            credential: azure.tokenFile ? 'token file' : 'DefaultAzureCredential',
+            azureQps: azure.qps,
+            azureBurst: azure.burst,
+          }
+        : { subnet: config.subnet }),
+    });
+    const running = await startFulfiller({
+      kc,
+      config,
+      logger,
+      ...(azure && setup ? { backend: setup.azureBackendFactory(azure) } : {}),
+      listen: flags.listen,
+      leaderElection: flags.leaderElect ? timings : false,
+    });
+    await new Promise<void>((resolve) => {
+      const stop = (): void => {
+        process.off('SIGINT', stop);
+        process.off('SIGTERM', stop);
+        void running
+          .stop()
+          .then(() => connections.destroy())
+          .then(resolve);
+      };
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+    });
+    // No logger.end(): a late debug line after end() would crash the exit;
+    // stdout is flushed as the process ends on its own.
+  });
 }

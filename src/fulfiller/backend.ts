@@ -17,6 +17,10 @@
 // - `apply` is called only while this replica leads; `releaseAll` before the
 //   Node's NNC is deleted, so a crash in between leaves an NNC to retry from,
 //   never an address nobody records.
+// - `start()` (optional) is awaited before the fulfiller's first term, so the
+//   first CSS it publishes has the backend's real free count (Azure: the pod
+//   subnet and its usage, read from ARM). A factory may be async (Azure loads
+//   its credential lazily).
 // - `NodeSetupError` is the typed error for "cannot set this node up at all"
 //   (no NIC, no providerID): the fulfiller logs it, raises a Warning Event on
 //   the NNC and retries with backoff. `SubnetFullError` stays for "no address
@@ -82,6 +86,8 @@ export interface IpBackend {
   apply(node: NodeRef, change: PoolChange): Promise<ApplyResult>;
   /** Node deleted: free everything it held (secondaries and primary). */
   releaseAll(node: NodeRef, container: NetworkContainer | undefined): Promise<void>;
+  /** Reads what subnets() reports; awaited before the fulfiller first leads. */
+  start?(): Promise<void>;
 }
 
 export interface BackendContext {
@@ -92,7 +98,7 @@ export interface BackendContext {
   logger: Logger;
 }
 
-export type BackendFactory = (context: BackendContext) => IpBackend;
+export type BackendFactory = (context: BackendContext) => IpBackend | Promise<IpBackend>;
 
 /** No address left for a new container's primary IP. */
 export class SubnetFullError extends Error {

@@ -47,7 +47,7 @@ export interface StartFulfillerOptions {
   kc: KubeConfig;
   config: FulfillerConfig;
   logger: Logger;
-  /** Builds the backend; defaults to a CIDR backend on `config.subnet`. */
+  /** Builds the backend (then awaits its start()); defaults to a CIDR backend on `config.subnet`. */
   backend?: BackendFactory;
   /** Record Kubernetes Events (default true). */
   events?: boolean;
@@ -102,9 +102,11 @@ export async function startFulfiller(options: StartFulfillerOptions): Promise<Ru
   const logger = options.logger.child({ component: 'fulfiller' });
   const metrics = new FulfillerMetrics({ defaultMetrics: options.defaultMetrics ?? true });
   const ledger = new AddressLedger();
-  const backend = options.backend
-    ? options.backend({ ledger, registry: metrics.registry, logger })
+  const backend: IpBackend = options.backend
+    ? await options.backend({ ledger, registry: metrics.registry, logger })
     : new CidrBackend({ cidr: config.subnet, subnetName: config.subnetName }, ledger);
+  // Before any term: the first CSS published carries the backend's real free count.
+  await backend.start?.();
 
   let elector: LeaderElector | undefined;
   const canWrite = (): boolean => (elector ? elector.canWrite() : true);

@@ -13,8 +13,8 @@ import { isConnectionError, retryAfterMs } from '../../src/azure/arm/policies.ts
 import type { ArmMetricsSink } from '../../src/azure/metrics.ts';
 import { armErrorKind } from '../../src/azure/nic-api.ts';
 import { mapVmsToNics, NicDirectory } from '../../src/azure/nic-directory.ts';
-import { NodeBackendError } from '../../src/azure/seam.ts';
-import { validateAzureSettings } from '../../src/azure/setup.ts';
+import { NodeSetupError } from '../../src/fulfiller/backend.ts';
+import { validateAzureSettings } from '../../src/azure/settings.ts';
 import { addNodes, clientFor, RG, startRig, SUB } from './helpers.ts';
 import type { Rig } from './helpers.ts';
 
@@ -161,7 +161,7 @@ describe('NIC directory', () => {
     expect(found.name).to.equal('x-0');
     const missing = { name: 'y', providerID: `azure://${vm('y')}` };
     const err = await dir.lookup(missing).catch((e: unknown) => e);
-    expect(err).to.be.instanceOf(NodeBackendError).and.include({ reason: 'NicNotFound' });
+    expect(err).to.be.instanceOf(NodeSetupError).and.include({ reason: 'NicNotFound' });
     expect(dir.lists).to.equal(1); // listed at 0, a miss within the minute does not list again
     now = 60_000;
     expect((await dir.lookup(missing)).name).to.equal('y-0');

@@ -40,13 +40,14 @@ function loaded(...args: string[]): { packages: string[]; src: string[] } {
 describe('bin/pool-monitor start-up', function () {
   this.timeout(60_000);
 
-  for (const args of [['--version'], ['--help'], ['sidecar', '--help']]) {
+  for (const args of [['--version'], ['--help'], ['sidecar', '--help'], ['fulfiller', '--help']]) {
     it(`${args.join(' ')} loads only the command line parser`, () => {
       const { packages, src } = loaded(...args);
       expect(packages).to.deep.equal(['commander']);
       // Command definitions and the pure modules their flags need (the
       // authorization modes, the label selector parser behind
-      // --node-selector, option parsers), nothing that runs.
+      // --node-selector, option parsers, the --azure-* flags and their
+      // settings check without the Azure SDK), nothing that runs.
       const pure =
         /^cli\/.*|^apiserver\/auth\/modes\.ts$|^apiserver\/(selectors|errors|objects)\.ts$/;
       const running = src.filter((f) =>

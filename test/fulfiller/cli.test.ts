@@ -5,12 +5,25 @@ import { spawnSync } from 'node:child_process';
 import { booleanOption, durationOption } from '../../src/cli/parse.ts';
 
 const BIN = new URL('../../bin/pool-monitor', import.meta.url).pathname;
+const SUB = '00000000-0000-0000-0000-000000000001';
+/** Valid --backend azure flags. */
+const AZURE = [
+  '--azure-subscription-id',
+  SUB,
+  '--azure-resource-group',
+  'rg',
+  '--pod-subnet-id',
+  `/subscriptions/${SUB}/resourceGroups/rg/providers/Microsoft.Network/virtualNetworks/v/subnets/pods`,
+];
 
 function fulfiller(...args: string[]): { status: number | null; stderr: string } {
   // A kubeconfig that does not exist: flag errors must come first.
+  const env = { ...process.env };
+  for (const k of Object.keys(env)) if (k.startsWith('AZURE_')) delete env[k];
   const r = spawnSync(BIN, ['fulfiller', '--kubeconfig', '/nonexistent', ...args], {
     encoding: 'utf8',
     timeout: 30_000,
+    env,
   });
   return { status: r.status, stderr: r.stderr };
 }
@@ -40,6 +53,20 @@ describe('bin/pool-monitor fulfiller flags', function () {
     [['--listen', 'everywhere'], /--listen must be HOST:PORT/],
     [['--node-selector', 'a b c'], /invalid node selector/],
     [['--backend', 'gcp'], /--backend/],
+    [['--backend', 'azure'], /--azure-subscription-id \(or AZURE_SUBSCRIPTION_ID\) is required/],
+    [
+      ['--backend', 'azure', ...AZURE.slice(0, 4)],
+      /--pod-subnet-id \(or AZURE_POD_SUBNET_ID\) is required/,
+    ],
+    [['--backend', 'azure', ...AZURE, '--azure-qps', '0'], /--azure-qps must be a number > 0/],
+    [
+      ['--backend', 'azure', ...AZURE, '--azure-endpoint', 'http://arm.example.com'],
+      /--azure-endpoint: .*plain http is allowed only to a loopback address/,
+    ],
+    [
+      ['--backend', 'azure', ...AZURE.slice(0, 4), '--pod-subnet-id', '/subscriptions/x'],
+      /--pod-subnet-id: /,
+    ],
   ] as Array<[string[], RegExp]>) {
     it(`${args.join(' ')}: one line, non-zero`, () => {
       const r = fulfiller(...args);

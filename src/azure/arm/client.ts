@@ -1,8 +1,7 @@
 // The real @azure/arm-network client, with our policies in its pipeline in
-// place of the SDK's retry and bearer-token ones (see policies.ts). Plain
-// http is allowed only to a loopback address (the emulator): the SDK's own
-// bearer policy refuses non-TLS URLs, ours sends the token anywhere it is
-// told to, so the endpoint check lives here.
+// place of the SDK's retry and bearer-token ones (see policies.ts). The SDK's
+// own bearer policy refuses non-TLS URLs; ours sends the token anywhere it is
+// told to, so the endpoint is checked here (endpoint.ts: http only to loopback).
 import { NetworkManagementClient } from '@azure/arm-network';
 import type { AccessToken, TokenCredential } from '@azure/core-auth';
 import type { ArmMetricsSink } from '../metrics.ts';
@@ -19,7 +18,9 @@ import {
 import type { TokenBucket } from './token-bucket.ts';
 import { realBucketClock } from './token-bucket.ts';
 
-export const DEFAULT_ARM_ENDPOINT = 'https://management.azure.com';
+import { checkEndpoint } from './endpoint.ts';
+
+export { checkEndpoint, DEFAULT_ARM_ENDPOINT } from './endpoint.ts';
 
 export interface ArmClientOptions {
   endpoint: string;
@@ -30,30 +31,6 @@ export interface ArmClientOptions {
   retry?: Partial<RetryOptions>;
   clock?: PolicyClock;
   random?: () => number;
-}
-
-/** Checks an endpoint: https anywhere, http only to loopback. Returns it without a trailing slash. */
-export function checkEndpoint(endpoint: string): string {
-  let url: URL;
-  try {
-    url = new URL(endpoint);
-  } catch {
-    throw new Error(`invalid ARM endpoint "${endpoint}"`);
-  }
-  if (url.protocol === 'http:') {
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    if (host !== '127.0.0.1' && host !== 'localhost' && host !== '::1') {
-      throw new Error(
-        `ARM endpoint "${endpoint}": plain http is allowed only to a loopback address (an emulator)`,
-      );
-    }
-  } else if (url.protocol !== 'https:') {
-    throw new Error(`ARM endpoint "${endpoint}" must be https:// (or http:// to loopback)`);
-  }
-  if (url.pathname !== '/' || url.search !== '') {
-    throw new Error(`ARM endpoint "${endpoint}" must be an origin, e.g. ${DEFAULT_ARM_ENDPOINT}`);
-  }
-  return url.origin;
 }
 
 /** The SDK wants a TokenCredential; ours are applied by bearerPolicy, so this one is never asked. */

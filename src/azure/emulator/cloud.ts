@@ -2,7 +2,7 @@
 // (node subnet and pod subnet), a VM with a NIC per node, and the settings
 // the Azure backend needs to talk to it. The embedded cluster gives each Node
 // the providerID returned here.
-import type { AzureSettings } from '../setup.ts';
+import type { AzureSettings } from '../settings.ts';
 import type { SubnetFullMode } from './network.ts';
 import { ArmEmulator } from './server.ts';
 

@@ -1,0 +1,64 @@
+// The Azure backend's settings (the fulfiller's --azure-* flags) and their
+// validation, with one-line errors naming the flag. Pure: no SDK is loaded,
+// so the command line checks them before anything starts.
+import { checkEndpoint, DEFAULT_ARM_ENDPOINT } from './arm/endpoint.ts';
+import { parseSubnetId } from './arm/ids.ts';
+import { validateBucket } from './arm/token-bucket.ts';
+
+export interface AzureSettings {
+  subscriptionId: string;
+  /** The resource group holding the nodes' NICs. */
+  resourceGroup: string;
+  /** Full ARM id of the pod subnet. */
+  podSubnetId: string;
+  endpoint?: string;
+  /** Bearer token file; absent: DefaultAzureCredential. */
+  tokenFile?: string;
+  qps?: number;
+  burst?: number;
+}
+
+export const DEFAULT_AZURE_QPS = 4;
+export const DEFAULT_AZURE_BURST = 20;
+
+const SUBSCRIPTION = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const RESOURCE_GROUP = /^[-\w.()]{1,90}$/u;
+
+/** Validates settings; throws a one-line error naming the flag. */
+export function validateAzureSettings(s: AzureSettings): Required<
+  Omit<AzureSettings, 'tokenFile'>
+> & {
+  tokenFile?: string;
+} {
+  if (!SUBSCRIPTION.test(s.subscriptionId ?? '')) {
+    throw new Error(
+      `--azure-subscription-id must be a subscription GUID, got "${s.subscriptionId ?? ''}"`,
+    );
+  }
+  if (!RESOURCE_GROUP.test(s.resourceGroup ?? '') || s.resourceGroup.endsWith('.')) {
+    throw new Error(
+      `--azure-resource-group: invalid resource group name "${s.resourceGroup ?? ''}"`,
+    );
+  }
+  let subnet;
+  try {
+    subnet = parseSubnetId(s.podSubnetId ?? '');
+  } catch (err) {
+    throw new Error(`--pod-subnet-id: ${(err as Error).message}`);
+  }
+  if (subnet.subscriptionId.toLowerCase() !== s.subscriptionId.toLowerCase()) {
+    throw new Error(
+      `--pod-subnet-id is in subscription ${subnet.subscriptionId}, not in --azure-subscription-id ${s.subscriptionId}`,
+    );
+  }
+  let endpoint: string;
+  try {
+    endpoint = checkEndpoint(s.endpoint ?? DEFAULT_ARM_ENDPOINT);
+  } catch (err) {
+    throw new Error(`--azure-endpoint: ${(err as Error).message}`);
+  }
+  const qps = s.qps ?? DEFAULT_AZURE_QPS;
+  const burst = s.burst ?? DEFAULT_AZURE_BURST;
+  validateBucket({ qps, burst });
+  return { ...s, endpoint, qps, burst };
+}
