@@ -2,7 +2,12 @@
 // (node subnet and pod subnet), a VM with a NIC per node, and the settings
 // the Azure backend needs to talk to it. The embedded cluster gives each Node
 // the providerID returned here.
+import type { BackendFactory } from '../../fulfiller/backend.ts';
+import type { BearerTokenSource } from '../arm/credentials.ts';
+import type { RetryOptions } from '../arm/policies.ts';
 import type { AzureSettings } from '../settings.ts';
+import type { AzureBuildExtra } from '../setup.ts';
+import { azureBackendFactory } from '../setup.ts';
 import type { SubnetFullMode } from './network.ts';
 import { ArmEmulator } from './server.ts';
 
@@ -72,6 +77,36 @@ export class EmulatedCloud {
       ...(qps !== undefined ? { qps } : {}),
       ...(burst !== undefined ? { burst } : {}),
     };
+  }
+
+  /** The bearer token this cloud accepts. */
+  tokens(): BearerTokenSource {
+    return {
+      token: () => Promise.resolve(CLOUD_TOKEN),
+      invalidate: () => {},
+      description: 'the emulated cloud token',
+    };
+  }
+
+  /** The fulfiller's Azure backend on this cloud (through the real SDK, over HTTP). */
+  backendFactory(
+    options: {
+      qps?: number;
+      burst?: number;
+      retry?: Partial<RetryOptions>;
+      backend?: NonNullable<AzureBuildExtra>['backend'];
+    } = {},
+  ): BackendFactory {
+    return azureBackendFactory(this.settings(options.qps, options.burst), {
+      tokens: this.tokens(),
+      ...(options.retry ? { retry: options.retry } : {}),
+      ...(options.backend ? { backend: options.backend } : {}),
+    });
+  }
+
+  /** The NIC of a node added here, as the emulator holds it now. */
+  nicOf(node: string) {
+    return this.emulator.network.getNic(CLOUD_RESOURCE_GROUP, `${node}-nic`);
   }
 
   /** ARM requests by operation and status, and PUTs per NIC, for reports. */

@@ -1,0 +1,270 @@
+// The fulfiller on its Azure backend, over HTTP: the local API server, the ARM
+// emulator and the real @azure/arm-network SDK. NNCs fill with ids that ARE
+// the NIC's ipConfiguration names; the ARM series are on the fulfiller's
+// /metrics; a node without providerID gets a Warning Event and is served once
+// it has one; a deleted Node's addresses leave its NIC; SubnetIsFull and the
+// subnet's usage drive the ClusterSubnetState.
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { expect } from 'chai';
+import type { FulfillerConfig } from '../../src/fulfiller/config.ts';
+import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
+import { startFulfiller } from '../../src/fulfiller/run.ts';
+import type { RunningFulfiller } from '../../src/fulfiller/run.ts';
+import { silentLogger } from '../../src/log/logger.ts';
+import type { ClusterSubnetState } from '../../src/nnc/types.ts';
+import { CSS_PLURAL, dynamicContainers, GROUP } from '../../src/nnc/types.ts';
+import type { AzureCluster } from '../support/azure-cluster.ts';
+import {
+  leaks,
+  managedConfigs,
+  NS,
+  safetyViolations,
+  startAzureCluster,
+} from '../support/azure-cluster.ts';
+import { waitFor } from '../support/wait.ts';
+import type { EmulatedCloudOptions } from '../../src/azure/emulator/cloud.ts';
+
+const FAST_RETRY = { backoff: { initialMs: 20, maxMs: 200, factor: 2, jitter: 0.2 } };
+
+describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real SDK)', function () {
+  this.timeout(30_000);
+  let cluster: AzureCluster;
+  let running: RunningFulfiller | undefined;
+
+  const start = async (
+    cloud: EmulatedCloudOptions = {},
+    config: Partial<FulfillerConfig> = {},
+    backend: { usageRefreshMs?: number; fullHoldMs?: number } = {},
+  ): Promise<RunningFulfiller> => {
+    cluster = await startAzureCluster(cloud);
+    return run(config, backend);
+  };
+  /** A fresh fulfiller (nothing cached) on the cluster. */
+  const run = async (
+    config: Partial<FulfillerConfig> = {},
+    backend: { usageRefreshMs?: number; fullHoldMs?: number } = {},
+  ): Promise<RunningFulfiller> => {
+    running = await startFulfiller({
+      kc: cluster.kc,
+      config: makeFulfillerConfig({
+        minIntervalMs: 0,
+        backoff: { initialMs: 20, maxMs: 200 },
+        ...config,
+      }),
+      logger: silentLogger(),
+      defaultMetrics: false,
+      listen: { host: '127.0.0.1', port: 0 },
+      backend: cluster.cloud.backendFactory({ qps: 1000, burst: 1000, retry: FAST_RETRY, backend }),
+    });
+    return running;
+  };
+  const filled = (name: string, n: number) =>
+    waitFor(
+      `${name} with ${n} IPs`,
+      async () => {
+        const o = await cluster.get(name);
+        const nc = o && dynamicContainers(o)[0];
+        return nc?.ipAssignments?.length === n && o?.status?.status === 'Updated' ? o : undefined;
+      },
+      15_000,
+    );
+  const css = async () =>
+    (await cluster.kc
+      .makeApiClient(CustomObjectsApi)
+      .getNamespacedCustomObject({
+        group: GROUP,
+        version: 'v1alpha1',
+        namespace: NS,
+        plural: CSS_PLURAL,
+        name: 'aks-pods',
+      })
+      .catch(() => undefined)) as ClusterSubnetState | undefined;
+  const warnings = (reason: string) =>
+    (cluster.server.objects('', 'events', NS) as Array<{ reason?: string; type?: string }>).filter(
+      (e) => e.reason === reason && e.type === 'Warning',
+    );
+
+  afterEach(async () => {
+    await running?.stop();
+    running = undefined;
+    await cluster?.close();
+  });
+
+  it('fills NNCs in one PUT each: NNC ids are the NIC ipConfigurations, ARM series on /metrics', async () => {
+    const r = await start();
+    await cluster.addNode('node-0');
+    await cluster.addNode('node-1');
+    await cluster.setSpec('node-0', { requestedIPCount: 16 });
+    await cluster.setSpec('node-1', { requestedIPCount: 30 });
+    const n0 = await filled('node-0', 16);
+    await filled('node-1', 30);
+    expect(safetyViolations(cluster)).to.deep.equal([]);
+    expect(leaks(cluster)).to.deep.equal([]);
+
+    const nc = dynamicContainers(n0)[0]!;
+    const nic = cluster.cloud.nicOf('node-0')!;
+    const primary = (
+      nic.properties!.ipConfigurations as Array<{ properties: Record<string, unknown> }>
+    )
+      .map((c) => c.properties)
+      .find((p) => p.primary === true)!;
+    expect(nc).to.include({
+      subnetName: 'aks-pods',
+      subnetAddressSpace: '10.240.0.0/16',
+      defaultGateway: '10.240.0.1',
+      nodeIP: primary.privateIPAddress,
+    });
+    // The NNC was created empty (the NC primary: one PUT), then the spec (one more).
+    const report = cluster.cloud.report();
+    expect(report.putsPerNode.max).to.be.at.most(2);
+
+    const metrics = await (await fetch(`${r.http!.url}/metrics`)).text();
+    expect(metrics).to.match(
+      /pool_monitor_arm_requests_total\{operation="NetworkInterfaces.CreateOrUpdate",code="200"\} [1-9]/,
+    );
+    expect(metrics).to.match(
+      /pool_monitor_arm_request_duration_seconds_count\{operation="[^"]+"\} [1-9]/,
+    );
+    expect(metrics).to.match(/pool_monitor_arm_throttled_waits_total\{cause="token-bucket"\} \d/);
+    // 46 secondaries and 2 NC primaries taken from the subnet.
+    expect(metrics).to.match(/pool_monitor_arm_ips_allocated_total 48\n/);
+    expect(metrics).to.match(/pool_monitor_fulfiller_subnet_free_ips\{subnet="aks-pods"\} \d+/);
+
+    // Release exactly ipsNotInUse, in one more PUT for that node.
+    const ids = nc.ipAssignments!.map((a) => a.name);
+    await cluster.setSpec('node-0', { requestedIPCount: 10, ipsNotInUse: ids.slice(0, 6) });
+    const shrunk = await filled('node-0', 10);
+    expect(dynamicContainers(shrunk)[0]!.ipAssignments!.map((a) => a.name)).to.deep.equal(
+      ids.slice(6),
+    );
+    expect(managedConfigs(cluster.cloud, 'node-0').map((c) => c.name)).to.not.include.members(
+      ids.slice(0, 6),
+    );
+    const after = await (await fetch(`${r.http!.url}/metrics`)).text();
+    expect(after).to.match(/pool_monitor_arm_ips_released_total 6\n/);
+  });
+
+  it('a Node without providerID gets a Warning Event, and is served once it has one', async () => {
+    await start();
+    await cluster.addNode('bare', { providerID: false });
+    await cluster.setSpec('bare', { requestedIPCount: 8 });
+    await waitFor('a NoProviderID warning', () => warnings('NoProviderID').length > 0, 10_000);
+    expect(dynamicContainers((await cluster.get('bare'))!)).to.have.length(0);
+
+    const providerID = cluster.cloud.addNode('bare');
+    await cluster.kc.makeApiClient(CoreV1Api).patchNode({
+      name: 'bare',
+      body: [{ op: 'add', path: '/spec', value: { providerID } }],
+    });
+    await filled('bare', 8);
+    expect(leaks(cluster)).to.deep.equal([]);
+  });
+
+  it("a deleted Node's addresses leave its NIC (found by its NC primary address)", async () => {
+    await start();
+    await cluster.addNode('node-0');
+    await cluster.setSpec('node-0', { requestedIPCount: 12 });
+    await filled('node-0', 12);
+    expect(managedConfigs(cluster.cloud, 'node-0')).to.have.length(13);
+    // A fresh fulfiller knows nothing of node-0's NIC but what the NNC says.
+    await running!.stop();
+    await run();
+    await running!.whenSynced();
+    await cluster.kc.makeApiClient(CoreV1Api).deleteNode({ name: 'node-0' });
+    await waitFor('the NNC deleted', async () => (await cluster.get('node-0')) === undefined);
+    expect(managedConfigs(cluster.cloud, 'node-0')).to.deep.equal([]);
+    // The NIC's own primary ipConfiguration stays.
+    expect(cluster.cloud.nicOf('node-0')!.properties!.ipConfigurations).to.have.length(1);
+  });
+
+  for (const subnetFullMode of ['sync', 'lro'] as const) {
+    it(`SubnetIsFull (${subnetFullMode}) publishes the CSS exhausted, fills what fits, recovers on release`, async () => {
+      // /27: 27 usable (Azure keeps 5). Exhausted below 4 free, recovered at 6.
+      const r = await start(
+        { podPrefix: '10.240.0.0/27', subnetFullMode },
+        { exhaustionThreshold: 4, recoveryMargin: 2, exhaustionHoldMs: 0 },
+        { fullHoldMs: 300 },
+      );
+      await waitFor('the CSS published', async () => (await css())?.status?.exhausted === false);
+      await cluster.addNode('node-0');
+      await cluster.addNode('node-1');
+      await cluster.setSpec('node-0', { requestedIPCount: 16 });
+      await filled('node-0', 16);
+      await cluster.setSpec('node-1', { requestedIPCount: 16 });
+      // 27 − 17 = 10 left: node-1 gets its NC primary and 9.
+      const short = await waitFor('node-1 short', async () => {
+        const o = await cluster.get('node-1');
+        const n = o && dynamicContainers(o)[0]?.ipAssignments?.length;
+        return n === 9 && o?.status?.status === 'SubnetFull' ? o : undefined;
+      });
+      expect(short.status?.status).to.equal('SubnetFull');
+      await waitFor('exhausted', async () => (await css())?.status?.exhausted === true);
+      expect(warnings('SubnetFull').length).to.be.at.least(1);
+      expect(safetyViolations(cluster)).to.deep.equal([]);
+      // No hot loop: a handful of PUTs while the subnet is full.
+      const putsBefore = cluster.cloud.report().byOperationAndStatus;
+      await new Promise((res) => setTimeout(res, 1000));
+      const putsAfter = cluster.cloud.report().byOperationAndStatus;
+      const puts = (o: Record<string, number>) =>
+        Object.entries(o)
+          .filter(([k]) => k.startsWith('NetworkInterfaces.CreateOrUpdate'))
+          .reduce((n, [, v]) => n + v, 0);
+      expect(puts(putsAfter) - puts(putsBefore)).to.be.at.most(2);
+
+      // node-0 gives back 14: node-1 gets its remaining 7, 7 stay free, the CSS recovers.
+      const ids = dynamicContainers((await cluster.get('node-0'))!)[0]!.ipAssignments!.map(
+        (a) => a.name,
+      );
+      await cluster.setSpec('node-0', { requestedIPCount: 2, ipsNotInUse: ids.slice(0, 14) });
+      await filled('node-0', 2);
+      await filled('node-1', 16);
+      await waitFor('recovered', async () => (await css())?.status?.exhausted === false, 10_000);
+      expect(leaks(cluster)).to.deep.equal([]);
+      expect(r.fulfiller.stats().subnets[0]!.free).to.equal(27 - 3 - 17);
+    });
+  }
+
+  it('a node that gets no NC primary (SubnetIsFull, usage not yet stale) flips the CSS at once', async () => {
+    // /28: 11 usable. The usage is read at start and not again for a minute.
+    await start(
+      { podPrefix: '10.240.0.0/28' },
+      { exhaustionThreshold: 1, recoveryMargin: 1, exhaustionHoldMs: 0 },
+      { usageRefreshMs: 60_000 },
+    );
+    await waitFor('the CSS published', async () => (await css())?.status?.exhausted === false);
+    for (let i = 0; i < 11; i++) {
+      cluster.cloud.emulator.network.addVm({
+        resourceGroup: 'other',
+        name: `other-${i}`,
+        subnetId: cluster.cloud.podSubnetId,
+      });
+    }
+    await cluster.addNode('node-0');
+    await cluster.setSpec('node-0', { requestedIPCount: 4 });
+    await waitFor('node-0 waits for an address', async () =>
+      (await cluster.get('node-0'))?.status?.status === 'SubnetFull' ? true : undefined,
+    );
+    await waitFor('exhausted', async () => (await css())?.status?.exhausted === true, 3000);
+  });
+
+  it('the CSS follows the subnet usage others cause (virtualNetworks/usages)', async () => {
+    await start(
+      { podPrefix: '10.240.0.0/27' },
+      { exhaustionThreshold: 10, recoveryMargin: 2, exhaustionHoldMs: 0, resyncMs: 200 },
+      { usageRefreshMs: 200 },
+    );
+    await waitFor('the CSS published', async () => (await css())?.status?.exhausted === false);
+    // Another tool takes 20 of the 27 usable addresses (VMs in the pod subnet).
+    for (let i = 0; i < 20; i++) {
+      cluster.cloud.emulator.network.addVm({
+        resourceGroup: 'other',
+        name: `other-${i}`,
+        subnetId: cluster.cloud.podSubnetId,
+      });
+    }
+    await waitFor(
+      'exhausted from the usage',
+      async () => (await css())?.status?.exhausted === true,
+    );
+  });
+});

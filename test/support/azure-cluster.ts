@@ -1,0 +1,163 @@
+// The fulfiller's Azure world for tests: the local API server and an emulated
+// Azure cloud (ARM emulator over HTTP), Nodes with providerIDs whose VMs have
+// NICs, and the checks every Azure fulfiller test makes on one consistent
+// snapshot (both servers live in this process, so one synchronous read of
+// each is one instant):
+// - no address is on two NNCs, nor on two NICs;
+// - every NNC IP the node may use (not in spec.ipsNotInUse) is an
+//   ipConfiguration of that node's NIC with the same address, and the NC's
+//   primaryIP is its `pool-monitor-nc-primary`;
+// - settled: the NIC's managed ipConfigurations are exactly what the NNC
+//   lists (nothing leaked, nothing missing).
+import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { startApiServer } from '../../src/apiserver/server.ts';
+import type { ApiServer } from '../../src/apiserver/server.ts';
+import { EmulatedCloud } from '../../src/azure/emulator/cloud.ts';
+import type { EmulatedCloudOptions } from '../../src/azure/emulator/cloud.ts';
+import type { ArmObject } from '../../src/azure/emulator/nic-put.ts';
+import { NC_PRIMARY_NAME } from '../../src/azure/nic-plan.ts';
+import { loadKubeConfig } from '../../src/kube/config.ts';
+import { silentLogger } from '../../src/log/logger.ts';
+import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
+import { dynamicContainers, GROUP, NNC_PLURAL, NNC_VERSION } from '../../src/nnc/types.ts';
+import { CRDS_DIR, waitFor } from './wait.ts';
+
+export const NS = 'kube-system';
+export const NNC = { group: GROUP, version: NNC_VERSION, namespace: NS, plural: NNC_PLURAL };
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export interface AzureCluster {
+  server: ApiServer;
+  kc: KubeConfig;
+  cloud: EmulatedCloud;
+  /** A Node (with a VM and NIC unless `providerID: false`); returns its providerID. */
+  addNode(name: string, options?: { providerID?: boolean }): Promise<string | undefined>;
+  get(name: string): Promise<NodeNetworkConfig | undefined>;
+  /** Replaces the NNC's spec (retrying on 409 until it lands). */
+  setSpec(name: string, spec: Record<string, unknown>): Promise<void>;
+  nncs(): NodeNetworkConfig[];
+  close(): Promise<void>;
+}
+
+export async function startAzureCluster(
+  cloudOptions: EmulatedCloudOptions = {},
+): Promise<AzureCluster> {
+  const server = await startApiServer({ crdsDir: CRDS_DIR, logger: silentLogger() });
+  const cloud = new EmulatedCloud({ log: true, ...cloudOptions });
+  await cloud.start();
+  const { kc, connections } = loadKubeConfig({ kubeconfig: server.kubeconfigPath });
+  const core = kc.makeApiClient(CoreV1Api);
+  const api = kc.makeApiClient(CustomObjectsApi);
+  const get = async (name: string) =>
+    (await api.getNamespacedCustomObject({ ...NNC, name }).catch(() => undefined)) as
+      NodeNetworkConfig | undefined;
+  return {
+    server,
+    kc,
+    cloud,
+    async addNode(name, options = {}) {
+      const providerID = options.providerID === false ? undefined : cloud.addNode(name);
+      await core.createNode({
+        body: { metadata: { name }, ...(providerID ? { spec: { providerID } } : {}) },
+      });
+      return providerID;
+    },
+    get,
+    async setSpec(name, spec) {
+      // A 409 (the fulfiller wrote meanwhile) throws: waitFor reads and tries again.
+      await waitFor(
+        `the spec of ${name}`,
+        async () => {
+          const cur = await get(name);
+          if (!cur) return undefined;
+          await api.replaceNamespacedCustomObject({ ...NNC, name, body: { ...cur, spec } });
+          return true;
+        },
+        20_000,
+      );
+    },
+    nncs: () => server.objects(GROUP, NNC_PLURAL, NS) as unknown as NodeNetworkConfig[],
+    async close() {
+      await cloud.stop();
+      await server.close();
+      await connections.destroy();
+    },
+  };
+}
+
+interface NicConfig {
+  name: string;
+  ip: string;
+  primary: boolean;
+  subnet: string;
+}
+
+function configsOf(nic: ArmObject | undefined): NicConfig[] {
+  const configs = (nic?.properties?.ipConfigurations as ArmObject[] | undefined) ?? [];
+  return configs.map((c) => ({
+    name: String(c.name),
+    ip: String(c.properties?.privateIPAddress ?? ''),
+    primary: c.properties?.primary === true,
+    subnet: String((c.properties?.subnet as { id?: string } | undefined)?.id ?? '').toLowerCase(),
+  }));
+}
+
+/** The NIC's ipConfigurations of ours: UUID-named secondaries and the NC primary. */
+export function managedConfigs(cloud: EmulatedCloud, node: string): NicConfig[] {
+  const pods = cloud.podSubnetId.toLowerCase();
+  return configsOf(cloud.nicOf(node)).filter(
+    (c) => !c.primary && c.subnet === pods && (UUID.test(c.name) || c.name === NC_PRIMARY_NAME),
+  );
+}
+
+/** Safety: what must hold at every instant. Returns the violations found. */
+export function safetyViolations(cluster: AzureCluster): string[] {
+  const out: string[] = [];
+  const owner = new Map<string, string>();
+  for (const nnc of cluster.nncs()) {
+    const node = nnc.metadata.name;
+    const nc = dynamicContainers(nnc)[0];
+    if (!nc) continue;
+    const onNic = new Map(configsOf(cluster.cloud.nicOf(node)).map((c) => [c.name, c.ip]));
+    const notInUse = new Set((nnc.spec?.ipsNotInUse as string[] | undefined) ?? []);
+    const ips = [nc.primaryIP ?? '', ...(nc.ipAssignments ?? []).map((a) => a.ip)];
+    for (const ip of ips) {
+      const other = owner.get(ip);
+      if (other) out.push(`${ip} is on the NNCs of ${other} and ${node}`);
+      owner.set(ip, node);
+    }
+    if (onNic.get(NC_PRIMARY_NAME) !== nc.primaryIP) {
+      out.push(`${node}: NC primary ${nc.primaryIP} is not its NIC's ${NC_PRIMARY_NAME}`);
+    }
+    for (const a of nc.ipAssignments ?? []) {
+      if (notInUse.has(a.name)) continue;
+      if (onNic.get(a.name) !== a.ip) {
+        out.push(`${node}: NNC IP ${a.name}=${a.ip} is not an ipConfiguration of its NIC`);
+      }
+    }
+  }
+  for (const nnc of cluster.nncs()) {
+    for (const c of managedConfigs(cluster.cloud, nnc.metadata.name)) {
+      const holders = cluster.cloud.emulator.network.holdersOf(c.ip);
+      if (holders.length > 1) out.push(`${c.ip} is on the NICs ${holders.join(', ')}`);
+    }
+  }
+  return out;
+}
+
+/** Settled: each NIC holds exactly what its NNC lists (nothing leaked, nothing missing). */
+export function leaks(cluster: AzureCluster): string[] {
+  const out: string[] = [];
+  for (const nnc of cluster.nncs()) {
+    const node = nnc.metadata.name;
+    const nc = dynamicContainers(nnc)[0];
+    const listed = new Set((nc?.ipAssignments ?? []).map((a) => a.name));
+    if (nc?.primaryIP) listed.add(NC_PRIMARY_NAME);
+    const held = new Set(managedConfigs(cluster.cloud, node).map((c) => c.name));
+    for (const name of held) if (!listed.has(name)) out.push(`${node}: ${name} leaked on its NIC`);
+    for (const name of listed) if (!held.has(name)) out.push(`${node}: ${name} not on its NIC`);
+  }
+  return out;
+}
