@@ -260,6 +260,8 @@ async function writeSubnetFull(
   scaler: Required<ScalerSpec>,
   reason: string,
 ): Promise<SyncOutcome | 'conflict'> {
+  // The backend just learnt its subnet is full (Azure: SubnetIsFull): the CSS says so now.
+  ctx.subnetsChanged(false);
   const status: NncStatus = {
     ...nnc.status,
     scaler,
