@@ -26,10 +26,14 @@ export interface FulfillerProcess {
   url(): Promise<string>;
 }
 
-export function spawnFulfiller(name: string, args: string[]): FulfillerProcess {
+export function spawnFulfiller(
+  name: string,
+  args: string[],
+  env: Record<string, string> = {},
+): FulfillerProcess {
   const child = spawn(BIN, ['fulfiller', '--listen', '127.0.0.1:0', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, POD_NAME: name },
+    env: { ...process.env, POD_NAME: name, ...env },
   });
   const lines: LogLine[] = [];
   let raw = '';
