@@ -149,6 +149,26 @@ describe('ARM emulator (through @azure/arm-network)', () => {
     expect(rig.em.network.subnet(rig.podSubnetId)!.inUse).to.equal(0);
   });
 
+  it('a landed fault makes the change and answers the error all the same', async () => {
+    rig = await startRig();
+    const [vm] = addNodes(rig, 1);
+    const client = clientFor(rig, { retry: { maxRetries: 0 } });
+    const nic = await client.networkInterfaces.get(RG, vm!.nicName);
+    rig.em.inject({ operation: 'NetworkInterfaces.CreateOrUpdate', status: 500, landed: true });
+    const err = await client.networkInterfaces
+      .createOrUpdate(RG, vm!.nicName, withConfigs(nic, rig.podSubnetId, ['lost']), {
+        requestOptions: { headers: { 'if-match': nic.etag! } },
+      })
+      .then(
+        () => undefined,
+        (e: unknown) => e as { statusCode?: number },
+      );
+    expect(err?.statusCode).to.equal(500);
+    const after = await client.networkInterfaces.get(RG, vm!.nicName);
+    expect(after.ipConfigurations!.map((c) => c.name)).to.include('lost');
+    expect(after.etag).to.not.equal(nic.etag);
+  });
+
   it('refuses a request without the right bearer token', async () => {
     rig = await startRig();
     addNodes(rig, 1);

@@ -1,7 +1,8 @@
 // Faults the emulator can be told to answer with, before the real handling:
 // throttling (429 with Retry-After), server errors, 412, slow answers. Each
 // fault matches an operation (or any) and optionally one NIC, and fires a
-// given number of times.
+// given number of times. A `landed` fault makes the change and still answers
+// with the error, as a gateway that lost the answer would.
 import type { ArmOperation } from '../arm/operations.ts';
 
 export interface FaultSpec {
@@ -17,6 +18,8 @@ export interface FaultSpec {
   retryAfterSeconds?: number;
   /** Delay before answering (or before handling, when no status), in ms. */
   delayMs?: number;
+  /** Handle the request as usual, then answer `status` anyway (an answer lost after the change). */
+  landed?: boolean;
   /** How many requests it hits (default 1). */
   times?: number;
 }

@@ -169,6 +169,9 @@ export class ArmEmulator {
     const fault = this.faults.take(operation, nic);
     if (fault?.delayMs) await new Promise((r) => setTimeout(r, fault.delayMs));
     if (fault?.status !== undefined) {
+      // The change is made, and its answer is an error all the same.
+      if (fault.landed)
+        await this.operate(method, url, operation, req, body).catch(() => undefined);
       const headers: Record<string, string> = {};
       if (fault.retryAfterSeconds !== undefined)
         headers['retry-after'] = String(fault.retryAfterSeconds);
@@ -179,6 +182,17 @@ export class ArmEmulator {
         headers,
       );
     }
+    return this.operate(method, url, operation, req, body);
+  }
+
+  /** The real handling of an authenticated request. */
+  private async operate(
+    method: string,
+    url: URL,
+    operation: ArmOperation,
+    req: IncomingMessage,
+    body: string,
+  ): Promise<{ status: number; body: unknown; headers?: Record<string, string> }> {
     const net = this.network;
     if (operation === 'NetworkInterfaces.List') {
       const [, rg] = NIC_PATH.exec(url.pathname)!;
