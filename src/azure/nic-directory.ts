@@ -1,9 +1,11 @@
 // Which NIC is a node's: the Node's spec.providerID names its VM; the NIC is
 // the primary NIC in the resource group whose virtualMachine.id is that VM's
 // id (compared without case). The VM→NIC map comes from ONE paged list of the
-// resource group's NICs, not a list per node, and is listed again at most
-// once a minute, and only when a node is not in it (a new VM). Concurrent
-// lookups share one list in flight. A node whose Node object is gone (so no
+// resource group's NICs, not a list per node. A node not in it is listed
+// again once if the list began before the node was first asked for (a new
+// VM: every node new at that time shares the list), else at most once a
+// minute (a node that never has a NIC costs no more). Concurrent lookups
+// share one list in flight. A node whose Node object is gone (so no
 // providerID) is found by its NC primary address, `pool-monitor-nc-primary`
 // on the NIC, from the same list.
 import type { NetworkInterface } from '@azure/arm-network';
@@ -63,7 +65,10 @@ export class NicDirectory {
   private map = new Map<string, NetworkInterface>();
   /** NC primary address → NIC, from the same list. */
   private byNcPrimary = new Map<string, NetworkInterface>();
+  /** When the last list began. */
   private listedAt = -Infinity;
+  /** VMs not found yet: how many lists had begun when each was first asked for. */
+  private readonly firstAsked = new Map<string, number>();
   private inFlight?: Promise<void>;
   /** Lists made, for tests and reports. */
   lists = 0;
@@ -72,6 +77,16 @@ export class NicDirectory {
     this.options = options;
     this.now = options.now ?? Date.now;
     this.minRelistMs = options.minRelistMs ?? 60_000;
+  }
+
+  /** The node's NIC as last listed, without listing (undefined: not known yet). */
+  peek(node: NodeRef): NetworkInterface | undefined {
+    if (!node.providerID) return undefined;
+    try {
+      return this.map.get(parseProviderId(node.providerID).id.toLowerCase());
+    } catch {
+      return undefined;
+    }
   }
 
   async lookup(node: NodeRef): Promise<FoundNic> {
@@ -85,10 +100,17 @@ export class NicDirectory {
       throw new NodeSetupError('BadProviderID', `node ${node.name}: ${(err as Error).message}`);
     }
     let nic = this.map.get(vm);
-    if (!nic && (this.inFlight || this.now() - this.listedAt >= this.minRelistMs)) {
-      await this.relist();
-      nic = this.map.get(vm);
+    if (!nic) {
+      // Lists begun before this VM was first asked for.
+      const asked = this.firstAsked.get(vm) ?? this.lists;
+      this.firstAsked.set(vm, asked);
+      const stale = this.now() - this.listedAt >= this.minRelistMs;
+      if (this.inFlight || stale || this.lists === asked) {
+        await this.relist();
+        nic = this.map.get(vm);
+      }
     }
+    if (nic) this.firstAsked.delete(vm);
     if (!nic) {
       throw new NodeSetupError(
         'NicNotFound',
@@ -127,11 +149,12 @@ export class NicDirectory {
     this.inFlight ??= (async () => {
       try {
         const nics: NetworkInterface[] = [];
-        this.lists++;
+        const began = this.now();
+        this.lists++; // counted as it begins
         for await (const nic of this.options.list()) nics.push(nic);
         this.map = mapVmsToNics(nics);
         this.byNcPrimary = ncPrimaries(nics);
-        this.listedAt = this.now();
+        this.listedAt = began;
       } finally {
         this.inFlight = undefined;
       }
