@@ -17,7 +17,7 @@ import { noArmMetrics } from './metrics.ts';
 import type { NicApi } from './nic-api.ts';
 import { armErrorKind } from './nic-api.ts';
 import { NicDirectory } from './nic-directory.ts';
-import { planNic, planRelease } from './nic-plan.ts';
+import { isManagedSecondary, planNic, planRelease } from './nic-plan.ts';
 import { PodSubnet } from './pod-subnet.ts';
 import type {
   ApplyResult,
@@ -75,6 +75,8 @@ export class AzureBackend implements IpBackend {
   /** Per node: the NIC as last read or written (its etag is the next If-Match). */
   private readonly nics = new Map<string, NetworkInterface>();
   private readonly locks = new Map<string, Promise<unknown>>();
+  /** Nodes whose last round failed after a write may have landed. */
+  private readonly doubtful = new Set<string>();
   private readonly logger: Logger | undefined;
   private started = false;
 
@@ -98,10 +100,12 @@ export class AzureBackend implements IpBackend {
     });
   }
 
-  /** Reads the pod subnet and its usage, so subnets() has something to say. */
+  /** Reads the pod subnet and its usage (so subnets() has something to say) and lists the NICs. */
   async start(): Promise<void> {
     const subnet = await this.podSubnet.get();
     await this.podSubnet.refresh();
+    // The NICs as they are: a predecessor's interrupted rounds show in needsRound().
+    await this.directory.relist();
     this.started = true;
     if (!DNS_1123.test(subnet.name)) {
       this.logger?.warn('pod subnet name is not a Kubernetes object name', {
@@ -126,7 +130,35 @@ export class AzureBackend implements IpBackend {
   }
 
   apply(node: NodeRef, change: PoolChange): Promise<ApplyResult> {
-    return this.serial(node.name, () => this.round(node, change));
+    return this.serial(node.name, async () => {
+      try {
+        const result = await this.round(node, change);
+        this.doubtful.delete(node.name);
+        return result;
+      } catch (err) {
+        // A write may have landed whose answer never came: read the NIC afresh next time.
+        if (!(err instanceof NodeSetupError || err instanceof SubnetFullError)) {
+          this.doubtful.add(node.name);
+          this.nics.delete(node.name);
+        }
+        throw err;
+      }
+    });
+  }
+
+  /**
+   * The node's NIC (as this process last wrote or listed it) holds managed
+   * addresses its NNC does not list, or its last round failed so nobody can
+   * tell: it needs a round, whatever its spec asks.
+   */
+  needsRound(node: NodeRef, container: NetworkContainer | undefined): boolean {
+    if (this.doubtful.has(node.name)) return true;
+    const nic = this.nics.get(node.name) ?? this.directory.peek(node);
+    if (!nic) return false;
+    const listed = new Set((container?.ipAssignments ?? []).map((a) => a.name));
+    return (nic.ipConfigurations ?? []).some(
+      (c) => isManagedSecondary(c, this.podSubnetId) && c.privateIPAddress && !listed.has(c.name!),
+    );
   }
 
   releaseAll(node: NodeRef, container: NetworkContainer | undefined): Promise<void> {
@@ -150,7 +182,9 @@ export class AzureBackend implements IpBackend {
     const found = await this.directory.lookup(node);
     const subnet = await this.podSubnet.get();
     await this.podSubnet.refreshIfStale();
-    let nic = this.nicOf(node.name, found.name) ?? found.listed;
+    let nic = this.doubtful.has(node.name)
+      ? await this.reread(node, found.name)
+      : (this.nicOf(node.name, found.name) ?? found.listed);
     const remove = change.remove.map((r) => r.name);
     const known = (change.container?.ipAssignments ?? []).map((a) => a.name);
     let add = change.add;
@@ -270,6 +304,7 @@ export class AzureBackend implements IpBackend {
 
   private forget(node: string): void {
     this.nics.delete(node);
+    this.doubtful.delete(node);
   }
 
   private nicOf(node: string, nicName: string): NetworkInterface | undefined {

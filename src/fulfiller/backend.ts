@@ -21,6 +21,8 @@
 //   first CSS it publishes has the backend's real free count (Azure: the pod
 //   subnet and its usage, read from ARM). A factory may be async (Azure loads
 //   its credential lazily).
+// - `needsRound()` (optional) tells the fulfiller a node holds more than its
+//   NNC lists (an interrupted round); the fulfiller then calls apply.
 // - `NodeSetupError` is the typed error for "cannot set this node up at all"
 //   (no NIC, no providerID): the fulfiller logs it, raises a Warning Event on
 //   the NNC and retries with backoff. `SubnetFullError` stays for "no address
@@ -88,6 +90,14 @@ export interface IpBackend {
   releaseAll(node: NodeRef, container: NetworkContainer | undefined): Promise<void>;
   /** Reads what subnets() reports; awaited before the fulfiller first leads. */
   start?(): Promise<void>;
+  /**
+   * True when the backend holds for this node what its NNC does not list (a
+   * round whose status write never came: a crash, an answer lost after the
+   * write landed), or cannot tell: the node gets a round even when its spec
+   * asks for nothing, so what it holds ends up in its status. Sync and cheap
+   * (asked on every resync); absent: never.
+   */
+  needsRound?(node: NodeRef, container: NetworkContainer | undefined): boolean;
 }
 
 export interface BackendContext {

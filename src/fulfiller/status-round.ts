@@ -22,6 +22,8 @@ export const UNANSWERED_WRITE_MS = 60_000;
 /** Whether a status round must call the backend; false when only the status may change. */
 export function needsBackend(ctx: SyncContext, nnc: NodeNetworkConfig, plan: NodePlan): boolean {
   if (!plan.container || plan.release.length > 0) return true;
+  const name = nnc.metadata.name;
+  if (ctx.backend.needsRound?.(nodeRef(name, ctx.node(name)), plan.container)) return true;
   if (plan.allocate === 0) return false;
   // Waiting for a free address: ask the backend again only once it has one.
   if (nnc.status?.status !== STATUS_SUBNET_FULL) return true;

@@ -177,6 +177,55 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
     expect(cluster.cloud.nicOf('node-0')!.properties!.ipConfigurations).to.have.length(1);
   });
 
+  it('a PUT whose answer was lost leaves nothing unrecorded, even when no round is needed any more', async () => {
+    await start();
+    await cluster.addNode('node-0');
+    await cluster.addNode('node-1');
+    await cluster.setSpec('node-0', { requestedIPCount: 8 });
+    await cluster.setSpec('node-1', { requestedIPCount: 8 });
+    await filled('node-0', 8);
+    await filled('node-1', 8);
+    // node-0 asks for 16: its PUTs land, every answer is lost (more than the retries).
+    const lost = () =>
+      cluster.cloud.emulator.inject({
+        operation: 'NetworkInterfaces.CreateOrUpdate',
+        nic: 'node-0-nic',
+        status: 500,
+        landed: true,
+        times: 5,
+      });
+    lost();
+    await cluster.setSpec('node-0', { requestedIPCount: 16 });
+    await waitFor(
+      'the orphans on the NIC',
+      () => managedConfigs(cluster.cloud, 'node-0').length > 9,
+    );
+    // ...and goes back to 8 before a round succeeds: the spec alone needs nothing.
+    await cluster.setSpec('node-0', { requestedIPCount: 8 });
+    await waitFor('nothing unrecorded on node-0', () => leaks(cluster).length === 0, 10_000);
+
+    // The same for a fresh fulfiller that finds a predecessor's orphans (node-1).
+    await running!.stop();
+    await run();
+    cluster.cloud.emulator.inject({
+      operation: 'NetworkInterfaces.CreateOrUpdate',
+      nic: 'node-1-nic',
+      status: 500,
+      landed: true,
+      times: 5,
+    });
+    await cluster.setSpec('node-1', { requestedIPCount: 16 });
+    await waitFor(
+      'the orphans on the NIC',
+      () => managedConfigs(cluster.cloud, 'node-1').length > 9,
+    );
+    await running!.stop();
+    await cluster.setSpec('node-1', { requestedIPCount: 8 });
+    await run();
+    await waitFor('nothing unrecorded on node-1', () => leaks(cluster).length === 0, 10_000);
+    expect(safetyViolations(cluster)).to.deep.equal([]);
+  });
+
   for (const subnetFullMode of ['sync', 'lro'] as const) {
     it(`SubnetIsFull (${subnetFullMode}) publishes the CSS exhausted, fills what fits, recovers on release`, async () => {
       // /27: 27 usable (Azure keeps 5). Exhausted below 4 free, recovered at 6.
