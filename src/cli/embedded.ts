@@ -20,6 +20,7 @@ interface EmbeddedFlags {
   logFile?: string;
   logLevel: LogLevel;
   leakRate?: number;
+  backend: 'cidr' | 'azure';
 }
 
 function logLevelOption(value: string): LogLevel {
@@ -69,6 +70,14 @@ export function embeddedCommand(): Command {
     )
     .option('--serve', 'keep everything up after the scenario until SIGINT/SIGTERM')
     .option('--tls', 'the API server serves HTTPS with a CA made at start (in its kubeconfig)')
+    .addOption(
+      new Option(
+        '--backend <kind>',
+        "the fulfiller's backend: cidr, or azure (on the project's loopback ARM emulator)",
+      )
+        .choices(['cidr', 'azure'])
+        .default('cidr'),
+    )
     .option('--report <file>', 'also write the report as JSON', writableFileOption('--report'))
     .option(
       '--log-file <file>',
@@ -110,6 +119,7 @@ export function embeddedCommand(): Command {
             ...(flags.logFile !== undefined ? { logFile: flags.logFile } : {}),
             logLevel: flags.logLevel,
             ...(flags.leakRate !== undefined ? { leakRate: flags.leakRate } : {}),
+            backend: flags.backend,
           },
           { out: process.stdout, err: process.stderr, signal: abort.signal },
         );

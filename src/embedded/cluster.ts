@@ -28,6 +28,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { startApiServer, type ApiServer } from '../apiserver/server.ts';
 import { grantProductAccess, type ProductAccess } from './access.ts';
+import type { BackendFactory } from '../fulfiller/backend.ts';
 import { makeFulfillerConfig, type FulfillerConfig } from '../fulfiller/config.ts';
 import { startFulfiller, type RunningFulfiller } from '../fulfiller/run.ts';
 import { loadKubeConfig } from '../kube/config.ts';
@@ -75,6 +76,8 @@ export interface EmbeddedClusterOptions {
   events?: boolean;
   /** Extra sidecar tuning (tests, bench). */
   sidecar?: Pick<RunSidecarDeps, 'tickMs' | 'writeWindowMs' | 'shutdownTimeoutMs'>;
+  /** The fulfiller's backend (default: CIDR on podSubnet); with it, each Node's providerID. */
+  backend?: { factory: BackendFactory; providerID(node: string): string | undefined };
   /** Setup calls in flight at once (default 32). */
   setupConcurrency?: number;
   onRunning?: (wait: PodWait) => void;
@@ -274,12 +277,14 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
 
     await core.createNamespace({ body: { metadata: { name: WORKLOAD_NAMESPACE } } });
     await inBatches(opts.nodeNames, limit, async (name, i) => {
+      const providerID = opts.backend?.providerID(name);
       await core.createNode({
         body: {
           metadata: {
             name,
             labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux' },
           },
+          ...(providerID ? { spec: { providerID } } : {}),
         },
       });
       await core.patchNodeStatus(
@@ -297,6 +302,7 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
       events: opts.events ?? true,
       leaderElection: false,
       defaultMetrics: false,
+      ...(opts.backend ? { backend: opts.backend.factory } : {}),
     });
 
     started.scheduler = startSimScheduler({

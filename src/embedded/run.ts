@@ -25,6 +25,8 @@ import {
   type Component,
   type ProductAccessReport,
 } from './access.ts';
+import type { EmbeddedAzure } from './azure.ts';
+import { azureReportLines, type AzureReport, type EmbeddedBackend } from './azure-report.ts';
 import { startEmbeddedCluster, WORKLOAD_NAMESPACE, type EmbeddedCluster } from './cluster.ts';
 import { startLeakRun, type LeakRun } from './leak-run.ts';
 import { leakLines, runLeaks, type LeakReport } from './leaks.ts';
@@ -56,6 +58,8 @@ export interface EmbeddedOptions {
   logFile?: string;
   /** Share of CNI DELs the kubelets drop; overrides the scenario's leaks.dropReleaseRate. */
   leakRate?: number;
+  /** The fulfiller's backend: cidr (default) or azure (the ARM emulator, azure.ts). */
+  backend?: EmbeddedBackend;
 }
 
 export interface EmbeddedIo {
@@ -86,6 +90,8 @@ export interface EmbeddedReport extends Report {
    * as unauthenticated. Any refusal fails the run.
    */
   access: ProductAccessReport;
+  /** With --backend azure: ARM requests by operation and status, NIC PUTs per node. */
+  azure?: AzureReport;
 }
 
 export interface EmbeddedResult {
@@ -137,6 +143,7 @@ export function renderEmbeddedReport(r: EmbeddedReport): string[] {
     scaling,
     ...(r.leaks ? leakLines(r.leaks) : []),
     accessLine(r.access),
+    ...(r.azure ? azureReportLines(r.azure) : []),
   );
   if (r.stoppedEarly) lines[0] = `${lines[0]} (stopped early by a signal)`;
   return lines;
@@ -180,6 +187,7 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
   const signal = io.signal;
 
   const waits: number[] = [];
+  let azure: EmbeddedAzure | undefined;
   let cluster: EmbeddedCluster | undefined;
   let driver: WorkloadDriver | undefined;
   let sampler: ClusterSampler | undefined;
@@ -190,6 +198,14 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
         `${nodeCount} node${nodeCount === 1 ? '' : 's'}, ${durationSeconds} s, pod subnet ${podSubnet}`,
     );
     say(`  component logs (JSON lines, level ${opts.logLevel}): ${logFile}`);
+    if (opts.backend === 'azure') {
+      const { startEmbeddedAzure } = await import('./azure.ts');
+      azure = await startEmbeddedAzure(podSubnet, nodeNames);
+      const { qps, burst } = azure.report();
+      say(
+        `  fulfiller backend: azure (ARM emulator, pod subnet ${podSubnet}, ${qps} qps, burst ${burst})`,
+      );
+    }
     cluster = await startEmbeddedCluster({
       nodeNames,
       podSubnet,
@@ -204,6 +220,7 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
       ...(leaks
         ? { leaks: { dropReleaseRate: leaks.dropReleaseRate, graceSeconds: leaks.graceSeconds } }
         : {}),
+      ...(azure ? { backend: { factory: azure.backend, providerID: azure.providerID } } : {}),
     });
     const { server } = cluster;
     say(`  API server: ${server.url}  (kubeconfig ${server.kubeconfigPath})`);
@@ -320,6 +337,7 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
       stoppedEarly,
       ...(leakRun ? { leaks: leakRun.report() } : {}),
       access: productAccessReport(server.authorizations(), cluster.access.accounts),
+      ...(azure ? { azure: azure.report() } : {}),
     };
     say('');
     for (const line of renderEmbeddedReport(report)) say(line);
@@ -342,6 +360,7 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
     bar.done();
     await driver?.stop().catch(() => {});
     await cluster?.stop().catch((e: unknown) => log.warn('stop failed', { error: String(e) }));
+    await azure?.stop().catch((e: unknown) => log.warn('stop failed', { error: String(e) }));
     log.info('embedded run finished', { violations: sampler?.violations.length ?? 0 });
     await closeLog();
     // Node state and kubeconfig are scratch; the log stays for reading.

@@ -1,0 +1,28 @@
+// What `embedded --backend azure` adds to the report: ARM requests by
+// operation and status (as the emulator answered them) and NIC PUTs per node.
+// Pure, so the report renders without loading the Azure SDK.
+
+export type EmbeddedBackend = 'cidr' | 'azure';
+
+export interface AzureReport {
+  qps: number;
+  burst: number;
+  /** Every ARM request the emulator answered. */
+  requests: number;
+  /** "operation status" → count, e.g. "NetworkInterfaces.CreateOrUpdate 200". */
+  byOperationAndStatus: Record<string, number>;
+  putsPerNode: { min: number; max: number; mean: number };
+}
+
+/** The report's Azure lines. */
+export function azureReportLines(r: AzureReport): string[] {
+  const ops = Object.entries(r.byOperationAndStatus)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([k, n]) => `${k}: ${n}`)
+    .join(', ');
+  const p = r.putsPerNode;
+  return [
+    `  ARM requests                 ${r.requests} at ${r.qps} qps, burst ${r.burst}${ops ? ` (${ops})` : ''}`,
+    `  NIC PUTs per node            min ${p.min}, mean ${p.mean}, max ${p.max}`,
+  ];
+}

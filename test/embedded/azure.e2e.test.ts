@@ -1,0 +1,72 @@
+// `bin/pool-monitor embedded --backend azure` end to end: the same demo with
+// the fulfiller on its Azure backend against the ARM emulator. A short
+// scenario runs clean, every NNC's IPs are its node's NIC ipConfigurations
+// (the NNC ids are UUIDs, as the backend names them), and the report adds ARM
+// requests by operation and status and NIC PUTs per node.
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { EmbeddedReport } from '../../src/embedded/run.ts';
+
+const BIN = fileURLToPath(new URL('../../bin/pool-monitor', import.meta.url));
+
+describe('embedded --backend azure end to end', function () {
+  this.timeout(90_000);
+  let work: string;
+  before(() => (work = mkdtempSync(join(tmpdir(), 'embedded-azure-'))));
+  after(() => rmSync(work, { recursive: true, force: true }));
+
+  it('runs a short scenario clean and reports ARM requests and NIC PUTs per node', async () => {
+    const scenario = join(work, 'short.yaml');
+    writeFileSync(
+      scenario,
+      [
+        'name: short-azure',
+        'durationSeconds: 10',
+        'nodes: 2',
+        'steps:',
+        '  - {at: 0, create: 10, over: 2}',
+        '  - {at: 4, create: 20, over: 2, group: burst}',
+        '  - {at: 7, delete: all, group: burst}',
+        '',
+      ].join('\n'),
+    );
+    const reportFile = join(work, 'report.json');
+    const child = spawn(
+      BIN,
+      ['embedded', '--backend', 'azure', '--scenario', scenario, '--report', reportFile],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code, err).to.equal(0);
+    expect(out).to.match(
+      /fulfiller backend: azure \(ARM emulator, pod subnet 10\.240\.0\.0\/16, 4 qps, burst 20\)/,
+    );
+    expect(out).to.match(/invariant violations\s+0 \(all held\)/);
+    expect(out).to.match(
+      /ARM requests\s+\d+ at 4 qps, burst 20 \(.*NetworkInterfaces\.CreateOrUpdate 200: \d+/,
+    );
+    expect(out).to.match(/NIC PUTs per node\s+min [1-9]\d*, mean [\d.]+, max \d+/);
+
+    const r = JSON.parse(readFileSync(reportFile, 'utf8')) as EmbeddedReport;
+    expect(r.invariantViolations).to.equal(0);
+    expect(r.pods).to.include({ created: 60, deleted: 40, waitingAtEnd: 0 });
+    const azure = r.azure!;
+    const puts = azure.byOperationAndStatus['NetworkInterfaces.CreateOrUpdate 200'] ?? 0;
+    // One PUT per round: each followed by its operation poll and the re-read.
+    expect(puts).to.be.greaterThan(0);
+    expect(azure.byOperationAndStatus['AsyncOperation.Get 200']).to.equal(puts);
+    expect(azure.byOperationAndStatus['NetworkInterfaces.List 200']).to.equal(1);
+    expect(azure.putsPerNode.min).to.be.at.least(1);
+    expect(azure.putsPerNode.mean * r.nodes).to.be.closeTo(puts, 0.05 * r.nodes);
+    // Every request within the bucket: at most burst + qps × duration.
+    expect(azure.requests).to.be.at.most(azure.burst + azure.qps * (r.durationSeconds + 15));
+  });
+});
