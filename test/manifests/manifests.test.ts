@@ -14,6 +14,32 @@ import type { AuthorizationRecord } from '../../src/apiserver/auth/decisions.ts'
 import { accessObjects, serviceAccountOf } from '../../src/embedded/access.ts';
 import { readKustomization } from '../../src/embedded/manifests.ts';
 import { grants, rulesOf, strictCluster, unusedGrants } from '../support/rbac.ts';
+import { azureSettingsFromFlags } from '../../src/azure/cli-options.ts';
+import type { AzureSettings } from '../../src/azure/settings.ts';
+import { fulfillerCommand } from '../../src/cli/fulfiller.ts';
+
+/** What `bin/pool-monitor fulfiller ARGS` makes of its Azure flags with these variables set. */
+async function azureSettingsOf(
+  args: string[],
+  env: { name: string; value?: string }[],
+): Promise<AzureSettings> {
+  const saved = { ...process.env };
+  for (const e of env) if (e.value !== undefined) process.env[e.name] = e.value;
+  try {
+    let flags: Record<string, unknown> = {};
+    const command = fulfillerCommand()
+      .exitOverride()
+      .action((f: Record<string, unknown>) => {
+        flags = f;
+      });
+    await command.parseAsync(args, { from: 'user' });
+    expect(flags.backend).to.equal('azure');
+    return azureSettingsFromFlags(flags);
+  } finally {
+    for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+    Object.assign(process.env, saved);
+  }
+}
 
 const ROOT = new URL('../../', import.meta.url).pathname;
 const MANIFESTS = join(ROOT, 'manifests');
@@ -319,6 +345,17 @@ describe('manifests', () => {
         expect(String(env.AZURE_POD_SUBNET_ID)).to.match(
           /^\/subscriptions\/[^/]+\/resourceGroups\/[^/]+\/providers\/Microsoft\.Network\/virtualNetworks\/[^/]+\/subnets\/[^/]+$/,
         );
+        // The fulfiller's own command line takes these args, and these variables
+        // as its --azure-* fallbacks, into valid Azure settings.
+        const settings = await azureSettingsOf(c.args.slice(1), c.env);
+        expect(settings).to.include({
+          subscriptionId: env.AZURE_SUBSCRIPTION_ID,
+          resourceGroup: env.AZURE_RESOURCE_GROUP,
+          podSubnetId: env.AZURE_POD_SUBNET_ID,
+          qps: 4,
+          burst: 20,
+        });
+        expect(settings).to.not.have.property('tokenFile'); // DefaultAzureCredential: workload identity
         const sa = JSON.parse(
           await kubectl('get', 'sa', 'pool-monitor-fulfiller', '-n', 'kube-system', '-o', 'json'),
         ) as { metadata: { annotations?: Record<string, string> } };
