@@ -41,7 +41,7 @@ bench: install
 	done
 
 # The Azure backend at the product's ARM budget (4 qps, burst 20): 1,000 nodes
-# x 30 IPs through the real fulfiller, ~13 min (make bench runs 1,000 x 30 at
+# x 30 IPs through the real fulfiller, 754 s measured (make bench runs 1,000 x 30 at
 # 1000 qps and 50 x 30 at 4 qps).
 bench-azure-full: install
 	AZURE_QPS=4 AZURE_BURST=20 node $(NODE_FLAGS) bench/azure.ts 1000 30
