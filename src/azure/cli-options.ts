@@ -43,7 +43,7 @@ export function azureOptions(): Option[] {
     ).env('AZURE_RESOURCE_MANAGER_ENDPOINT'),
     new Option(
       '--azure-token-file <file>',
-      'bearer token file, re-read when it changes (default: DefaultAzureCredential)',
+      'bearer token file, re-read when it changes (without it: DefaultAzureCredential)',
     ),
     new Option('--azure-qps <n>', 'ARM calls per second, every call counted')
       .argParser(positiveNumber('--azure-qps'))
