@@ -149,7 +149,7 @@ export class AzureBackend implements IpBackend {
   /**
    * The node's NIC (as this process last wrote or listed it) holds managed
    * addresses its NNC does not list, or its last round failed so nobody can
-   * tell: it needs a round, whatever its spec asks (docs/decisions/0018).
+   * tell: it needs a round, whatever its spec asks (docs/decisions/0019).
    */
   needsRound(node: NodeRef, container: NetworkContainer | undefined): boolean {
     if (this.doubtful.has(node.name)) return true;
