@@ -12,6 +12,7 @@ import {
   createPod,
   DEFAULT_SCALER,
   getNnc,
+  killStraySidecars,
   spawnSidecar,
   startCluster,
   tempDir,
@@ -32,6 +33,7 @@ describe('bin/pool-monitor sidecar (process)', function () {
   });
   afterEach(() => dir.remove());
   after(async () => {
+    killStraySidecars();
     await c?.close();
   });
 

@@ -281,6 +281,17 @@ export interface SidecarProcess {
 }
 
 /** Runs `bin/pool-monitor sidecar` with the given flags. */
+/** Sidecar processes spawned and not yet exited (killStraySidecars ends them). */
+const running = new Set<ChildProcess>();
+
+/**
+ * Kills every sidecar process a test spawned that is still running: a test
+ * that fails half-way must not leave one behind, which would keep mocha alive.
+ */
+export function killStraySidecars(): void {
+  for (const child of running) child.kill('SIGKILL');
+}
+
 export function spawnSidecar(args: string[], env: NodeJS.ProcessEnv = {}): SidecarProcess {
   const child = spawn(BIN, ['sidecar', ...args], {
     // bin/pool-monitor keeps Node's compile cache in node_modules/.cache.
@@ -313,8 +324,12 @@ export function spawnSidecar(args: string[], env: NodeJS.ProcessEnv = {}): Sidec
     }
   });
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+  running.add(child);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.on('exit', (code, signal) => resolve({ code, signal })),
+    child.on('exit', (code, signal) => {
+      running.delete(child);
+      resolve({ code, signal });
+    }),
   );
   return { child, lines, stderr: () => err, listening, exited };
 }

@@ -19,6 +19,7 @@ import {
   getNnc,
   NS,
   setPodPhase,
+  killStraySidecars,
   spawnSidecar,
   startCluster,
   tempDir,
@@ -109,6 +110,7 @@ describe('sidecar process: leaked IPs and the store following the pods', functio
     dir.remove();
   });
   after(async () => {
+    killStraySidecars();
     await c?.close();
   });
 
