@@ -1,7 +1,8 @@
 // Fault injection for other parts' integration tests: make the next N
 // requests matching a verb/resource fail with a given status (429 with
 // Retry-After, 500, 409), drop live watches, or forget history so resumes
-// get 410 Gone.
+// get 410 Gone. A policy (the embedded chaos harness) may decide on every
+// request that no counted fault matched.
 import { ApiError } from './errors.ts';
 
 export interface FaultSpec {
@@ -14,8 +15,22 @@ export interface FaultSpec {
   times?: number;
 }
 
+/** One request as a fault policy sees it. */
+export interface FaultRequest {
+  verb: string;
+  resource: string;
+  subresource: string;
+}
+
+/** The fault to answer instead (status, Retry-After), or undefined to serve the request. */
+export type FaultPolicy = (
+  req: FaultRequest,
+) => Pick<FaultSpec, 'status' | 'retryAfterSeconds'> | undefined;
+
 export interface FaultInjector {
   inject(spec: FaultSpec): void;
+  /** Asked about every request no injected fault matched; undefined removes it. */
+  setPolicy(policy: FaultPolicy | undefined): void;
   /** Ends every live watch (of one resource plural when given); clients see the stream close. */
   dropWatches(resource?: string): number;
   /** Forgets the event history: watches resuming from any earlier version get 410 Gone. */
@@ -33,6 +48,7 @@ const REASONS: Record<number, string> = {
 
 export class FaultTable {
   private faults: (FaultSpec & { left: number })[] = [];
+  policy: FaultPolicy | undefined;
 
   add(spec: FaultSpec): void {
     const times = spec.times ?? 1;
@@ -55,16 +71,27 @@ export class FaultTable {
         x.resource === resource &&
         (x.subresource ?? subresource) === subresource,
     );
-    if (!f) return undefined;
+    if (!f) {
+      const p = this.policy?.({ verb, resource, subresource });
+      return p ? faultError(verb, resource, p) : undefined;
+    }
     f.left--;
     if (f.left <= 0) this.faults = this.faults.filter((x) => x !== f);
-    const details =
-      f.retryAfterSeconds !== undefined ? { retryAfterSeconds: f.retryAfterSeconds } : undefined;
-    return new ApiError(
-      f.status,
-      REASONS[f.status] ?? 'InternalError',
-      `injected fault: ${verb} ${resource} answered ${f.status}`,
-      details,
-    );
+    return faultError(verb, resource, f);
   }
+}
+
+function faultError(
+  verb: string,
+  resource: string,
+  f: Pick<FaultSpec, 'status' | 'retryAfterSeconds'>,
+): ApiError {
+  const details =
+    f.retryAfterSeconds !== undefined ? { retryAfterSeconds: f.retryAfterSeconds } : undefined;
+  return new ApiError(
+    f.status,
+    REASONS[f.status] ?? 'InternalError',
+    `injected fault: ${verb} ${resource} answered ${f.status}`,
+    details,
+  );
 }

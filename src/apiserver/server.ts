@@ -802,6 +802,9 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     objects: (group, plural, namespace) => store.list(resourceKey({ group, plural }), namespace),
     faults: {
       inject: (spec: FaultSpec) => faults.add(spec),
+      setPolicy: (policy) => {
+        faults.policy = policy;
+      },
       clear: () => faults.clear(),
       dropWatches: (resource?: string) => {
         let n = 0;

@@ -1,0 +1,46 @@
+// The API server's fault policy (what the chaos harness installs) over HTTP:
+// asked about every request no counted fault matched, its answer replaces the
+// request (nothing is applied, Retry-After is sent).
+import { expect } from 'chai';
+import type { ApiServer } from '../../src/apiserver/server.ts';
+import type { FaultRequest } from '../../src/apiserver/faults.ts';
+import { call, NNC_PATH, nnc, withCrds } from './helpers.ts';
+
+describe('apiserver: fault policy', () => {
+  let server: ApiServer;
+  beforeEach(async () => {
+    server = await withCrds({ bookmarkIntervalMs: 100, historyLimit: 50 });
+  });
+  afterEach(() => server.close());
+
+  it('answers the policy fault instead of serving; counted faults come first; removable', async () => {
+    await call(server, 'POST', NNC_PATH, nnc('p'));
+    const asked: FaultRequest[] = [];
+    server.faults.setPolicy((req) => {
+      asked.push(req);
+      return req.verb === 'patch' ? { status: 429, retryAfterSeconds: 3 } : undefined;
+    });
+    const patch = () =>
+      call(
+        server,
+        'PATCH',
+        `${NNC_PATH}/p`,
+        { spec: { requestedIPCount: 7 } },
+        'application/merge-patch+json',
+      );
+    const limited = await patch();
+    expect(limited.status).to.equal(429);
+    expect(limited.headers.get('retry-after')).to.equal('3');
+    expect((await call(server, 'GET', `${NNC_PATH}/p`)).body.spec.requestedIPCount).to.equal(16);
+    expect(asked.map((r) => `${r.verb} ${r.resource}`)).to.deep.equal([
+      'patch nodenetworkconfigs',
+      'get nodenetworkconfigs',
+    ]);
+    server.faults.inject({ verb: 'get', resource: 'nodenetworkconfigs', status: 500 });
+    expect((await call(server, 'GET', `${NNC_PATH}/p`)).status).to.equal(500);
+    expect(asked).to.have.length(2); // the counted fault answered; the policy was not asked
+    server.faults.setPolicy(undefined);
+    expect((await patch()).status).to.equal(200);
+    expect((await call(server, 'GET', `${NNC_PATH}/p`)).body.spec.requestedIPCount).to.equal(7);
+  });
+});
