@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import type { ApiServer } from '../../src/apiserver/server.ts';
 import type { FaultRequest } from '../../src/apiserver/faults.ts';
-import { call, NNC_PATH, nnc, withCrds } from './helpers.ts';
+import { call, NNC_PATH, nnc, openWatch, withCrds } from './helpers.ts';
 
 describe('apiserver: fault policy', () => {
   let server: ApiServer;
@@ -42,5 +42,32 @@ describe('apiserver: fault policy', () => {
     server.faults.setPolicy(undefined);
     expect((await patch()).status).to.equal(200);
     expect((await call(server, 'GET', `${NNC_PATH}/p`)).body.spec.requestedIPCount).to.equal(7);
+  });
+});
+
+describe('apiserver: a watch resuming from compacted history', () => {
+  let server: ApiServer;
+  beforeEach(async () => {
+    server = await withCrds({ bookmarkIntervalMs: 100, historyLimit: 50 });
+  });
+  afterEach(() => server.close());
+
+  it('gets 410 Gone in its stream and is counted as 410, not as a server error', async () => {
+    const c = await call(server, 'POST', NNC_PATH, nnc('w'));
+    const rv = c.body.metadata.resourceVersion as string;
+    await call(server, 'POST', NNC_PATH, nnc('x'));
+    const fresh = await openWatch(server, `${NNC_PATH}?watch=true&resourceVersion=${rv}`);
+    await fresh.waitFor(1);
+    fresh.close();
+    server.faults.compactHistory();
+    const old = await openWatch(server, `${NNC_PATH}?watch=true&resourceVersion=${rv}`);
+    await old.ended;
+    expect(old.events[0]?.object).to.include({ code: 410 });
+    const codes = server
+      .counters()
+      .entries()
+      .filter((e) => e.verb === 'watch')
+      .map((e) => `${e.code} ×${e.count}`);
+    expect(codes).to.deep.equal(['200 ×1', '410 ×1']);
   });
 });
