@@ -694,6 +694,8 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       'Cache-Control': 'no-cache',
     });
     res.flushHeaders();
+    // A resume from compacted history ends inside startWatch, before `w` exists.
+    const live: { watch?: ActiveWatch; ended?: boolean } = {};
     const w = startWatch(
       store,
       {
@@ -710,12 +712,18 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
         ...(indexKey ? { indexKey } : {}),
       },
       { send: (line) => res.write(line + '\n'), end: () => res.end() },
-      () => watches.delete(w),
+      () => {
+        live.ended = true;
+        if (live.watch) watches.delete(live.watch);
+      },
     );
-    watches.add(w);
+    live.watch = w;
+    if (!live.ended) watches.add(w);
     req.on('close', () => w.stop());
     res.on('close', () => w.stop());
-    return 200;
+    // A resume from compacted history got 410 Gone in its stream: counted as such.
+    const sendInitial = truthy(q.get('sendInitialEvents'));
+    return fromRv !== undefined && !sendInitial && fromRv < store.oldestWatchableRv() ? 410 : 200;
   }
 
   // Connections per user: a socket counts once for each user who sent requests on it.
