@@ -2,10 +2,11 @@
 // store's own are in src/ipstore/invariants.ts), which the embedded harness
 // and the benches check during every run. Pure: it
 // takes a snapshot of the pods and NNCs and returns what is wrong as data, so
-// the harness decides how loudly to fail. The four rules are the ones a CNI
+// the harness decides how loudly to fail. The rules are the ones a CNI
 // user would notice: two pods sharing an IP, a Running pod without one, a pod
-// IP its node's NNC does not back, and an IP marked for release while a pod
-// still holds it.
+// IP its node's NNC does not back, an IP marked for release while a pod
+// still holds it, and one address in the status of two NNCs (two nodes
+// would hand it out).
 import type { NodeNetworkConfig } from '../nnc/types.ts';
 
 /** The parts of a pod the invariants read (a V1Pod fits). */
@@ -16,12 +17,18 @@ export interface PodSnapshot {
 }
 
 export type ViolationKind =
-  'ip-held-twice' | 'running-without-ip' | 'ip-not-in-nnc' | 'held-ip-released';
+  | 'ip-held-twice'
+  | 'running-without-ip'
+  | 'ip-not-in-nnc'
+  | 'held-ip-released'
+  | 'address-on-two-nncs';
 
 export interface Violation {
   kind: ViolationKind;
-  /** `namespace/name` of the pod (or pods, for ip-held-twice). */
+  /** `namespace/name` of the pod (or pods, for ip-held-twice; none for address-on-two-nncs). */
   pods: string[];
+  /** The NNCs listing the address (address-on-two-nncs). */
+  nncs?: string[];
   ip?: string;
   node?: string;
   message: string;
@@ -76,12 +83,39 @@ function backingByNode(nncs: readonly NodeNetworkConfig[]): Map<string, NodeBack
   return out;
 }
 
-/** Checks the four invariants over one snapshot; an empty list means all hold. */
+/** Addresses listed in the status of more than one NNC. */
+function sharedAddresses(nncs: readonly NodeNetworkConfig[]): Violation[] {
+  const owners = new Map<string, Set<string>>();
+  for (const nnc of nncs) {
+    for (const nc of nnc.status?.networkContainers ?? []) {
+      for (const a of nc.ipAssignments ?? []) {
+        const set = owners.get(a.ip) ?? new Set<string>();
+        set.add(nnc.metadata.name);
+        owners.set(a.ip, set);
+      }
+    }
+  }
+  const out: Violation[] = [];
+  for (const [ip, set] of owners) {
+    if (set.size < 2) continue;
+    const names = [...set].sort();
+    out.push({
+      kind: 'address-on-two-nncs',
+      pods: [],
+      nncs: names,
+      ip,
+      message: `address ${ip} is in the status of ${names.length} NNCs: ${names.join(', ')}`,
+    });
+  }
+  return out;
+}
+
+/** Checks the invariants over one snapshot; an empty list means all hold. */
 export function checkClusterInvariants(
   pods: readonly PodSnapshot[],
   nncs: readonly NodeNetworkConfig[],
 ): Violation[] {
-  const violations: Violation[] = [];
+  const violations: Violation[] = sharedAddresses(nncs);
   const backing = backingByNode(nncs);
   const holders = new Map<string, string[]>();
 
@@ -139,7 +173,7 @@ export function checkClusterInvariants(
 
 /** A stable identity for a violation, to compare snapshots. */
 export function violationKey(v: Violation): string {
-  return `${v.kind}|${v.ip ?? ''}|${v.pods.join(',')}`;
+  return `${v.kind}|${v.ip ?? ''}|${v.pods.join(',')}|${(v.nncs ?? []).join(',')}`;
 }
 
 /**

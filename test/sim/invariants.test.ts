@@ -168,6 +168,24 @@ describe('sim/invariants', () => {
     );
   });
 
+  it('detects an address in the status of two NNCs', () => {
+    fc.assert(
+      fc.property(worldArb, fc.nat(), fc.nat(), (w, from, to) => {
+        fc.pre(w.nncs.length > 1);
+        const a = w.nncs[from % w.nncs.length]!;
+        const b = w.nncs.filter((n) => n !== a)[to % (w.nncs.length - 1)]!;
+        const ip = a.status!.networkContainers![0]!.ipAssignments![0]!.ip;
+        // b's fulfiller handed out a's first address again, under an id of its own.
+        b.status!.networkContainers![0]!.ipAssignments!.push({ name: 'dup-id', ip });
+        const v = checkClusterInvariants(w.pods, w.nncs);
+        const shared = v.filter((x) => x.kind === 'address-on-two-nncs');
+        expect(shared).to.have.length(1);
+        expect(shared[0]).to.include({ ip });
+        expect(shared[0]!.nncs).to.deep.equal([a.metadata.name, b.metadata.name].sort());
+      }),
+    );
+  });
+
   it('keeps only violations seen in two consecutive snapshots', () => {
     const pod: PodSnapshot = {
       metadata: { name: 'a', namespace: 'default' },
