@@ -16,7 +16,9 @@
 // reverse order: scheduler, kubelets, sidecars, fulfiller, API server,
 // connection pool. With `leaks`, the kubelets drop a share of their CNI DELs
 // and loseStore() deletes a node's IP store and restarts its sidecar on the
-// same port.
+// same port. The fulfiller and sidecars run in this process unless a
+// component host says otherwise (the chaos harness runs them as processes:
+// components.ts).
 import {
   CoreV1Api,
   PatchStrategy,
@@ -30,20 +32,24 @@ import { startApiServer, type ApiServer } from '../apiserver/server.ts';
 import { grantProductAccess, type ProductAccess } from './access.ts';
 import type { BackendFactory } from '../fulfiller/backend.ts';
 import { makeFulfillerConfig, type FulfillerConfig } from '../fulfiller/config.ts';
-import { startFulfiller, type RunningFulfiller } from '../fulfiller/run.ts';
+import type { RunningFulfiller } from '../fulfiller/run.ts';
 import { loadKubeConfig } from '../kube/config.ts';
 import type { SharedDispatchers } from '../kube/shared-dispatcher.ts';
 import type { Logger } from '../log/logger.ts';
 import { IPSTORE_FILE } from '../ipstore/database.ts';
-import { DEFAULT_NAMESPACE } from '../nnc/types.ts';
 import type { LeakCounts } from '../sidecar/leaks.ts';
 import { seededRandom } from '../sim/random.ts';
-import type { SidecarOptions } from '../sidecar/options.ts';
-import { runSidecar, type RunningSidecar, type RunSidecarDeps } from '../sidecar/run.ts';
+import type { RunSidecarDeps } from '../sidecar/run.ts';
 import type { PodWait } from '../sim/kubelet/kubelet.ts';
 import { startSimKubelet, type RunningSimKubelet } from '../sim/kubelet/start.ts';
 import { startSimScheduler, type RunningSimScheduler } from '../sim/scheduler/scheduler.ts';
 import { KUBE_VERSION } from '../apiserver/discovery.ts';
+import {
+  inProcessHost,
+  type ComponentHost,
+  type ControlPlane,
+  type NodeAgent,
+} from './components.ts';
 
 export const WORKLOAD_NAMESPACE = 'workload';
 
@@ -74,10 +80,12 @@ export interface EmbeddedClusterOptions {
   fulfiller?: Partial<FulfillerConfig>;
   /** Kubernetes Events from the sidecars and fulfiller (default true). */
   events?: boolean;
-  /** Extra sidecar tuning (tests, bench). */
+  /** Extra sidecar tuning (tests, bench), in process. */
   sidecar?: Pick<RunSidecarDeps, 'tickMs' | 'writeWindowMs' | 'shutdownTimeoutMs'>;
   /** The fulfiller's backend (default: CIDR on podSubnet); with it, each Node's providerID. */
   backend?: { factory: BackendFactory; providerID(node: string): string | undefined };
+  /** Where the fulfiller and sidecars run (default: in this process). */
+  host?: ComponentHost;
   /** Setup calls in flight at once (default 32). */
   setupConcurrency?: number;
   onRunning?: (wait: PodWait) => void;
@@ -92,7 +100,7 @@ export interface EmbeddedNode {
   name: string;
   /** Its InternalIP. */
   address: string;
-  sidecar: RunningSidecar;
+  sidecar: NodeAgent;
   kubelet: RunningSimKubelet;
 }
 
@@ -102,7 +110,9 @@ export interface EmbeddedCluster {
   kc: KubeConfig;
   /** The manifests' access objects as applied, and the components' service accounts. */
   access: ProductAccess;
-  fulfiller: RunningFulfiller;
+  /** The fulfiller, when it runs in this process. */
+  fulfiller: RunningFulfiller | undefined;
+  controlPlane: ControlPlane;
   fulfillerConfig: FulfillerConfig;
   scheduler: RunningSimScheduler;
   /** In node order (node-0, node-1, ...). */
@@ -228,12 +238,13 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
     // Thousands of watches connect at once during set-up (capped by net.core.somaxconn).
     listenBacklog: 4096,
   });
+  const host = opts.host ?? inProcessHost(opts.sidecar);
   const started: {
-    fulfiller?: RunningFulfiller;
+    fulfiller?: ControlPlane;
     scheduler?: RunningSimScheduler;
     dispatchers?: SharedDispatchers;
     nodes: EmbeddedNode[];
-    sidecars: RunningSidecar[];
+    sidecars: NodeAgent[];
   } = { nodes: [], sidecars: [] };
   const stopAll = async (): Promise<void> => {
     await started.scheduler?.stop().catch(() => {});
@@ -294,14 +305,12 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
     });
     log.info('nodes created', { nodes: opts.nodeNames.length });
 
-    // One fulfiller in this process: no Lease to compete for. It creates the NNCs.
-    started.fulfiller = await startFulfiller({
+    // The fulfiller creates the NNCs; it runs as its service account.
+    started.fulfiller = await host.startControlPlane({
       kc: await access.kubeConfig('fulfiller'),
       config: fulfillerConfig,
       logger: opts.logger,
       events: opts.events ?? true,
-      leaderElection: false,
-      defaultMetrics: false,
       ...(opts.backend ? { backend: opts.backend.factory } : {}),
     });
 
@@ -320,39 +329,32 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
       if (!own) sidecarKcs.set(name, (own = await access.kubeConfig('sidecar', name)));
       return own;
     };
-    const startSidecar = async (name: string, listenPort: number): Promise<RunningSidecar> => {
-      const options: SidecarOptions = {
-        nodeName: name,
-        namespace: DEFAULT_NAMESPACE,
+    const startSidecar = async (
+      name: string,
+      index: number,
+      listenPort: number,
+    ): Promise<NodeAgent> =>
+      host.startSidecar({
+        name,
+        index,
         stateDir: join(stateRoot, name),
-        listenHost: '127.0.0.1',
-        listenPort,
-        logLevel: 'info',
-        subnetState: 'name',
-        releaseDelaySeconds: 0,
-        ...(opts.leaks ? { leakGraceSeconds: opts.leaks.graceSeconds } : {}),
-        dryRun: false,
-      };
-      return runSidecar(options, {
         kc: await sidecarKubeConfig(name),
         logger: opts.logger,
-        defaultMetrics: false,
         events: opts.events ?? true,
-        // Node state lives as long as this process: no fsync per commit (docs/decisions/0005).
-        storeSynchronous: 'NORMAL',
-        ...opts.sidecar,
+        listenPort,
+        ...(opts.leaks ? { leakGraceSeconds: opts.leaks.graceSeconds } : {}),
       });
-    };
     await inBatches(opts.nodeNames, limit, async (name, i) => {
       mkdirSync(join(stateRoot, name), { recursive: true });
-      const sidecar = await startSidecar(name, 0);
+      const sidecar = await startSidecar(name, i, 0);
       started.sidecars.push(sidecar);
       // Every pod bound to the node, in every namespace, as a real kubelet.
       const kubelet = startSimKubelet({
         kc,
         nodeName: name,
         nodeIp: nodeAddress(i),
-        sidecarUrl: sidecar.url,
+        // The node's sidecar now (loseStore replaces it; a process may move).
+        sidecarUrl: () => (nodes[i] ?? { sidecar }).sidecar.url,
         logger: opts.logger.child({ component: 'kubelet', node: name }),
         ...(opts.onRunning ? { onRunning: opts.onRunning } : {}),
         ...(opts.leaks
@@ -377,16 +379,18 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
       if (node === undefined || stopping !== undefined) return;
       const old = node.sidecar;
       await old.stop();
-      retiredLeakCounts.push(old.leaks.counts);
+      if (old.inProcess) retiredLeakCounts.push(old.inProcess.leaks.counts);
       for (const f of [IPSTORE_FILE, `${IPSTORE_FILE}-wal`, `${IPSTORE_FILE}-shm`]) {
         rmSync(join(stateRoot, name, f), { force: true });
       }
-      const fresh = await startSidecar(name, old.port);
+      const fresh = await startSidecar(name, opts.nodeNames.indexOf(name), old.port);
       started.sidecars[started.sidecars.indexOf(old)] = fresh;
       node.sidecar = fresh;
       log.warn('IP store lost: sidecar restarted on an empty store', { node: name });
       const deadline = Date.now() + 15_000;
-      while (fresh.pods.notReady() !== undefined && Date.now() < deadline) {
+      const following = async (): Promise<boolean> =>
+        fresh.inProcess ? fresh.inProcess.pods.notReady() === undefined : fresh.ready();
+      while (!(await following()) && Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 10));
       }
     };
@@ -394,17 +398,23 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
       server,
       kc,
       access,
-      fulfiller: started.fulfiller,
+      fulfiller: started.fulfiller.inProcess,
+      controlPlane: started.fulfiller,
       fulfillerConfig,
       scheduler: started.scheduler,
       nodes: nodes.filter((n): n is EmbeddedNode => n !== undefined),
       async whenReady(timeoutMs) {
         const deadline = Date.now() + timeoutMs;
-        const ready = () => started.nodes.filter((n) => n.sidecar.monitor.snapshot().ready).length;
-        while (ready() < started.nodes.length && Date.now() < deadline) {
+        const ready = async (): Promise<number> =>
+          (
+            await Promise.all(started.nodes.map((n) => n.sidecar.ready().catch(() => false)))
+          ).filter(Boolean).length;
+        let n = await ready();
+        while (n < started.nodes.length && Date.now() < deadline) {
           await new Promise((r) => setTimeout(r, 50));
+          n = await ready();
         }
-        return ready();
+        return n;
       },
       loseStore,
       retiredLeakCounts,

@@ -3,11 +3,14 @@
 // rebuild against the pods the API server holds, and the report's leak
 // figures gathered from every sidecar (those replaced too), every kubelet's
 // dropped DELs and every store's Assigned IPs, before the cluster stops.
+// The sidecars run in this process (leaks and --chaos do not combine).
 import type { IpRecord } from '../ipstore/types.ts';
 import type { Logger } from '../log/logger.ts';
 import type { PodSnapshot } from '../sim/invariants.ts';
 import type { ScenarioLeaks } from '../sim/workload/leaks.ts';
+import type { RunningSidecar } from '../sidecar/run.ts';
 import type { EmbeddedCluster } from './cluster.ts';
+import type { NodeAgent } from './components.ts';
 import {
   checkRebuilt,
   stillLeaked,
@@ -21,6 +24,12 @@ export interface LeakRun {
   settle(): Promise<void>;
   /** The report's leak figures, now. */
   report(): LeakReport;
+}
+
+function inProcess(agent: NodeAgent): RunningSidecar {
+  if (!agent.inProcess)
+    throw new Error('leaks need the sidecars in this process (not with --chaos)');
+  return agent.inProcess;
 }
 
 export function startLeakRun(
@@ -40,12 +49,13 @@ export function startLeakRun(
     if (node === undefined) return;
     const atSeconds = Math.round((Date.now() - t0) / 100) / 10;
     await cluster.loseStore(node.name);
-    const check = checkRebuilt(node.name, pods(), node.sidecar.store.list(['Assigned']));
+    const sidecar = inProcess(node.sidecar);
+    const check = checkRebuilt(node.name, pods(), sidecar.store.list(['Assigned']));
     const rebuild = {
       node: node.name,
       atSeconds,
       ...check,
-      adopted: node.sidecar.leaks.counts.adopted,
+      adopted: sidecar.leaks.counts.adopted,
     };
     rebuilds.push(rebuild);
     log.info('IP store rebuilt from the pods', { ...rebuild, missing: check.missing.slice(0, 10) });
@@ -74,13 +84,13 @@ export function startLeakRun(
     report() {
       const counts = sumLeakCounts([
         ...cluster.retiredLeakCounts,
-        ...cluster.nodes.map((n) => n.sidecar.leaks.counts),
+        ...cluster.nodes.map((n) => inProcess(n.sidecar).leaks.counts),
       ]);
       const dropped = cluster.nodes.flatMap((n) =>
         n.kubelet.kubelet.dropped.map((d) => ({ ...d, node: n.name })),
       );
       const assigned = new Map<string, IpRecord[]>(
-        cluster.nodes.map((n) => [n.name, n.sidecar.store.list(['Assigned'])]),
+        cluster.nodes.map((n) => [n.name, inProcess(n.sidecar).store.list(['Assigned'])]),
       );
       return {
         dropReleaseRate: leaks.dropReleaseRate,

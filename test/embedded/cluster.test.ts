@@ -29,7 +29,7 @@ describe('embedded: cluster in process', function () {
     });
     try {
       for (const n of cluster.nodes) {
-        const store = n.sidecar.store as SqliteIpStore;
+        const store = n.sidecar.inProcess?.store as SqliteIpStore;
         expect(store.durability().synchronous).to.equal('NORMAL');
       }
       const stateDir = join(runDir, 'standalone');
@@ -80,7 +80,7 @@ describe('embedded: cluster in process', function () {
     });
     try {
       expect(await cluster.whenReady(15_000)).to.equal(2);
-      await cluster.fulfiller.fulfiller.whenIdle();
+      await cluster.fulfiller?.fulfiller.whenIdle();
       const { server, access } = cluster;
       // Each component did its work as its own service account, refused nothing.
       const report = productAccessReport(server.authorizations(), access.accounts);

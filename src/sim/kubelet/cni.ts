@@ -60,13 +60,20 @@ export interface HttpCniOptions {
   timeoutMs?: number;
 }
 
-/** A CniClient for the sidecar at `baseUrl` (e.g. http://127.0.0.1:10090). */
-export function httpCniClient(baseUrl: string, options: HttpCniOptions = {}): CniClient {
+/**
+ * A CniClient for the sidecar at `baseUrl` (e.g. http://127.0.0.1:10090);
+ * a function is asked on every call (a restarted sidecar may move).
+ */
+export function httpCniClient(
+  baseUrl: string | (() => string),
+  options: HttpCniOptions = {},
+): CniClient {
   const timeoutMs = options.timeoutMs ?? 5000;
+  const base = typeof baseUrl === 'string' ? () => baseUrl : baseUrl;
   const call = async (path: string, pod: PodRef): Promise<IpamResult> => {
     let res: Response;
     try {
-      res = await fetch(new URL(path, baseUrl), {
+      res = await fetch(new URL(path, base()), {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(ipConfigsRequest(pod)),

@@ -11,8 +11,8 @@ import { SimKubelet, type PodWait } from './kubelet.ts';
 export interface StartSimKubeletOptions {
   kc: KubeConfig;
   nodeName: string;
-  /** The node's sidecar, e.g. http://127.0.0.1:PORT. */
-  sidecarUrl: string;
+  /** The node's sidecar, e.g. http://127.0.0.1:PORT (a function: asked on every call). */
+  sidecarUrl: string | (() => string);
   logger: Logger;
   /** Pods of this namespace only; every namespace when absent. */
   namespace?: string;
