@@ -21,6 +21,8 @@ interface EmbeddedFlags {
   logLevel: LogLevel;
   leakRate?: number;
   backend: 'cidr' | 'azure';
+  chaos?: number;
+  seed?: number;
 }
 
 function logLevelOption(value: string): LogLevel {
@@ -40,6 +42,12 @@ function shareOption(value: string): number {
   const n = numberOption('--leak-rate', 0)(value);
   if (n > 1)
     throw new InvalidArgumentError(`--leak-rate must be a share from 0 to 1, got "${value}"`);
+  return n;
+}
+
+function chaosRate(value: string): number {
+  const n = numberOption('--chaos', 0)(value);
+  if (n > 1) throw new InvalidArgumentError(`--chaos must be a rate from 0 to 1, got "${value}"`);
   return n;
 }
 
@@ -95,7 +103,23 @@ export function embeddedCommand(): Command {
       "share (0-1) of CNI DELs the simulated kubelets drop, leaking IPs for the sidecars to reclaim (default: the scenario's, else 0)",
       shareOption,
     )
+    .option(
+      '--chaos <rate>',
+      'fail at least this share (0-1) of API writes (500/409/429), drop watches, compact history, kill -9 and restart every sidecar and fulfiller',
+      chaosRate,
+    )
+    .option(
+      '--seed <n>',
+      'seed of the chaos (default: a new one, printed, to replay the run)',
+      integerOption('--seed', 0),
+    )
     .action(async (flags: EmbeddedFlags) => {
+      if (flags.seed !== undefined && flags.chaos === undefined)
+        throw new Error('--seed needs --chaos');
+      if (flags.chaos !== undefined && flags.backend === 'azure')
+        throw new Error(
+          '--chaos runs the fulfiller as processes on the CIDR backend: it cannot be combined with --backend azure',
+        );
       const abort = new AbortController();
       let signals = 0;
       const onSignal = (): void => {
@@ -120,6 +144,14 @@ export function embeddedCommand(): Command {
             logLevel: flags.logLevel,
             ...(flags.leakRate !== undefined ? { leakRate: flags.leakRate } : {}),
             backend: flags.backend,
+            ...(flags.chaos !== undefined
+              ? {
+                  chaos: {
+                    rate: flags.chaos,
+                    seed: flags.seed ?? Math.floor(Math.random() * 2 ** 31),
+                  },
+                }
+              : {}),
           },
           { out: process.stdout, err: process.stderr, signal: abort.signal },
         );

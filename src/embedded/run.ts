@@ -5,7 +5,10 @@
 // DELs and nodes lose their stores; the report then says what was reclaimed
 // and rebuilt. With `serve` everything stays up after the scenario until the
 // abort signal (SIGINT/SIGTERM in the CLI). The terminal gets the human
-// output; the components' JSON logs go to a file in the run directory.
+// output; the components' JSON logs go to a file in the run directory. With
+// `chaos`, the sidecars and fulfillers run as processes that the chaos
+// harness kills, while the API server fails writes and drops watches
+// (src/embedded/chaos/).
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,6 +36,15 @@ import { leakLines, runLeaks, type LeakReport } from './leaks.ts';
 import { fileLogger } from './log-file.ts';
 import { newRunLogFile } from './log-place.ts';
 import { ClusterSampler, type ExhaustionSummary, type SubnetStateSnapshot } from './sampler.ts';
+import {
+  chaosLines,
+  chaosProblems,
+  MAX_CHAOS_NODES,
+  prepareChaos,
+  type ChaosOptions,
+  type ChaosRun,
+  type ChaosSummary,
+} from './chaos/chaos.ts';
 
 export const DEFAULT_POD_SUBNET = '10.240.0.0/16';
 
@@ -60,6 +72,8 @@ export interface EmbeddedOptions {
   leakRate?: number;
   /** The fulfiller's backend: cidr (default) or azure (the ARM emulator, azure.ts). */
   backend?: EmbeddedBackend;
+  /** Fail writes, drop watches, compact history, kill -9 the components (src/embedded/chaos/). */
+  chaos?: ChaosOptions;
 }
 
 export interface EmbeddedIo {
@@ -92,6 +106,8 @@ export interface EmbeddedReport extends Report {
   access: ProductAccessReport;
   /** With --backend azure: ARM requests by operation and status, NIC PUTs per node. */
   azure?: AzureReport;
+  /** What the chaos harness did (with --chaos). */
+  chaos?: ChaosSummary;
 }
 
 export interface EmbeddedResult {
@@ -144,6 +160,7 @@ export function renderEmbeddedReport(r: EmbeddedReport): string[] {
     ...(r.leaks ? leakLines(r.leaks) : []),
     accessLine(r.access),
     ...(r.azure ? azureReportLines(r.azure) : []),
+    ...(r.chaos ? chaosLines(r.chaos, r.nodes) : []),
   );
   if (r.stoppedEarly) lines[0] = `${lines[0]} (stopped early by a signal)`;
   return lines;
@@ -169,8 +186,18 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
   const durationSeconds = opts.durationSeconds ?? scenario.durationSeconds;
   const podSubnet = scenario.podSubnet ?? DEFAULT_POD_SUBNET;
   const nodeNames = Array.from({ length: nodeCount }, (_, i) => `node-${i}`);
+  if (opts.chaos && nodeCount > MAX_CHAOS_NODES) {
+    throw new Error(
+      `--chaos runs every sidecar as a process of its own: at most ${MAX_CHAOS_NODES} nodes, the run has ${nodeCount}`,
+    );
+  }
   const plan = planScenario(scenario, nodeNames);
   const leaks = runLeaks(scenario.leaks, opts.leakRate);
+  if (opts.chaos && leaks) {
+    throw new Error(
+      "--chaos does not combine with leaks (--leak-rate or the scenario's leaks): the leak figures read the sidecars in this process",
+    );
+  }
   const durationMs = Math.round(durationSeconds * 1000);
   plan.actions = plan.actions.filter((a) => a.atMs <= durationMs);
   plan.durationMs = durationMs;
@@ -188,6 +215,17 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
 
   const waits: number[] = [];
   let azure: EmbeddedAzure | undefined;
+  const chaos: ChaosRun | undefined = opts.chaos
+    ? prepareChaos({
+        chaos: opts.chaos,
+        nodeNames,
+        durationMs,
+        runDir,
+        logFile,
+        logLevel: opts.logLevel,
+        logger,
+      })
+    : undefined;
   let cluster: EmbeddedCluster | undefined;
   let driver: WorkloadDriver | undefined;
   let sampler: ClusterSampler | undefined;
@@ -221,6 +259,7 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
         ? { leaks: { dropReleaseRate: leaks.dropReleaseRate, graceSeconds: leaks.graceSeconds } }
         : {}),
       ...(azure ? { backend: { factory: azure.backend, providerID: azure.providerID } } : {}),
+      ...(chaos ? { host: chaos.host } : {}),
     });
     const { server } = cluster;
     say(`  API server: ${server.url}  (kubeconfig ${server.kubeconfigPath})`);
@@ -278,7 +317,8 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
       }
     };
     takeSample();
-    const sampleMs = opts.sampleMs ?? defaultSampleMs(nodeCount);
+    // Under chaos the invariants are checked twice a second.
+    const sampleMs = opts.sampleMs ?? (chaos ? 500 : defaultSampleMs(nodeCount));
     const timer = setInterval(() => {
       takeSample();
       const elapsed = (Date.now() - t0) / 1000;
@@ -293,10 +333,18 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
       logger: logger.child({ component: 'workload' }),
     });
     const driving = driver.run();
+    if (chaos) {
+      say(
+        `  chaos: rate ${opts.chaos?.rate}, seed ${opts.chaos?.seed} ` +
+          `(replay with --chaos ${opts.chaos?.rate} --seed ${opts.chaos?.seed}), ${chaos.plan.length} planned actions`,
+      );
+      chaos.start(server);
+    }
     await delay(durationMs, signal);
     const stoppedEarly = signal?.aborted === true;
     await driver.stop();
     await driving;
+    await chaos?.stop();
     if (opts.serve && !stoppedEarly) {
       bar.done();
       say(
@@ -328,6 +376,9 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
       },
       invariantViolations: s.violations.length,
     });
+    // The components stop (SIGTERM) before the report, so it can say whether they stopped cleanly.
+    await cluster.stop();
+    const chaosSummary = chaos?.summary();
     const report: EmbeddedReport = {
       ...base,
       podSubnet,
@@ -338,6 +389,7 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
       ...(leakRun ? { leaks: leakRun.report() } : {}),
       access: productAccessReport(server.authorizations(), cluster.access.accounts),
       ...(azure ? { azure: azure.report() } : {}),
+      ...(chaosSummary ? { chaos: chaosSummary } : {}),
     };
     say('');
     for (const line of renderEmbeddedReport(report)) say(line);
@@ -354,7 +406,12 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
       io.err.write(`FAILED: the API server refused what the product needs (manifests/):\n`);
       for (const line of refused.slice(0, 20)) io.err.write(`  ${line}\n`);
     }
-    const failed = s.violations.length > 0 || refused.length > 0;
+    // Under chaos the product must also not crash, stop cleanly, and serve every pod.
+    const problems = chaosSummary ? chaosProblems(chaosSummary) : [];
+    if (chaosSummary && !stoppedEarly && (report.pods?.waitingAtEnd ?? 0) > 0)
+      problems.push(`${report.pods?.waitingAtEnd} pod(s) still waiting for an IP at the end`);
+    for (const p of problems) io.err.write(`FAILED: ${p}\n`);
+    const failed = s.violations.length > 0 || refused.length > 0 || problems.length > 0;
     return { report, exitCode: failed ? 1 : 0, runDir, logFile };
   } finally {
     bar.done();
