@@ -121,10 +121,37 @@ export class SqliteIpStore implements NodeIpStore {
           this.sql('UPDATE containers SET backed = 0 WHERE id = ?').run(row.id);
       }
 
+      // An address a pod holds under an id the status no longer has, but
+      // which the status lists under a new id (its network container was
+      // replaced): the pod keeps the address, now under the new id and
+      // container. Nothing vanished, and the address stays in the pool when
+      // the pod lets go of it.
+      const wantedByAddress = new Map([...wanted.values()].map((ip) => [ip.ip, ip] as const));
+      const rows = this.sql(`${SELECT_IP} ORDER BY ip_key`).all() as unknown as IpRow[];
+      const ids = new Set(rows.map((r) => r.id));
+      for (const row of rows) {
+        const renamed = wantedByAddress.get(row.ip);
+        if (
+          row.state !== 'Assigned' ||
+          wanted.has(row.id) ||
+          renamed === undefined ||
+          ids.has(renamed.id)
+        )
+          continue;
+        this.sql('UPDATE ips SET id = ?, nc_id = ?, backed = 1 WHERE id = ?').run(
+          renamed.id,
+          renamed.ncId,
+          row.id,
+        );
+        ids.delete(row.id);
+        ids.add(renamed.id);
+        Object.assign(row, { id: renamed.id, nc_id: renamed.ncId, backed: 1 });
+      }
+
       // IPs the status no longer has (or has under another address) go,
       // unless a pod holds them.
       const existing = new Map<string, IpRow>();
-      for (const row of this.sql(`${SELECT_IP} ORDER BY ip_key`).all() as unknown as IpRow[]) {
+      for (const row of rows) {
         const target = wanted.get(row.id);
         if (target !== undefined && target.ip === row.ip) {
           existing.set(row.id, row);

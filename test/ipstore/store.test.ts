@@ -121,20 +121,19 @@ describe('ipstore/SqliteIpStore', () => {
       expect(store.container('nc-2')).to.equal(undefined);
     });
 
-    it('reports an address still held under another id as a conflict, then takes it', () => {
+    it('moves an address a pod holds under an id the status dropped to its new id, at once', () => {
       sync([container(1, [2])]);
       store.assign(pod(1));
       const reused: NetworkContainer = {
         ...container(1, []),
         ipAssignments: [{ name: 'new-id', ip: '10.1.0.2' }],
       };
-      const change = store.syncInventory([reused]);
-      expect(change.conflicts?.map((c) => c.id)).to.deep.equal(['new-id']);
-      expect(
-        checkStoreInvariants(store, { backing: [reused], allowMissing: ['new-id'] }),
-      ).to.deep.equal([]);
+      const change = sync([reused]);
+      expect(change.conflicts).to.deep.equal([]);
+      expect(change.assignedVanished).to.deep.equal([]);
+      expect(store.list(['Assigned']).map((r) => r.id)).to.deep.equal(['new-id']);
       store.release(pod(1).podInterfaceID);
-      expect(store.syncInventory([reused]).added.map((r) => r.id)).to.deep.equal(['new-id']);
+      expect(store.list(['Available']).map((r) => r.id)).to.deep.equal(['new-id']);
     });
 
     it('refuses malformed input and changes nothing', () => {
