@@ -1,6 +1,6 @@
 // Pure helpers about the NNC spec as the monitor sees it: normalising the
 // observed spec, stale ids, echo detection, comparison.
-import type { NodeNetworkConfig } from '../nnc/types.ts';
+import { assignmentsOf, type NetworkContainer, type NodeNetworkConfig } from '../nnc/types.ts';
 import type { DesiredSpec } from './ports.ts';
 
 /** Sorted, de-duplicated string ids; anything else dropped. */
@@ -25,8 +25,9 @@ export function observedSpec(nnc: NodeNetworkConfig): DesiredSpec {
 /** Ids in `spec.ipsNotInUse` that no network container of the status backs any more. */
 export function staleIds(nnc: NodeNetworkConfig): string[] {
   const backed = new Set<string>();
-  for (const nc of nnc.status?.networkContainers ?? []) {
-    for (const a of nc.ipAssignments ?? []) backed.add(a.name);
+  const list: unknown = nnc.status?.networkContainers;
+  for (const nc of Array.isArray(list) ? (list as NetworkContainer[]) : []) {
+    for (const a of assignmentsOf(nc)) backed.add(a.name);
   }
   return normaliseIds(nnc.spec?.ipsNotInUse).filter((id) => !backed.has(id));
 }

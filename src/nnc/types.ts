@@ -90,20 +90,65 @@ export function cssPath(namespace: string): string {
   return `/apis/${GROUP}/${CSS_VERSION}/namespaces/${namespace}/${CSS_PLURAL}`;
 }
 
-/** The node's dynamic network containers: the ones whose IPs the pool manages. */
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * The node's dynamic network containers: the ones whose IPs the pool
+ * manages. Entries that are not objects are skipped (everything read from
+ * the API server is untrusted).
+ */
 export function dynamicContainers(nnc: NodeNetworkConfig): NetworkContainer[] {
-  return (nnc.status?.networkContainers ?? []).filter(
-    (nc) => (nc.assignmentMode ?? 'dynamic') === 'dynamic',
+  const list: unknown = nnc?.status?.networkContainers;
+  if (!Array.isArray(list)) return [];
+  return list.filter(
+    (nc): nc is NetworkContainer => isObject(nc) && (nc.assignmentMode ?? 'dynamic') === 'dynamic',
   );
+}
+
+/** The IP assignments of a container that are objects (anything else skipped). */
+export function assignmentsOf(nc: NetworkContainer | undefined): IpAssignment[] {
+  const list: unknown = nc?.ipAssignments;
+  return Array.isArray(list) ? list.filter((a): a is IpAssignment => isObject(a)) : [];
+}
+
+/** Why an NNC cannot drive the pool, naming the field, or undefined when it can. */
+export function invalidNnc(
+  nnc: NodeNetworkConfig | undefined | null,
+): { field: string; reason: string } | undefined {
+  if (!isObject(nnc)) return { field: '', reason: 'not an object' };
+  if (!isObject(nnc.status))
+    return { field: 'status', reason: 'status.scaler is missing (no status)' };
+  if (!isObject(nnc.status.scaler))
+    return { field: 'status.scaler', reason: 'status.scaler is missing' };
+  const list: unknown = nnc.status.networkContainers;
+  if (list !== undefined && list !== null && !Array.isArray(list))
+    return { field: 'status.networkContainers', reason: 'status.networkContainers is not a list' };
+  for (const [i, nc] of (Array.isArray(list) ? list : []).entries()) {
+    const at = `status.networkContainers[${i}]`;
+    if (!isObject(nc)) return { field: at, reason: `${at} is not an object` };
+    const ips: unknown = nc.ipAssignments;
+    if (ips === undefined || ips === null) continue;
+    if (!Array.isArray(ips))
+      return { field: `${at}.ipAssignments`, reason: `${at}.ipAssignments is not a list` };
+    const j = ips.findIndex((a) => !isObject(a));
+    if (j >= 0)
+      return {
+        field: `${at}.ipAssignments[${j}]`,
+        reason: `${at}.ipAssignments[${j}] is not an object`,
+      };
+  }
+  if (dynamicContainers(nnc).length === 0) {
+    return {
+      field: 'status.networkContainers',
+      reason: 'no dynamic network container in status.networkContainers',
+    };
+  }
+  return undefined;
 }
 
 /** Why an NNC cannot drive the pool, or undefined when it can. */
 export function invalidNncReason(nnc: NodeNetworkConfig | undefined | null): string | undefined {
-  if (nnc === null || typeof nnc !== 'object') return 'not an object';
-  const scaler = nnc.status?.scaler;
-  if (scaler === null || typeof scaler !== 'object') return 'status.scaler is missing';
-  if (!Array.isArray(nnc.status?.networkContainers) || dynamicContainers(nnc).length === 0) {
-    return 'no dynamic network container in status.networkContainers';
-  }
-  return undefined;
+  return invalidNnc(nnc)?.reason;
 }
