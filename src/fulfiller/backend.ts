@@ -98,6 +98,12 @@ export interface IpBackend {
    * (asked on every resync); absent: never.
    */
   needsRound?(node: NodeRef, container: NetworkContainer | undefined): boolean;
+  /**
+   * Whether `id` is an IP id this backend could have made (optional: any
+   * non-empty id when absent). A status holding other ids was not written by
+   * a fulfiller; it is refused rather than taken as the record.
+   */
+  validId?(id: string): boolean;
 }
 
 export interface BackendContext {

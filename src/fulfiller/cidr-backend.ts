@@ -21,6 +21,8 @@ import { gatewayOf, parseCidr } from './cidr.ts';
 import type { AddressLedger } from './ledger.ts';
 import { SubnetPool } from './pool.ts';
 
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export interface CidrBackendOptions {
   /** Pod subnet, e.g. "10.240.0.0/16". */
   cidr: string;
@@ -42,6 +44,7 @@ export class CidrBackend implements IpBackend {
   private readonly gateway: string;
   private readonly ledger: AddressLedger;
   private readonly newId: () => string;
+  private readonly uuidIds: boolean;
 
   constructor(options: CidrBackendOptions, ledger: AddressLedger) {
     const cidr = parseCidr(options.cidr);
@@ -50,6 +53,7 @@ export class CidrBackend implements IpBackend {
     this.gateway = gatewayOf(cidr);
     this.ledger = ledger;
     this.newId = options.newId ?? randomUUID;
+    this.uuidIds = options.newId === undefined;
     for (const ip of ledger.used()) this.pool.markUsed(ip);
     ledger.subscribe((ip, used) => {
       if (used) this.pool.markUsed(ip);
@@ -81,6 +85,11 @@ export class CidrBackend implements IpBackend {
     this.ledger.claim(node.name, ips);
     for (const ip of ips) held.ipAssignments.push({ name: this.newId(), ip });
     return { held, short: ips.length < change.add };
+  }
+
+  /** Its ids are UUIDs (unless a test named them otherwise). */
+  validId(id: string): boolean {
+    return !this.uuidIds || UUID.test(id);
   }
 
   /** Nothing to call: the node's addresses come free when its NNC is gone. */

@@ -1,8 +1,10 @@
 // What one node needs, read from its NNC alone: how many secondary IPs to
 // add, which ones the node gave back (`spec.ipsNotInUse`) and which to keep.
 // Only IPs the spec lists are ever removed; a pool above its request simply
-// waits for the node to list its surplus. A malformed spec is reported and
-// nothing is done for that node.
+// waits for the node to list its surplus. A malformed spec, or a status the
+// fulfiller could not have written (its record: see statusProblem), is
+// reported naming the field and nothing is done for that node.
+import { isIP } from 'node:net';
 import { dynamicContainers } from '../nnc/types.ts';
 import type { IpAssignment, NetworkContainer, NodeNetworkConfig } from '../nnc/types.ts';
 
@@ -10,6 +12,8 @@ export interface NodePlan {
   node: string;
   /** Set when the spec cannot be acted on; then nothing else is meaningful. */
   invalid?: string;
+  /** The field `invalid` is about, e.g. `spec.requestedIPCount`. */
+  invalidField?: string;
   /** `spec.requestedIPCount`, capped at the maximum. */
   requested: number;
   /** The dynamic network container the fulfiller manages, when it exists. */
@@ -42,15 +46,100 @@ export function readNotInUse(nnc: NodeNetworkConfig): Set<string> | string {
   return new Set(raw as string[]);
 }
 
-/** The plan for one NNC; `maxIPCount` caps the request. */
-export function planNode(nnc: NodeNetworkConfig, maxIPCount: number): NodePlan {
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/**
+ * What makes a status unlike any the fulfiller writes (its record, which it
+ * would otherwise carry over): a container list or container that is not an
+ * object, an assignment mode other than dynamic or static, more than one
+ * dynamic container, or in the dynamic one an IP assignment that is not an
+ * object, an id that is empty, repeated or not the backend's (`validId`), an
+ * address that is not IPv4, repeated, or the container's primary IP.
+ * Undefined when none, naming the first field otherwise.
+ */
+export function statusProblem(
+  nnc: NodeNetworkConfig,
+  validId: (id: string) => boolean = () => true,
+): { field: string; reason: string } | undefined {
+  const status: unknown = nnc.status;
+  if (status === undefined || status === null) return undefined;
+  if (!isObject(status)) return { field: 'status', reason: 'status is not an object' };
+  const list = status.networkContainers;
+  if (list === undefined || list === null) return undefined;
+  if (!Array.isArray(list))
+    return { field: 'status.networkContainers', reason: 'status.networkContainers is not a list' };
+  let dynamic = 0;
+  for (const [i, nc] of list.entries()) {
+    const at = `status.networkContainers[${i}]`;
+    const bad = (field: string, reason: string) => ({
+      field: `${at}${field}`,
+      reason: `${at}${field} ${reason}`,
+    });
+    if (!isObject(nc)) return bad('', 'is not an object');
+    const mode = nc.assignmentMode ?? 'dynamic';
+    if (mode !== 'dynamic' && mode !== 'static')
+      return bad('.assignmentMode', `is ${JSON.stringify(mode)}, not dynamic or static`);
+    if (mode !== 'dynamic') continue;
+    if (++dynamic > 1) return bad('', 'is a second dynamic network container');
+    if (nc.id !== undefined && (typeof nc.id !== 'string' || nc.id === ''))
+      return bad('.id', 'is not a non-empty string');
+    const primary = nc.primaryIP;
+    if (
+      primary !== undefined &&
+      primary !== '' &&
+      (typeof primary !== 'string' || isIP(primary) !== 4)
+    )
+      return bad('.primaryIP', `${JSON.stringify(primary)} is not an IPv4 address`);
+    const ips = nc.ipAssignments;
+    if (ips === undefined || ips === null) continue;
+    if (!Array.isArray(ips)) return bad('.ipAssignments', 'is not a list');
+    const names = new Set<string>();
+    const addresses = new Set<string>(typeof primary === 'string' ? [primary] : []);
+    for (const [j, a] of ips.entries()) {
+      const where = `.ipAssignments[${j}]`;
+      if (!isObject(a)) return bad(where, 'is not an object');
+      if (typeof a.name !== 'string' || a.name === '' || !validId(a.name))
+        return bad(`${where}.name`, `${JSON.stringify(a.name)} is not an IP id of this backend`);
+      if (names.has(a.name)) return bad(`${where}.name`, `${a.name} is listed twice`);
+      names.add(a.name);
+      if (typeof a.ip !== 'string' || isIP(a.ip) !== 4)
+        return bad(`${where}.ip`, `${JSON.stringify(a.ip)} is not an IPv4 address`);
+      if (addresses.has(a.ip)) return bad(`${where}.ip`, `${a.ip} is listed twice`);
+      addresses.add(a.ip);
+    }
+  }
+  return undefined;
+}
+
+/** The spec field a spec error is about. */
+function specField(message: string): string {
+  return message.startsWith('spec.ipsNotInUse') ? 'spec.ipsNotInUse' : 'spec.requestedIPCount';
+}
+
+/** The plan for one NNC; `maxIPCount` caps the request; `validId` says which IP ids the backend makes. */
+export function planNode(
+  nnc: NodeNetworkConfig,
+  maxIPCount: number,
+  validId?: (id: string) => boolean,
+): NodePlan {
   const node = nnc.metadata.name;
+  const empty = { node, requested: 0, keep: [], release: [], allocate: 0 };
+  const problem = statusProblem(nnc, validId);
+  if (problem) return { ...empty, invalid: problem.reason, invalidField: problem.field };
   const container = dynamicContainers(nnc)[0];
   const requestedOrError = readRequested(nnc);
   const notInUse = readNotInUse(nnc);
-  const empty = { node, requested: 0, keep: [], release: [], allocate: 0, container };
-  if (typeof requestedOrError === 'string') return { ...empty, invalid: requestedOrError };
-  if (typeof notInUse === 'string') return { ...empty, invalid: notInUse };
+  if (typeof requestedOrError === 'string')
+    return {
+      ...empty,
+      container,
+      invalid: requestedOrError,
+      invalidField: specField(requestedOrError),
+    };
+  if (typeof notInUse === 'string')
+    return { ...empty, container, invalid: notInUse, invalidField: specField(notInUse) };
   const requested = Math.min(requestedOrError, maxIPCount);
   const assignments = Array.isArray(container?.ipAssignments) ? container.ipAssignments : [];
   const keep: IpAssignment[] = [];

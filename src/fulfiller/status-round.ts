@@ -166,8 +166,21 @@ export async function statusRound(
   if (plan.invalid) {
     if (ctx.invalidReported.get(name) !== plan.invalid) {
       ctx.invalidReported.set(name, plan.invalid);
-      ctx.log.warn('invalid node spec', { node: name, error: plan.invalid });
-      warn(ctx, nnc, 'InvalidSpec', plan.invalid);
+      ctx.log.warn('rejected NodeNetworkConfig', {
+        node: name,
+        kind: 'NodeNetworkConfig',
+        namespace: nnc.metadata.namespace,
+        name,
+        resourceVersion: nnc.metadata.resourceVersion,
+        field: plan.invalidField,
+        error: plan.invalid,
+      });
+      warn(
+        ctx,
+        nnc,
+        plan.invalidField?.startsWith('status') ? 'InvalidStatus' : 'InvalidSpec',
+        plan.invalid,
+      );
     }
     return 'invalid';
   }

@@ -73,7 +73,8 @@ export function scalerFor(ctx: SyncContext, name: string): Required<ScalerSpec> 
 }
 
 export function planFor(ctx: SyncContext, nnc: NodeNetworkConfig): NodePlan {
-  return planNode(nnc, scalerFor(ctx, nnc.metadata.name).maxIPCount);
+  const validId = ctx.backend.validId?.bind(ctx.backend);
+  return planNode(nnc, scalerFor(ctx, nnc.metadata.name).maxIPCount, validId);
 }
 
 export function involved(ctx: SyncContext, nnc: NodeNetworkConfig): InvolvedObject {
