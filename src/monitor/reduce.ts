@@ -2,11 +2,11 @@
 // wake-up, a reconcile's outcome fed back) into the one state. No I/O and no
 // clock: each input carries its time, and what should be logged or reported
 // comes out as notices on the new state.
-import { invalidNncReason, type NodeNetworkConfig } from '../nnc/types.ts';
+import { invalidNnc, type NodeNetworkConfig } from '../nnc/types.ts';
 import { recordTarget } from '../scaling/damping.ts';
 import { normaliseScaler } from '../scaling/scaler.ts';
 import { calculateTarget } from '../scaling/target.ts';
-import { normaliseRequest, observedSpec, staleIds } from './spec.ts';
+import { malformedSpecField, normaliseRequest, observedSpec, staleIds } from './spec.ts';
 import {
   effectiveScaler,
   isReady,
@@ -109,14 +109,25 @@ function onExhausted(s: MonitorState, value: unknown): MonitorState {
   return wantReconcile(note(s, 'info', 'exhaustion update', { exhausted: value }));
 }
 
+/** Which NNC a log line is about. */
+function aboutNnc(nnc: NodeNetworkConfig): Record<string, unknown> {
+  return {
+    kind: 'NodeNetworkConfig',
+    namespace: nnc?.metadata?.namespace,
+    name: nnc?.metadata?.name,
+    resourceVersion: nnc?.metadata?.resourceVersion,
+  };
+}
+
 function onNnc(s: MonitorState, nnc: NodeNetworkConfig): MonitorState {
-  const reason = invalidNncReason(nnc);
-  if (reason !== undefined) {
+  const invalid = invalidNnc(nnc);
+  if (invalid !== undefined) {
+    const reason = invalid.reason;
     return note(
       s,
       'warn',
       'ignoring NodeNetworkConfig',
-      { reason },
+      { reason, field: invalid.field, ...aboutNnc(nnc) },
       { type: 'nnc-invalid', reason },
     );
   }
@@ -142,6 +153,14 @@ function onNnc(s: MonitorState, nnc: NodeNetworkConfig): MonitorState {
     note(s, 'warn', 'NodeNetworkConfig recreated', { uid }, { type: 'nnc-recreated', uid: uid });
   }
   if (first || recreated) s.request = normaliseRequest(nnc.spec?.requestedIPCount);
+  const malformed = malformedSpecField(nnc);
+  if (malformed !== undefined) {
+    note(s, 'warn', 'rejected NodeNetworkConfig', {
+      ...aboutNnc(nnc),
+      field: malformed,
+      error: `${malformed} is malformed; the spec is written again`,
+    });
+  }
   const fields = {
     batch: scaler.batch,
     buffer: scaler.buffer,

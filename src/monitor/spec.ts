@@ -14,10 +14,40 @@ export function normaliseRequest(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.floor(value) : 0;
 }
 
-/** The observed spec in the shape the monitor writes. */
+/**
+ * The field of the spec that is malformed (a count that is not a
+ * non-negative integer, ids that are not a list of strings), if any. Absent
+ * fields are fine.
+ */
+export function malformedSpecField(nnc: NodeNetworkConfig): string | undefined {
+  const spec: unknown = nnc.spec;
+  if (spec === undefined || spec === null) return undefined;
+  if (typeof spec !== 'object' || Array.isArray(spec)) return 'spec';
+  const { requestedIPCount: count, ipsNotInUse: ids } = spec as Record<string, unknown>;
+  if (
+    count !== undefined &&
+    count !== null &&
+    !(Number.isSafeInteger(count) && (count as number) >= 0)
+  )
+    return 'spec.requestedIPCount';
+  if (
+    ids !== undefined &&
+    ids !== null &&
+    !(Array.isArray(ids) && ids.every((id) => typeof id === 'string'))
+  )
+    return 'spec.ipsNotInUse';
+  return undefined;
+}
+
+/**
+ * The observed spec in the shape the monitor writes. A malformed one reads
+ * with a count of -1, which no spec the monitor wants has: it is written
+ * again, whatever the garbage would otherwise read as.
+ */
 export function observedSpec(nnc: NodeNetworkConfig): DesiredSpec {
   return {
-    requestedIPCount: normaliseRequest(nnc.spec?.requestedIPCount),
+    requestedIPCount:
+      malformedSpecField(nnc) === undefined ? normaliseRequest(nnc.spec?.requestedIPCount) : -1,
     ipsNotInUse: normaliseIds(nnc.spec?.ipsNotInUse),
   };
 }

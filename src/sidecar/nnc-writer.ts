@@ -10,14 +10,22 @@ import type { DesiredSpec, NncSpecWriter, SpecWriteResult } from '../monitor/por
 import { SpecWriteError } from '../monitor/ports.ts';
 import { FIELD_MANAGER, GROUP, NNC_KIND, NNC_PLURAL, NNC_VERSION } from '../nnc/types.ts';
 
-/** The apply configuration sent for a spec. */
+/**
+ * The apply configuration sent for a spec. `observedIds` is `spec.ipsNotInUse`
+ * as last observed, whatever it holds: anything but nothing or an empty list
+ * (ids, or garbage another writer left) is taken over and cleared with [].
+ */
 export function applyBody(
   name: string,
   namespace: string,
   spec: DesiredSpec,
-  observedIds: readonly string[] = [],
+  observedIds: unknown = [],
 ): object {
-  const clear = spec.ipsNotInUse.length === 0 && observedIds.length > 0;
+  const observedNothing =
+    observedIds === undefined ||
+    observedIds === null ||
+    (Array.isArray(observedIds) && observedIds.length === 0);
+  const clear = spec.ipsNotInUse.length === 0 && !observedNothing;
   return {
     apiVersion: `${GROUP}/${NNC_VERSION}`,
     kind: NNC_KIND,
@@ -57,8 +65,8 @@ export function createNncWriter(opts: {
   api?: ApplyApi;
   name: string;
   namespace: string;
-  /** `spec.ipsNotInUse` of the NNC as last observed (see the header). */
-  observedIds?: () => readonly string[];
+  /** `spec.ipsNotInUse` of the NNC as last observed, as it is (see applyBody). */
+  observedIds?: () => unknown;
 }): NncSpecWriter {
   const api: ApplyApi =
     opts.api ??

@@ -166,10 +166,7 @@ export async function runSidecar(
     kc,
     name: options.nodeName,
     namespace: options.namespace,
-    observedIds: () => {
-      const ids = current?.spec?.ipsNotInUse;
-      return Array.isArray(ids) ? ids : [];
-    },
+    observedIds: () => current?.spec?.ipsNotInUse,
   });
   const monitor = new PoolMonitor({
     store: asPoolIpStore(store),
