@@ -6,7 +6,7 @@
 // this, so the simulator takes the product's path.
 import type { Logger } from '../log/logger.ts';
 import { dynamicContainers, invalidNncReason, type NodeNetworkConfig } from '../nnc/types.ts';
-import type { IpRecord, NodeIpStore } from './types.ts';
+import { InvalidIpStoreInputError, type IpRecord, type NodeIpStore } from './types.ts';
 
 /** What an operator must hear about (the sidecar turns these into Events). */
 export type StoreNotice =
@@ -26,6 +26,20 @@ function message(err: unknown): string {
 function announcedIds(nnc: NodeNetworkConfig): string[] {
   const ids = nnc.spec?.ipsNotInUse;
   return Array.isArray(ids) ? ids.filter((id): id is string => typeof id === 'string') : [];
+}
+
+/**
+ * The status field a store error names: `networkContainers[k]...` of the
+ * dynamic containers the store was given, as `status.networkContainers[i]...`.
+ */
+export function statusField(nnc: NodeNetworkConfig, field: string | undefined): string {
+  if (field === undefined) return 'status.networkContainers';
+  const m = /^networkContainers\[(\d+)\](.*)$/.exec(field);
+  if (!m) return `status.${field}`;
+  const nc = dynamicContainers(nnc)[Number(m[1])];
+  const all: unknown = nnc.status?.networkContainers;
+  const i = Array.isArray(all) ? all.indexOf(nc) : -1;
+  return `status.networkContainers[${i < 0 ? m[1] : i}]${m[2]}`;
 }
 
 export function followNnc(
@@ -64,12 +78,23 @@ export function followNnc(
         failed = false;
         return true;
       } catch (err) {
-        // Garbage in the status changes nothing and is reported; only a store
-        // that cannot write (disk, corruption) makes the agent unhealthy.
-        const invalid = err instanceof Error && err.name === 'InvalidIpStoreInputError';
-        if (!invalid) failed = true;
-        log.error('inventory sync failed', { error: message(err), invalidStatus: invalid });
-        if (invalid) notify({ type: 'invalid-status', message: message(err) });
+        // Garbage in the status changes nothing and is reported, naming the
+        // field; only a store that cannot write (disk, corruption) makes the
+        // agent unhealthy.
+        if (!(err instanceof InvalidIpStoreInputError)) {
+          failed = true;
+          log.error('inventory sync failed', { error: message(err) });
+          return false;
+        }
+        log.warn('rejected NodeNetworkConfig', {
+          kind: 'NodeNetworkConfig',
+          namespace: nnc.metadata?.namespace,
+          name: nnc.metadata?.name,
+          resourceVersion: nnc.metadata?.resourceVersion,
+          field: statusField(nnc, err.field),
+          error: message(err),
+        });
+        notify({ type: 'invalid-status', message: message(err) });
         return false;
       }
     },

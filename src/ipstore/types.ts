@@ -153,6 +153,12 @@ export class DesiredIpUnavailableError extends NoAvailableIpError {
 /** Raised for malformed input (CNS ReturnCode 23); nothing was changed. */
 export class InvalidIpStoreInputError extends Error {
   override readonly name = 'InvalidIpStoreInputError';
+  /** The input field it is about, when known, e.g. `networkContainers[0].ipAssignments[2].ip`. */
+  readonly field: string | undefined;
+  constructor(message: string, field?: string) {
+    super(message);
+    this.field = field;
+  }
 }
 
 /** Raised when marking cannot be done in full; nothing was changed. */

@@ -22,18 +22,18 @@ export interface BackedContainer {
   ips: BackedIp[];
 }
 
-function fail(message: string): never {
-  throw new InvalidIpStoreInputError(message);
+function fail(message: string, field?: string): never {
+  throw new InvalidIpStoreInputError(message, field);
 }
 
-function nonEmptyString(value: unknown, what: string): string {
-  if (typeof value !== 'string' || value === '') fail(`${what} must be a non-empty string`);
+function nonEmptyString(value: unknown, what: string, field?: string): string {
+  if (typeof value !== 'string' || value === '') fail(`${what} must be a non-empty string`, field);
   return value;
 }
 
-function optionalString(value: unknown, what: string): string {
+function optionalString(value: unknown, what: string, field?: string): string {
   if (value === undefined || value === null) return '';
-  if (typeof value !== 'string') fail(`${what} must be a string`);
+  if (typeof value !== 'string') fail(`${what} must be a string`, field);
   return value;
 }
 
@@ -43,39 +43,49 @@ function optionalString(value: unknown, what: string): string {
  * addresses are refused, since the store could not tell which one is meant.
  */
 export function validateContainers(containers: unknown): BackedContainer[] {
-  if (!Array.isArray(containers)) fail('network containers must be an array');
+  if (!Array.isArray(containers)) fail('network containers must be an array', 'networkContainers');
   const result: BackedContainer[] = [];
   const ncIds = new Set<string>();
   const ipIds = new Set<string>();
   const addresses = new Set<string>();
   containers.forEach((raw: unknown, index) => {
-    if (typeof raw !== 'object' || raw === null)
-      fail(`networkContainers[${index}] must be an object`);
+    const at = `networkContainers[${index}]`;
+    if (typeof raw !== 'object' || raw === null) fail(`${at} must be an object`, at);
     const nc = raw as NetworkContainer;
     if (nc.assignmentMode === 'static') return;
-    const id = nonEmptyString(nc.id, `networkContainers[${index}].id`);
-    if (ncIds.has(id)) fail(`network container ${id} is listed twice`);
+    const id = nonEmptyString(nc.id, `${at}.id`, `${at}.id`);
+    if (ncIds.has(id)) fail(`network container ${id} is listed twice`, `${at}.id`);
     ncIds.add(id);
     const assignments: unknown = nc.ipAssignments ?? [];
     if (!Array.isArray(assignments))
-      fail(`network container ${id}: ipAssignments must be an array`);
+      fail(`network container ${id}: ipAssignments must be an array`, `${at}.ipAssignments`);
     const ips = assignments.map((entry: unknown, i): BackedIp => {
       const where = `network container ${id}: ipAssignments[${i}]`;
-      if (typeof entry !== 'object' || entry === null) fail(`${where} must be an object`);
+      const field = `${at}.ipAssignments[${i}]`;
+      if (typeof entry !== 'object' || entry === null) fail(`${where} must be an object`, field);
       const { name, ip } = entry as { name?: unknown; ip?: unknown };
-      const ipId = nonEmptyString(name, `${where}.name`);
-      if (!isIpAddress(ip)) fail(`${where}.ip ${JSON.stringify(ip)} is not an IP address`);
-      if (ipIds.has(ipId)) fail(`IP id ${ipId} is listed twice`);
-      if (addresses.has(ip)) fail(`IP address ${ip} is listed twice`);
+      const ipId = nonEmptyString(name, `${where}.name`, `${field}.name`);
+      if (!isIpAddress(ip))
+        fail(`${where}.ip ${JSON.stringify(ip)} is not an IP address`, `${field}.ip`);
+      if (ipIds.has(ipId)) fail(`IP id ${ipId} is listed twice`, `${field}.name`);
+      if (addresses.has(ip)) fail(`IP address ${ip} is listed twice`, `${field}.ip`);
       ipIds.add(ipId);
       addresses.add(ip);
       return { id: ipId, ip, ncId: id };
     });
     result.push({
       id,
-      subnetAddressSpace: optionalString(nc.subnetAddressSpace, `${id}.subnetAddressSpace`),
-      defaultGateway: optionalString(nc.defaultGateway, `${id}.defaultGateway`),
-      primaryIP: optionalString(nc.primaryIP, `${id}.primaryIP`),
+      subnetAddressSpace: optionalString(
+        nc.subnetAddressSpace,
+        `${id}.subnetAddressSpace`,
+        `${at}.subnetAddressSpace`,
+      ),
+      defaultGateway: optionalString(
+        nc.defaultGateway,
+        `${id}.defaultGateway`,
+        `${at}.defaultGateway`,
+      ),
+      primaryIP: optionalString(nc.primaryIP, `${id}.primaryIP`, `${at}.primaryIP`),
       ips,
     });
   });

@@ -58,6 +58,16 @@ export function nodeSubnetName(nnc: NodeNetworkConfig | undefined): string | und
   return name;
 }
 
+/** The field of a ClusterSubnetState that cannot be read as exhausted or not, if any. */
+export function malformedCssField(css: unknown): string | undefined {
+  const status: unknown = (css as { status?: unknown } | null)?.status;
+  if (status === undefined || status === null) return undefined;
+  if (typeof status !== 'object' || Array.isArray(status)) return 'status';
+  const exhausted = (status as { exhausted?: unknown }).exhausted;
+  return exhausted === undefined || typeof exhausted === 'boolean' ? undefined : 'status.exhausted';
+}
+
+/** A subnet counts as exhausted only on `status.exhausted: true`; anything else is not. */
 export function subnetExhausted(
   states: readonly ClusterSubnetState[],
   subnetName: string | undefined,

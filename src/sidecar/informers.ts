@@ -22,7 +22,13 @@ import {
   NNC_VERSION,
   nncPath,
 } from '../nnc/types.ts';
-import { countDemand, malformedPodReason, nodeSubnetName, subnetExhausted } from './demand.ts';
+import {
+  countDemand,
+  malformedCssField,
+  malformedPodReason,
+  nodeSubnetName,
+  subnetExhausted,
+} from './demand.ts';
 import type { PodLike } from './demand.ts';
 import type { SubnetStateMode } from './options.ts';
 
@@ -103,7 +109,15 @@ export function startNodeInformers(opts: NodeInformersOptions): NodeInformers {
         const key = `${p?.metadata?.namespace ?? ''}/${p?.metadata?.name ?? '?'}/${reason ?? ''}`;
         if (reason !== undefined && !warned.has(key)) {
           warned.add(key);
-          log.warn('ignoring malformed pod', { pod: key, reason });
+          log.warn('ignoring malformed pod', {
+            pod: key,
+            reason,
+            field: reason.split(' ')[0],
+            kind: 'Pod',
+            namespace: p?.metadata?.namespace,
+            name: p?.metadata?.name,
+            resourceVersion: p?.metadata?.resourceVersion,
+          });
         }
       }
     }),
@@ -125,7 +139,31 @@ export function startNodeInformers(opts: NodeInformersOptions): NodeInformers {
     startWith(undefined),
     distinctUntilChanged(),
   );
-  const exhausted$ = combineLatest([css.cache$, subnet$]).pipe(
+  // A subnet state whose exhaustion cannot be read counts as not exhausted,
+  // and is warned about once per version.
+  const cssWarned = new Map<string, string>();
+  const exhausted$ = combineLatest([
+    css.cache$.pipe(
+      tap((list) => {
+        for (const o of list) {
+          const field = malformedCssField(o);
+          const key = `${o.metadata?.namespace ?? ''}/${o.metadata?.name ?? ''}`;
+          const rv = o.metadata?.resourceVersion ?? '';
+          if (field === undefined || cssWarned.get(key) === rv) continue;
+          cssWarned.set(key, rv);
+          log.warn('ignoring ClusterSubnetState', {
+            kind: 'ClusterSubnetState',
+            namespace: o.metadata?.namespace,
+            name: o.metadata?.name,
+            resourceVersion: rv,
+            field,
+            value: JSON.stringify((o as { status?: unknown }).status).slice(0, 200),
+          });
+        }
+      }),
+    ),
+    subnet$,
+  ]).pipe(
     map(([list, subnet]) =>
       subnetExhausted(list as ClusterSubnetState[], subnet, opts.subnetState),
     ),

@@ -281,7 +281,13 @@ describe('sidecar integration: garbage network containers and dry-run', function
     const bad = container(range(0, 10));
     bad.ipAssignments = [...(bad.ipAssignments ?? []), { name: 'dup-id', ip: '10.10.0.2' }];
     await setStatus(c, node, { scaler: DEFAULT_SCALER, networkContainers: [bad] });
-    await waitFor('error logged', () => sidecar!.logs.find('inventory sync failed').length > 0);
+    await waitFor(
+      'rejection logged',
+      () => sidecar!.logs.find('rejected NodeNetworkConfig').length > 0,
+    );
+    expect(sidecar.logs.find('rejected NodeNetworkConfig')[0]).to.include({
+      field: 'status.networkContainers[0].ipAssignments[10].ip',
+    });
     expect(sidecar.store.list()).to.deep.equal(records);
     expect((await fetch(`${sidecar.url}/healthz`)).status).to.equal(200);
   });
