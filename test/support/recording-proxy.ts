@@ -19,6 +19,8 @@ export interface RecordedRequest {
   sentAt: number;
   /** Date.now() when the response head arrived. */
   at: number;
+  /** The request body of a write (everything but GET), as sent. */
+  body?: string;
 }
 
 export interface RecordingProxy {
@@ -42,6 +44,8 @@ export async function startRecordingProxy(
   const requests: RecordedRequest[] = [];
   const server: Server = createServer((req, res) => {
     const sentAt = Date.now();
+    const chunks: Buffer[] = [];
+    if (req.method !== 'GET') req.on('data', (c: Buffer) => chunks.push(c));
     const out = request(
       {
         host: upstream.hostname,
@@ -58,6 +62,7 @@ export async function startRecordingProxy(
           status: up.statusCode ?? 0,
           sentAt,
           at: Date.now(),
+          ...(req.method !== 'GET' ? { body: Buffer.concat(chunks).toString('utf8') } : {}),
         });
         res.writeHead(up.statusCode ?? 502, up.headers);
         res.flushHeaders(); // a watch answers its headers long before its first event

@@ -1,0 +1,230 @@
+// CRD-object fuzz (issue 16 item 3): FUZZ_OBJECTS (default 1,000; `make
+// fuzz-long` 10,000) generated NodeNetworkConfig, ClusterSubnetState and
+// Pod objects, seeded (FUZZ_SEED), written through the API server while a
+// real sidecar and a real fulfiller run. Neither may crash or loop hot,
+// nothing invalid may be written, every rejection is logged once with the
+// field it names, and afterwards the system serves valid objects again.
+import { expect } from 'chai';
+import { sleep, waitFor } from '../support/wait.ts';
+import { fulfillerWriteProblems, sidecarWriteProblems, statusProblems } from './checks.ts';
+import { FUZZ_NODE, fuzzOps, type FuzzOp } from './generators.ts';
+import { cpuSeconds, startFuzzSystem, type FuzzSystem } from './harness.ts';
+
+const OBJECTS = Number(process.env.FUZZ_OBJECTS ?? 1000);
+const SEED = Number(process.env.FUZZ_SEED ?? 20261124);
+const PREFIX = '10.240.0.';
+
+interface LogLine {
+  level?: string;
+  msg?: string;
+  field?: string;
+  resourceVersion?: string;
+  [key: string]: unknown;
+}
+
+function idsIn(value: unknown, out: Set<string>): void {
+  if (Array.isArray(value)) for (const v of value) idsIn(v, out);
+  else if (typeof value === 'object' && value !== null) {
+    const o = value as Record<string, unknown>;
+    if (Array.isArray(o.ipAssignments))
+      for (const a of o.ipAssignments as { name?: unknown }[])
+        if (typeof a?.name === 'string') out.add(a.name);
+    for (const v of Object.values(o)) idsIn(v, out);
+  }
+}
+
+describe(`CRD-object fuzz: ${OBJECTS} objects against a running sidecar and fulfiller`, function () {
+  this.timeout(120_000 + OBJECTS * 200);
+  let sys: FuzzSystem;
+  after(async () => sys?.close());
+
+  it('neither crashes nor loops hot, writes nothing invalid, logs each rejection once, serves again', async () => {
+    sys = await startFuzzSystem();
+    const ops = fuzzOps(SEED, OBJECTS);
+    const answers = new Map<number, number>();
+    const started = Date.now();
+    const cpu0 = {
+      sidecar: cpuSeconds(sys.sidecar.child.pid),
+      fulfiller: cpuSeconds(sys.fulfiller.child.pid),
+    };
+    const req0 = {
+      sidecar: sys.sidecarProxy.requests.length,
+      fulfiller: sys.fulfillerProxy.requests.length,
+    };
+    for (let i = 0; i < ops.length; i += 1) {
+      const code = await sys.apply(ops[i] as FuzzOp);
+      answers.set(code, (answers.get(code) ?? 0) + 1);
+      // Let the components see most versions: a short pause every few objects.
+      if (i % 5 === 4) await sleep(5);
+    }
+    const fuzzMs = Date.now() - started;
+    await sleep(1500); // the last objects settle
+
+    // Quiet: no more input; a component that loops keeps asking or burning CPU.
+    const q0 = {
+      sidecar: sys.sidecarProxy.requests.length,
+      fulfiller: sys.fulfillerProxy.requests.length,
+      sidecarCpu: cpuSeconds(sys.sidecar.child.pid),
+      fulfillerCpu: cpuSeconds(sys.fulfiller.child.pid),
+    };
+    await sleep(3000);
+    const quiet = {
+      sidecarRequests: sys.sidecarProxy.requests.length - q0.sidecar,
+      fulfillerRequests: sys.fulfillerProxy.requests.length - q0.fulfiller,
+      sidecarCpu: cpuSeconds(sys.sidecar.child.pid) - q0.sidecarCpu,
+      fulfillerCpu: cpuSeconds(sys.fulfiller.child.pid) - q0.fulfillerCpu,
+    };
+    const during = {
+      sidecarRequests: q0.sidecar - req0.sidecar,
+      fulfillerRequests: q0.fulfiller - req0.fulfiller,
+      sidecarCpu: q0.sidecarCpu - cpu0.sidecar,
+      fulfillerCpu: q0.fulfillerCpu - cpu0.fulfiller,
+    };
+    const figures = JSON.stringify({
+      objects: OBJECTS,
+      seed: SEED,
+      fuzzMs,
+      answers: Object.fromEntries(answers),
+      during,
+      quiet,
+    });
+    console.log(`      fuzz: ${figures}`);
+
+    // Alive.
+    expect(sys.sidecar.child.exitCode, `sidecar: ${sys.sidecar.stderr()}`).to.equal(null);
+    expect(
+      sys.fulfiller.child.exitCode,
+      `fulfiller: ${sys.fulfiller.output().slice(-2000)}`,
+    ).to.equal(null);
+
+    // Not hot: a bounded number of requests per object, and near silence after.
+    expect(during.sidecarRequests, figures).to.be.at.most(3 * OBJECTS + 50);
+    expect(during.fulfillerRequests, figures).to.be.at.most(3 * OBJECTS + 50);
+    expect(quiet.sidecarRequests, figures).to.be.at.most(10);
+    expect(quiet.fulfillerRequests, figures).to.be.at.most(10);
+    expect(quiet.sidecarCpu, figures).to.be.at.most(0.5);
+    expect(quiet.fulfillerCpu, figures).to.be.at.most(0.5);
+
+    // Nothing invalid written.
+    const known = new Set<string>();
+    for (const op of ops) if (op.kind === 'nnc-status') idsIn(op.status, known);
+    for (const w of sys.fulfillerProxy.writes()) idsIn(JSON.parse(w.body || '{}'), known);
+    const invalid = [
+      ...sidecarWriteProblems(sys.sidecarProxy.writes(), FUZZ_NODE, known),
+      ...fulfillerWriteProblems(sys.fulfillerProxy.writes(), PREFIX),
+    ];
+    expect(invalid.slice(0, 20), `${invalid.length} invalid writes`).to.deep.equal([]);
+
+    // Rejections: each names its field, and none is said twice about one version.
+    const rejections = (lines: LogLine[]) =>
+      lines.filter(
+        (l) =>
+          (l.level === 'warn' || l.level === 'error') && /^(rejected|ignoring)/.test(l.msg ?? ''),
+      );
+    const sidecarLines = sys.sidecar.lines.map((l) => JSON.parse(l) as LogLine);
+    const fulfillerLines = sys.fulfiller.lines as LogLine[];
+    const rejected: Record<string, number> = {};
+    for (const [who, lines] of [
+      ['sidecar', sidecarLines],
+      ['fulfiller', fulfillerLines],
+    ] as const) {
+      const seen = new Map<string, number>();
+      for (const l of rejections(lines)) {
+        expect(l.field, `${who}: ${JSON.stringify(l)}`).to.be.a('string');
+        const key = `${l.msg}|${l.kind}|${l.namespace}|${l.name}|${l.resourceVersion}|${l.field}`;
+        seen.set(key, (seen.get(key) ?? 0) + 1);
+      }
+      rejected[who] = [...seen.values()].reduce((a, b) => a + b, 0);
+      const twice = [...seen].filter(([, n]) => n > 1);
+      expect(twice.slice(0, 5), `${who} said a rejection more than once`).to.deep.equal([]);
+    }
+
+    console.log(`      rejections logged: ${JSON.stringify(rejected)}`);
+    // Serves again: the fuzz objects go, the NNC's spec and status are cleared
+    // (as an operator would), and the pool comes back, valid, and hands out IPs.
+    await cleanUp(sys);
+    const nnc = await waitFor(
+      'a valid NNC status again',
+      async () => {
+        const n = (await sys.objects.getNamespacedCustomObject({
+          group: 'acn.azure.com',
+          version: 'v1alpha',
+          namespace: 'kube-system',
+          plural: 'nodenetworkconfigs',
+          name: FUZZ_NODE,
+        })) as { status?: { networkContainers?: { ipAssignments?: unknown[] }[] } };
+        const ok =
+          statusProblems(n.status, PREFIX).length === 0 &&
+          (n.status?.networkContainers?.[0]?.ipAssignments?.length ?? 0) > 0;
+        return ok ? n : undefined;
+      },
+      30_000,
+    );
+    await waitFor(
+      'the sidecar ready',
+      async () => (await fetch(`${sys.sidecarUrl}/readyz`)).status === 200,
+      30_000,
+    );
+    const res = await fetch(`${sys.sidecarUrl}/network/requestipconfigs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        podInterfaceID: 'after-fuzz-eth0',
+        infraContainerID: 'after-fuzz',
+        orchestratorContext: { PodName: 'after-fuzz', PodNamespace: 'default' },
+        desiredIPAddresses: [],
+      }),
+    });
+    const answer = (await res.json()) as { podIPInfo?: { PodIPConfig?: { IPAddress?: string } }[] };
+    const ip = answer.podIPInfo?.[0]?.PodIPConfig?.IPAddress;
+    const listed = (nnc.status?.networkContainers?.[0]?.ipAssignments ?? []) as { ip: string }[];
+    expect(ip, JSON.stringify(answer)).to.be.a('string');
+    expect(ip!.startsWith(PREFIX)).to.equal(true);
+    expect(listed.map((a) => a.ip)).to.include(ip);
+  });
+});
+
+async function cleanUp(sys: FuzzSystem): Promise<void> {
+  const o = sys.objects;
+  const NNC = { group: 'acn.azure.com', version: 'v1alpha', plural: 'nodenetworkconfigs' };
+  const CSS = { group: 'acn.azure.com', version: 'v1alpha1', plural: 'clustersubnetstates' };
+  for (const ns of ['kube-system', 'default', 'fuzz-other']) {
+    const pods = await sys.core.listNamespacedPod({ namespace: ns });
+    for (const p of pods.items)
+      await sys.core
+        .deleteNamespacedPod({ name: p.metadata!.name!, namespace: ns, gracePeriodSeconds: 0 })
+        .catch(() => {});
+    const nncs = (await o.listNamespacedCustomObject({ ...NNC, namespace: ns })) as {
+      items: { metadata: { name: string } }[];
+    };
+    for (const n of nncs.items)
+      if (!(ns === 'kube-system' && n.metadata.name === FUZZ_NODE))
+        await o
+          .deleteNamespacedCustomObject({ ...NNC, namespace: ns, name: n.metadata.name })
+          .catch(() => {});
+    const css = (await o.listNamespacedCustomObject({ ...CSS, namespace: ns })) as {
+      items: { metadata: { name: string } }[];
+    };
+    for (const c of css.items)
+      await o
+        .deleteNamespacedCustomObject({ ...CSS, namespace: ns, name: c.metadata.name })
+        .catch(() => {});
+  }
+  const merge = { headers: { 'Content-Type': 'application/merge-patch+json' } };
+  void merge;
+  const { PatchStrategy, setHeaderOptions } = await import('@kubernetes/client-node');
+  const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+  await o.patchNamespacedCustomObject(
+    {
+      ...NNC,
+      namespace: 'kube-system',
+      name: FUZZ_NODE,
+      body: { spec: { requestedIPCount: 0, ipsNotInUse: [] } },
+    },
+    MERGE,
+  );
+  await o.patchNamespacedCustomObjectStatus(
+    { ...NNC, namespace: 'kube-system', name: FUZZ_NODE, body: { status: null } },
+    MERGE,
+  );
+}
