@@ -5,7 +5,7 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 NODE_FLAGS := --disable-warning=ExperimentalWarning
 
-.PHONY: run test install typecheck lint unit bench bench-azure-full crash-long rbac-audit clean format
+.PHONY: run test install typecheck lint unit bench bench-azure-full crash-long fuzz-long chaos rbac-audit clean format
 
 node_modules/.installed: package.json package-lock.json scripts/install
 	scripts/install
@@ -46,10 +46,23 @@ bench: install
 bench-azure-full: install
 	AZURE_QPS=4 AZURE_BURST=20 node $(NODE_FLAGS) bench/azure.ts 1000 30
 
-# The sidecar's kill -9 crash test, longer than the 50 cycles of `make test`.
-CRASH_CYCLES ?= 500
+# The kill -9 crash tests, longer than in `make test` (50 sidecar cycles,
+# 12 fulfiller cycles): the sidecar, then the fulfiller.
+CRASH_CYCLES ?= 1000
+CRASH_FULFILLER_CYCLES ?= 200
 crash-long: install
 	CRASH_CYCLES=$(CRASH_CYCLES) mocha test/sidecar/crash.process.test.ts
+	CRASH_FULFILLER_CYCLES=$(CRASH_FULFILLER_CYCLES) mocha test/fulfiller/crash.process.test.ts
+
+# The CRD-object fuzz with 10,000 objects (1,000 in `make test`); FUZZ_SEED picks others.
+FUZZ_OBJECTS ?= 10000
+fuzz-long: install
+	FUZZ_OBJECTS=$(FUZZ_OBJECTS) mocha test/fuzz/crd.fuzz.test.ts
+
+# The default scenario under chaos (`make test` runs a 45 s one); CHAOS_SEED replays a run.
+CHAOS_RATE ?= 0.2
+chaos: install
+	bin/pool-monitor embedded --chaos $(CHAOS_RATE) $(if $(CHAOS_SEED),--seed $(CHAOS_SEED))
 
 # Which permissions the product was refused and which of its grants in
 # manifests/ it never used: the sidecar and fulfiller tests (each under RBAC

@@ -32,6 +32,9 @@ export interface RecordingProxy {
   close(): Promise<void>;
 }
 
+/** Told of each request before it is forwarded; 'drop' cuts the connection instead (the request never lands). */
+export type Intercept = (req: { method: string; path: string }) => 'forward' | 'drop';
+
 /**
  * A proxy to `target.url`; its kubeconfig carries `token` (default: the
  * server's admin token).
@@ -39,12 +42,18 @@ export interface RecordingProxy {
 export async function startRecordingProxy(
   target: { url: string; adminToken?: string },
   token: string | undefined = target.adminToken,
+  intercept?: Intercept,
 ): Promise<RecordingProxy> {
   const upstream = new URL(target.url);
   const requests: RecordedRequest[] = [];
   const server: Server = createServer((req, res) => {
     const sentAt = Date.now();
     const chunks: Buffer[] = [];
+    const path = (req.url ?? '').split('?')[0]!;
+    if (intercept?.({ method: req.method ?? 'GET', path }) === 'drop') {
+      req.socket.destroy();
+      return;
+    }
     if (req.method !== 'GET') req.on('data', (c: Buffer) => chunks.push(c));
     const out = request(
       {
