@@ -2,7 +2,9 @@
 // requests matching a verb/resource fail with a given status (429 with
 // Retry-After, 500, 409), drop live watches, or forget history so resumes
 // get 410 Gone. A policy (the embedded chaos harness) may decide on every
-// request that no counted fault matched.
+// request that no counted fault matched. A fault `afterCommit` lets the
+// request be served and then answers the error instead (a timeout after
+// etcd committed: the write landed, its answer is lost).
 import { ApiError } from './errors.ts';
 
 export interface FaultSpec {
@@ -13,6 +15,8 @@ export interface FaultSpec {
   retryAfterSeconds?: number;
   /** How many matching requests fail; default 1. */
   times?: number;
+  /** Serve the request, then answer the error instead of its result. */
+  afterCommit?: boolean;
 }
 
 /** One request as a fault policy sees it. */
@@ -25,7 +29,13 @@ export interface FaultRequest {
 /** The fault to answer instead (status, Retry-After), or undefined to serve the request. */
 export type FaultPolicy = (
   req: FaultRequest,
-) => Pick<FaultSpec, 'status' | 'retryAfterSeconds'> | undefined;
+) => Pick<FaultSpec, 'status' | 'retryAfterSeconds' | 'afterCommit'> | undefined;
+
+/** The error to answer, and whether the request is served first. */
+export interface TakenFault {
+  error: ApiError;
+  afterCommit: boolean;
+}
 
 export interface FaultInjector {
   inject(spec: FaultSpec): void;
@@ -64,7 +74,7 @@ export class FaultTable {
   }
 
   /** The error to answer instead, if an injected fault matches this request. */
-  take(verb: string, resource: string, subresource: string): ApiError | undefined {
+  take(verb: string, resource: string, subresource: string): TakenFault | undefined {
     const f = this.faults.find(
       (x) =>
         x.verb === verb &&
@@ -84,14 +94,15 @@ export class FaultTable {
 function faultError(
   verb: string,
   resource: string,
-  f: Pick<FaultSpec, 'status' | 'retryAfterSeconds'>,
-): ApiError {
+  f: Pick<FaultSpec, 'status' | 'retryAfterSeconds' | 'afterCommit'>,
+): TakenFault {
   const details =
     f.retryAfterSeconds !== undefined ? { retryAfterSeconds: f.retryAfterSeconds } : undefined;
-  return new ApiError(
+  const error = new ApiError(
     f.status,
     REASONS[f.status] ?? 'InternalError',
-    `injected fault: ${verb} ${resource} answered ${f.status}`,
+    `injected fault: ${verb} ${resource} answered ${f.status}${f.afterCommit ? ' after it was applied' : ''}`,
     details,
   );
+  return { error, afterCommit: f.afterCommit === true };
 }

@@ -196,6 +196,28 @@ function isBinding(
   return sub === 'binding' && r?.group === '' && r.plural === 'pods' && !!name && method === 'POST';
 }
 
+/**
+ * The response of a request whose answer is lost (an `afterCommit` fault):
+ * whatever the handler writes goes nowhere; the error is sent instead.
+ */
+function unanswered(res: ServerResponse): ServerResponse {
+  const ignore = new Set([
+    'writeHead',
+    'write',
+    'end',
+    'setHeader',
+    'appendHeader',
+    'flushHeaders',
+  ]);
+  return new Proxy(res, {
+    get(target, prop, receiver) {
+      if (typeof prop === 'string' && ignore.has(prop)) return () => receiver as unknown;
+      const v = Reflect.get(target, prop, target) as unknown;
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+}
+
 export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiServer> {
   const logger = (opts.logger ?? silentLogger()).child({ component: 'apiserver' });
   const now = opts.now ?? (() => new Date());
@@ -390,10 +412,10 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     const ns = resInfo.namespaced ? route.namespace : undefined;
     try {
       const fault = faults.take(verb, route.plural, sub);
-      if (fault) throw fault;
+      if (fault && !fault.afterCommit) throw fault.error;
       const code = await serveResource(
         req,
-        res,
+        fault ? unanswered(res) : res,
         resInfo,
         route.version,
         verb,
@@ -404,6 +426,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
         raw,
         user,
       );
+      if (fault) throw fault.error; // applied; the answer is lost
       counters.record(verb, route.plural, sub, code);
     } catch (err) {
       counters.record(verb, route.plural, sub, err instanceof ApiError ? err.code : 500);

@@ -160,7 +160,9 @@ export function renderEmbeddedReport(r: EmbeddedReport): string[] {
     ...(r.leaks ? leakLines(r.leaks) : []),
     accessLine(r.access),
     ...(r.azure ? azureReportLines(r.azure) : []),
-    ...(r.chaos ? chaosLines(r.chaos, r.nodes) : []),
+    ...(r.chaos
+      ? chaosLines(r.chaos, r.nodes, { served: r.podWait.count, created: r.pods?.created ?? 0 })
+      : []),
   );
   if (r.stoppedEarly) lines[0] = `${lines[0]} (stopped early by a signal)`;
   return lines;

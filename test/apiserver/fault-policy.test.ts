@@ -45,6 +45,43 @@ describe('apiserver: fault policy', () => {
   });
 });
 
+describe('apiserver: a fault after commit (the answer is lost)', () => {
+  let server: ApiServer;
+  beforeEach(async () => {
+    server = await withCrds();
+  });
+  afterEach(() => server.close());
+
+  it('applies the write, then answers 500; the next one is served normally', async () => {
+    await call(server, 'POST', NNC_PATH, nnc('lost'));
+    server.faults.inject({
+      verb: 'patch',
+      resource: 'nodenetworkconfigs',
+      status: 500,
+      afterCommit: true,
+    });
+    const patch = (n: number) =>
+      call(
+        server,
+        'PATCH',
+        `${NNC_PATH}/lost`,
+        { spec: { requestedIPCount: n } },
+        'application/merge-patch+json',
+      );
+    const lost = await patch(9);
+    expect(lost.status).to.equal(500);
+    expect(lost.body).to.include({ kind: 'Status', code: 500 });
+    expect((await call(server, 'GET', `${NNC_PATH}/lost`)).body.spec.requestedIPCount).to.equal(9);
+    expect((await patch(10)).status).to.equal(200);
+    server.faults.setPolicy(() => ({ status: 500, afterCommit: true }));
+    const created = await call(server, 'POST', NNC_PATH, nnc('landed'));
+    expect(created.status).to.equal(500);
+    server.faults.setPolicy(undefined);
+    expect((await call(server, 'GET', `${NNC_PATH}/landed`)).status).to.equal(200);
+    expect((await call(server, 'POST', NNC_PATH, nnc('landed'))).status).to.equal(409);
+  });
+});
+
 describe('apiserver: a watch resuming from compacted history', () => {
   let server: ApiServer;
   beforeEach(async () => {

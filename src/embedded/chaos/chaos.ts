@@ -85,8 +85,12 @@ export function prepareChaos(args: {
 
 const pct = (v: number): string => `${Math.round(v * 1000) / 10} %`;
 
-/** The report's chaos lines. */
-export function chaosLines(c: ChaosSummary, nodes: number): string[] {
+/** The report's chaos lines; `pods` says how many created pods got an IP. */
+export function chaosLines(
+  c: ChaosSummary,
+  nodes: number,
+  pods?: { served: number; created: number },
+): string[] {
   const by = Object.entries(c.faultsByStatus)
     .filter(([, n]) => n > 0)
     .map(([code, n]) => `${code} ×${n}`)
@@ -98,11 +102,12 @@ export function chaosLines(c: ChaosSummary, nodes: number): string[] {
   const gap = ' '.repeat(31);
   return [
     `  chaos                        seed ${c.seed}, rate ${c.rate}`,
-    `${gap}API writes ${c.apiWrites}, ${c.apiFaults} failed (${pct(c.faultShare)}${by ? `: ${by}` : ''})`,
+    `${gap}API writes ${c.apiWrites}, ${c.apiFaults} failed (${pct(c.faultShare)}${by ? `: ${by}` : ''}; ${c.lostAnswers} of the 500s applied, answer lost)`,
     `${gap}watches dropped ${c.watchDrops} (${c.watchDropEvents} times), history compacted ${c.compactions} time${c.compactions === 1 ? '' : 's'} (${c.goneWatches} resumed watches got 410 Gone)`,
     `${gap}kill -9: sidecars restarted ${c.sidecarRestarts} (${everyNode}/${nodes} nodes), ` +
       `fulfillers restarted ${c.fulfillerRestarts} (${replicas.map(([k, n]) => `${k} ×${n}`).join(', ')}; the leader ${c.leaderKills} time${c.leaderKills === 1 ? '' : 's'})`,
-    `${gap}crashes ${c.crashes.length}, unclean shutdowns ${c.uncleanShutdowns.length}`,
+    `${gap}crashes ${c.crashes.length}, unclean shutdowns ${c.uncleanShutdowns.length}` +
+      (pods ? `; pods served ${pods.served} of ${pods.created} created` : ''),
   ];
 }
 

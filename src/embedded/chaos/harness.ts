@@ -21,6 +21,8 @@ export interface ChaosSummary {
   /** apiFaults / apiWrites. */
   faultShare: number;
   faultsByStatus: Record<string, number>;
+  /** Of the 500s, writes that were applied and then answered 500 (the answer lost). */
+  lostAnswers: number;
   /** Watch streams the API server ended. */
   watchDrops: number;
   /** Times it ended them (all, or one resource's). */
@@ -197,6 +199,7 @@ export class ChaosHarness {
       apiFaults: c.faults,
       faultShare: c.writes === 0 ? 0 : Math.round((c.faults / c.writes) * 1000) / 1000,
       faultsByStatus: { ...c.byStatus },
+      lostAnswers: c.lostAnswers,
       watchDrops: this.watchDrops,
       watchDropEvents: this.watchDropEvents,
       compactions: this.compactions,

@@ -2,11 +2,14 @@
 // random source: each write fails with probability RATE, and whenever the
 // faults so far fall behind RATE × writes the next write fails too, so the
 // share of failed writes is never below RATE (the promise of `--chaos`).
-// A failed write is not applied: 500 Internal Error, 429 Too Many Requests
-// with Retry-After, or, on writes to an existing object (update, patch,
-// delete), 409 Conflict as optimistic concurrency answers it. A create never
-// gets 409: that is AlreadyExists to a client, which no server says of an
-// object it does not have. Pure of I/O: the API server asks decide().
+// A failed write is 500 Internal Error, 429 Too Many Requests with
+// Retry-After, or, on writes to an existing object (update, patch, delete),
+// 409 Conflict as optimistic concurrency answers it; none of these is
+// applied, except half of the 500s: those are applied and then answered 500
+// (a timeout after etcd committed - the write landed, its answer is lost).
+// A create never gets 409: that is AlreadyExists to a client, which no
+// server says of an object it does not have. Pure of I/O: the API server
+// asks decide().
 import type { FaultPolicy, FaultRequest } from '../../apiserver/faults.ts';
 import { WRITE_VERBS } from '../../apiserver/counters.ts';
 
@@ -16,6 +19,8 @@ export interface WriteFaultCounts {
   /** Of those, answered with an injected fault. */
   faults: number;
   byStatus: Record<'409' | '429' | '500', number>;
+  /** Of the 500s, those applied before the error was answered. */
+  lostAnswers: number;
 }
 
 /** Retry-After of an injected 429, seconds: short, the run is short. */
@@ -29,6 +34,7 @@ export class WriteFaults {
     writes: 0,
     faults: 0,
     byStatus: { '409': 0, '429': 0, '500': 0 },
+    lostAnswers: 0,
   };
 
   constructor(rate: number, random: () => number) {
@@ -56,9 +62,12 @@ export class WriteFaults {
       req.verb === 'create' ? (['500', '429'] as const) : (['500', '429', '409'] as const);
     const status = choices[Math.floor(this.random() * choices.length)] ?? '500';
     c.byStatus[status] += 1;
-    return status === '429'
-      ? { status: 429, retryAfterSeconds: RETRY_AFTER_SECONDS }
-      : { status: Number(status) };
+    if (status === '429') return { status: 429, retryAfterSeconds: RETRY_AFTER_SECONDS };
+    if (status === '500' && this.random() < 0.5) {
+      c.lostAnswers += 1;
+      return { status: 500, afterCommit: true };
+    }
+    return { status: Number(status) };
   }
 
   /** The policy to install on the API server. */

@@ -24,6 +24,7 @@ describe('embedded/chaos: write faults', () => {
             else writes += 1;
             if (fault && verb === 'create') expect(fault.status).to.not.equal(409);
             if (fault?.status === 429) expect(fault.retryAfterSeconds).to.be.greaterThan(0);
+            if (fault?.afterCommit) expect(fault.status).to.equal(500);
             expect(f.counts.writes).to.equal(writes);
             expect(f.counts.faults).to.be.at.least(rate * writes - 1e-9);
           }
@@ -48,6 +49,8 @@ describe('embedded/chaos: write faults', () => {
     const share = f.counts.faults / f.counts.writes;
     expect(share).to.be.within(0.2, 0.26);
     for (const n of Object.values(f.counts.byStatus)) expect(n).to.be.greaterThan(100);
+    // About half the 500s are applied before they are answered.
+    expect(f.counts.lostAnswers / f.counts.byStatus['500']).to.be.within(0.35, 0.65);
   });
 
   it('stops failing once disabled, and refuses a rate outside [0, 1]', () => {
