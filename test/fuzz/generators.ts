@@ -248,7 +248,7 @@ export const cssArb: fc.Arbitrary<FuzzOp> = fc
       ),
       timestamp: maybe(
         'status.timestamp',
-        fc.date().map((d) => d.toISOString()),
+        fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
         fc.integer(),
       ),
     }),
