@@ -135,6 +135,33 @@ describe('sim/workload/driver', () => {
     });
   });
 
+  it('counts an action whose earlier attempt landed without an answer as done by it (chaos finding)', async () => {
+    // The API server applied the create and the delete but answered 500; the
+    // retries get 409 AlreadyExists and 404 NotFound: created and deleted by
+    // this workload, not found done already.
+    const clock = virtualClock();
+    const landed = new Set<string>();
+    const api: PodApi = {
+      async createPod(pod) {
+        const name = pod.metadata!.name!;
+        if (landed.has(`create ${name}`))
+          throw Object.assign(new Error('HTTP-Code: 409'), { code: 409 });
+        landed.add(`create ${name}`);
+        throw Object.assign(new Error('HTTP-Code: 500'), { code: 500 });
+      },
+      async setPodPhase() {},
+      async deletePod(_ns, name) {
+        if (landed.has(`delete ${name}`))
+          throw Object.assign(new Error('HTTP-Code: 404'), { code: 404 });
+        landed.add(`delete ${name}`);
+        throw Object.assign(new Error('HTTP-Code: 500'), { code: 500 });
+      },
+    };
+    const driver = new WorkloadDriver({ api, plan, clock, random: () => 0.5 });
+    await driver.run();
+    expect(driver.counters).to.include({ created: 2, completed: 1, deleted: 2, already: 0 });
+  });
+
   it('gives up after maxAttempts and at once on permanent errors', async () => {
     const clock = virtualClock();
     const api = new FakeApi(clock);
