@@ -2,7 +2,8 @@
 // action is due, then creates, completes or deletes the pod, with bounded
 // concurrency. Actions on one pod stay in order (its create finishes before
 // its completion starts). Failed calls are retried with backoff; a pod that
-// already exists (409) or is already gone (404) counts as done. stop() ends
+// already exists (409) or is already gone (404) counts as done (as done by
+// this action when an earlier attempt failed: its answer was lost). stop() ends
 // the run early and resolves once in-flight calls have finished.
 import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '../../log/logger.ts';
@@ -158,14 +159,18 @@ export class WorkloadDriver {
     }
   }
 
+  private count(action: PlannedAction): void {
+    if (action.kind === 'create') this.counters.created += 1;
+    else if (action.kind === 'complete') this.counters.completed += 1;
+    else this.counters.deleted += 1;
+  }
+
   private async perform(action: PlannedAction, signal: AbortSignal): Promise<ActionOutcome> {
     for (let attempt = 0; ; attempt += 1) {
       if (signal.aborted) return 'stopped';
       try {
         await this.call(action);
-        if (action.kind === 'create') this.counters.created += 1;
-        else if (action.kind === 'complete') this.counters.completed += 1;
-        else this.counters.deleted += 1;
+        this.count(action);
         return 'done';
       } catch (err) {
         const { statusCode: status, message } = apiErrorInfo(err);
@@ -173,6 +178,12 @@ export class WorkloadDriver {
           (action.kind === 'create' && status === 409) ||
           (action.kind !== 'create' && status === 404)
         ) {
+          // After a failed attempt this is that attempt having landed (its
+          // answer was lost): the action is done, not found done already.
+          if (attempt > 0) {
+            this.count(action);
+            return 'done';
+          }
           this.counters.already += 1;
           return 'already';
         }
