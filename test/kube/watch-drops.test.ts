@@ -1,0 +1,62 @@
+// Found by the chaos runs (issue 16): a fulfiller sent SIGTERM shortly after
+// its watches had been dropped did not exit (an open watch connection kept
+// it alive until SIGKILL). client-node's ListWatch waits before re-watching
+// a watch the server closed (1 s, doubling while no event arrives in
+// between), and stop() during that wait does not stop the re-watch that
+// follows it: it opens a watch nobody will ever close.
+import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
+import { expect } from 'chai';
+import { startApiServer, type ApiServer } from '../../src/apiserver/server.ts';
+import { watchResource } from '../../src/kube/watch.ts';
+import { silentLogger } from '../../src/log/logger.ts';
+import { nncPath } from '../../src/nnc/types.ts';
+import { CRDS_DIR, sleep, waitFor } from '../support/wait.ts';
+
+const NNC = {
+  group: 'acn.azure.com',
+  version: 'v1alpha',
+  namespace: 'kube-system',
+  plural: 'nodenetworkconfigs',
+};
+
+describe('kube/watch: watches the server closes (chaos finding)', function () {
+  this.timeout(30_000);
+  let server: ApiServer;
+  let kc: KubeConfig;
+  beforeEach(async () => {
+    server = await startApiServer({ crdsDir: CRDS_DIR, bookmarkIntervalMs: 200 });
+    kc = new KubeConfig();
+    kc.loadFromFile(server.kubeconfigPath);
+  });
+  afterEach(() => server.close());
+
+  const watches = () => server.counters().count('watch', 'nodenetworkconfigs');
+  const start = () => {
+    const api = kc.makeApiClient(CustomObjectsApi);
+    return watchResource<KubernetesObject>({
+      kc,
+      path: nncPath('kube-system'),
+      listFn: async () =>
+        (await api.listNamespacedCustomObject(NNC)) as KubernetesListObject<KubernetesObject>,
+      logger: silentLogger(),
+      name: 'nnc',
+    });
+  };
+
+  it('opens no watch after stop(), even when stopped while waiting to re-watch', async () => {
+    const w = start();
+    await w.whenSynced();
+    // Two quick closes: the library now waits (at least 1 s) before the next watch.
+    for (let drop = 1; drop <= 2; drop += 1) {
+      await waitFor('a live watch', () => watches() === drop, 5000);
+      server.faults.dropWatches('nodenetworkconfigs');
+    }
+    await sleep(50);
+    await w.stop();
+    const after = watches();
+    await sleep(2500);
+    expect(watches(), 'watch requests after stop()').to.equal(after);
+    expect(server.faults.dropWatches(), 'watches still open after stop()').to.equal(0);
+  });
+});
