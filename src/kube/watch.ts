@@ -4,7 +4,12 @@
 // jitter, reports its life as typed events, and offers the cache as an RxJS
 // Observable that emits only once the first list has completed, so consumers
 // never act on half the picture. Every watch asks for bookmarks, so a quiet
-// one stays open (docs/decisions/0010).
+// one stays open (docs/decisions/0010). Once stopped, nothing is watched any
+// more: ListWatch re-watches by itself after the server closes a watch, after
+// a wait that stop() does not interrupt, so the Watch it is given refuses new
+// watches once closed and aborts those still starting, and the wait ends at
+// stop() (found by the chaos runs: a watch opened after stop() kept a
+// process from exiting on SIGTERM).
 import { ListWatch, Watch } from '@kubernetes/client-node';
 import type { KubeConfig, KubernetesObject, ListPromise } from '@kubernetes/client-node';
 import type { Observable } from 'rxjs';
@@ -56,15 +61,44 @@ export interface WatchResourceOptions<T extends KubernetesObject> {
   watchInactivityMs?: number;
 }
 
-/** client-node's Watch, asking for bookmarks on every watch request. */
+/** client-node's Watch, asking for bookmarks on every watch request; close() ends it for good. */
 export class BookmarkingWatch extends Watch {
-  override watch(
+  private closed = false;
+  private readonly live = new Set<AbortController>();
+
+  override async watch(
     path: string,
     queryParams: Record<string, string | number | boolean | undefined>,
     callback: (phase: string, apiObj: unknown, watchObj?: unknown) => void,
     done: (err: unknown) => void,
   ): Promise<AbortController> {
-    return super.watch(path, { ...queryParams, allowWatchBookmarks: true }, callback, done);
+    if (this.closed) {
+      // Refused without a request: the caller's request is over at once.
+      const refused = new AbortController();
+      refused.abort();
+      return refused;
+    }
+    let controller: AbortController | undefined;
+    const finished = (err: unknown): void => {
+      if (controller) this.live.delete(controller);
+      done(err);
+    };
+    controller = await super.watch(
+      path,
+      { ...queryParams, allowWatchBookmarks: true },
+      callback,
+      finished,
+    );
+    if (this.closed) controller.abort();
+    else if (!controller.signal.aborted) this.live.add(controller);
+    return controller;
+  }
+
+  /** No watch from now on; the ones open or starting are aborted. */
+  close(): void {
+    this.closed = true;
+    for (const c of this.live) c.abort();
+    this.live.clear();
   }
 }
 
@@ -109,13 +143,28 @@ export function watchResource<T extends KubernetesObject>(
   const healthyAfterMs = options.healthyAfterMs ?? 10_000;
   const events = new Subject<WatchEvent<T>>();
   const cache = new ReplaySubject<T[]>(1);
+  const watcher = bookmarkingWatch(options.kc, options.watchInactivityMs);
+  // ListWatch's wait before re-watching a closed watch ends at stop().
+  const stopping = new AbortController();
+  const delayFn = (ms: number): Promise<void> =>
+    new Promise((resolve) => {
+      if (stopping.signal.aborted) return resolve();
+      const handle = timers.setTimeout(done, ms);
+      function done(): void {
+        timers.clearTimeout(handle);
+        stopping.signal.removeEventListener('abort', done);
+        resolve();
+      }
+      stopping.signal.addEventListener('abort', done, { once: true });
+    });
   const lw = new ListWatch<T>(
     options.path,
-    bookmarkingWatch(options.kc, options.watchInactivityMs),
+    watcher,
     options.listFn,
     false,
     options.labelSelector,
     options.fieldSelector,
+    { delayFn },
   );
 
   let stopped = false;
@@ -216,6 +265,8 @@ export function watchResource<T extends KubernetesObject>(
       stopped = true;
       if (restartTimer !== undefined) timers.clearTimeout(restartTimer);
       clearHealthy();
+      watcher.close();
+      stopping.abort();
       await lw.stop();
       rejectSynced(new Error('watch stopped before its first sync'));
       events.complete();
