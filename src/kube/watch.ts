@@ -78,17 +78,18 @@ export class BookmarkingWatch extends Watch {
       refused.abort();
       return refused;
     }
-    let controller: AbortController | undefined;
+    const started: { controller?: AbortController } = {};
     const finished = (err: unknown): void => {
-      if (controller) this.live.delete(controller);
+      if (started.controller) this.live.delete(started.controller);
       done(err);
     };
-    controller = await super.watch(
+    const controller = await super.watch(
       path,
       { ...queryParams, allowWatchBookmarks: true },
       callback,
       finished,
     );
+    started.controller = controller;
     if (this.closed) controller.abort();
     else if (!controller.signal.aborted) this.live.add(controller);
     return controller;
