@@ -2,7 +2,8 @@
 // an NNC - an IP assignment that is null, ids that are not UUIDs, an address
 // listed twice or malformed - crashed the fulfiller process (TypeError in
 // containerFrom, out of the NNC watch's subscriber), or would have been
-// written back as the fulfiller's own record. The fulfiller refuses such a
+// written back as the fulfiller's own record; so were addresses outside its
+// pod subnet (the 10,000-object run). The fulfiller refuses such a
 // status: it writes nothing for the node, logs the rejection once naming the
 // field, and serves the node again once its status is valid.
 import { expect } from 'chai';
@@ -80,6 +81,21 @@ describe('fulfiller: a malformed status left by a foreign writer (fuzz finding)'
       'a malformed address',
       'status.networkContainers[0].ipAssignments[2].ip',
       (s) => ((nc0(s).ipAssignments![2]!.ip = '10.240.0.999'), s),
+    ],
+    [
+      'an address outside the pod subnet (found by the 10,000-object fuzz)',
+      'status.networkContainers[0].ipAssignments[0].ip',
+      (s) => ((nc0(s).ipAssignments![0]!.ip = '10.99.0.5'), s),
+    ],
+    [
+      "the pod subnet's network address",
+      'status.networkContainers[0].ipAssignments[3].ip',
+      (s) => ((nc0(s).ipAssignments![3]!.ip = '10.240.0.0'), s),
+    ],
+    [
+      'a primary IP outside the pod subnet',
+      'status.networkContainers[0].primaryIP',
+      (s) => ((nc0(s).primaryIP = '192.168.7.1'), s),
     ],
     [
       'a container that is not an object',
