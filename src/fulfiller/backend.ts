@@ -104,6 +104,11 @@ export interface IpBackend {
    * a fulfiller; it is refused rather than taken as the record.
    */
   validId?(id: string): boolean;
+  /**
+   * Whether `ip` is an address this backend could have handed out (optional:
+   * any IPv4 address when absent). A status holding others is refused.
+   */
+  validAddress?(ip: string): boolean;
 }
 
 export interface BackendContext {

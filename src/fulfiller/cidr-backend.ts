@@ -92,6 +92,11 @@ export class CidrBackend implements IpBackend {
     return !this.uuidIds || UUID.test(id);
   }
 
+  /** A usable address of its subnet (not the network, broadcast or reserved ones). */
+  validAddress(ip: string): boolean {
+    return this.pool.usable(ip);
+  }
+
   /** Nothing to call: the node's addresses come free when its NNC is gone. */
   async releaseAll(_node: NodeRef, _container: NetworkContainer | undefined): Promise<void> {}
 

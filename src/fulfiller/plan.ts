@@ -56,12 +56,14 @@ function isObject(v: unknown): v is Record<string, unknown> {
  * object, an assignment mode other than dynamic or static, more than one
  * dynamic container, or in the dynamic one an IP assignment that is not an
  * object, an id that is empty, repeated or not the backend's (`validId`), an
- * address that is not IPv4, repeated, or the container's primary IP.
+ * address that is not IPv4, not one the backend hands out (`validAddress`:
+ * the CIDR backend's pod subnet), repeated, or the container's primary IP.
  * Undefined when none, naming the first field otherwise.
  */
 export function statusProblem(
   nnc: NodeNetworkConfig,
   validId: (id: string) => boolean = () => true,
+  validAddress: (ip: string) => boolean = () => true,
 ): { field: string; reason: string } | undefined {
   const status: unknown = nnc.status;
   if (status === undefined || status === null) return undefined;
@@ -92,6 +94,8 @@ export function statusProblem(
       (typeof primary !== 'string' || isIP(primary) !== 4)
     )
       return bad('.primaryIP', `${JSON.stringify(primary)} is not an IPv4 address`);
+    if (typeof primary === 'string' && primary !== '' && !validAddress(primary))
+      return bad('.primaryIP', `${primary} is not an address of this backend`);
     const ips = nc.ipAssignments;
     if (ips === undefined || ips === null) continue;
     if (!Array.isArray(ips)) return bad('.ipAssignments', 'is not a list');
@@ -106,6 +110,8 @@ export function statusProblem(
       names.add(a.name);
       if (typeof a.ip !== 'string' || isIP(a.ip) !== 4)
         return bad(`${where}.ip`, `${JSON.stringify(a.ip)} is not an IPv4 address`);
+      if (!validAddress(a.ip))
+        return bad(`${where}.ip`, `${a.ip} is not an address of this backend`);
       if (addresses.has(a.ip)) return bad(`${where}.ip`, `${a.ip} is listed twice`);
       addresses.add(a.ip);
     }
@@ -123,10 +129,11 @@ export function planNode(
   nnc: NodeNetworkConfig,
   maxIPCount: number,
   validId?: (id: string) => boolean,
+  validAddress?: (ip: string) => boolean,
 ): NodePlan {
   const node = nnc.metadata.name;
   const empty = { node, requested: 0, keep: [], release: [], allocate: 0 };
-  const problem = statusProblem(nnc, validId);
+  const problem = statusProblem(nnc, validId, validAddress);
   if (problem) return { ...empty, invalid: problem.reason, invalidField: problem.field };
   const container = dynamicContainers(nnc)[0];
   const requestedOrError = readRequested(nnc);

@@ -47,6 +47,12 @@ export class SubnetPool {
     return v !== undefined && contains(this.cidr, v);
   }
 
+  /** True when the text is an address of this subnet that may be handed out. */
+  usable(ip: string): boolean {
+    const v = tryIpToInt(ip);
+    return v !== undefined && isUsable(this.cidr, v);
+  }
+
   isUsed(ip: string): boolean {
     const v = tryIpToInt(ip);
     return v !== undefined && isUsable(this.cidr, v) && this.used[v - this.cidr.network] === 1;

@@ -74,7 +74,8 @@ export function scalerFor(ctx: SyncContext, name: string): Required<ScalerSpec> 
 
 export function planFor(ctx: SyncContext, nnc: NodeNetworkConfig): NodePlan {
   const validId = ctx.backend.validId?.bind(ctx.backend);
-  return planNode(nnc, scalerFor(ctx, nnc.metadata.name).maxIPCount, validId);
+  const validAddress = ctx.backend.validAddress?.bind(ctx.backend);
+  return planNode(nnc, scalerFor(ctx, nnc.metadata.name).maxIPCount, validId, validAddress);
 }
 
 export function involved(ctx: SyncContext, nnc: NodeNetworkConfig): InvolvedObject {
