@@ -3,9 +3,10 @@
 // listed twice or malformed - crashed the fulfiller process (TypeError in
 // containerFrom, out of the NNC watch's subscriber), or would have been
 // written back as the fulfiller's own record; so were addresses outside its
-// pod subnet (the 10,000-object run). The fulfiller refuses such a
-// status: it writes nothing for the node, logs the rejection once naming the
-// field, and serves the node again once its status is valid.
+// pod subnet (the 10,000-object run) and a dynamic container with an empty or
+// no primary IP (a 2,000-object run: written back as ""). The fulfiller
+// refuses such a status: it writes nothing for the node, logs the rejection
+// once naming the field, and serves the node again once its status is valid.
 import { expect } from 'chai';
 import { CidrBackend } from '../../src/fulfiller/cidr-backend.ts';
 import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
@@ -96,6 +97,16 @@ describe('fulfiller: a malformed status left by a foreign writer (fuzz finding)'
       'a primary IP outside the pod subnet',
       'status.networkContainers[0].primaryIP',
       (s) => ((nc0(s).primaryIP = '192.168.7.1'), s),
+    ],
+    [
+      'a dynamic container whose primary IP is empty (found by a 2,000-object fuzz)',
+      'status.networkContainers[0].primaryIP',
+      (s) => ((nc0(s).primaryIP = ''), s),
+    ],
+    [
+      'a dynamic container without a primary IP',
+      'status.networkContainers[0].primaryIP',
+      (s) => (delete nc0(s).primaryIP, s),
     ],
     [
       'a container that is not an object',
