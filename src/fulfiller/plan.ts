@@ -54,10 +54,11 @@ function isObject(v: unknown): v is Record<string, unknown> {
  * What makes a status unlike any the fulfiller writes (its record, which it
  * would otherwise carry over): a container list or container that is not an
  * object, an assignment mode other than dynamic or static, more than one
- * dynamic container, or in the dynamic one an IP assignment that is not an
- * object, an id that is empty, repeated or not the backend's (`validId`), an
- * address that is not IPv4, not one the backend hands out (`validAddress`:
- * the CIDR backend's pod subnet), repeated, or the container's primary IP.
+ * dynamic container, or in the dynamic one a primary IP that is missing, not
+ * IPv4 or not the backend's, an IP assignment that is not an object, an id
+ * that is empty, repeated or not the backend's (`validId`), an address that
+ * is not IPv4, not one the backend hands out (`validAddress`: the CIDR
+ * backend's pod subnet), repeated, or the container's primary IP.
  * Undefined when none, naming the first field otherwise.
  */
 export function statusProblem(
@@ -88,19 +89,17 @@ export function statusProblem(
     if (nc.id !== undefined && (typeof nc.id !== 'string' || nc.id === ''))
       return bad('.id', 'is not a non-empty string');
     const primary = nc.primaryIP;
-    if (
-      primary !== undefined &&
-      primary !== '' &&
-      (typeof primary !== 'string' || isIP(primary) !== 4)
-    )
+    if (primary === undefined || primary === null || primary === '')
+      return bad('.primaryIP', 'is missing (a dynamic container always has one)');
+    if (typeof primary !== 'string' || isIP(primary) !== 4)
       return bad('.primaryIP', `${JSON.stringify(primary)} is not an IPv4 address`);
-    if (typeof primary === 'string' && primary !== '' && !validAddress(primary))
+    if (!validAddress(primary))
       return bad('.primaryIP', `${primary} is not an address of this backend`);
     const ips = nc.ipAssignments;
     if (ips === undefined || ips === null) continue;
     if (!Array.isArray(ips)) return bad('.ipAssignments', 'is not a list');
     const names = new Set<string>();
-    const addresses = new Set<string>(typeof primary === 'string' ? [primary] : []);
+    const addresses = new Set<string>([primary]);
     for (const [j, a] of ips.entries()) {
       const where = `.ipAssignments[${j}]`;
       if (!isObject(a)) return bad(where, 'is not an object');

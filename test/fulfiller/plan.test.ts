@@ -14,6 +14,7 @@ function nnc(spec: unknown, ips: Array<[string, string]> | undefined): NodeNetwo
               {
                 id: 'nc',
                 assignmentMode: 'dynamic',
+                primaryIP: '10.0.0.3',
                 ipAssignments: ips.map(([name, ip]) => ({ name, ip })),
               },
             ],
