@@ -36,7 +36,8 @@ export interface Decision extends TargetDecision {
   mark: number;
   /**
    * The spec to write, or none. Its ipsNotInUse are the PendingRelease ids
-   * the store holds now (stale ones dropped); the ids `mark` yields are added
+   * the store holds now that the status backs (stale ones dropped, whether
+   * the observed spec lists them or not); the ids `mark` yields are added
    * to them by whoever marks (withMarked).
    */
   spec?: DesiredSpec;
@@ -67,10 +68,10 @@ export function decide(state: MonitorState, view: StoreView, now: number): Decis
   const t = decideTarget(state, now);
   const damping: { wake?: WakeUp } =
     t.recheckAt !== undefined ? { wake: { reason: 'damping', at: t.recheckAt } } : {};
-  const stale = new Set(state.nnc?.stale ?? []);
+  const backed = new Set(state.nnc?.backed ?? []);
   const spec: DesiredSpec = {
     requestedIPCount: t.applied,
-    ipsNotInUse: normaliseIds(view.pendingReleaseIds).filter((id) => !stale.has(id)),
+    ipsNotInUse: normaliseIds(view.pendingReleaseIds).filter((id) => backed.has(id)),
   };
   const current = state.nnc ? currentSpec(state.nnc.observed, state.written) : undefined;
   const mark = releaseCount(t.applied, view);

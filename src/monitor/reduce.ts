@@ -6,7 +6,7 @@ import { invalidNnc, type NodeNetworkConfig } from '../nnc/types.ts';
 import { recordTarget } from '../scaling/damping.ts';
 import { normaliseScaler } from '../scaling/scaler.ts';
 import { calculateTarget } from '../scaling/target.ts';
-import { malformedSpecField, normaliseRequest, observedSpec, staleIds } from './spec.ts';
+import { backedIds, malformedSpecField, normaliseRequest, observedSpec } from './spec.ts';
 import {
   effectiveScaler,
   isReady,
@@ -145,7 +145,7 @@ function onNnc(s: MonitorState, nnc: NodeNetworkConfig): MonitorState {
       spec: observedSpec(nnc),
       ...(typeof generation === 'number' && Number.isFinite(generation) ? { generation } : {}),
     },
-    stale: staleIds(nnc),
+    backed: backedIds(nnc),
   };
   if (recreated) {
     s.written = undefined;

@@ -52,14 +52,19 @@ export function observedSpec(nnc: NodeNetworkConfig): DesiredSpec {
   };
 }
 
-/** Ids in `spec.ipsNotInUse` that no network container of the status backs any more. */
-export function staleIds(nnc: NodeNetworkConfig): string[] {
+/**
+ * The IP ids the status backs (any network container's), sorted. Only these
+ * can be given back: a PendingRelease id outside them is stale, whether the
+ * observed spec lists it or not, so the spec wanted does not depend on the
+ * spec written (it once did, and flipped between the ids and none).
+ */
+export function backedIds(nnc: NodeNetworkConfig): string[] {
   const backed = new Set<string>();
   const list: unknown = nnc.status?.networkContainers;
   for (const nc of Array.isArray(list) ? (list as NetworkContainer[]) : []) {
-    for (const a of assignmentsOf(nc)) backed.add(a.name);
+    for (const a of assignmentsOf(nc)) if (typeof a.name === 'string') backed.add(a.name);
   }
-  return normaliseIds(nnc.spec?.ipsNotInUse).filter((id) => !backed.has(id));
+  return [...backed].sort();
 }
 
 export function sameSpec(a: DesiredSpec, b: DesiredSpec): boolean {

@@ -56,8 +56,8 @@ export interface NncView {
   /** Normalised `status.scaler`, before the exhaustion override. */
   scaler: Scaler;
   observed: ObservedSpec;
-  /** Ids in `spec.ipsNotInUse` the status no longer backs. */
-  stale: string[];
+  /** The IP ids the status backs: only these go into `spec.ipsNotInUse`. */
+  backed: string[];
 }
 
 export interface MonitorState {

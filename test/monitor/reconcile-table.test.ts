@@ -26,7 +26,7 @@ interface Given {
   scaler?: Record<string, unknown>;
   /** Ids in spec.ipsNotInUse. */
   ipsNotInUse?: string[];
-  /** Ids the status backs (default: every id of the view and of ipsNotInUse). */
+  /** Ids the status backs (default: those of ipsNotInUse); a view's PendingRelease ids must be among them. */
   backed?: string[];
   generation?: number;
   releaseDelayMs?: number;
@@ -363,7 +363,7 @@ describe('decide: DESIGN "Scaling semantics", bullet by bullet', () => {
   });
 
   it('delta < 0: marks -delta, never more than the active IPs above the target (0004)', () => {
-    const s = given({ demand: 5, request: 64 });
+    const s = given({ demand: 5, request: 64, backed: ids('pr', 64) });
     expect(decide(s, view([], 64), 0).mark).to.equal(48);
     // The status holds only 40: marking 48 would leave the node below its target.
     expect(decide(s, view([], 40), 0).mark).to.equal(24);
