@@ -378,6 +378,8 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
       },
       invariantViolations: s.violations.length,
     });
+    // The leak figures read the sidecars' stores: taken while they are open.
+    const leakReport = leakRun?.report();
     // The components stop (SIGTERM) before the report, so it can say whether they stopped cleanly.
     await cluster.stop();
     const chaosSummary = chaos?.summary();
@@ -388,7 +390,7 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
       scaling: s.scaling(),
       violations: s.violations,
       stoppedEarly,
-      ...(leakRun ? { leaks: leakRun.report() } : {}),
+      ...(leakReport ? { leaks: leakReport } : {}),
       access: productAccessReport(server.authorizations(), cluster.access.accounts),
       ...(azure ? { azure: azure.report() } : {}),
       ...(chaosSummary ? { chaos: chaosSummary } : {}),
