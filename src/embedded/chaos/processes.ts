@@ -1,7 +1,7 @@
 // The product's processes under the chaos harness: each sidecar and each
 // fulfiller replica runs as `bin/pool-monitor sidecar|fulfiller`, a real
 // process, so that a kill is kill -9 (SIGKILL) and nothing is flushed that a
-// crash would not flush (docs/decisions/0018). Its stdout and stderr go
+// crash would not flush (docs/decisions/0020). Its stdout and stderr go
 // straight into the run's component log (an O_APPEND file, one line per
 // write), so a killed process leaves exactly the lines it wrote.
 //
