@@ -4,16 +4,39 @@
 // settle. This scheduler runs actions one at a time in time order and lets
 // pending promise callbacks run between them, so async code behaves as it
 // would in real time, only without waiting.
-import { VirtualAction, VirtualTimeScheduler } from 'rxjs';
+import { Subscription, VirtualAction, VirtualTimeScheduler } from 'rxjs';
 
 /** Lets every queued microtask (promise callback) run. */
 export function drainMicrotasks(): Promise<void> {
   return new Promise((resolve) => setImmediate(resolve));
 }
 
+/**
+ * rxjs's VirtualAction, rescheduled from its own work (a periodic timer),
+ * makes a new action and adds it to itself: a week of one-minute ticks is a
+ * chain of 10,080 nested subscriptions whose unsubscribe overflows the stack.
+ * This one keeps every successor on the first action instead, and drops the
+ * finished one from it, so the chain never grows.
+ */
+class SteppedAction<T> extends VirtualAction<T> {
+  private first: SteppedAction<T> | undefined;
+
+  override schedule(state?: T, delay = 0): Subscription {
+    if (!Number.isFinite(delay) || this.closed) return Subscription.EMPTY;
+    if (!this.id) return super.schedule(state, delay);
+    this.active = false;
+    const first = this.first ?? this;
+    const next = new SteppedAction(this.scheduler, this.work);
+    next.first = first;
+    first.add(next);
+    if (first !== this) first.remove(this);
+    return next.schedule(state, delay);
+  }
+}
+
 export class SteppedScheduler extends VirtualTimeScheduler {
   constructor() {
-    super(VirtualAction, Infinity);
+    super(SteppedAction, Infinity);
   }
 
   /** Virtual milliseconds of the next scheduled action, if any. */

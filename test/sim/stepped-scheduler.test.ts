@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { timer } from 'rxjs';
+import { interval, timer } from 'rxjs';
 import { SteppedScheduler } from '../../src/sim/stepped-scheduler.ts';
 
 describe('sim/SteppedScheduler', () => {
@@ -29,5 +29,16 @@ describe('sim/SteppedScheduler', () => {
     expect(scheduler.nextDue()).to.equal(180_000);
     await scheduler.advanceTo(180_000);
     expect(fired).to.deep.equal([0, 1, 2, 3]);
+  });
+
+  it('a periodic timer of a week of minutes can be stopped (no chain of 10,000 actions)', async () => {
+    const scheduler = new SteppedScheduler();
+    let ticks = 0;
+    const sub = interval(60_000, scheduler).subscribe(() => (ticks += 1));
+    await scheduler.advanceTo(7 * 24 * 3600_000);
+    expect(ticks).to.equal(7 * 24 * 60);
+    expect(() => sub.unsubscribe()).not.to.throw();
+    await scheduler.advanceTo(8 * 24 * 3600_000);
+    expect(ticks).to.equal(7 * 24 * 60);
   });
 });
