@@ -5,7 +5,7 @@
 // edits, damping, the write window, the marking bounds of decision records
 // 0004 and 0016, a surplus given back) as further rows of the same table.
 // Effects live in reconcile.ts.
-import { dampedTarget } from '../scaling/damping.ts';
+import type { PolicyExplanation } from '../scaling/policies/policy.ts';
 import { calculateTarget } from '../scaling/target.ts';
 import type { DesiredSpec } from './ports.ts';
 import { currentSpec, normaliseIds, releaseCount, sameSpec } from './spec.ts';
@@ -28,6 +28,8 @@ export interface TargetDecision extends TargetFigures {
   deferred: boolean;
   /** When damping may decide otherwise. */
   recheckAt?: number;
+  /** The policy's reason, when it holds back or reaches beyond the target. */
+  why?: PolicyExplanation;
 }
 
 export interface Decision extends TargetDecision {
@@ -50,17 +52,26 @@ export function decideTarget(state: MonitorState, now: number): TargetDecision {
   const scaler = effectiveScaler(state);
   const target = calculateTarget(demand, scaler);
   const from = state.request ?? 0;
-  const damped = dampedTarget(state.history, now, from, state.config.releaseDelayMs);
+  const exhausted = state.exhausted === true;
+  const d = state.config.policy.decide(state.policyMemory, {
+    now,
+    demand,
+    target,
+    request: from,
+    scaler,
+    exhausted,
+  });
   return {
     demand,
-    exhausted: state.exhausted === true,
+    exhausted,
     scaler,
     target,
-    applied: damped.target,
+    applied: d.applied,
     from,
-    delta: damped.target - from,
-    deferred: damped.deferred,
-    ...(damped.recheckAt !== undefined ? { recheckAt: damped.recheckAt } : {}),
+    delta: d.applied - from,
+    deferred: d.deferred,
+    ...(d.recheckAt !== undefined ? { recheckAt: d.recheckAt } : {}),
+    ...(d.why !== undefined ? { why: d.why } : {}),
   };
 }
 
@@ -77,6 +88,22 @@ export function decide(state: MonitorState, view: StoreView, now: number): Decis
   const mark = releaseCount(t.applied, view);
   if (t.delta === 0 && mark === 0 && current !== undefined && sameSpec(spec, current)) {
     return { ...t, reason: t.deferred ? 'deferred' : 'at-target', mark: 0, ...damping };
+  }
+  const clearBy = staleClearDeadline(state, spec, current);
+  if (t.delta === 0 && mark === 0 && clearBy !== undefined && now < clearBy) {
+    // Only stale ids to drop: they ride along with the next write, or go at clearBy.
+    const at = t.recheckAt === undefined ? clearBy : Math.min(t.recheckAt, clearBy);
+    return {
+      ...t,
+      reason: 'deferred',
+      mark: 0,
+      wake: { reason: 'damping', at },
+      why: {
+        ...(t.why ?? { policy: state.config.policy.name, summary: '' }),
+        summary: `${t.why ? `${t.why.summary}; ` : ''}dropping ${state.nnc?.stale.length ?? 0} stale ids from ipsNotInUse rides along with the next write, at the latest at ${new Date(clearBy).toISOString()}`,
+        staleClearBy: clearBy,
+      },
+    };
   }
   const windowEnd = (state.lastWriteAt ?? Number.NEGATIVE_INFINITY) + state.config.writeWindowMs;
   if (t.delta !== 0 && now < windowEnd) {
@@ -104,4 +131,30 @@ export function withMarked(spec: DesiredSpec, marked: readonly string[]): Desire
     requestedIPCount: spec.requestedIPCount,
     ipsNotInUse: normaliseIds([...spec.ipsNotInUse, ...marked]),
   };
+}
+
+/**
+ * When a write whose only change is dropping stale ids must go out, under a
+ * policy that lets it wait for the next write (PoolPolicy.staleClearMs);
+ * undefined when the spec differs otherwise or the policy does not wait.
+ */
+function staleClearDeadline(
+  state: MonitorState,
+  spec: DesiredSpec,
+  current: DesiredSpec | undefined,
+): number | undefined {
+  const waitMs = state.config.policy.staleClearMs ?? 0;
+  const nnc = state.nnc;
+  if (!(waitMs > 0) || nnc === undefined || current === undefined) return undefined;
+  if (nnc.staleSince === undefined || state.unwrittenMarks > 0) return undefined;
+  if (spec.requestedIPCount !== current.requestedIPCount) return undefined;
+  const stale = new Set(nnc.stale);
+  const withStale = normaliseIds([
+    ...spec.ipsNotInUse,
+    ...current.ipsNotInUse.filter((id) => stale.has(id)),
+  ]);
+  if (!sameSpec({ requestedIPCount: spec.requestedIPCount, ipsNotInUse: withStale }, current)) {
+    return undefined;
+  }
+  return nnc.staleSince + waitMs;
 }

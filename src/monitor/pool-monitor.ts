@@ -36,6 +36,7 @@ import {
 import { normaliseBackoff, type BackoffOptions } from '../kube/backoff.ts';
 import type { Logger } from '../log/logger.ts';
 import type { NodeNetworkConfig } from '../nnc/types.ts';
+import type { AnyPolicy, Observation } from '../scaling/policies/policy.ts';
 import { oneAtATime } from './one-at-a-time.ts';
 import type { NncSpecWriter, PoolIpStore } from './ports.ts';
 import { errorText, reconcile$, type ReconcileContext } from './reconcile.ts';
@@ -68,8 +69,12 @@ export interface PoolMonitorOptions {
   scheduler?: SchedulerLike;
   tickMs?: number;
   writeWindowMs?: number;
-  /** Scale-down damping; 0 (default) is exactly the CNS behaviour. */
+  /** Scale-down damping by a fixed delay; 0 (default) is exactly the CNS behaviour. */
   releaseDelayMs?: number;
+  /** The pool policy; overrides releaseDelayMs. */
+  policy?: AnyPolicy;
+  /** Observations recorded before this start (restored from the node store). */
+  history?: readonly Observation[];
   dryRun?: boolean;
   backoff?: Partial<BackoffOptions>;
   random?: () => number;
@@ -113,10 +118,15 @@ export class PoolMonitor {
     this.tickMs = Math.max(1, nonNegative(options.tickMs, DEFAULT_TICK_MS));
     this.dryRun = options.dryRun === true;
     this.log = options.logger.child({ component: 'monitor' });
-    this.state = initialState({
+    const state = initialState({
       releaseDelayMs: nonNegative(options.releaseDelayMs, 0),
+      ...(options.policy ? { policy: options.policy } : {}),
       writeWindowMs: nonNegative(options.writeWindowMs, DEFAULT_WRITE_WINDOW_MS),
     });
+    const policy = state.config.policy;
+    for (const o of options.history ?? [])
+      state.policyMemory = policy.observe(state.policyMemory, o);
+    this.state = state;
     this.ctx = {
       store: options.store,
       writer: options.writer,

@@ -3,7 +3,6 @@
 // clock: each input carries its time, and what should be logged or reported
 // comes out as notices on the new state.
 import { invalidNnc, type NodeNetworkConfig } from '../nnc/types.ts';
-import { recordTarget } from '../scaling/damping.ts';
 import { normaliseScaler } from '../scaling/scaler.ts';
 import { calculateTarget } from '../scaling/target.ts';
 import { backedIds, malformedSpecField, normaliseRequest, observedSpec } from './spec.ts';
@@ -25,7 +24,7 @@ export function reduce(prev: MonitorState, input: MonitorInput): MonitorState {
     case 'exhausted':
       return observed(onExhausted(s, input.value), input.at);
     case 'nnc':
-      return observed(onNnc(s, input.nnc), input.at);
+      return observed(onNnc(s, input.nnc, input.at), input.at);
     case 'input-failed':
       // The last state stays; the tick keeps reconciling with it.
       return note(
@@ -75,12 +74,13 @@ function wantReconcile(s: MonitorState): MonitorState {
   return s;
 }
 
-/** Recomputes the target and feeds the damping history. */
+/** Recomputes the target and feeds the policy's memory. */
 function observed(s: MonitorState, at: number): MonitorState {
   if (!isReady(s)) return s;
-  const target = calculateTarget(s.demand ?? 0, effectiveScaler(s));
+  const demand = s.demand ?? 0;
+  const target = calculateTarget(demand, effectiveScaler(s));
   s.target = target;
-  s.history = recordTarget(s.history, at, target, s.config.releaseDelayMs);
+  s.policyMemory = s.config.policy.observe(s.policyMemory, { at, demand, target });
   return s;
 }
 
@@ -119,7 +119,7 @@ function aboutNnc(nnc: NodeNetworkConfig): Record<string, unknown> {
   };
 }
 
-function onNnc(s: MonitorState, nnc: NodeNetworkConfig): MonitorState {
+function onNnc(s: MonitorState, nnc: NodeNetworkConfig, at: number): MonitorState {
   const invalid = invalidNnc(nnc);
   if (invalid !== undefined) {
     const reason = invalid.reason;
@@ -138,6 +138,12 @@ function onNnc(s: MonitorState, nnc: NodeNetworkConfig): MonitorState {
   // The NNC's identity is its uid: a new one (deleted and recreated) says
   // nothing about what was written to the old one.
   const recreated = !first && uid !== undefined && s.nnc?.uid !== undefined && uid !== s.nnc.uid;
+  // Ids the observed spec gives back that the status no longer backs: a write
+  // only to drop them may wait for the next one (PoolPolicy.staleClearMs).
+  const backed = backedIds(nnc);
+  const backedSet = new Set(backed);
+  const stale = observedSpec(nnc).ipsNotInUse.filter((id) => !backedSet.has(id));
+  const staleSince = stale.length === 0 ? undefined : (s.nnc?.staleSince ?? at);
   s.nnc = {
     uid: uid ?? s.nnc?.uid,
     scaler,
@@ -145,7 +151,9 @@ function onNnc(s: MonitorState, nnc: NodeNetworkConfig): MonitorState {
       spec: observedSpec(nnc),
       ...(typeof generation === 'number' && Number.isFinite(generation) ? { generation } : {}),
     },
-    backed: backedIds(nnc),
+    backed,
+    stale,
+    ...(staleSince !== undefined ? { staleSince } : {}),
   };
   if (recreated) {
     s.written = undefined;

@@ -3,7 +3,8 @@
 // asked for and served, a retry or a held write pending); the inputs that
 // change it (reduce.ts folds them in, purely) and the gate on it.
 import type { NodeNetworkConfig } from '../nnc/types.ts';
-import type { TargetSample } from '../scaling/damping.ts';
+import { fixedDelayPolicy } from '../scaling/policies/fixed-delay.ts';
+import { guarded, type AnyPolicy } from '../scaling/policies/policy.ts';
 import { applyExhaustion, type Scaler } from '../scaling/scaler.ts';
 import type { ObservedSpec, WrittenSpec } from './spec.ts';
 import type {
@@ -15,9 +16,17 @@ import type {
 } from './types.ts';
 
 export interface MonitorConfig {
-  /** Scale-down damping; 0 is exactly the CNS behaviour. */
-  releaseDelayMs: number;
+  /** Scale-down damping by a fixed delay (0: exactly CNS); used when `policy` is absent. */
+  releaseDelayMs?: number;
+  /** The pool policy (damping); guarded by the monitor (policies/policy.ts). */
+  policy?: AnyPolicy;
   /** A request change is written at once unless a write went out less than this ago. */
+  writeWindowMs: number;
+}
+
+/** The monitor's settings, resolved: the policy is always there, and guarded. */
+export interface ResolvedConfig {
+  policy: AnyPolicy;
   writeWindowMs: number;
 }
 
@@ -58,10 +67,14 @@ export interface NncView {
   observed: ObservedSpec;
   /** The IP ids the status backs: only these go into `spec.ipsNotInUse`. */
   backed: string[];
+  /** Ids in `spec.ipsNotInUse` the status no longer backs. */
+  stale: string[];
+  /** Since when (ms) the spec has carried stale ids; absent while it carries none. */
+  staleSince?: number;
 }
 
 export interface MonitorState {
-  config: MonitorConfig;
+  config: ResolvedConfig;
   demand?: number;
   exhausted?: boolean;
   nnc?: NncView;
@@ -69,7 +82,8 @@ export interface MonitorState {
   request?: number;
   /** The latest computed target (scaling function, before damping). */
   target?: number;
-  history: TargetSample[];
+  /** What the policy has observed (its own shape; bounded). */
+  policyMemory: unknown;
   /** The spec last written to the NNC of this uid. */
   written?: WrittenSpec;
   /** IPs marked PendingRelease whose write has not succeeded yet. */
@@ -91,10 +105,18 @@ export interface MonitorState {
   notices: Notice[];
 }
 
-export function initialState(config: MonitorConfig): MonitorState {
+export function resolveConfig(config: MonitorConfig): ResolvedConfig {
   return {
-    config,
-    history: [],
+    policy: guarded(config.policy ?? fixedDelayPolicy(config.releaseDelayMs ?? 0)),
+    writeWindowMs: config.writeWindowMs,
+  };
+}
+
+export function initialState(config: MonitorConfig): MonitorState {
+  const resolved = resolveConfig(config);
+  return {
+    config: resolved,
+    policyMemory: resolved.policy.initial(),
     unwrittenMarks: 0,
     failures: 0,
     wanted: 0,

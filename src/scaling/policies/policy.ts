@@ -1,0 +1,91 @@
+// A pool policy: what request to apply, given the target the CNS v2 formula
+// computes, the request written, and what the policy has observed so far.
+// The monitor records every observation (demand and target over time) into
+// the policy's memory through the pure `observe`, and asks `decide` at every
+// reconcile; both are pure, so a policy is a deterministic function of its
+// observed history and the time. `--release-delay 0`, `N` and `auto` are the
+// product's policies; `simulate --compare` plugs in models of the peers'.
+import type { Scaler } from '../scaler.ts';
+
+/** One observation: demand and the target it gives, from `at` on (ms). */
+export interface Observation {
+  at: number;
+  demand: number;
+  target: number;
+}
+
+/** What a decision sees. */
+export interface PolicyView {
+  now: number;
+  demand: number;
+  /** The CNS v2 target for the demand (exhaustion override applied). */
+  target: number;
+  /** The requestedIPCount last written. */
+  request: number;
+  /** The effective scaler (exhaustion override applied). */
+  scaler: Scaler;
+  exhausted: boolean;
+}
+
+export interface PolicyDecision {
+  /** The request to apply now. */
+  applied: number;
+  /** True when a lower target is being held back. */
+  deferred: boolean;
+  /** When the decision may change without any new input. */
+  recheckAt?: number;
+  /** Why, in a few fields a person can read (logs, /debug/pool). */
+  why?: PolicyExplanation;
+}
+
+export interface PolicyExplanation {
+  policy: string;
+  /** One sentence. */
+  summary: string;
+  [key: string]: unknown;
+}
+
+export interface PoolPolicy<M = unknown> {
+  /** As it appears in logs, tables and reports: `cns-v2`, `delay-60s`, `auto`, ... */
+  readonly name: string;
+  initial(): M;
+  /** The memory after one more observation; never grows without bound. */
+  observe(memory: M, observation: Observation): M;
+  decide(memory: M, view: PolicyView): PolicyDecision;
+  /**
+   * How long a write whose only purpose is to drop stale ids from
+   * `spec.ipsNotInUse` may wait to ride along with the next write (ms);
+   * 0 or absent: it goes out at once (CNS parity).
+   */
+  readonly staleClearMs?: number;
+}
+
+/** Any policy, whatever its memory. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyPolicy = PoolPolicy<any>;
+
+/**
+ * The rules every product policy obeys whatever it computes: never below the
+ * CNS v2 target (so never below demand plus the buffer), a higher target at
+ * once, nothing above max, and no growth unless the target asks for it
+ * (then possibly beyond it, to what the policy expects to need).
+ */
+export function guardDecision(d: PolicyDecision, view: PolicyView): PolicyDecision {
+  const { target, request } = view;
+  const max = Math.max(target, view.scaler.max);
+  const proposed = Number.isFinite(d.applied) ? Math.round(d.applied) : target;
+  let applied = Math.min(Math.max(proposed, target), max);
+  if (target <= request) applied = Math.min(applied, request);
+  return { ...d, applied, deferred: applied > target && target < request };
+}
+
+/** Wraps a policy so that every decision passes through guardDecision. */
+export function guarded<M>(policy: PoolPolicy<M>): PoolPolicy<M> {
+  return {
+    name: policy.name,
+    initial: () => policy.initial(),
+    observe: (m, o) => policy.observe(m, o),
+    decide: (m, v) => guardDecision(policy.decide(m, v), v),
+    ...(policy.staleClearMs !== undefined ? { staleClearMs: policy.staleClearMs } : {}),
+  };
+}
