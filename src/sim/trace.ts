@@ -24,6 +24,9 @@ export class TraceError extends Error {
   override readonly name = 'TraceError';
 }
 
+import { HOLDOUT_TRACES } from './traces/holdout.ts';
+import { YARDSTICK_TRACES } from './traces/yardstick.ts';
+
 const MINUTE = 60;
 const HOUR = 60 * MINUTE;
 
@@ -114,6 +117,9 @@ export const BUILT_IN_TRACES: Record<string, () => Trace> = {
   'jobs-1h': jobs,
   'exhaustion-20m': exhaustion,
   'diurnal-24h': diurnal,
+  // Issue 15's yardsticks and hold-outs (src/sim/traces/).
+  ...YARDSTICK_TRACES,
+  ...HOLDOUT_TRACES,
 };
 export const DEFAULT_TRACE = 'burst-20m';
 
