@@ -39,6 +39,11 @@ export function formatSummary(s: SimulationSummary): string {
     ['peak pool', String(s.peakPool)],
     ['idle IP-seconds', String(s.idleIpSeconds)],
     ['seconds under-provisioned', String(s.secondsUnderProvisioned)],
+    ['pods', String(s.pods)],
+    [
+      'pod wait p50/p99/max',
+      `${s.podWaitP50Seconds} / ${s.podWaitP99Seconds} / ${s.podWaitMaxSeconds} s`,
+    ],
   ];
   const width = Math.max(...rows.map(([k]) => k.length));
   return ['simulation summary', ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)].join('\n');

@@ -95,6 +95,8 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       summary: summarize(trace.name, samples, endSeconds, {
         nncWrites: node.writes,
         reconciles,
+        podWaitsSeconds: node.pods.waitsSeconds,
+        podIpRefusals: node.pods.refusals,
       }),
       samples,
     };

@@ -1,5 +1,7 @@
 // The figures a simulate run ends with, computed from the sampled timeline of
-// demand and allocated IPs. Pure: the same timeline gives the same summary.
+// demand and allocated IPs and from each pod's wait for its IP. Pure: the
+// same timeline and waits give the same summary.
+import { percentile } from './report/stats.ts';
 
 export interface Sample {
   /** Seconds from the start. */
@@ -25,11 +27,27 @@ export interface SimulationSummary {
   idleIpSeconds: number;
   /** Time during which pods waited for an IP. */
   secondsUnderProvisioned: number;
+  /** Pods that got an IP. */
+  pods: number;
+  /** Pod wait from creation to the CNI request that got its IP: median, 99th percentile, worst. */
+  podWaitP50Seconds: number;
+  podWaitP99Seconds: number;
+  podWaitMaxSeconds: number;
+  /** Pods whose first CNI request was refused for want of a free IP. */
+  podIpRefusals: number;
 }
 
 export interface Totals {
   nncWrites: number;
   reconciles: number;
+  /** Each pod's wait for its IP, in seconds. */
+  podWaitsSeconds?: readonly number[];
+  podIpRefusals?: number;
+}
+
+/** Seconds, to the millisecond. */
+function seconds(value: number | undefined): number {
+  return value === undefined ? 0 : Math.round(value * 1000) / 1000;
 }
 
 /** Integrates the step-function timeline `samples` (each value holds until the next sample). */
@@ -45,6 +63,7 @@ export function summarize(
   let peakDemand = 0;
   let idle = 0;
   let under = 0;
+  const waits = totals.podWaitsSeconds ?? [];
   samples.forEach((s, i) => {
     const prev = samples[i - 1];
     if (prev) {
@@ -72,5 +91,10 @@ export function summarize(
     peakDemand,
     idleIpSeconds: Math.round(idle),
     secondsUnderProvisioned: Math.round(under * 1000) / 1000,
+    pods: waits.length,
+    podWaitP50Seconds: seconds(percentile(waits, 50)),
+    podWaitP99Seconds: seconds(percentile(waits, 99)),
+    podWaitMaxSeconds: seconds(percentile(waits, 100)),
+    podIpRefusals: totals.podIpRefusals ?? 0,
   };
 }

@@ -7,9 +7,10 @@
 import { randomUUID } from 'node:crypto';
 import type { SchedulerLike } from 'rxjs';
 import { Subject } from 'rxjs';
-import { NoAvailableIpError, type NodeIpStore } from '../ipstore/types.ts';
+import type { NodeIpStore } from '../ipstore/types.ts';
 import type { DesiredSpec, NncSpecWriter } from '../monitor/ports.ts';
 import type { NodeNetworkConfig, ScalerSpec } from '../nnc/types.ts';
+import { PodModel } from './pod-model.ts';
 
 export interface VirtualNodeOptions {
   scheduler: SchedulerLike;
@@ -45,13 +46,14 @@ export class VirtualNode {
   readonly nnc$ = new Subject<NodeNetworkConfig>();
   writes = 0;
   private nnc: NodeNetworkConfig;
-  private readonly pods: string[] = [];
+  readonly pods: PodModel;
   private demand = 0;
   private readonly nextAddress = addressAllocator();
   private readonly options: VirtualNodeOptions;
 
   constructor(options: VirtualNodeOptions) {
     this.options = options;
+    this.pods = new PodModel(options.store, () => options.scheduler.now());
     const ipAssignments = Array.from({ length: options.initialIps }, () => ({
       name: randomUUID(),
       ip: this.nextAddress(),
@@ -115,7 +117,7 @@ export class VirtualNode {
   /** Sets the number of pods that want an IP; pods beyond the free IPs wait. */
   setDemand(demand: number): void {
     this.demand = demand;
-    this.placePods();
+    this.pods.setDemand(demand);
     this.sample();
   }
 
@@ -133,32 +135,8 @@ export class VirtualNode {
     const target = this.nnc.status?.networkContainers?.[0];
     if (target) target.ipAssignments = kept;
     this.publish(); // the store follows the new status
-    this.placePods();
+    this.pods.place();
     this.sample();
-  }
-
-  /** Gives waiting pods an IP and releases the IPs of pods that went away. */
-  private placePods(): void {
-    const { store } = this.options;
-    while (this.pods.length > this.demand) {
-      const pod = this.pods.pop() as string;
-      store.release(pod);
-    }
-    while (this.pods.length < this.demand) {
-      const pod = `pod-${randomUUID()}`;
-      try {
-        store.assign({
-          podInterfaceID: pod,
-          infraContainerID: pod,
-          podName: pod,
-          podNamespace: 'sim',
-        });
-      } catch (err) {
-        if (err instanceof NoAvailableIpError) break;
-        throw err;
-      }
-      this.pods.push(pod);
-    }
   }
 
   /** Hands the NNC as it is now to the subscribers of `nnc$`. */
@@ -172,7 +150,7 @@ export class VirtualNode {
       demand: this.demand,
       requested: this.nnc.spec?.requestedIPCount ?? 0,
       allocated: this.allocated(),
-      waiting: this.demand - this.pods.length,
+      waiting: this.pods.waitingCount(),
     });
   }
 }

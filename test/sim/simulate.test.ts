@@ -29,6 +29,11 @@ describe('sim/runSimulation', () => {
     // Pods wait only while the control plane fulfils the scale-up (5 s, plus throttling).
     expect(summary.secondsUnderProvisioned).to.be.greaterThan(0).and.at.most(10);
     expect(summary.nncWrites).to.be.at.least(2);
+    // Every pod got an IP: the first 16 at once, the 104 others after the scale-up's 5 s.
+    expect(summary.pods).to.equal(120);
+    expect(summary.podIpRefusals).to.equal(104);
+    expect(summary.podWaitP50Seconds).to.equal(5);
+    expect(summary.podWaitMaxSeconds).to.equal(5);
   });
 
   it('holds a lower target back for --release-delay, so a short dip writes nothing', async () => {

@@ -19,6 +19,25 @@ describe('sim/summary', () => {
     expect(s.peakPool).to.equal(32);
     expect(s.peakDemand).to.equal(20);
     expect(s.nncWrites).to.equal(3);
+    expect(s.pods).to.equal(0);
+    expect(s.podWaitP99Seconds).to.equal(0);
+  });
+
+  it('pod waits: nearest-rank median, 99th percentile and worst, in seconds to the ms', () => {
+    const waits = [...Array.from({ length: 98 }, () => 0), 1.23456, 7];
+    const s = summarize('w', [{ t: 0, demand: 0, requested: 0, allocated: 0 }], 1, {
+      nncWrites: 0,
+      reconciles: 0,
+      podWaitsSeconds: waits,
+      podIpRefusals: 2,
+    });
+    expect(s).to.include({
+      pods: 100,
+      podWaitP50Seconds: 0,
+      podWaitP99Seconds: 1.235,
+      podWaitMaxSeconds: 7,
+      podIpRefusals: 2,
+    });
   });
 
   it('allocated minus released equals the final pool, whatever the timeline', () => {

@@ -93,7 +93,22 @@ export function batchJobs3h(): Trace {
   };
 }
 
+/** 110 pods created one every 18 ms (over 2 s, longer than the 500 ms write window); ten minutes. */
+export function slowBurst(): Trace {
+  const pods: PodLife[] = Array.from({ length: 110 }, (_, i) => ({
+    start: MINUTE + (2 * i) / 110,
+    end: Infinity,
+  }));
+  return {
+    name: 'burst-2s',
+    description: 'an idle node, then 110 pods created evenly over 2 s, held ten minutes',
+    points: demandOf(pods),
+    durationSeconds: 11 * MINUTE,
+  };
+}
+
 export const HOLDOUT_TRACES: Record<string, () => Trace> = {
+  'burst-2s': slowBurst,
   'random-walk-6h': randomWalk6h,
   'poisson-bursts-6h': poissonBursts6h,
   'weekly-7d': weekly7d,

@@ -7,15 +7,22 @@ import { churningPods, demandOf, type PodLife } from './pods.ts';
 const MINUTE = 60;
 const HOUR = 60 * MINUTE;
 
-/** An idle node; a Deployment scaled 0 -> 110 (pods created within 2 s); ten minutes at 110. */
+/**
+ * An idle node, then a Deployment scaled 0 -> 110: the ReplicaSet controller
+ * creates pods in slow-start batches (1, 2, 4, 8, 16, 32, then the rest),
+ * one batch every 60 ms here; ten minutes at 110.
+ */
 export function burst110(): Trace {
-  const pods: PodLife[] = Array.from({ length: 110 }, (_, i) => ({
-    start: MINUTE + (2 * i) / 110,
-    end: Infinity,
-  }));
+  const pods: PodLife[] = [];
+  let batch = 1;
+  for (let at = MINUTE; pods.length < 110; at += 0.06, batch *= 2) {
+    const n = Math.min(batch, 110 - pods.length);
+    for (let i = 0; i < n; i += 1) pods.push({ start: at, end: Infinity });
+  }
   return {
     name: 'burst-110',
-    description: 'an idle node, then 110 pods created within 2 s, held ten minutes',
+    description:
+      'an idle node, then 110 pods created in slow-start batches within 0.4 s, held ten minutes',
     points: demandOf(pods),
     durationSeconds: 11 * MINUTE,
   };
