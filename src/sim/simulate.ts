@@ -12,6 +12,7 @@ import { asPoolIpStore } from '../ipstore/pool-adapter.ts';
 import { createLogger, silentLogger } from '../log/logger.ts';
 import { PoolMonitor } from '../monitor/pool-monitor.ts';
 import type { ScalerSpec } from '../nnc/types.ts';
+import type { AnyPolicy } from '../scaling/policies/policy.ts';
 import { SteppedScheduler } from './stepped-scheduler.ts';
 import { summarize, type Sample, type SimulationSummary } from './summary.ts';
 import type { Trace } from './trace.ts';
@@ -22,6 +23,8 @@ export interface SimulationOptions {
   trace: Trace;
   scaler: ScalerSpec;
   releaseDelaySeconds: number;
+  /** The pool policy; overrides releaseDelaySeconds. */
+  policy?: AnyPolicy;
   /** Seconds between a spec write and the status following it. */
   fulfilDelaySeconds: number;
   /** Where the decision log goes; none when absent. */
@@ -48,7 +51,8 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         now: () => new Date(start + scheduler.now()),
       })
     : silentLogger();
-  const store = openIpStore({ memory: true, now: () => start + scheduler.now() });
+  // The store keeps whole ms (a trace's times may have fractions).
+  const store = openIpStore({ memory: true, now: () => start + Math.round(scheduler.now()) });
   const samples: Sample[] = [];
   const node = new VirtualNode({
     scheduler,
@@ -69,6 +73,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     logger,
     scheduler,
     releaseDelayMs: options.releaseDelaySeconds * 1000,
+    ...(options.policy ? { policy: options.policy } : {}),
     random: seededRandom(1),
   });
   const demand$ = new Subject<number>();

@@ -76,7 +76,18 @@ export function guardDecision(d: PolicyDecision, view: PolicyView): PolicyDecisi
   const proposed = Number.isFinite(d.applied) ? Math.round(d.applied) : target;
   let applied = Math.min(Math.max(proposed, target), max);
   if (target <= request) applied = Math.min(applied, request);
-  return { ...d, applied, deferred: applied > target && target < request };
+  // A recheck is always in the future, in whole ms: a policy can never make the monitor spin.
+  const { recheckAt: asked, ...rest } = d;
+  const recheckAt =
+    asked === undefined || !Number.isFinite(asked)
+      ? undefined
+      : Math.max(Math.ceil(asked), Math.floor(view.now) + 1);
+  return {
+    ...rest,
+    applied,
+    deferred: applied > target && target < request,
+    ...(recheckAt !== undefined ? { recheckAt } : {}),
+  };
 }
 
 /** Wraps a policy so that every decision passes through guardDecision. */

@@ -1,0 +1,181 @@
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { AUTO_DEFAULTS, autoPolicy } from '../../src/scaling/policies/auto/auto.ts';
+import { keepAlive, reuseWithin } from '../../src/scaling/policies/auto/keep-alive.ts';
+import {
+  emptyLevels,
+  GAPS_PER_LEVEL,
+  MAX_LEVELS,
+  observeLevels,
+  type LevelsMemory,
+} from '../../src/scaling/policies/auto/levels.ts';
+import { guarded, type Observation, type PolicyView } from '../../src/scaling/policies/policy.ts';
+import { calculateTarget } from '../../src/scaling/target.ts';
+
+const scaler = { batch: 16, buffer: 0.5, max: 250 };
+const auto = guarded(autoPolicy());
+
+function fold(observations: readonly Observation[]): LevelsMemory {
+  return observations.reduce(observeLevels, emptyLevels());
+}
+
+/** Observations of demand alternating a <-> b every `periodMs`, n times. */
+function alternating(a: number, b: number, periodMs: number, n: number): Observation[] {
+  return Array.from({ length: n }, (_, i) => {
+    const demand = i % 2 === 0 ? a : b;
+    return { at: i * periodMs, demand, target: calculateTarget(demand, scaler) };
+  });
+}
+
+function view(m: LevelsMemory, request: number, now: number): PolicyView {
+  const target = m.target ?? 0;
+  return { now, demand: 0, target, request, scaler, exhausted: false };
+}
+
+describe('scaling/policies/auto', () => {
+  describe('keepAlive (ski rental on the recorded gaps)', () => {
+    it('keeps a level whose gaps were short, lets it go once the gap outlasts them', () => {
+      const gaps = Array.from({ length: 10 }, () => 10_000);
+      expect(keepAlive(gaps, 0, 16, 1000)).to.deep.include({ keep: true, recheckAge: 10_000 });
+      expect(keepAlive(gaps, 10_001, 16, 1000).keep).to.equal(false);
+    });
+
+    it('lets go at once when the gaps were longer than a release cycle is worth', () => {
+      // 16 IPs idle for 100 s = 1600 IP-s > a cycle of 1000 IP-s.
+      expect(keepAlive([100_000, 100_000, 100_000], 0, 16, 1000).keep).to.equal(false);
+    });
+
+    it('no record, no keep; unseen pseudo-gaps and slack move the choice as documented', () => {
+      expect(keepAlive([], 0, 16, 1000).keep).to.equal(false);
+      // One 50 s gap: 800 IP-s < 1000: keep; with 3 unseen longer gaps the risk outweighs it.
+      expect(keepAlive([50_000], 0, 16, 1000).keep).to.equal(true);
+      expect(keepAlive([50_000], 0, 16, 1000, 3).keep).to.equal(false);
+      // A gap of 10 s stands for up to 11 s with slack 0.1.
+      expect(keepAlive([10_000], 10_500, 16, 1000, 0, 0.1).keep).to.equal(true);
+      expect(keepAlive([10_000], 10_500, 16, 1000, 0, 0).keep).to.equal(false);
+    });
+
+    it('reuseWithin: the share of possible gaps ending within the horizon', () => {
+      expect(reuseWithin([5_000, 20_000, 60_000], 10_000, 15_000)).to.equal(0.5);
+      expect(reuseWithin([5_000], 10_000, 15_000)).to.equal(0);
+    });
+  });
+
+  describe('levels', () => {
+    it('records how long each level stayed unused and how long it stayed needed', () => {
+      const m = fold(alternating(24, 25, 10_000, 5)); // 32, 48, 32, 48, 32
+      const l48 = m.levels.get(48)!;
+      expect(l48.gaps).to.deep.equal([10_000]);
+      expect(l48.busy).to.deep.equal([10_000, 10_000]);
+      expect(l48.since).to.equal(40_000);
+      expect(m.levels.get(32)!.since).to.equal(undefined);
+    });
+
+    it('memory stays bounded however long it runs', () => {
+      fc.assert(
+        fc.property(
+          fc.array(fc.tuple(fc.nat(5_000), fc.nat(250)), { minLength: 1, maxLength: 600 }),
+          (steps) => {
+            let at = 0;
+            const m = fold(steps.map(([dt, target]) => ({ at: (at += dt), demand: 0, target })));
+            expect(m.levels.size).to.be.at.most(MAX_LEVELS);
+            for (const l of m.levels.values()) {
+              expect(l.gaps.length).to.be.at.most(GAPS_PER_LEVEL);
+              expect(l.busy.length).to.be.at.most(GAPS_PER_LEVEL);
+            }
+          },
+        ),
+        { numRuns: 100 },
+      );
+    });
+  });
+
+  describe('decisions', () => {
+    it('a level that keeps coming back (24 <-> 25 pods) is kept, with the reason', () => {
+      const m = fold(alternating(24, 25, 10_000, 21)); // ends at 24 pods: target 32
+      const d = auto.decide(m, view(m, 48, 200_500));
+      expect(d).to.deep.include({ applied: 48, deferred: true });
+      expect(d.why?.summary).to.match(/keeping 48 for the target 32/);
+      expect(d.recheckAt).to.be.greaterThan(200_500);
+    });
+
+    it('a first dip is not held back: nothing in the record argues for it', () => {
+      const m = fold([
+        { at: 0, demand: 40, target: 64 },
+        { at: 60_000, demand: 5, target: 16 },
+      ]);
+      // 48 IPs idle since 60 s for 10 s: 480 IP-s < two writes (600): it waits only while the
+      // level at the target is likely to go too; 16 has no record, so it goes now.
+      expect(auto.decide(m, view(m, 64, 70_000))).to.deep.include({ applied: 16, deferred: false });
+    });
+
+    it('a scale-up reaches the levels that came back soon after gaps like this one', () => {
+      // Waves: 16 -> 48 -> (5 s later) 80 -> 48 -> 16 every 120 s.
+      const obs: Observation[] = [];
+      for (let w = 0; w < 10; w += 1) {
+        const t = w * 120_000;
+        obs.push(
+          { at: t, demand: 0, target: 16 },
+          { at: t + 20_000, demand: 30, target: 48 },
+          { at: t + 25_000, demand: 60, target: 80 },
+          { at: t + 60_000, demand: 30, target: 48 },
+          { at: t + 70_000, demand: 0, target: 16 },
+        );
+      }
+      obs.push({ at: 1_220_000, demand: 30, target: 48 });
+      const m = fold(obs);
+      const d = auto.decide(m, { ...view(m, 16, 1_220_000), demand: 30 });
+      expect(d.applied).to.equal(80);
+      expect(d.why?.summary).to.match(/reaching 80/);
+    });
+
+    const history = fc
+      .array(fc.tuple(fc.integer({ min: 1, max: 120_000 }), fc.nat(120)), {
+        minLength: 1,
+        maxLength: 80,
+      })
+      .map((steps) => {
+        let at = 0;
+        return steps.map(([dt, demand]) => ({
+          at: (at += dt),
+          demand,
+          target: calculateTarget(demand, scaler),
+        }));
+      });
+
+    it('never delays a scale-up, never goes below the CNS v2 target (demand + buffer), never above max', () => {
+      fc.assert(
+        fc.property(history, fc.nat(250), fc.nat(600_000), (obs, request, later) => {
+          const m = fold(obs);
+          const last = obs.at(-1)!;
+          const v = { ...view(m, request, last.at + later), demand: last.demand };
+          const d = auto.decide(m, v);
+          expect(d.applied).to.be.at.least(v.target);
+          expect(d.applied).to.be.at.least(Math.min(scaler.max, last.demand + 8));
+          expect(d.applied).to.be.at.most(Math.max(scaler.max, v.target));
+          if (v.target > request) expect(d.deferred).to.equal(false);
+          if (v.target <= request) expect(d.applied).to.be.at.most(request);
+          if (d.recheckAt !== undefined) expect(d.recheckAt).to.be.greaterThan(v.now);
+        }),
+        { numRuns: 300 },
+      );
+    });
+
+    it('is deterministic: the same history and time give the same decision', () => {
+      fc.assert(
+        fc.property(history, fc.nat(250), fc.nat(600_000), (obs, request, later) => {
+          const now = obs.at(-1)!.at + later;
+          const a = auto.decide(fold(obs), view(fold(obs), request, now));
+          const b = guarded(autoPolicy()).decide(fold([...obs]), view(fold(obs), request, now));
+          expect(a).to.deep.equal(b);
+        }),
+        { numRuns: 100 },
+      );
+    });
+  });
+
+  it('documents its cost model', () => {
+    expect(AUTO_DEFAULTS.writeCost).to.be.greaterThan(0);
+    expect(auto.staleClearMs).to.equal(AUTO_DEFAULTS.staleClearMs);
+  });
+});
