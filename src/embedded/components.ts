@@ -68,7 +68,7 @@ export function embeddedSidecarOptions(place: SidecarPlace): SidecarOptions {
     listenPort: place.listenPort ?? 0,
     logLevel: 'info',
     subnetState: 'name',
-    releaseDelaySeconds: 0,
+    releaseDelay: { kind: 'fixed', seconds: 0 },
     ...(place.leakGraceSeconds !== undefined ? { leakGraceSeconds: place.leakGraceSeconds } : {}),
     dryRun: false,
   };

@@ -61,6 +61,20 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX ips_by_container ON ips (nc_id);
     `,
   },
+  {
+    version: 2,
+    description: 'pool history: demand and target over time, for the auto release policy',
+    sql: `
+      CREATE TABLE pool_history (
+        -- ms since the epoch (the monitor's clock)
+        at INTEGER NOT NULL,
+        demand INTEGER NOT NULL CHECK (demand >= 0),
+        target INTEGER NOT NULL CHECK (target >= 0)
+      ) STRICT;
+
+      CREATE INDEX pool_history_by_at ON pool_history (at);
+    `,
+  },
 ];
 
 /** The version a fully migrated database is at. */

@@ -8,6 +8,7 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { NetworkContainer } from '../nnc/types.ts';
 import { ipSortKey } from './address.ts';
+import { PoolHistory } from './pool-history.ts';
 import type { DatabaseOptions } from './database.ts';
 import { checkStateDir, IpStoreOpenError, openDatabase } from './database.ts';
 import { adoptRow, reclaimRow, releaseOlderSandboxes } from './pod-rows.ts';
@@ -86,6 +87,11 @@ export class SqliteIpStore implements NodeIpStore {
   private closed = false;
 
   /** Use openIpStore; this takes an already opened and migrated database. */
+  /** The pool history kept in the same database (pool-history.ts). */
+  poolHistory(): PoolHistory {
+    return new PoolHistory(this.db);
+  }
+
   constructor(db: DatabaseSync, location: string, now: () => number = Date.now) {
     this.db = db;
     this.location = location;

@@ -44,12 +44,14 @@ import { reduce } from './reduce.ts';
 import {
   initialState,
   isDue,
+  isReady,
   snapshotOf,
   type InputName,
   type MonitorInput,
   type MonitorState,
 } from './state.ts';
-import type { MonitorEvent, PoolSnapshot, ReconcileOutcome, WakeUp } from './types.ts';
+import { decideTarget } from './decide.ts';
+import type { DampingView, MonitorEvent, PoolSnapshot, ReconcileOutcome, WakeUp } from './types.ts';
 
 export const DEFAULT_TICK_MS = 60_000;
 /** A request change waits at most this long after the previous write (DESIGN: 500 ms). */
@@ -95,9 +97,13 @@ function nonNegative(value: number | undefined, fallback: number): number {
 export class PoolMonitor {
   readonly outcomes$: Observable<ReconcileOutcome>;
   readonly events$: Observable<MonitorEvent>;
+  /** Each change of demand or target, as the policy observed it (to be recorded in the node store). */
+  readonly observations$: Observable<Observation>;
 
   private readonly outcomes = new Subject<ReconcileOutcome>();
   private readonly events = new Subject<MonitorEvent>();
+  private readonly observations = new Subject<Observation>();
+  private lastObserved: Observation | undefined;
   /** Outcomes fed back into the state. */
   private readonly feedback = new Subject<MonitorInput>();
   /** Wake-ups the reconciles ask for. */
@@ -139,6 +145,7 @@ export class PoolMonitor {
     };
     this.outcomes$ = this.outcomes.asObservable();
     this.events$ = this.events.asObservable();
+    this.observations$ = this.observations.asObservable();
   }
 
   /** Builds the pipeline and subscribes to the inputs. Call once. */
@@ -224,8 +231,33 @@ export class PoolMonitor {
     return snapshotOf(this.state, this.dryRun);
   }
 
+  /** The policy's view of the current state (undefined until ready): why the pool is held where it is. */
+  damping(): DampingView | undefined {
+    if (!isReady(this.state)) return undefined;
+    const t = decideTarget(this.state, this.scheduler.now());
+    return {
+      policy: this.state.config.policy.name,
+      target: t.target,
+      applied: t.applied,
+      request: t.from,
+      heldBack: Math.max(0, t.applied - t.target),
+      deferred: t.deferred,
+      ...(t.recheckAt !== undefined ? { recheckAt: t.recheckAt } : {}),
+      ...(t.why !== undefined ? { why: t.why } : {}),
+    };
+  }
+
   private publish(s: MonitorState): void {
     this.state = s;
+    const o = s.observation;
+    const last = this.lastObserved;
+    if (
+      o !== undefined &&
+      (last === undefined || o.demand !== last.demand || o.target !== last.target)
+    ) {
+      this.lastObserved = o;
+      this.observations.next(o);
+    }
     for (const n of s.notices) {
       if (n.msg !== undefined) this.log[n.level](n.msg, n.fields ?? {});
       if (n.event !== undefined) this.events.next(n.event);
@@ -248,5 +280,6 @@ export class PoolMonitor {
     this.wakes.complete();
     this.outcomes.complete();
     this.events.complete();
+    this.observations.complete();
   }
 }

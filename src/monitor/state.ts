@@ -4,7 +4,7 @@
 // change it (reduce.ts folds them in, purely) and the gate on it.
 import type { NodeNetworkConfig } from '../nnc/types.ts';
 import { fixedDelayPolicy } from '../scaling/policies/fixed-delay.ts';
-import { guarded, type AnyPolicy } from '../scaling/policies/policy.ts';
+import { guarded, type AnyPolicy, type Observation } from '../scaling/policies/policy.ts';
 import { applyExhaustion, type Scaler } from '../scaling/scaler.ts';
 import type { ObservedSpec, WrittenSpec } from './spec.ts';
 import type {
@@ -84,6 +84,8 @@ export interface MonitorState {
   target?: number;
   /** What the policy has observed (its own shape; bounded). */
   policyMemory: unknown;
+  /** The latest observation fed to the policy. */
+  observation?: Observation;
   /** The spec last written to the NNC of this uid. */
   written?: WrittenSpec;
   /** IPs marked PendingRelease whose write has not succeeded yet. */

@@ -119,3 +119,19 @@ export interface PoolSnapshot {
   writes: number;
   lastReconcile: LastReconcile | undefined;
 }
+
+/** What the pool policy makes of the current state: for /debug/pool. */
+export interface DampingView {
+  policy: string;
+  /** The CNS v2 target. */
+  target: number;
+  /** What the policy applies now. */
+  applied: number;
+  request: number;
+  /** IPs held back above the target (applied - target when lower than the request). */
+  heldBack: number;
+  deferred: boolean;
+  /** When the policy looks again by itself (scheduler ms). */
+  recheckAt?: number;
+  why?: { summary: string; [key: string]: unknown };
+}

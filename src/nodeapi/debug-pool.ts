@@ -22,6 +22,19 @@ export interface PoolSnapshotInput {
   consecutiveFailures?: number;
   reconciles?: number;
   writes?: number;
+  /** The pool policy's view (PoolMonitor.damping()). */
+  damping?:
+    | {
+        policy?: string;
+        target?: number;
+        applied?: number;
+        request?: number;
+        heldBack?: number;
+        deferred?: boolean;
+        recheckAt?: number;
+        why?: { summary?: string; [key: string]: unknown };
+      }
+    | undefined;
   lastReconcile?:
     | {
         at?: number | string | Date;
@@ -46,6 +59,17 @@ export interface DebugPool {
   writes: number | null;
   consecutiveFailures: number | null;
   retryAt: string | null;
+  /** The release policy: what it holds back above the target now, and why. */
+  releasePolicy: {
+    policy: string;
+    target: number | null;
+    applied: number | null;
+    request: number | null;
+    heldBack: number;
+    recheckAt: string | null;
+    why: string | null;
+    details: Record<string, unknown> | null;
+  } | null;
 }
 
 function num(v: unknown): number | null {
@@ -99,6 +123,27 @@ export function buildDebugPool(
     writes: num(s.writes),
     consecutiveFailures: num(s.consecutiveFailures),
     retryAt: s.retryAt === undefined ? null : iso(s.retryAt),
+    releasePolicy: releasePolicyOf(s.damping),
+  };
+}
+
+function releasePolicyOf(d: PoolSnapshotInput['damping']): DebugPool['releasePolicy'] {
+  if (d === undefined) return null;
+  const { summary, ...details } = d.why ?? {};
+  return {
+    policy: typeof d.policy === 'string' ? d.policy : 'unknown',
+    target: num(d.target),
+    applied: num(d.applied),
+    request: num(d.request),
+    heldBack: num(d.heldBack) ?? 0,
+    recheckAt: d.recheckAt === undefined ? null : iso(d.recheckAt),
+    why:
+      typeof summary === 'string' && summary !== ''
+        ? summary
+        : (num(d.heldBack) ?? 0) > 0
+          ? 'holding back'
+          : 'nothing held back: the request follows the target',
+    details: Object.keys(details).length > 0 ? details : null,
   };
 }
 

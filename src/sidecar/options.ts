@@ -4,6 +4,7 @@
 import { isIP } from 'node:net';
 import { LOG_LEVELS, type LogLevel } from '../log/levels.ts';
 import { DEFAULT_NAMESPACE } from '../nnc/types.ts';
+import { parseReleaseDelay, type ReleaseDelay } from '../scaling/policies/release-delay.ts';
 
 export type SubnetStateMode = 'name' | 'any';
 
@@ -17,7 +18,8 @@ export interface SidecarOptions {
   listenPort: number;
   logLevel: LogLevel;
   subnetState: SubnetStateMode;
-  releaseDelaySeconds: number;
+  /** Seconds (0: exactly CNS v2) or the adaptive policy. */
+  releaseDelay: ReleaseDelay;
   /**
    * How long an Assigned IP's pod must be gone (or finished) before the IP
    * is reclaimed; DEFAULT_LEAK_GRACE_SECONDS when absent.
@@ -105,10 +107,11 @@ export function resolveSidecarOptions(
   if (subnetState !== 'name' && subnetState !== 'any') {
     throw new ConfigError(`--subnet-state must be "name" or "any", got "${flags.subnetState}"`);
   }
-  const delayText = flags.releaseDelay ?? '0';
-  const releaseDelaySeconds = Number(delayText);
-  if (delayText.trim() === '' || !Number.isFinite(releaseDelaySeconds) || releaseDelaySeconds < 0) {
-    throw new ConfigError(`--release-delay must be a number of seconds >= 0, got "${delayText}"`);
+  let releaseDelay: ReleaseDelay;
+  try {
+    releaseDelay = parseReleaseDelay(flags.releaseDelay ?? '0');
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
   }
   const graceText = flags.leakGrace ?? String(DEFAULT_LEAK_GRACE_SECONDS);
   const leakGraceSeconds = Number(graceText);
@@ -128,7 +131,7 @@ export function resolveSidecarOptions(
     listenPort: port,
     logLevel,
     subnetState,
-    releaseDelaySeconds,
+    releaseDelay,
     leakGraceSeconds,
     dryRun: flags.dryRun ?? false,
   };

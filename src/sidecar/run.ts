@@ -11,7 +11,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Subscription } from 'rxjs';
 import { filter, share, Subject, tap } from 'rxjs';
 import type { Synchronous } from '../ipstore/database.ts';
-import { openIpStore } from '../ipstore/sqlite-store.ts';
+import { openIpStore, SqliteIpStore } from '../ipstore/sqlite-store.ts';
 import { followNnc } from '../ipstore/follow-nnc.ts';
 import { followPods, type PodFollower } from '../ipstore/follow-pods.ts';
 import type { PodView } from '../ipstore/pod-plan.ts';
@@ -28,6 +28,8 @@ import { LeakMetrics } from '../metrics/leaks.ts';
 import { poolObservation } from '../metrics/observation.ts';
 import { PoolMonitor } from '../monitor/pool-monitor.ts';
 import type { NodeNetworkConfig } from '../nnc/types.ts';
+import type { Observation } from '../scaling/policies/policy.ts';
+import { formatReleaseDelay, releasePolicy } from '../scaling/policies/release-delay.ts';
 import { dynamicContainers, GROUP, NNC_KIND, NNC_VERSION } from '../nnc/types.ts';
 import { poolStatusSource } from '../nodeapi/debug-pool.ts';
 import { createNodeApi } from '../nodeapi/server.ts';
@@ -35,6 +37,7 @@ import type { NodeApi } from '../nodeapi/server.ts';
 import { monitorEvent, outcomeEvent, vanishedEvent } from './events.ts';
 import { startNodeInformers } from './informers.ts';
 import { LeakReporter } from './leaks.ts';
+import { recordPoolHistory } from './history-recorder.ts';
 import { createNncWriter } from './nnc-writer.ts';
 import type { NodeInformers } from './informers.ts';
 import type { SidecarOptions } from './options.ts';
@@ -97,6 +100,9 @@ export interface RunningSidecar {
   /** Clean shutdown; idempotent. */
   stop(): Promise<void>;
 }
+
+/** How far back the pool history is read at start (the policy's memory is bounded anyway). */
+const HISTORY_LOAD_MS = 24 * 3600_000;
 
 function message(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -168,6 +174,14 @@ export async function runSidecar(
     namespace: options.namespace,
     observedIds: () => current?.spec?.ipsNotInUse,
   });
+  // What auto learned before a restart: the pool history in the node store.
+  const history = store instanceof SqliteIpStore ? store.poolHistory() : undefined;
+  let learned: Observation[] = [];
+  try {
+    learned = history?.load(Date.now() - HISTORY_LOAD_MS) ?? [];
+  } catch (err) {
+    log.warn('pool history not loaded', { error: message(err) });
+  }
   const monitor = new PoolMonitor({
     store: asPoolIpStore(store),
     writer,
@@ -176,9 +190,13 @@ export async function runSidecar(
     ...(deps.writeWindowMs !== undefined ? { writeWindowMs: deps.writeWindowMs } : {}),
     ...(deps.writeBackoff ? { backoff: deps.writeBackoff } : {}),
     ...(deps.random ? { random: deps.random } : {}),
-    releaseDelayMs: options.releaseDelaySeconds * 1000,
+    policy: releasePolicy(options.releaseDelay),
+    history: learned,
     dryRun: options.dryRun,
   });
+  const historyRecorder = history
+    ? recordPoolHistory({ history, observations$: monitor.observations$, log })
+    : undefined;
 
   // Each valid NNC: the store follows it before the monitor sees it.
   const follower = followNnc(store, {
@@ -223,7 +241,10 @@ export async function runSidecar(
       : monitor.snapshot().ready
         ? undefined
         : waitReason(started.informers, lastWatchError, options.namespace, options.nodeName);
-  const poolSource = poolStatusSource(() => monitor.snapshot(), store);
+  const poolSource = poolStatusSource(
+    () => ({ ...monitor.snapshot(), damping: monitor.damping() }),
+    store,
+  );
   const api: NodeApi = createNodeApi({
     store,
     health: {
@@ -351,7 +372,8 @@ export async function runSidecar(
     listen: `${bound.host}:${bound.port}`,
     stateDir: options.stateDir,
     subnetState: options.subnetState,
-    releaseDelaySeconds: options.releaseDelaySeconds,
+    releaseDelay: formatReleaseDelay(options.releaseDelay),
+    historyLoaded: learned.length,
     leakGraceSeconds: options.leakGraceSeconds ?? DEFAULT_LEAK_GRACE_SECONDS,
     dryRun: options.dryRun,
   });
@@ -383,6 +405,7 @@ export async function runSidecar(
       pods.stop();
       storeChanged.complete();
       await bounded('monitor', monitor.stop());
+      historyRecorder?.stop();
       for (const s of subs) s.unsubscribe();
       await bounded('node api', api.close());
       await bounded('events', Promise.all([...pendingEvents]));

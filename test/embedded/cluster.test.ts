@@ -43,7 +43,7 @@ describe('embedded: cluster in process', function () {
           listenPort: 0,
           logLevel: 'error',
           subnetState: 'name',
-          releaseDelaySeconds: 0,
+          releaseDelay: { kind: 'fixed', seconds: 0 },
           dryRun: true,
         },
         { kc: cluster.kc, logger: silentLogger(), defaultMetrics: false, events: false },

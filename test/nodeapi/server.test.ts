@@ -78,6 +78,16 @@ describe('node api: probes, metrics, debug', () => {
       writes: 1,
       consecutiveFailures: 0,
       retryAt: undefined,
+      damping: {
+        policy: 'auto',
+        target: 16,
+        applied: 32,
+        request: 32,
+        heldBack: 16,
+        deferred: true,
+        recheckAt: Date.UTC(2026, 0, 2, 0, 1),
+        why: { summary: 'keeping 32 for the target 16', kept: [{ level: 32 }] },
+      },
     };
     await post(h.port, '/network/requestipconfigs', podRequest(1));
     const res = await call(h.port, 'GET', '/debug/pool');
@@ -96,12 +106,28 @@ describe('node api: probes, metrics, debug', () => {
       writes: 1,
       consecutiveFailures: 0,
       retryAt: null,
+      releasePolicy: {
+        policy: 'auto',
+        target: 16,
+        applied: 32,
+        request: 32,
+        heldBack: 16,
+        recheckAt: '2026-01-02T00:01:00.000Z',
+        why: 'keeping 32 for the target 16',
+        details: { kept: [{ level: 32 }] },
+      },
     });
   });
 
   it('GET /debug/pool before the monitor started has nulls, not made-up figures', async () => {
     const res = await call(h.port, 'GET', '/debug/pool');
-    expect(res.json).to.include({ demand: null, target: null, request: null, scaler: null });
+    expect(res.json).to.include({
+      demand: null,
+      target: null,
+      request: null,
+      scaler: null,
+      releasePolicy: null,
+    });
   });
 
   it('unknown path is 404 and wrong method 405 with Allow, both JSON with a CNS response', async () => {

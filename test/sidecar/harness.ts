@@ -232,7 +232,7 @@ export function sidecarOptions(
     listenPort: 0,
     logLevel: 'debug',
     subnetState: 'name',
-    releaseDelaySeconds: 0,
+    releaseDelay: { kind: 'fixed', seconds: 0 },
     dryRun: false,
     ...extra,
   };

@@ -39,10 +39,10 @@ describe('sidecar/options', () => {
         namespace: 'kube-system',
         listenHost: '127.0.0.1',
         subnetState: 'name',
-        releaseDelaySeconds: 0,
         leakGraceSeconds: 60,
         dryRun: false,
       });
+      expect(o.releaseDelay).to.deep.equal({ kind: 'fixed', seconds: 0 });
     });
 
     it('prefers flags over the environment and leaves kubeconfig out for in-cluster', () => {
@@ -58,7 +58,10 @@ describe('sidecar/options', () => {
       );
       expect(o.nodeName).to.equal('aks-1');
       expect(o.kubeconfig).to.equal(undefined);
-      expect(o.releaseDelaySeconds).to.equal(30);
+      expect(o.releaseDelay).to.deep.equal({ kind: 'fixed', seconds: 30 });
+      expect(
+        resolveSidecarOptions({ nodeName: 'n', releaseDelay: 'auto' }, {}).releaseDelay,
+      ).to.deep.equal({ kind: 'auto' });
       expect(o.leakGraceSeconds).to.equal(2.5);
       expect(o.subnetState).to.equal('any');
       expect(o.dryRun).to.equal(true);

@@ -1,0 +1,77 @@
+// The node's pool history in the IP store's database: demand and target over
+// time, as the monitor observed them. It is what `--release-delay auto` learns
+// from, so what it learned survives a restart, and what /debug/pool's advice
+// replays. Rows are appended in batches (one transaction each) and pruned to
+// a retention window and a row cap, so the table stays bounded.
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import type { Observation } from '../scaling/policies/policy.ts';
+
+export const HISTORY_RETENTION_MS = 7 * 24 * 3600_000;
+export const HISTORY_MAX_ROWS = 200_000;
+
+function validRow(o: Observation): boolean {
+  return (
+    Number.isSafeInteger(o.at) &&
+    Number.isSafeInteger(o.demand) &&
+    o.demand >= 0 &&
+    Number.isSafeInteger(o.target) &&
+    o.target >= 0
+  );
+}
+
+export class PoolHistory {
+  private readonly db: DatabaseSync;
+  private readonly insert: StatementSync;
+
+  constructor(db: DatabaseSync) {
+    this.db = db;
+    this.insert = db.prepare('INSERT INTO pool_history (at, demand, target) VALUES (?, ?, ?)');
+  }
+
+  /** Appends observations in one transaction; rows that are not whole non-negative numbers are skipped. */
+  append(rows: readonly Observation[]): number {
+    const valid = rows.map((o) => ({ ...o, at: Math.round(o.at) })).filter((o) => validRow(o));
+    if (valid.length === 0) return 0;
+    this.db.exec('BEGIN IMMEDIATE');
+    try {
+      for (const o of valid) this.insert.run(o.at, o.demand, o.target);
+      this.db.exec('COMMIT');
+    } catch (err) {
+      if (this.db.isTransaction) this.db.exec('ROLLBACK');
+      throw err;
+    }
+    return valid.length;
+  }
+
+  /** Observations from `sinceMs` on, oldest first; at most `limit`, the most recent ones. */
+  load(sinceMs: number, limit = HISTORY_MAX_ROWS): Observation[] {
+    const rows = this.db
+      .prepare(
+        'SELECT at, demand, target FROM (SELECT rowid, at, demand, target FROM pool_history ' +
+          'WHERE at >= ? ORDER BY at DESC, rowid DESC LIMIT ?) ORDER BY at, rowid',
+      )
+      .all(Math.floor(sinceMs), Math.max(0, Math.floor(limit))) as unknown as Observation[];
+    return rows.map((r) => ({
+      at: Number(r.at),
+      demand: Number(r.demand),
+      target: Number(r.target),
+    }));
+  }
+
+  /** Drops rows older than `beforeMs`, then the oldest beyond `maxRows`; returns how many went. */
+  prune(beforeMs: number, maxRows = HISTORY_MAX_ROWS): number {
+    const old = this.db.prepare('DELETE FROM pool_history WHERE at < ?').run(Math.floor(beforeMs));
+    const extra = this.db
+      .prepare(
+        'DELETE FROM pool_history WHERE rowid IN (SELECT rowid FROM pool_history ' +
+          'ORDER BY at DESC, rowid DESC LIMIT -1 OFFSET ?)',
+      )
+      .run(Math.max(0, Math.floor(maxRows)));
+    return Number(old.changes) + Number(extra.changes);
+  }
+
+  count(): number {
+    const row = this.db.prepare('SELECT count(*) AS n FROM pool_history').get() as { n: number };
+    return Number(row.n);
+  }
+}

@@ -1,0 +1,75 @@
+// Records what the monitor observes (demand and target over time) in the node
+// store's pool history, in batches: one transaction every few seconds rather
+// than one synchronous commit per pod. Pruned to the retention window now and
+// then. A failure to record is logged and costs only history, never the pool.
+import type { Observable, Subscription } from 'rxjs';
+import {
+  HISTORY_MAX_ROWS,
+  HISTORY_RETENTION_MS,
+  type PoolHistory,
+} from '../ipstore/pool-history.ts';
+import type { Logger } from '../log/logger.ts';
+import type { Observation } from '../scaling/policies/policy.ts';
+
+export interface HistoryRecorderOptions {
+  history: PoolHistory;
+  observations$: Observable<Observation>;
+  log: Logger;
+  now?: () => number;
+  /** How often buffered observations are written (default 5 s). */
+  flushMs?: number;
+  /** How often old rows are pruned (default 1 h). */
+  pruneMs?: number;
+  retentionMs?: number;
+  maxRows?: number;
+}
+
+export interface HistoryRecorder {
+  /** Writes what is buffered now. */
+  flush(): void;
+  /** Stops recording; writes what is buffered. Idempotent. */
+  stop(): void;
+}
+
+export function recordPoolHistory(o: HistoryRecorderOptions): HistoryRecorder {
+  const now = o.now ?? Date.now;
+  const retention = o.retentionMs ?? HISTORY_RETENTION_MS;
+  const maxRows = o.maxRows ?? HISTORY_MAX_ROWS;
+  const pruneMs = o.pruneMs ?? 3600_000;
+  let buffer: Observation[] = [];
+  let lastPrune = Number.NEGATIVE_INFINITY;
+  let stopped = false;
+  const flush = (): void => {
+    const rows = buffer;
+    buffer = [];
+    try {
+      if (rows.length > 0) o.history.append(rows);
+      const t = now();
+      if (t - lastPrune >= pruneMs) {
+        lastPrune = t;
+        const dropped = o.history.prune(t - retention, maxRows);
+        if (dropped > 0) o.log.debug('pool history pruned', { dropped });
+      }
+    } catch (err) {
+      o.log.warn('pool history not recorded', {
+        rows: rows.length,
+        error: err instanceof Error ? err.message : String(err),
+      });
+    }
+  };
+  const sub: Subscription = o.observations$.subscribe((obs) => {
+    if (!stopped) buffer.push(obs);
+  });
+  const timer = setInterval(flush, o.flushMs ?? 5000);
+  timer.unref();
+  return {
+    flush,
+    stop: () => {
+      if (stopped) return;
+      stopped = true;
+      clearInterval(timer);
+      sub.unsubscribe();
+      flush();
+    },
+  };
+}
