@@ -4,6 +4,8 @@
 // monitor's own reducer from the inputs a node would see. The two CNS rows
 // about failing effects (mark, patch) run through the whole monitor below.
 import { expect } from 'chai';
+import { cnsV2Policy } from '../../src/scaling/policies/fixed-delay.ts';
+import type { AnyPolicy } from '../../src/scaling/policies/policy.ts';
 import { of } from 'rxjs';
 import { decide, type Decision, type StoreView } from '../../src/monitor/decide.ts';
 import { reduce } from '../../src/monitor/reduce.ts';
@@ -31,6 +33,7 @@ interface Given {
   generation?: number;
   releaseDelayMs?: number;
   writeWindowMs?: number;
+  policy?: AnyPolicy;
 }
 
 const ids = (prefix: string, n: number): string[] =>
@@ -61,7 +64,11 @@ function given(g: Given, ...more: MonitorInput[]): MonitorState {
   ];
   return inputs.reduce(
     reduce,
-    initialState({ releaseDelayMs: g.releaseDelayMs ?? 0, writeWindowMs: g.writeWindowMs ?? 500 }),
+    initialState({
+      releaseDelayMs: g.releaseDelayMs ?? 0,
+      writeWindowMs: g.writeWindowMs ?? 500,
+      ...(g.policy ? { policy: g.policy } : {}),
+    }),
   );
 }
 
@@ -416,6 +423,31 @@ describe('decide: DESIGN "Scaling semantics", bullet by bullet', () => {
     const d = decide(s, view(['gone', 'p1'], 17), 0);
     expect(d.spec).to.deep.equal({ requestedIPCount: 16, ipsNotInUse: ['p1'] });
     expect(d.mark).to.equal(1);
+  });
+
+  it('a policy with staleClearMs: dropping stale ids alone waits for the next write, at most that long', () => {
+    const folding: AnyPolicy = { ...cnsV2Policy(), name: 'folding', staleClearMs: 60_000 };
+    const g = { demand: 5, request: 16, ipsNotInUse: ['gone'], backed: ['a'], policy: folding };
+    const s = given(g);
+    const held = decide(s, view([], 16), 1_000);
+    expect(pick(held)).to.include({ reason: 'deferred', delta: 0, request: undefined });
+    expect(held.wake).to.deep.equal({ reason: 'damping', at: 60_000 });
+    expect(held.why?.summary).to.match(/1 stale ids/);
+    // At the deadline it goes out alone; a scale-up before it carries the clear along.
+    expect(pick(decide(s, view([], 16), 60_000))).to.include({
+      reason: 'spec differs',
+      ipsNotInUse: 0,
+    });
+    const up = reduce(s, { type: 'demand', at: 2_000, value: 20 });
+    expect(pick(decide(up, view([], 16), 2_000))).to.include({
+      reason: 'scale-up',
+      request: 32,
+      ipsNotInUse: 0,
+    });
+    // CNS v2 (no staleClearMs) writes the clear at once.
+    expect(decide(given({ ...g, policy: cnsV2Policy() }), view([], 16), 1_000).reason).to.equal(
+      'spec differs',
+    );
   });
 
   it('the request moves only when the write succeeded', () => {
