@@ -60,6 +60,7 @@ export function decideTarget(state: MonitorState, now: number): TargetDecision {
     request: from,
     scaler,
     exhausted,
+    ...(state.nnc ? { allocated: state.nnc.allocated } : {}),
   });
   return {
     demand,

@@ -2,7 +2,7 @@
 // wake-up, a reconcile's outcome fed back) into the one state. No I/O and no
 // clock: each input carries its time, and what should be logged or reported
 // comes out as notices on the new state.
-import { invalidNnc, type NodeNetworkConfig } from '../nnc/types.ts';
+import { dynamicContainers, invalidNnc, type NodeNetworkConfig } from '../nnc/types.ts';
 import { normaliseScaler } from '../scaling/scaler.ts';
 import { calculateTarget } from '../scaling/target.ts';
 import { backedIds, malformedSpecField, normaliseRequest, observedSpec } from './spec.ts';
@@ -155,6 +155,7 @@ function onNnc(s: MonitorState, nnc: NodeNetworkConfig, at: number): MonitorStat
     },
     backed,
     stale,
+    allocated: dynamicContainers(nnc).reduce((n, nc) => n + (nc.ipAssignments?.length ?? 0), 0),
     ...(staleSince !== undefined ? { staleSince } : {}),
   };
   if (recreated) {

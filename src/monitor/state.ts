@@ -69,6 +69,8 @@ export interface NncView {
   backed: string[];
   /** Ids in `spec.ipsNotInUse` the status no longer backs. */
   stale: string[];
+  /** IPs the status of the dynamic network containers holds. */
+  allocated: number;
   /** Since when (ms) the spec has carried stale ids; absent while it carries none. */
   staleSince?: number;
 }

@@ -25,6 +25,8 @@ export interface PolicyView {
   /** The effective scaler (exhaustion override applied). */
   scaler: Scaler;
   exhausted: boolean;
+  /** IPs the NNC status holds (the control plane may lag the request). */
+  allocated?: number;
 }
 
 export interface PolicyDecision {
@@ -58,6 +60,11 @@ export interface PoolPolicy<M = unknown> {
    * 0 or absent: it goes out at once (CNS parity).
    */
   readonly staleClearMs?: number;
+  /**
+   * A model of another product's policy (simulate --compare): not held to
+   * this product's rules (guardDecision), since the point is to see its own.
+   */
+  readonly peerModel?: boolean;
 }
 
 /** Any policy, whatever its memory. */
@@ -90,8 +97,9 @@ export function guardDecision(d: PolicyDecision, view: PolicyView): PolicyDecisi
   };
 }
 
-/** Wraps a policy so that every decision passes through guardDecision. */
+/** Wraps a policy so that every decision passes through guardDecision (peer models excepted). */
 export function guarded<M>(policy: PoolPolicy<M>): PoolPolicy<M> {
+  if (policy.peerModel === true) return policy;
   return {
     name: policy.name,
     initial: () => policy.initial(),
