@@ -22,6 +22,8 @@ export interface PoolSnapshotInput {
   consecutiveFailures?: number;
   reconciles?: number;
   writes?: number;
+  /** Tuning advice from the node's recorded demand history (sidecar/advice.ts), as is. */
+  advice?: object | undefined;
   /** The pool policy's view (PoolMonitor.damping()). */
   damping?:
     | {
@@ -70,6 +72,8 @@ export interface DebugPool {
     why: string | null;
     details: Record<string, unknown> | null;
   } | null;
+  /** Which batch size and release policy would have cut writes most on this node's history. */
+  advice: object | null;
 }
 
 function num(v: unknown): number | null {
@@ -124,6 +128,7 @@ export function buildDebugPool(
     consecutiveFailures: num(s.consecutiveFailures),
     retryAt: s.retryAt === undefined ? null : iso(s.retryAt),
     releasePolicy: releasePolicyOf(s.damping),
+    advice: s.advice ?? null,
   };
 }
 

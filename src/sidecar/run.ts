@@ -29,7 +29,8 @@ import { poolObservation } from '../metrics/observation.ts';
 import { PoolMonitor } from '../monitor/pool-monitor.ts';
 import type { NodeNetworkConfig } from '../nnc/types.ts';
 import type { Observation } from '../scaling/policies/policy.ts';
-import { formatReleaseDelay, releasePolicy } from '../scaling/policies/release-delay.ts';
+import { formatReleaseDelay } from '../cli/release-delay.ts';
+import { releasePolicy } from '../scaling/policies/release-delay.ts';
 import { dynamicContainers, GROUP, NNC_KIND, NNC_VERSION } from '../nnc/types.ts';
 import { poolStatusSource } from '../nodeapi/debug-pool.ts';
 import { createNodeApi } from '../nodeapi/server.ts';
@@ -37,6 +38,7 @@ import type { NodeApi } from '../nodeapi/server.ts';
 import { monitorEvent, outcomeEvent, vanishedEvent } from './events.ts';
 import { startNodeInformers } from './informers.ts';
 import { LeakReporter } from './leaks.ts';
+import { createAdvisor } from './advice.ts';
 import { recordPoolHistory } from './history-recorder.ts';
 import { createNncWriter } from './nnc-writer.ts';
 import type { NodeInformers } from './informers.ts';
@@ -194,6 +196,13 @@ export async function runSidecar(
     history: learned,
     dryRun: options.dryRun,
   });
+  const advisor = history
+    ? createAdvisor({
+        history,
+        scaler: () => monitor.snapshot().scaler,
+        log,
+      })
+    : undefined;
   const historyRecorder = history
     ? recordPoolHistory({ history, observations$: monitor.observations$, log })
     : undefined;
@@ -242,7 +251,7 @@ export async function runSidecar(
         ? undefined
         : waitReason(started.informers, lastWatchError, options.namespace, options.nodeName);
   const poolSource = poolStatusSource(
-    () => ({ ...monitor.snapshot(), damping: monitor.damping() }),
+    () => ({ ...monitor.snapshot(), damping: monitor.damping(), advice: advisor?.current() }),
     store,
   );
   const api: NodeApi = createNodeApi({
@@ -406,6 +415,7 @@ export async function runSidecar(
       storeChanged.complete();
       await bounded('monitor', monitor.stop());
       historyRecorder?.stop();
+      advisor?.stop();
       for (const s of subs) s.unsubscribe();
       await bounded('node api', api.close());
       await bounded('events', Promise.all([...pendingEvents]));

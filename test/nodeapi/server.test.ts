@@ -116,6 +116,7 @@ describe('node api: probes, metrics, debug', () => {
         why: 'keeping 32 for the target 16',
         details: { kept: [{ level: 32 }] },
       },
+      advice: null,
     });
   });
 
@@ -127,6 +128,7 @@ describe('node api: probes, metrics, debug', () => {
       request: null,
       scaler: null,
       releasePolicy: null,
+      advice: null,
     });
   });
 
