@@ -1,11 +1,20 @@
 // `pool-monitor simulate`: replay a demand trace through the real monitor in
 // virtual time and print what the pool did. Try a scaler before a cluster.
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import type { SimulationSummary } from '../sim/summary.ts';
 import { BUILT_IN_TRACES, DEFAULT_TRACE, parseTraceCsv, type Trace } from '../sim/trace.ts';
 import { BUILT_IN_SCENARIO_NAMES } from '../sim/workload/builtins.ts';
+import { parseReleaseDelay, type ReleaseDelay } from './release-delay.ts';
 import { integerOption, numberOption } from './parse.ts';
+
+function releaseDelayOption(value: string): ReleaseDelay {
+  try {
+    return parseReleaseDelay(value);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+}
 
 export function loadTrace(scenario: string): Trace {
   const builtIn = Object.hasOwn(BUILT_IN_TRACES, scenario) ? BUILT_IN_TRACES[scenario] : undefined;
@@ -67,11 +76,13 @@ export function simulateCommand(): Command {
         50,
       )
       .option('--max <n>', 'scaler maxIPCount', integerOption('--max'), 250)
-      .option(
-        '--release-delay <seconds>',
-        'scale-down damping',
-        numberOption('--release-delay', 0),
-        0,
+      .addOption(
+        new Option(
+          '--release-delay <seconds|auto>',
+          'scale-down damping: seconds (0 is CNS v2 exactly) or auto',
+        )
+          .argParser(releaseDelayOption)
+          .default({ kind: 'fixed', seconds: 0 } as ReleaseDelay, '0'),
       )
       .option(
         '--fulfil-delay <seconds>',
@@ -83,23 +94,55 @@ export function simulateCommand(): Command {
       // The summary alone is the default now; --quiet stays accepted for old scripts.
       .addOption(new Option('--quiet').hideHelp())
       .option('--json', 'print the summary as one JSON object')
+      .option(
+        '--compare',
+        'run the trace through CNS v2, a CNS v1 model, fixed delays, Cilium-like and AWS-like models and auto; print a table',
+      )
+      .option(
+        '--policies <names>',
+        'with --compare: only these policies, comma-separated',
+        (v: string) => v.split(',').map((p) => p.trim()),
+      )
+      .option('--report <file.html>', 'write the comparison as one self-contained HTML page')
+      .option(
+        '--advise',
+        'print the batch size and release policy that would have cut NNC writes most within an idle-IP budget',
+      )
+      .option(
+        '--idle-budget <ratio>',
+        'with --advise: idle IP-seconds allowed, as a multiple of CNS v2 at the current batch',
+        numberOption('--idle-budget', 1),
+        1.25,
+      )
       .action(
         async (opts: {
           scenario: string;
           batch: number;
           threshold: number;
           max: number;
-          releaseDelay: number;
+          releaseDelay: ReleaseDelay;
           fulfilDelay: number;
           verbose?: boolean;
           json?: boolean;
+          compare?: boolean;
+          policies?: string[];
+          report?: string;
+          advise?: boolean;
+          idleBudget: number;
         }) => {
           const trace = loadTrace(opts.scenario);
-          const [{ runSimulation }, { default: winston }, { jsonLine }] = await Promise.all([
-            import('../sim/simulate.ts'),
-            import('winston'),
-            import('../log/logger.ts'),
-          ]);
+          if (opts.compare || opts.report !== undefined || opts.advise) {
+            const { runCompareCommand } = await import('./simulate-compare.ts');
+            await runCompareCommand({ ...opts, trace });
+            return;
+          }
+          const [{ runSimulation }, { default: winston }, { jsonLine }, { releasePolicy }] =
+            await Promise.all([
+              import('../sim/simulate.ts'),
+              import('winston'),
+              import('../log/logger.ts'),
+              import('../scaling/policies/release-delay.ts'),
+            ]);
           const started = process.hrtime.bigint();
           // SIGINT/SIGTERM end the replay early; the summary covers what ran, exit 0.
           const abort = new AbortController();
@@ -115,7 +158,8 @@ export function simulateCommand(): Command {
               releaseThresholdPercent: 150,
               maxIPCount: opts.max,
             },
-            releaseDelaySeconds: opts.releaseDelay,
+            releaseDelaySeconds: 0,
+            policy: releasePolicy(opts.releaseDelay),
             fulfilDelaySeconds: opts.fulfilDelay,
             ...(opts.verbose
               ? { logTransport: new winston.transports.Console({ format: jsonLine }) }

@@ -4,7 +4,7 @@
 import { isIP } from 'node:net';
 import { LOG_LEVELS, type LogLevel } from '../log/levels.ts';
 import { DEFAULT_NAMESPACE } from '../nnc/types.ts';
-import { parseReleaseDelay, type ReleaseDelay } from '../scaling/policies/release-delay.ts';
+import { parseReleaseDelay, type ReleaseDelay } from '../cli/release-delay.ts';
 
 export type SubnetStateMode = 'name' | 'any';
 
