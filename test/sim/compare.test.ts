@@ -7,7 +7,7 @@ import {
   UnknownPolicyError,
   type Comparison,
 } from '../../src/sim/compare.ts';
-import { renderComparisonHtml, stepPath } from '../../src/sim/report/html.ts';
+import { renderComparisonHtml, stepPath, window } from '../../src/sim/report/html.ts';
 import { parseTraceCsv } from '../../src/sim/trace.ts';
 
 const scaler = {
@@ -110,6 +110,14 @@ describe('sim/compare and the HTML report', function () {
     );
     expect(d.length).to.be.lessThan(10_000);
     expect(d).to.include('V0.0'); // the one-sample peak of 200 is drawn
+  });
+
+  it('a close-up starts with the values in force at its start', () => {
+    const samples = [0, 10, 20, 30].map((t) => ({ t, demand: t, requested: t, allocated: t }));
+    expect(window(samples, 15, 25).map((s) => [s.t, s.demand])).to.deep.equal([
+      [15, 10],
+      [20, 20],
+    ]);
   });
 
   it('an unknown policy is a clear error; delay-Ns works for any N', async () => {

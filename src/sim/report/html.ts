@@ -87,11 +87,30 @@ function ticks(max: number): number[] {
   return out;
 }
 
-/** One policy's chart: demand, requested and allocated IPs over the run. */
-export function policyChart(row: ComparisonRow, endT: number, yMax: number): string {
+/** The samples in force during [from, to], the first one moved to `from`. */
+export function window(samples: readonly Sample[], from: number, to: number): Sample[] {
+  let before: Sample | undefined;
+  const inside: Sample[] = [];
+  for (const s of samples) {
+    if (s.t <= from) before = s;
+    else if (s.t <= to) inside.push(s);
+  }
+  return before ? [{ ...before, t: from }, ...inside] : inside;
+}
+
+/** One policy's chart: demand, requested and allocated IPs from `fromT` to `endT`. */
+export function policyChart(
+  row: ComparisonRow,
+  endT: number,
+  yMax: number,
+  fromT = 0,
+  kind: 'run' | 'zoom' = 'run',
+): string {
   const plotW = WIDTH - PAD.left - PAD.right;
   const plotH = HEIGHT - PAD.top - PAD.bottom;
-  const x = (t: number): number => PAD.left + (endT > 0 ? (t / endT) * plotW : 0);
+  const span = endT - fromT;
+  const samples = fromT > 0 ? window(row.samples, fromT, endT) : row.samples;
+  const x = (t: number): number => PAD.left + (span > 0 ? ((t - fromT) / span) * plotW : 0);
   const y = (v: number): number => PAD.top + plotH - (v / yMax) * plotH;
   const grid = ticks(yMax)
     .map(
@@ -103,15 +122,16 @@ export function policyChart(row: ComparisonRow, endT: number, yMax: number): str
   const xlabels = [0, 0.5, 1]
     .map((f) => {
       const anchor = f === 0 ? 'start' : f === 1 ? 'end' : 'middle';
-      return `<text x="${x(endT * f).toFixed(1)}" y="${HEIGHT - 6}" text-anchor="${anchor}" class="xlabel">${formatSeconds(endT * f)}</text>`;
+      const t = fromT + span * f;
+      return `<text x="${x(t).toFixed(1)}" y="${HEIGHT - 6}" text-anchor="${anchor}" class="xlabel">${formatSeconds(t)}</text>`;
     })
     .join('');
   const paths = SERIES.map(
     (s) =>
-      `<path data-series="${s}" d="${stepPath(row.samples, s, x, y, endT)}" stroke="${COLOURS[s]}" class="series ${s}"/>`,
+      `<path data-series="${s}" d="${stepPath(samples, s, x, y, endT)}" stroke="${COLOURS[s]}" class="series ${s}"/>`,
   ).join('');
   return (
-    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${WIDTH} ${HEIGHT}" width="${WIDTH}" height="${HEIGHT}" ` +
+    `<svg xmlns="http://www.w3.org/2000/svg" data-chart="${kind}" viewBox="0 0 ${WIDTH} ${HEIGHT}" width="${WIDTH}" height="${HEIGHT}" ` +
     `role="img" aria-label="${escapeHtml(row.policy)}: demand, requested and allocated IPs over time">` +
     `${grid}${xlabels}${paths}</svg>`
   );
@@ -169,11 +189,19 @@ export function renderComparisonHtml(c: Comparison, generatedAt?: Date): string 
   const legend = SERIES.map(
     (s) => `<span><i style="background:${COLOURS[s]}"></i>${s}</span>`,
   ).join('');
+  // A close-up of ten minutes past the middle, where the policies have learned what they will.
+  const zoomFrom = endT > 1200 ? Math.round(endT * 0.6) : 0;
+  const zoomTo = Math.min(endT, zoomFrom + 600);
   const charts = c.rows
     .map(
       (r) =>
         `<figure data-policy="${escapeHtml(r.policy)}"><h2>${escapeHtml(r.policy)}</h2>` +
-        `<figcaption>${escapeHtml(r.description)}</figcaption>${policyChart(r, endT, yMax)}</figure>`,
+        `<figcaption>${escapeHtml(r.description)}</figcaption>${policyChart(r, endT, yMax)}` +
+        (zoomFrom > 0
+          ? `<figcaption>close-up: ${formatSeconds(zoomFrom)} to ${formatSeconds(zoomTo)}</figcaption>` +
+            policyChart(r, zoomTo, yMax, zoomFrom, 'zoom')
+          : '') +
+        '</figure>',
     )
     .join('\n');
   const s = c.scaler;
