@@ -100,7 +100,7 @@ export function slowBurst(): Trace {
     end: Infinity,
   }));
   return {
-    name: 'burst-2s',
+    name: 'slow-burst-110-11m',
     description: 'an idle node, then 110 pods created evenly over 2 s, held ten minutes',
     points: demandOf(pods),
     durationSeconds: 11 * MINUTE,
@@ -108,7 +108,7 @@ export function slowBurst(): Trace {
 }
 
 export const HOLDOUT_TRACES: Record<string, () => Trace> = {
-  'burst-2s': slowBurst,
+  'slow-burst-110-11m': slowBurst,
   'random-walk-6h': randomWalk6h,
   'poisson-bursts-6h': poissonBursts6h,
   'weekly-7d': weekly7d,

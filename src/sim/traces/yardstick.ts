@@ -20,7 +20,7 @@ export function burst110(): Trace {
     for (let i = 0; i < n; i += 1) pods.push({ start: at, end: Infinity });
   }
   return {
-    name: 'burst-110',
+    name: 'burst-110-11m',
     description:
       'an idle node, then 110 pods created in slow-start batches within 0.4 s, held ten minutes',
     points: demandOf(pods),
@@ -79,7 +79,7 @@ export function diurnalChurn24h(): Trace {
 }
 
 export const YARDSTICK_TRACES: Record<string, () => Trace> = {
-  'burst-110': burst110,
+  'burst-110-11m': burst110,
   'flap-24-25-1h': flap1h,
   'job-waves-2h': jobWaves2h,
   'diurnal-churn-24h': diurnalChurn24h,
