@@ -57,6 +57,9 @@ const CNS_LABELS = ['subnet', 'subnet_cidr', 'podnet_arm_id'] as const;
 const CUSTOMER_LABEL = { name: 'customer_metric', value: 'customer metric' };
 const LABEL_VALUE = /^[A-Za-z0-9_.:-]{1,64}$/;
 
+/** Pod wait buckets in seconds: at once, within a fulfil round trip, minutes on an exhausted subnet. */
+export const POD_WAIT_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 20, 30, 60, 120, 300];
+
 /** HTTP latency buckets in seconds: the node API answers in well under 1 ms to 1 s. */
 export const HTTP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 
@@ -111,6 +114,8 @@ export class MetricsCollector {
   readonly #writes: Counter<'result'>;
   readonly #demand: Gauge;
   readonly #target: Gauge;
+  readonly #podWait: Histogram;
+  readonly #refused: Counter;
   readonly #httpRequests: Counter<'method' | 'route' | 'code'>;
   readonly #httpDuration: Histogram<'method' | 'route'>;
   #labelKey: string | undefined;
@@ -153,6 +158,17 @@ export class MetricsCollector {
     this.#target = new Gauge({
       name: 'pool_monitor_target_ips',
       help: 'Pool size the last reconcile calculated.',
+      registers,
+    });
+    this.#podWait = new Histogram({
+      name: 'pool_monitor_pod_ip_wait_seconds',
+      help: 'Seconds from a pod appearing on this node (first seen by the pod watch, or its PodScheduled/creation timestamp when the watch saw it more than 1 s late) to the CNI request that got its address; once per pod.',
+      buckets: POD_WAIT_BUCKETS,
+      registers,
+    });
+    this.#refused = new Counter({
+      name: 'pool_monitor_pod_ip_requests_refused_total',
+      help: 'CNI IP requests refused for want of a free IP (ReturnCode 32); a retried request counts again.',
       registers,
     });
     this.#httpRequests = new Counter({
@@ -209,6 +225,15 @@ export class MetricsCollector {
     });
     this.#demand.set(finite(observation.demand));
     this.#target.set(finite(observation.target));
+  }
+
+  /** One pod's wait for its address (PodWaitTracker). */
+  observeWait(seconds: number): void {
+    if (Number.isFinite(seconds) && seconds >= 0) this.#podWait.observe(seconds);
+  }
+
+  countRefused(): void {
+    this.#refused.inc();
   }
 
   countReconcile(outcome: string): void {

@@ -58,6 +58,8 @@ export interface NodeApiDeps {
   logger: Logger;
   /** Told about every assignment and every release that freed an IP. Must not throw. */
   onChange?: (change: IpamChange) => void;
+  /** A request refused for want of a free IP (ReturnCode 32 from the store). */
+  onNoIp?: (request: { podNamespace: string; podName: string }) => void;
   /**
    * Why no IP may be handed out yet (the store does not follow the pods
    * yet), or undefined. While it says why, requests are answered with
@@ -209,6 +211,11 @@ export function createNodeApi(deps: NodeApiDeps): NodeApi {
               podInterfaceID: request.podInterfaceID,
               pod: `${request.podNamespace}/${request.podName}`,
             });
+            try {
+              deps.onNoIp?.(request);
+            } catch (err) {
+              log.error('onNoIp hook failed', { error: (err as Error).message });
+            }
           }
           notify('assigned', outcome);
           for (const record of outcome.replaced ?? [])

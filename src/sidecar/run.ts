@@ -41,6 +41,7 @@ import { LeakReporter } from './leaks.ts';
 import { createAdvisor } from './advice.ts';
 import { recordPoolHistory } from './history-recorder.ts';
 import { createNncWriter } from './nnc-writer.ts';
+import { PodWaitTracker, type PodLike } from './pod-wait.ts';
 import type { NodeInformers } from './informers.ts';
 import type { SidecarOptions } from './options.ts';
 import { ConfigError, DEFAULT_LEAK_GRACE_SECONDS } from './options.ts';
@@ -144,6 +145,7 @@ export async function runSidecar(
   }
 
   const metrics = new MetricsCollector({ defaultMetrics: deps.defaultMetrics ?? true });
+  const podWaits = new PodWaitTracker(metrics);
   const recorder: EventRecorder =
     deps.events === false || options.dryRun
       ? noopEventRecorder
@@ -276,8 +278,13 @@ export async function runSidecar(
     onUnmatchedRelease: (request) => pods.releaseAdopted(request.podNamespace, request.podName),
     onChange: (change) => {
       if (change.kind === 'replaced') leaks.reclaimed(change.record, 'sandbox-recreated');
-      else if (change.kind === 'assigned') pods.storeChanged();
+      else if (change.kind === 'assigned') {
+        pods.storeChanged();
+        const pod = change.record.pod;
+        if (pod) podWaits.assigned(pod.podNamespace, pod.podName);
+      }
     },
+    onNoIp: () => podWaits.refused(),
     metrics,
     logger: root,
     closeGraceMs: deps.apiCloseGraceMs ?? 3000,
@@ -359,7 +366,10 @@ export async function runSidecar(
       if (e.type === 'synced') pods.podsSynced(true);
       else if (e.type === 'error') pods.podsSynced(false);
     }),
-    informers.pods.cache$.subscribe((list) => pods.pods(list as PodView[])),
+    informers.pods.cache$.subscribe((list) => {
+      pods.pods(list as PodView[]);
+      podWaits.podsNow(list as PodLike[]);
+    }),
   );
   metrics.setPoolSource(() => {
     const snap = monitor.snapshot();

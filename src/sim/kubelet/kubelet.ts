@@ -4,7 +4,10 @@
 // When the pod completes or is deleted it gives the IP back - unless told to
 // drop that CNI DEL now and then (`dropReleaseRate`), as a crashed runtime or
 // a node reboot does: a leak for the sidecar to reclaim. It measures each
-// pod's wait from scheduling to IP. A host-network pod needs no IP from the
+// pod's wait from scheduling to the CNI answer that gave it its IP (the
+// sidecar's pool_monitor_pod_ip_wait_seconds and simulate's pod wait use the
+// same definition; the status write after it is not part of the wait). A
+// host-network pod needs no IP from the
 // pool: it runs with the node's own address, as on a real node.
 //
 // Pure of Kubernetes: pod events come in through onPod/onPodDeleted (an
@@ -49,7 +52,13 @@ export interface PodWait {
   name: string;
   node: string;
   scheduledAt: number;
+  /** When the CNI request that got the pod's address was answered. */
+  ipAt: number;
   runningAt: number;
+  /**
+   * Scheduling to the CNI request that got its address: the definition the
+   * sidecar's pool_monitor_pod_ip_wait_seconds and simulate's pod wait use.
+   */
   waitMs: number;
   ips: string[];
 }
@@ -303,6 +312,7 @@ export class SimKubelet {
       await clock.sleep(backoffDelay(attempt, backoff, random), signal);
     }
     if (!ips || signal.aborted) return;
+    const ipAt = clock.now();
     this.counters.ipsAssigned += 1;
     track.ips = ips;
 
@@ -333,8 +343,9 @@ export class SimKubelet {
       name: track.ref.podName,
       node: this.o.nodeName,
       scheduledAt: track.scheduledAt,
+      ipAt,
       runningAt,
-      waitMs: Math.max(0, runningAt - track.scheduledAt),
+      waitMs: Math.max(0, ipAt - track.scheduledAt),
       ips,
     };
     this.waits.push(wait);

@@ -35,7 +35,10 @@ class MemoryWriter implements PodStatusWriter {
   readonly running = new Map<string, string[]>();
   answer: StatusWriteResult = 'ok';
   failures = 0;
+  /** Run during each status write (e.g. to let the clock move). */
+  during: () => void = () => {};
   async setRunning(p: V1Pod, ips: string[]): Promise<StatusWriteResult> {
+    this.during();
     if (this.failures > 0) {
       this.failures -= 1;
       throw new Error('HTTP 500');
@@ -98,6 +101,7 @@ describe('sim/kubelet', () => {
       '10.240.0.11',
     ]);
     expect(kubelet.waits.map((w) => w.waitMs).sort((x, y) => x - y)).to.deep.equal([500, 1000]);
+
     expect(cns.bodies[0]).to.deep.include({
       infraContainerID: 'uid-a',
       orchestratorContext: { PodName: 'a', PodNamespace: 'default' },
@@ -119,6 +123,13 @@ describe('sim/kubelet', () => {
     expect(kubelet.counters.ipRequests).to.equal(2);
   });
 
+  it('a pod waits until the CNI answer that gave it its IP; the status write is not part of it', async () => {
+    writer.during = () => (now += 700);
+    kubelet.onPod(pod('slow', { at: 9_000 }));
+    await until(() => writer.running.size === 1, 'one running pod');
+    const [w] = kubelet.waits;
+    expect(w).to.include({ scheduledAt: 9_000, ipAt: 10_000, runningAt: 10_700, waitMs: 1000 });
+  });
   it('retries with backoff while there is no IP, then gets one that was released', async () => {
     kubelet.onPod(pod('a'));
     kubelet.onPod(pod('b'));
