@@ -2,6 +2,7 @@
 // (batch 16, request threshold 50 %, release threshold 150 %, max 250) and one
 // validation function, so the command line and the embedded cluster reject the
 // same bad values with the same one-line messages.
+import type { ForecastOptions } from './forecast.ts';
 import type { ScalerSpec } from '../nnc/types.ts';
 import { DEFAULT_NAMESPACE } from '../nnc/types.ts';
 import type { BackoffOptions } from '../kube/backoff.ts';
@@ -37,6 +38,8 @@ export interface FulfillerConfig {
   conflictRetries: number;
   /** Label selector of the Nodes that get an NNC (default: every Node). */
   nodeSelector?: string;
+  /** The subnets' exhaustion forecast on /metrics (default: 10 min window, 1 min of history first). */
+  forecast?: ForecastOptions;
 }
 
 export const DEFAULT_SCALER: Required<ScalerSpec> = {

@@ -29,6 +29,7 @@ import { NodeQueue, realClock } from './queue.ts';
 import type { QueueClock } from './queue.ts';
 import { STATUS_SUBNET_FULL, jsonEqual } from './status.ts';
 import { ExhaustionPublisher } from './subnet-state.ts';
+import { ExhaustionForecaster } from './forecast.ts';
 
 export { ConflictLoopError } from './node-sync.ts';
 
@@ -98,12 +99,14 @@ export class Fulfiller {
   /** The previous term still finishing its actions: no new term before it is done. */
   private draining: Promise<void> | undefined;
   private stopped = false;
+  private readonly forecaster: ExhaustionForecaster;
 
   constructor(deps: FulfillerDeps) {
     this.deps = deps;
     this.log = deps.logger;
     this.clock = deps.clock ?? realClock;
     this.ledger = deps.ledger;
+    this.forecaster = new ExhaustionForecaster(deps.config.forecast);
     this.selected = nodeSelector(deps.config.nodeSelector);
     const canWrite = deps.canWrite ?? (() => true);
     this.ctx = {
@@ -126,6 +129,7 @@ export class Fulfiller {
         if (!this.term || !canWrite()) throw new NotLeaderError('this replica does not lead');
       },
       subnetsChanged: (freed) => {
+        this.sampleSubnets();
         this.publishSubnets();
         if (freed) this.wakeShortNodes();
       },
@@ -180,6 +184,7 @@ export class Fulfiller {
     if (this.stopped) return;
     for (const nnc of all) this.upsert(nnc);
     this.nncsListed = true;
+    this.sampleSubnets(); // the forecast's first point: what is free once the NNCs are known
     this.maybeStartTerm();
   }
 
@@ -389,6 +394,14 @@ export class Fulfiller {
     });
   }
 
+  /** Free counts for the exhaustion forecast, on every replica (a standby forecasts too). */
+  private sampleSubnets(subnets: SubnetInfo[] = this.deps.backend.subnets()): SubnetInfo[] {
+    const now = this.clock.now();
+    for (const s of subnets) this.forecaster.record(s.name, s.free, now);
+    this.forecaster.keepOnly(new Set(subnets.map((s) => s.name)));
+    return subnets;
+  }
+
   private publishSubnets(): void {
     if (this.term && !this.stopped) this.term.css.update(this.deps.backend.subnets());
   }
@@ -416,10 +429,11 @@ export class Fulfiller {
     return {
       nodesByState,
       queueDepth: term?.queue.pending ?? 0,
-      subnets: this.deps.backend.subnets().map((s) => ({
+      subnets: this.sampleSubnets().map((s) => ({
         name: s.name,
         capacity: s.capacity,
         free: s.free,
+        exhaustionForecastSeconds: this.forecaster.forecast(s.name, this.clock.now()),
         ...(term?.css.published(s.name) !== undefined
           ? { exhausted: term.css.published(s.name)! }
           : {}),

@@ -17,7 +17,14 @@ export interface FulfillerGauges {
   /** Node count per state (Updated, Updating, SubnetFull, Invalid, New, Retained). */
   nodesByState: Record<string, number>;
   queueDepth: number;
-  subnets: Array<{ name: string; capacity: number; free: number; exhausted?: boolean }>;
+  subnets: Array<{
+    name: string;
+    capacity: number;
+    free: number;
+    exhausted?: boolean;
+    /** Seconds to exhaustion at the recent net allocation rate (+Inf: not filling; absent: too little history). */
+    exhaustionForecastSeconds?: number | undefined;
+  }>;
   /** Addresses that more than one NNC status holds (should always be 0). */
   addressConflicts: number;
 }
@@ -47,6 +54,7 @@ export class FulfillerMetrics {
   readonly #free: Gauge<'subnet'>;
   readonly #capacity: Gauge<'subnet'>;
   readonly #exhausted: Gauge<'subnet'>;
+  readonly #forecast: Gauge<'subnet'>;
   readonly #conflicts: Gauge;
   #source: (() => FulfillerGauges) | undefined;
 
@@ -124,6 +132,12 @@ export class FulfillerMetrics {
       labelNames: ['subnet'],
       registers,
     });
+    this.#forecast = new Gauge({
+      name: `${p}subnet_exhaustion_forecast_seconds`,
+      help: 'Seconds until the subnet has no free address at the net allocation rate of the last 10 min (allocations minus releases); +Inf when that rate is not positive; absent with less than 1 min of history.',
+      labelNames: ['subnet'],
+      registers,
+    });
     this.#conflicts = new Gauge({
       name: `${p}address_conflicts`,
       help: 'Addresses held by more than one NNC status (always 0 unless edited by hand).',
@@ -173,7 +187,10 @@ export class FulfillerMetrics {
       this.#nodes.reset();
       for (const state of NODE_STATES) this.#nodes.set({ state }, g.nodesByState[state] ?? 0);
       this.#queue.set(g.queueDepth);
+      this.#forecast.reset();
       for (const s of g.subnets) {
+        if (s.exhaustionForecastSeconds !== undefined)
+          this.#forecast.set({ subnet: s.name }, s.exhaustionForecastSeconds);
         this.#free.set({ subnet: s.name }, s.free);
         this.#capacity.set({ subnet: s.name }, s.capacity);
         if (s.exhausted !== undefined) this.#exhausted.set({ subnet: s.name }, s.exhausted ? 1 : 0);

@@ -5,6 +5,7 @@ import { CidrBackend } from '../../src/fulfiller/cidr-backend.ts';
 import type { FulfillerConfig } from '../../src/fulfiller/config.ts';
 import { Fulfiller } from '../../src/fulfiller/fulfiller.ts';
 import { AddressLedger } from '../../src/fulfiller/ledger.ts';
+import type { FulfillerMetrics } from '../../src/fulfiller/metrics.ts';
 import type { EventRecorder } from '../../src/kube/events.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import type { FakeClock } from './fake-clock.ts';
@@ -22,6 +23,7 @@ export interface HarnessOptions {
   lead?: boolean;
   /** Wraps the CIDR backend (to inject backend failures). */
   wrap?: (cidr: CidrBackend) => IpBackend;
+  metrics?: FulfillerMetrics;
 }
 
 export function newFulfiller(opts: HarnessOptions) {
@@ -43,6 +45,7 @@ export function newFulfiller(opts: HarnessOptions) {
     random: () => 0.5,
     ...(opts.events ? { events: opts.events } : {}),
     ...(opts.newId ? { newId: opts.newId } : {}),
+    ...(opts.metrics ? { metrics: opts.metrics } : {}),
   });
   cluster.fulfiller = fulfiller;
   fulfiller.nodesSynced(cluster.nodeList());

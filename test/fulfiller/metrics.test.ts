@@ -38,7 +38,12 @@ describe('fulfiller: --listen endpoints and metrics', function () {
     // The fulfiller as its service account, with what manifests/ grants it.
     const cluster = await strictCluster();
     const { server, kc } = cluster;
-    const config = makeFulfillerConfig({ subnet: '10.240.0.0/24', minIntervalMs: 0 });
+    // The exhaustion forecast after 50 ms of history instead of a minute.
+    const config = makeFulfillerConfig({
+      subnet: '10.240.0.0/24',
+      minIntervalMs: 0,
+      forecast: { minSpanMs: 50 },
+    });
     let calls: Counter | undefined;
     const running = await startFulfiller({
       kc: await cluster.fulfillerKubeConfig(),
@@ -66,6 +71,13 @@ describe('fulfiller: --listen endpoints and metrics', function () {
     });
     try {
       const url = running.http!.url;
+      const forecast = 'pool_monitor_fulfiller_subnet_exhaustion_forecast_seconds';
+      const subnet = { subnet: 'subnet-10-240-0-0-24' };
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      // Nothing allocated yet: not filling up.
+      expect(
+        value(parseProm(await (await fetch(`${url}/metrics`)).text()), forecast, subnet),
+      ).to.equal(Infinity);
       await kc.makeApiClient(CoreV1Api).createNode({ body: { metadata: { name: 'node-1' } } });
       const api = kc.makeApiClient(CustomObjectsApi);
       await waitFor('NNC created', async () =>
@@ -124,6 +136,11 @@ describe('fulfiller: --listen endpoints and metrics', function () {
       expect(value(m, `${p}leader`)).to.equal(1);
       expect(value(m, `${p}subnet_free_ips`, { subnet: 'subnet-10-240-0-0-24' })).to.equal(251 - 9);
       expect(value(m, `${p}address_conflicts`)).to.equal(0);
+      // 9 addresses (primary and 8 secondaries) gone in well under 20 s: 242 left, finite time.
+      const left = value(m, forecast, subnet)!;
+      expect(left)
+        .to.be.greaterThan(0)
+        .and.lessThan((242 / 9) * 20);
       const reconciles = m.samples.filter((s) => s.name === `${p}reconcile_duration_seconds_count`);
       expect(reconciles.reduce((n, s) => n + s.value, 0)).to.be.at.least(1);
       expect(value(m, `${p}backend_calls_total`)).to.be.at.least(1);

@@ -28,12 +28,19 @@ export function parseProm(text: string): Exposition {
     if (!m) throw new Error(`unparsable metrics line: ${line}`);
     const labels: Record<string, string> = {};
     for (const l of (m[2] ?? '').matchAll(LABEL)) labels[l[1] as string] = l[2] as string;
-    out.samples.push({ name: m[1] as string, labels, value: Number(m[3]) });
+    out.samples.push({ name: m[1] as string, labels, value: promNumber(m[3] as string) });
   }
   return out;
 }
 
 /** The value of the one sample named `name` whose labels include `labels`. */
+/** A sample's value: Prometheus writes infinities as +Inf and -Inf. */
+function promNumber(text: string): number {
+  if (text === '+Inf') return Infinity;
+  if (text === '-Inf') return -Infinity;
+  return Number(text);
+}
+
 export function value(exp: Exposition, name: string, labels: Record<string, string> = {}): number {
   const hits = exp.samples.filter(
     (s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v),
