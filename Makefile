@@ -34,7 +34,8 @@ unit: install
 test: install typecheck lint unit
 
 # Benchmarks print figures; they are not tests and not part of `make test`.
-BENCHES ?= monitor ipstore nodeapi apiserver access fulfiller failover sidecar sidecar-resources connections sim embedded azure
+BENCHES ?= monitor ipstore nodeapi apiserver access fulfiller failover sidecar sidecar-resources connections sim embedded azure release-policy
+# Also: `make bench BENCHES=release-alternatives` (the alternatives of docs/decisions/0021, ~10 min).
 bench: install
 	@for b in $(BENCHES); do \
 	  if [ -f bench/$$b.ts ]; then echo "== bench/$$b.ts"; node $(NODE_FLAGS) bench/$$b.ts || exit 1; fi; \
