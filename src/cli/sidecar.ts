@@ -23,7 +23,11 @@ export function sidecarCommand(): Command {
       '"name": the CSS of the node\'s subnet; "any": any CSS',
       'name',
     )
-    .option('--release-delay <seconds>', 'hold a lower target this long before releasing', '0')
+    .option(
+      '--release-delay <seconds|auto>',
+      "hold a lower target this long before releasing, or auto (learns from the node's demand)",
+      '0',
+    )
     .option(
       '--leak-grace <seconds>',
       'release an Assigned IP once its pod has been gone (or finished) this long',

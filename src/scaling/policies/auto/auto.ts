@@ -13,7 +13,7 @@
 //   climbs through several levels costs one write, not one per level.
 // - A write that only drops stale ids from ipsNotInUse rides along with the
 //   next write (within 5 minutes).
-// Costs are in IP-seconds of one idle IP; docs/decisions/0013 has the
+// Costs are in IP-seconds of one idle IP; docs/decisions/0021 has the
 // alternatives measured and how the defaults were chosen.
 import type { PoolPolicy, PolicyDecision, PolicyView } from '../policy.ts';
 import { keepAlive, reuseWithin } from './keep-alive.ts';
