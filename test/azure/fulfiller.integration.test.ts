@@ -91,7 +91,7 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
   });
 
   it('fills NNCs in one PUT each: NNC ids are the NIC ipConfigurations, ARM series on /metrics', async () => {
-    const r = await start();
+    const r = await start({}, { forecast: { minSpanMs: 50 } }); // a forecast after 50 ms of history
     await cluster.addNode('node-0');
     await cluster.addNode('node-1');
     await cluster.setSpec('node-0', { requestedIPCount: 16 });
@@ -129,6 +129,12 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
     // 46 secondaries and 2 NC primaries taken from the subnet.
     expect(metrics).to.match(/pool_monitor_arm_ips_allocated_total 48\n/);
     expect(metrics).to.match(/pool_monitor_fulfiller_subnet_free_ips\{subnet="aks-pods"\} \d+/);
+    // The exhaustion forecast works on this backend's free count too: 48 taken in seconds.
+    const forecast =
+      /pool_monitor_fulfiller_subnet_exhaustion_forecast_seconds\{subnet="aks-pods"\} (\S+)/.exec(
+        metrics,
+      );
+    expect(Number(forecast?.[1])).to.be.greaterThan(0).and.lessThan(Infinity);
 
     // Release exactly ipsNotInUse, in one more PUT for that node.
     const ids = nc.ipAssignments!.map((a) => a.name);
