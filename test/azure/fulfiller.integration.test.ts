@@ -130,12 +130,22 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
     expect(metrics).to.match(/pool_monitor_arm_ips_allocated_total 48\n/);
     expect(metrics).to.match(/pool_monitor_fulfiller_subnet_free_ips\{subnet="aks-pods"\} \d+/);
     // The exhaustion forecast works on this backend's free count too: 48 taken in seconds.
-    const forecast =
-      /pool_monitor_fulfiller_subnet_exhaustion_forecast_seconds\{subnet="aks-pods"\} (\S+)/.exec(
-        metrics,
-      );
-    expect(Number(forecast?.[1])).to.be.greaterThan(0).and.lessThan(Infinity);
-
+    let forecastLine = '';
+    await waitFor(
+      'a finite exhaustion forecast',
+      async () => {
+        const text = await (await fetch(`${r.http!.url}/metrics`)).text();
+        forecastLine =
+          /pool_monitor_fulfiller_subnet_exhaustion_forecast_seconds\{subnet="aks-pods"\} \S+/.exec(
+            text,
+          )?.[0] ?? 'no forecast';
+        const seconds = Number(forecastLine.split(' ')[1]);
+        return seconds > 0 && seconds < Infinity;
+      },
+      5000,
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}; /metrics said: ${forecastLine}`);
+    });
     // Release exactly ipsNotInUse, in one more PUT for that node.
     const ids = nc.ipAssignments!.map((a) => a.name);
     await cluster.setSpec('node-0', { requestedIPCount: 10, ipsNotInUse: ids.slice(0, 6) });

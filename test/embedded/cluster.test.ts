@@ -13,6 +13,7 @@ import type { SqliteIpStore } from '../../src/ipstore/sqlite-store.ts';
 import { silentLogger } from '../../src/log/logger.ts';
 import { DEFAULT_NAMESPACE } from '../../src/nnc/types.ts';
 import { runSidecar } from '../../src/sidecar/run.ts';
+import { waitFor } from '../support/wait.ts';
 
 describe('embedded: cluster in process', function () {
   this.timeout(30_000);
@@ -82,7 +83,14 @@ describe('embedded: cluster in process', function () {
       expect(await cluster.whenReady(15_000)).to.equal(2);
       await cluster.fulfiller?.fulfiller.whenIdle();
       const { server, access } = cluster;
-      // Each component did its work as its own service account, refused nothing.
+      // Each component did its work as its own service account, refused
+      // nothing. A sidecar is ready before its first write: wait for both.
+      const patchedBy = () =>
+        productAccessReport(server.authorizations(), access.accounts)
+          .sidecar.used.filter((r) => r.verb === 'patch' && r.resource === 'nodenetworkconfigs')
+          .map((r) => r.name)
+          .sort();
+      await waitFor('both sidecars wrote their NNC', () => patchedBy().length === 2, 15_000);
       const report = productAccessReport(server.authorizations(), access.accounts);
       expect(refusals(report)).to.deep.equal([]);
       expect(report.sidecar.user).to.equal('system:serviceaccount:kube-system:pool-monitor');
