@@ -28,6 +28,8 @@ export class PodSubnet {
   private failedAt = -Infinity;
   private factsInFlight?: Promise<PodSubnetFacts>;
   private usageInFlight?: Promise<void>;
+  /** What the rounds took minus what they freed since the read in flight was sent. */
+  private deltaDuringRead = 0;
 
   constructor(options: PodSubnetOptions) {
     this.api = options.api;
@@ -56,12 +58,18 @@ export class PodSubnet {
   /** Re-reads the usage now (sharing a read in flight). */
   refresh(): Promise<void> {
     this.usageInFlight ??= (async () => {
+      this.deltaDuringRead = 0;
       try {
         const u = await this.api.podSubnetUsage();
         const limit = u?.limit ?? -1;
-        const inUse = u?.currentValue ?? -1;
+        // Rounds that landed while the read was on its way may or may not be
+        // in its count: add them, erring towards less free (the next read
+        // corrects it) rather than forgetting addresses that are taken.
+        const inUse = (u?.currentValue ?? -1) + this.deltaDuringRead;
         // -1 means "not reported": keep what we had.
-        if (limit >= 0 && inUse >= 0) this.usage = { limit, inUse, at: this.now() };
+        if (limit >= 0 && (u?.currentValue ?? -1) >= 0) {
+          this.usage = { limit, inUse: Math.max(0, inUse), at: this.now() };
+        }
       } catch (err) {
         this.failedAt = this.now();
         throw err;
@@ -81,6 +89,7 @@ export class PodSubnet {
   /** A round took `taken` and gave back `freed` addresses. */
   record(taken: number, freed: number): void {
     if (this.usage) this.usage.inUse += taken - freed;
+    if (this.usageInFlight) this.deltaDuringRead += taken - freed;
   }
 
   markFull(): void {
