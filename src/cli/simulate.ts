@@ -7,6 +7,7 @@ import { BUILT_IN_TRACES, DEFAULT_TRACE, parseTraceCsv, type Trace } from '../si
 import { BUILT_IN_SCENARIO_NAMES } from '../sim/workload/builtins.ts';
 import { parseReleaseDelay, type ReleaseDelay } from './release-delay.ts';
 import { integerOption, numberOption } from './parse.ts';
+import type { CompareCommandOptions } from './simulate-compare.ts';
 
 function releaseDelayOption(value: string): ReleaseDelay {
   try {
@@ -115,21 +116,9 @@ export function simulateCommand(): Command {
         1.25,
       )
       .action(
-        async (opts: {
-          scenario: string;
-          batch: number;
-          threshold: number;
-          max: number;
-          releaseDelay: ReleaseDelay;
-          fulfilDelay: number;
-          verbose?: boolean;
-          json?: boolean;
-          compare?: boolean;
-          policies?: string[];
-          report?: string;
-          advise?: boolean;
-          idleBudget: number;
-        }) => {
+        async (
+          opts: Omit<CompareCommandOptions, 'trace'> & { scenario: string; verbose?: boolean },
+        ) => {
           const trace = loadTrace(opts.scenario);
           if (opts.compare || opts.report !== undefined || opts.advise) {
             const { runCompareCommand } = await import('./simulate-compare.ts');
