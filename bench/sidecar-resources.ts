@@ -12,6 +12,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { percentile } from '../src/scaling/advise/percentile.ts';
 import { startApiServer } from '../src/apiserver/server.ts';
 
 const SAMPLES = Number(process.argv[2] ?? 40);
@@ -28,10 +29,8 @@ const NNC = {
 };
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-function percentile(sorted: number[], p: number): number {
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i] ?? NaN;
-}
+/** Nearest-rank percentile, as the reports compute it (NaN for no samples). */
+const pct = (values: number[], p: number): number => percentile(values, p) ?? NaN;
 
 function statusMiB(pid: number, field: 'VmRSS' | 'VmHWM'): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -222,7 +221,7 @@ rmSync(stateDir, { recursive: true, force: true });
 
 console.log(`sidecar: demand change -> NNC write latency over ${latencies.length} samples`);
 console.log(
-  `  p50 ${percentile(sorted, 50).toFixed(1)} ms   p99 ${percentile(sorted, 99).toFixed(1)} ms   max ${sorted.at(-1)?.toFixed(1)} ms`,
+  `  p50 ${pct(sorted, 50).toFixed(1)} ms   p99 ${pct(sorted, 99).toFixed(1)} ms   max ${sorted.at(-1)?.toFixed(1)} ms`,
 );
 console.log(`sidecar: RSS idle (256 IPs, no pods): ${idleRss.toFixed(1)} MiB`);
 console.log(

@@ -17,6 +17,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { percentile } from '../src/scaling/advise/percentile.ts';
 
 const SAMPLES = Number(process.argv[2] ?? 40);
 const GROUP_SAMPLES = Number(process.argv[3] ?? 32);
@@ -34,10 +35,8 @@ const NNC = {
 };
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-function percentile(sorted: number[], p: number): number {
-  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i] ?? NaN;
-}
+/** Nearest-rank percentile, as the reports compute it (NaN for no samples). */
+const pct = (values: number[], p: number): number => percentile(values, p) ?? NaN;
 
 function rssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -313,7 +312,7 @@ for (const dir of stateDirs) rmSync(dir, { recursive: true, force: true });
 
 const line = (label: string, values: number[]): string => {
   const sorted = [...values].sort((a, b) => a - b);
-  return `  ${label.padEnd(28)} p50 ${percentile(sorted, 50).toFixed(1)} ms   p99 ${percentile(sorted, 99).toFixed(1)} ms   max ${sorted.at(-1)?.toFixed(1)} ms   (${values.length} samples)`;
+  return `  ${label.padEnd(28)} p50 ${pct(sorted, 50).toFixed(1)} ms   p99 ${pct(sorted, 99).toFixed(1)} ms   max ${sorted.at(-1)?.toFixed(1)} ms   (${values.length} samples)`;
 };
 console.log('sidecar: demand change -> NNC write latency');
 console.log(line('single pod', latencies));
