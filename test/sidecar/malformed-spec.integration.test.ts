@@ -72,22 +72,29 @@ describe('sidecar integration: a malformed spec left by another writer (fuzz fin
     ['requestedIPCount a string', { requestedIPCount: 'lots' }],
     ['requestedIPCount negative', { requestedIPCount: -3 }],
   ];
+  /** A new node with an empty pool and no buffer, its sidecar started and ready. */
+  const idleNode = async (): Promise<{ node: string; running: TestSidecar }> => {
+    n += 1;
+    const node = `malformed-${n}`;
+    await createNnc(
+      c,
+      node,
+      { requestedIPCount: 0 },
+      {
+        scaler: { ...DEFAULT_SCALER, requestThresholdPercent: 0 },
+        networkContainers: [container([])],
+      },
+    );
+    const running = await startSidecar(c, sidecarOptions(c, node, dir.path));
+    sidecar = running;
+    await waitFor('ready', () => running.monitor.snapshot().ready);
+    return { node, running };
+  };
+
   for (const [what, edit] of edits) {
     it(`${what}: corrected to a valid spec`, async () => {
-      n += 1;
-      const node = `malformed-${n}`;
       // No pods and no buffer: the sidecar's target is 0, what the garbage reads as.
-      await createNnc(
-        c,
-        node,
-        { requestedIPCount: 0 },
-        {
-          scaler: { ...DEFAULT_SCALER, requestThresholdPercent: 0 },
-          networkContainers: [container([])],
-        },
-      );
-      sidecar = await startSidecar(c, sidecarOptions(c, node, dir.path));
-      await waitFor('ready', () => sidecar!.monitor.snapshot().ready);
+      const { node } = await idleNode();
       await sleep(200);
       await mergeSpec(c, node, edit);
       await waitFor(
@@ -110,23 +117,11 @@ describe('sidecar integration: a malformed spec left by another writer (fuzz fin
   }
 
   it('a valid spec the sidecar did not write is left alone when it is what the sidecar wants', async () => {
-    n += 1;
-    const node = `malformed-${n}`;
-    await createNnc(
-      c,
-      node,
-      { requestedIPCount: 0 },
-      {
-        scaler: { ...DEFAULT_SCALER, requestThresholdPercent: 0 },
-        networkContainers: [container([])],
-      },
-    );
-    sidecar = await startSidecar(c, sidecarOptions(c, node, dir.path));
-    await waitFor('ready', () => sidecar!.monitor.snapshot().ready);
+    const { node, running } = await idleNode();
     await sleep(300);
-    const writes = sidecar.monitor.snapshot().writes;
+    const writes = running.monitor.snapshot().writes;
     await mergeSpec(c, node, { ipsNotInUse: [] });
     await sleep(500);
-    expect(sidecar.monitor.snapshot().writes).to.equal(writes);
+    expect(running.monitor.snapshot().writes).to.equal(writes);
   });
 });
