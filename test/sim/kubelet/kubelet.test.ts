@@ -138,7 +138,8 @@ describe('sim/kubelet', () => {
     expect(kubelet.waitingPods()).to.equal(1);
     const holder = [...writer.running.keys()][0]!;
     kubelet.onPod(pod(holder, { phase: 'Succeeded' }));
-    await until(() => writer.running.has('c'), 'c running');
+    // The CNS frees the IP before the kubelet counts the answer to its DEL: wait for both.
+    await until(() => writer.running.has('c') && kubelet.counters.releases === 1, 'c running');
     expect(cns.releases).to.deep.equal([`uid-${holder}-eth0`]);
     expect(kubelet.counters.releases).to.equal(1);
   });
@@ -169,7 +170,8 @@ describe('sim/kubelet', () => {
     kubelet.onPodDeleted(pod('a'));
     await until(() => kubelet.counters.releasesDropped === 1, 'a dropped DEL');
     kubelet.onPod(pod('b', { phase: 'Succeeded' }));
-    await until(() => cns.releases.length === 1, 'b released');
+    // The CNS sees the DEL before the kubelet counts its answer: wait for both.
+    await until(() => cns.releases.length === 1 && kubelet.counters.releases === 1, 'b released');
     expect(cns.releases).to.deep.equal(['uid-b-eth0']);
     expect(kubelet.dropped).to.deep.equal([
       { namespace: 'default', name: 'a', ips: [writer.running.get('a')![0]], why: 'deleted' },
