@@ -11,6 +11,7 @@ import { admit, denialMessage, reasonCode, type AdmissionAttributes } from './ad
 import { Authenticator } from './auth/authenticate.ts';
 import { authorize, forbidden, unauthorized, type AuthorizationMode } from './auth/authorize.ts';
 import { AuthorizationDecisions } from './auth/decisions.ts';
+import { DEFAULT_FEATURE_GATES, type FeatureGates } from './auth/feature-gates.ts';
 import type { RequestAttributes } from './auth/rbac.ts';
 import { RbacIndex } from './auth/rbac-index.ts';
 import { ServiceAccountTokens } from './auth/service-account-tokens.ts';
@@ -32,6 +33,8 @@ export interface AccessOptions {
   now?: () => Date;
   /** Refused requests are logged here (warn). */
   logger?: Logger;
+  /** --feature-gates (DEFAULT_FEATURE_GATES when absent). */
+  featureGates?: FeatureGates;
 }
 
 const RBAC_GROUP = 'rbac.authorization.k8s.io';
@@ -96,6 +99,7 @@ export class AccessControl {
   readonly anonymous: boolean;
   readonly tokens: ServiceAccountTokens;
   readonly decisions = new AuthorizationDecisions();
+  readonly gates: FeatureGates;
   /** Requests refused with 401 so far. */
   unauthenticated = 0;
   private readonly store: ObjectStore;
@@ -111,10 +115,17 @@ export class AccessControl {
         ? parseTokenFile(readFileSync(opts.tokenAuthFile, 'utf8'))
         : undefined;
     this.anonymous = opts.anonymous ?? staticTokens === undefined;
-    this.tokens = new ServiceAccountTokens(
-      (kind, ns, name) => this.getObject(kind, ns, name)?.metadata.uid as string | undefined,
-      opts.now,
-    );
+    this.gates = opts.featureGates ?? DEFAULT_FEATURE_GATES;
+    this.tokens = new ServiceAccountTokens((kind, ns, name) => {
+      const m = this.getObject(kind, ns, name)?.metadata;
+      if (!m) return undefined;
+      return {
+        uid: String(m.uid ?? ''),
+        ...(typeof m.deletionTimestamp === 'string'
+          ? { deletionTimestamp: m.deletionTimestamp }
+          : {}),
+      };
+    }, opts.now);
     this.authn = new Authenticator({
       adminToken: this.adminToken,
       serviceAccountTokens: this.tokens,
@@ -143,11 +154,12 @@ export class AccessControl {
 
   /** The request's user; 401 for a bad token, or no credentials without --anonymous. */
   authenticate(authorization: string | undefined): UserInfo {
-    const user = this.authn.authenticate(authorization);
-    if (user) return user;
+    const r = this.authn.check(authorization);
+    if ('user' in r) return r.user;
     this.unauthenticated++;
     this.logger.warn('request unauthorized', {
       credentials: authorization === undefined ? 'none' : 'a token no authenticator accepts',
+      reason: r.error,
     });
     throw unauthorized();
   }
@@ -205,6 +217,7 @@ export class AccessControl {
       namespace,
       saName,
       body,
+      this.gates,
     );
   }
 }

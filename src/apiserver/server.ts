@@ -14,6 +14,7 @@ import { silentLogger, type Logger } from '../log/logger.ts';
 import { AccessControl, requestAttributes } from './access.ts';
 import type { AdmissionAttributes, Operation } from './admission/policy.ts';
 import type { AuthorizationMode } from './auth/authorize.ts';
+import type { FeatureGates } from './auth/feature-gates.ts';
 import { bootstrapClusterRoleBindings, bootstrapClusterRoles } from './auth/bootstrap.ts';
 import type { AdmissionDenial, AuthorizationRecord } from './auth/decisions.ts';
 import { tokenRequestFromProtobuf } from './auth/token-request-protobuf.ts';
@@ -88,6 +89,8 @@ export interface ApiServerOptions {
   authorizationMode?: AuthorizationMode;
   /** Requests without credentials are system:anonymous (default: true unless tokenAuthFile). */
   anonymous?: boolean;
+  /** kube-apiserver's --feature-gates (ServiceAccountTokenNodeBinding, on by default as in 1.31+). */
+  featureGates?: FeatureGates;
 }
 
 export interface ApiServer {
@@ -233,6 +236,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     ...(opts.tokenAuthFile !== undefined ? { tokenAuthFile: opts.tokenAuthFile } : {}),
     ...(opts.authorizationMode !== undefined ? { authorizationMode: opts.authorizationMode } : {}),
     ...(opts.anonymous !== undefined ? { anonymous: opts.anonymous } : {}),
+    ...(opts.featureGates !== undefined ? { featureGates: opts.featureGates } : {}),
     now,
     logger,
   });

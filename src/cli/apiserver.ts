@@ -4,6 +4,7 @@
 // --authorization-mode RBAC make it as strict as a real cluster.
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { existsSync, readFileSync, statSync } from 'node:fs';
+import { parseFeatureGates, type FeatureGates } from '../apiserver/auth/feature-gates.ts';
 import { AUTHORIZATION_MODES, type AuthorizationMode } from '../apiserver/auth/modes.ts';
 import { listenError, untilSignal } from './signals.ts';
 
@@ -28,6 +29,15 @@ interface ApiserverFlags {
   tokenAuthFile?: string;
   authorizationMode: AuthorizationMode;
   anonymous?: boolean;
+  featureGates?: FeatureGates;
+}
+
+function parseGates(v: string): FeatureGates {
+  try {
+    return parseFeatureGates(v);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
 }
 
 export function apiserverCommand(): Command {
@@ -55,6 +65,11 @@ export function apiserverCommand(): Command {
       'allow requests without credentials as system:anonymous (default: true without --token-auth-file)',
       parseBool,
     )
+    .option(
+      '--feature-gates <gates>',
+      'Name=bool,... of: ServiceAccountTokenNodeBinding (default true, as 1.31+)',
+      parseGates,
+    )
     .action(async (opts: ApiserverFlags) => {
       if (opts.crds !== undefined && !(existsSync(opts.crds) && statSync(opts.crds).isDirectory()))
         throw new Error(`--crds: ${opts.crds} is not a directory`);
@@ -80,6 +95,7 @@ export function apiserverCommand(): Command {
         tls: opts.tls === true,
         authorizationMode: opts.authorizationMode,
         ...(opts.anonymous !== undefined ? { anonymous: opts.anonymous } : {}),
+        ...(opts.featureGates !== undefined ? { featureGates: opts.featureGates } : {}),
         ...(opts.tokenAuthFile !== undefined ? { tokenAuthFile: opts.tokenAuthFile } : {}),
         ...(opts.crds !== undefined ? { crdsDir: opts.crds } : {}),
         ...(opts.kubeconfig !== undefined ? { kubeconfigPath: opts.kubeconfig } : {}),

@@ -68,7 +68,10 @@ async function cluster(mode: 'RBAC' | 'AlwaysAllow'): Promise<{ s: StrictServer;
     expect((await s.admin('POST', '/api/v1/nodes', { metadata: { name: n } })).status).to.equal(
       201,
     );
-    const pod = { metadata: { name: `sidecar-${n}` }, spec: { nodeName: n, containers: [] } };
+    const pod = {
+      metadata: { name: `sidecar-${n}` },
+      spec: { serviceAccountName: 'pool-monitor', nodeName: n, containers: [] },
+    };
     expect((await s.admin('POST', '/api/v1/namespaces/kube-system/pods', pod)).status).to.equal(
       201,
     );

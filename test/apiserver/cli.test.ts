@@ -118,6 +118,11 @@ describe('cluster: pool-monitor apiserver command', function () {
         /--token-auth-file: .*short\.csv: line 1: needs at least 3 columns/,
       ],
       ['--tls with a value', () => ['--tls=yes'], /--tls/],
+      [
+        '--feature-gates with an unknown gate',
+        () => ['--feature-gates', 'NoSuchGate=true'],
+        /--feature-gates .*unrecognized feature gate: NoSuchGate/,
+      ],
     ];
     for (const [name, args, message] of cases)
       it(name, () => {

@@ -32,12 +32,23 @@ export class Authenticator {
 
   /** The request's user, or undefined for 401. */
   authenticate(authorization: string | undefined): UserInfo | undefined {
+    const r = this.check(authorization);
+    return 'user' in r ? r.user : undefined;
+  }
+
+  /** The request's user, or why it gets 401 (for the log; the client sees "Unauthorized"). */
+  check(authorization: string | undefined): { user: UserInfo } | { error: string } {
     const token = bearerToken(authorization);
-    if (token === undefined) return this.opts.anonymous ? anonymousUser() : undefined;
+    if (token === undefined)
+      return this.opts.anonymous
+        ? { user: anonymousUser() }
+        : { error: 'no credentials and anonymous requests are not allowed' };
     if (token === this.opts.adminToken)
-      return withAuthenticated({ username: ADMIN_USER, uid: '', groups: [MASTERS], extra: {} });
+      return {
+        user: withAuthenticated({ username: ADMIN_USER, uid: '', groups: [MASTERS], extra: {} }),
+      };
     const fromFile = this.opts.staticTokens?.get(token);
-    if (fromFile) return withAuthenticated(fromFile);
-    return this.opts.serviceAccountTokens.authenticate(token);
+    if (fromFile) return { user: withAuthenticated(fromFile) };
+    return this.opts.serviceAccountTokens.validate(token);
   }
 }

@@ -4,8 +4,12 @@
 // Pod, whose node is embedded as Kubernetes >= 1.30 does, or a Node). A
 // token is valid while it has not expired, carries the API server's
 // audience, and the service account and bound object still exist with the
-// uids it names; its user gets the service-account groups and the
-// authentication.kubernetes.io/* extras.
+// uids it names and were not deleted more than a minute ago; its user gets
+// the service-account groups and the authentication.kubernetes.io/* extras.
+// The checks and their messages are kube-apiserver 1.30–1.33's
+// (pkg/serviceaccount/claims.go, validator.Validate): a pod-bound token's
+// node claims are information only ("for pod-bound tokens, just extract the
+// node claims"), never checked against the Node; a node-bound token's are.
 import { generateKeyPairSync, randomUUID, sign, verify, type KeyObject } from 'node:crypto';
 import {
   EXTRA,
@@ -46,12 +50,26 @@ export interface TokenClaims {
   };
 }
 
-/** Looks an object up by kind (ServiceAccount, Pod, Node); its uid, or undefined when absent. */
+/** What validation needs of a stored object. */
+export interface ObjectState {
+  uid: string;
+  /** metadata.deletionTimestamp (RFC 3339), when deletion is pending (finalizers). */
+  deletionTimestamp?: string;
+}
+
+/** Looks an object up by kind (ServiceAccount, Pod, Node); undefined when absent. */
 export type UidLookup = (
   kind: 'ServiceAccount' | 'Pod' | 'Node',
   namespace: string | undefined,
   name: string,
-) => string | undefined;
+) => ObjectState | undefined;
+
+/** A token's user, or why kube-apiserver would refuse it (logged; the client gets 401). */
+export type Validation = { user: UserInfo } | { error: string };
+
+/** go-jose's jwt.DefaultLeeway: objects deleted before now minus this invalidate their tokens. */
+const LEEWAY_SECONDS = 60;
+const INVALIDATED = 'service account token has been invalidated';
 
 /** Verified tokens remembered at most (cleared beyond; a thousand nodes need a thousand). */
 const MAX_VERIFIED = 20_000;
@@ -108,33 +126,68 @@ export class ServiceAccountTokens {
 
   /** The user of a valid token; undefined for anything else (not ours, expired, stale binding). */
   authenticate(token: string): UserInfo | undefined {
+    const v = this.validate(token);
+    return 'user' in v ? v.user : undefined;
+  }
+
+  /** The user of a token, or kube-apiserver's reason to refuse it (claims.go). */
+  validate(token: string): Validation {
     const claims = this.verifiedClaims(token);
-    if (!claims) return undefined;
+    if (!claims) return { error: 'not a service-account token signed by this server' };
     const k = claims['kubernetes.io'];
     const now = this.now().getTime() / 1000;
-    if (!(claims.exp > now && claims.nbf <= now + 60)) return undefined;
-    if (!claims.aud.includes(API_AUDIENCE)) return undefined;
-    if (this.lookup('ServiceAccount', k.namespace, k.serviceaccount.name) !== k.serviceaccount.uid)
-      return undefined;
-    if (k.pod && this.lookup('Pod', k.namespace, k.pod.name) !== k.pod.uid) return undefined;
-    // A pod-bound token's node is information, not a binding; a node-bound one's is checked.
-    if (k.node && !k.pod && this.lookup('Node', undefined, k.node.name) !== k.node.uid)
-      return undefined;
+    if (!(claims.exp > now)) return { error: 'service account token has expired' };
+    if (!(claims.nbf <= now + LEEWAY_SECONDS))
+      return { error: 'service account token is not valid yet' };
+    if (!claims.aud.includes(API_AUDIENCE))
+      return { error: 'token audiences do not include the API server' };
+    const deletedLongAgo = (o: ObjectState): boolean =>
+      o.deletionTimestamp !== undefined &&
+      Date.parse(o.deletionTimestamp) / 1000 < now - LEEWAY_SECONDS;
+    const sa = this.lookup('ServiceAccount', k.namespace, k.serviceaccount.name);
+    if (!sa) return { error: `serviceaccounts "${k.serviceaccount.name}" not found` };
+    if (sa.uid !== k.serviceaccount.uid)
+      return {
+        error: `service account UID (${sa.uid}) does not match claim (${k.serviceaccount.uid})`,
+      };
+    if (deletedLongAgo(sa))
+      return {
+        error: `service account ${k.namespace}/${k.serviceaccount.name} has been deleted`,
+      };
+    if (k.pod) {
+      const pod = this.lookup('Pod', k.namespace, k.pod.name);
+      if (!pod) return { error: INVALIDATED };
+      if (pod.uid !== k.pod.uid)
+        return {
+          error: `pod UID (${pod.uid}) does not match service account pod ref claim (${k.pod.uid})`,
+        };
+      if (deletedLongAgo(pod)) return { error: INVALIDATED };
+    } else if (k.node) {
+      const node = this.lookup('Node', undefined, k.node.name);
+      if (!node) return { error: INVALIDATED };
+      if (node.uid !== k.node.uid)
+        return {
+          error: `node UID (${node.uid}) does not match service account node ref claim (${k.node.uid})`,
+        };
+      if (deletedLongAgo(node)) return { error: INVALIDATED };
+    }
     const extra: Record<string, string[]> = { [EXTRA.credentialId]: [`JTI=${claims.jti}`] };
     if (k.node) {
       extra[EXTRA.nodeName] = [k.node.name];
-      extra[EXTRA.nodeUid] = [k.node.uid];
+      if (k.node.uid !== '') extra[EXTRA.nodeUid] = [k.node.uid];
     }
     if (k.pod) {
       extra[EXTRA.podName] = [k.pod.name];
       extra[EXTRA.podUid] = [k.pod.uid];
     }
-    return withAuthenticated({
-      username: claims.sub,
-      uid: k.serviceaccount.uid,
-      groups: [SERVICE_ACCOUNTS, `${SERVICE_ACCOUNTS}:${k.namespace}`],
-      extra,
-    });
+    return {
+      user: withAuthenticated({
+        username: claims.sub,
+        uid: k.serviceaccount.uid,
+        groups: [SERVICE_ACCOUNTS, `${SERVICE_ACCOUNTS}:${k.namespace}`],
+        extra,
+      }),
+    };
   }
 
   private verifiedClaims(token: string): TokenClaims | undefined {

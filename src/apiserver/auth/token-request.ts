@@ -1,7 +1,9 @@
 // The TokenRequest API (POST .../serviceaccounts/NAME/token, as `kubectl
 // create token` sends it): validates the request as Kubernetes does and
 // answers with a signed, bound service-account token.
-import { ApiError, badRequest, invalid, notFound } from '../errors.ts';
+import { type ApiError, badRequest, invalid, notFound } from '../errors.ts';
+import { resolveBinding, type ObjectGetter } from './bound-object.ts';
+import { DEFAULT_FEATURE_GATES, type FeatureGates } from './feature-gates.ts';
 import { isObject, type Json, type KObject } from '../objects.ts';
 import {
   DEFAULT_EXPIRATION_SECONDS,
@@ -9,12 +11,6 @@ import {
   type ServiceAccountTokens,
   type TokenBinding,
 } from './service-account-tokens.ts';
-
-export type ObjectGetter = (
-  kind: 'ServiceAccount' | 'Pod' | 'Node',
-  namespace: string | undefined,
-  name: string,
-) => KObject | undefined;
 
 const uidOf = (o: KObject): string => String(o.metadata.uid ?? '');
 
@@ -24,6 +20,7 @@ export function tokenRequest(
   namespace: string,
   saName: string,
   body: Json,
+  gates: FeatureGates = DEFAULT_FEATURE_GATES,
 ): KObject {
   if (!isObject(body)) throw badRequest('the TokenRequest body must be a JSON object');
   const sa = get('ServiceAccount', namespace, saName);
@@ -52,34 +49,10 @@ export function tokenRequest(
   const audiences = Array.isArray(spec.audiences)
     ? spec.audiences.filter((a): a is string => typeof a === 'string')
     : [];
-  const binding: TokenBinding = {};
   const ref = spec.boundObjectRef;
-  if (isObject(ref)) {
-    const kind = String(ref.kind ?? '');
-    const name = String(ref.name ?? '');
-    const wantUid = typeof ref.uid === 'string' && ref.uid !== '' ? ref.uid : undefined;
-    if (kind !== 'Pod' && kind !== 'Node')
-      throw fail(
-        'spec.boundObjectRef.kind',
-        `Unsupported value: "${kind}": supported values: "Pod", "Node"`,
-      );
-    const obj = get(kind, kind === 'Pod' ? namespace : undefined, name);
-    if (!obj) throw notFound('', kind === 'Pod' ? 'pods' : 'nodes', name);
-    if (wantUid !== undefined && wantUid !== uidOf(obj))
-      throw new ApiError(
-        409,
-        'Conflict',
-        `the UID in the bound object reference (${wantUid}) does not match the UID in record. The object might have been deleted and then recreated`,
-      );
-    if (kind === 'Pod') {
-      binding.pod = { name, uid: uidOf(obj) };
-      // Kubernetes >= 1.30 embeds the node a bound pod is scheduled to.
-      const nodeName = isObject(obj.spec) ? obj.spec.nodeName : undefined;
-      const node =
-        typeof nodeName === 'string' && nodeName ? get('Node', undefined, nodeName) : undefined;
-      if (node) binding.node = { name: String(nodeName), uid: uidOf(node) };
-    } else binding.node = { name, uid: uidOf(obj) };
-  }
+  const binding: TokenBinding = isObject(ref)
+    ? resolveBinding(ref, saName, namespace, get, gates)
+    : {};
   const { token, claims } = tokens.issue(
     namespace,
     { name: saName, uid: uidOf(sa) },
