@@ -2,9 +2,8 @@
 // cluster carries the server's CA (certificate-authority-data); over plain
 // HTTP client-node needs `insecure-skip-tls-verify: true` to accept the URL.
 // The user is the server's admin token (group system:masters).
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
 import YAML from 'yaml';
+import { writePrivateFile } from '../files/private-file.ts';
 
 export interface KubeconfigOptions {
   /** PEM of the CA that signed an https server's certificate. */
@@ -41,6 +40,6 @@ export function kubeconfigYaml(url: string, opts: KubeconfigOptions | string = {
 }
 
 export function writeKubeconfig(path: string, url: string, opts: KubeconfigOptions = {}): void {
-  mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, kubeconfigYaml(url, opts), { mode: 0o600 });
+  // It carries the admin token: 0600 through a temp file and a rename.
+  writePrivateFile(path, kubeconfigYaml(url, opts));
 }

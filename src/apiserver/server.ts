@@ -15,6 +15,7 @@ import { AccessControl, requestAttributes } from './access.ts';
 import type { AdmissionAttributes, Operation } from './admission/policy.ts';
 import type { AuthorizationMode } from './auth/authorize.ts';
 import type { FeatureGates } from './auth/feature-gates.ts';
+import { openServerRisk } from './auth/open-risk.ts';
 import { bootstrapClusterRoleBindings, bootstrapClusterRoles } from './auth/bootstrap.ts';
 import type { AdmissionDenial, AuthorizationRecord } from './auth/decisions.ts';
 import { tokenRequestFromProtobuf } from './auth/token-request-protobuf.ts';
@@ -819,6 +820,8 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     authorizationMode: access.mode,
     anonymous: access.anonymous,
   });
+  const risk = openServerRisk(access.mode, access.anonymous);
+  if (risk !== undefined) logger.warn('api server is open', { url, risk });
 
   let closed: Promise<void> | undefined;
   return {

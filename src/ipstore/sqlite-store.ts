@@ -5,6 +5,7 @@
 // schema.ts), so a crash at any instant leaves either the old or the new state.
 // Which IP assign hands out, which ones markPendingRelease takes, and what
 // restorePendingRelease does with the announced ids: docs/decisions/0011.
+import { narrowStoreFiles, secureStoreFiles } from './file-modes.ts';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { NetworkContainer } from '../nnc/types.ts';
 import { ipSortKey } from './address.ts';
@@ -73,7 +74,16 @@ export function openIpStore(options: IpStoreOptions): SqliteIpStore {
   }
   if (options.stateDir === undefined) throw new IpStoreOpenError('the IP store needs a state dir');
   const file = checkStateDir(options.stateDir);
-  return new SqliteIpStore(openDatabase(file, options), file, options.now);
+  try {
+    secureStoreFiles(file);
+  } catch (error) {
+    throw new IpStoreOpenError(
+      `cannot make ${options.stateDir} 0700 and ${file} 0600: ${(error as Error).message}`,
+    );
+  }
+  const db = openDatabase(file, options);
+  narrowStoreFiles(file);
+  return new SqliteIpStore(db, file, options.now);
 }
 
 export class SqliteIpStore implements NodeIpStore {

@@ -2,6 +2,8 @@
 // token, a static token-file token or a service-account token, or it is
 // refused (401, even when anonymous requests are allowed); no credentials at
 // all make the request anonymous when --anonymous allows it, else 401.
+// Secrets are compared through digests (same-secret.ts), never with ===.
+import { digest, sameSecret } from './same-secret.ts';
 import type { ServiceAccountTokens } from './service-account-tokens.ts';
 import { anonymousUser, MASTERS, withAuthenticated, type UserInfo } from './user.ts';
 
@@ -26,8 +28,11 @@ export function bearerToken(header: string | undefined): string | undefined {
 
 export class Authenticator {
   private readonly opts: AuthenticatorOptions;
+  /** The static tokens by the hex SHA-256 of the token: a lookup never compares the secrets themselves. */
+  private readonly byDigest = new Map<string, UserInfo>();
   constructor(opts: AuthenticatorOptions) {
     this.opts = opts;
+    for (const [t, u] of opts.staticTokens ?? []) this.byDigest.set(digest(t).toString('hex'), u);
   }
 
   /** The request's user, or undefined for 401. */
@@ -43,11 +48,11 @@ export class Authenticator {
       return this.opts.anonymous
         ? { user: anonymousUser() }
         : { error: 'no credentials and anonymous requests are not allowed' };
-    if (token === this.opts.adminToken)
+    if (sameSecret(token, this.opts.adminToken))
       return {
         user: withAuthenticated({ username: ADMIN_USER, uid: '', groups: [MASTERS], extra: {} }),
       };
-    const fromFile = this.opts.staticTokens?.get(token);
+    const fromFile = this.byDigest.get(digest(token).toString('hex'));
     if (fromFile) return { user: withAuthenticated(fromFile) };
     return this.opts.serviceAccountTokens.validate(token);
   }

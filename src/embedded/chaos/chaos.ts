@@ -2,7 +2,7 @@
 // component host (every sidecar and two fulfillers as processes), the plan
 // drawn from the seed, the harness started once the cluster is up, and the
 // report's `chaos` section with what it did and whether the product held.
-import { writeFileSync } from 'node:fs';
+import { writePrivateFile } from '../../files/private-file.ts';
 import { join } from 'node:path';
 import type { ApiServer } from '../../apiserver/server.ts';
 import type { LogLevel } from '../../log/levels.ts';
@@ -54,7 +54,7 @@ export function prepareChaos(args: {
     // Each component's own identity, as the manifests grant it (the run dir is the run's own).
     kubeconfigFor: (component, kc) => {
       const file = join(args.runDir, `kubeconfig-${component}`);
-      writeFileSync(file, kc.exportConfig(), { mode: 0o600 });
+      writePrivateFile(file, kc.exportConfig());
       return file;
     },
     logFile: args.logFile,
