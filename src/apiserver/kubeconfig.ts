@@ -3,7 +3,7 @@
 // HTTP client-node needs `insecure-skip-tls-verify: true` to accept the URL.
 // The user is the server's admin token (group system:masters).
 import YAML from 'yaml';
-import { writePrivateFile } from '../files/private-file.ts';
+import { writePrivateFile } from '../secrets/private-file.ts';
 
 export interface KubeconfigOptions {
   /** PEM of the CA that signed an https server's certificate. */

@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import { Writable } from 'node:stream';
 import winston from 'winston';
-import { sameSecret } from '../../src/apiserver/auth/same-secret.ts';
+import { sameSecret } from '../../src/secrets/same-secret.ts';
 import { startApiServer } from '../../src/apiserver/server.ts';
 import { createLogger } from '../../src/log/logger.ts';
 

@@ -3,7 +3,7 @@
 // refused (401, even when anonymous requests are allowed); no credentials at
 // all make the request anonymous when --anonymous allows it, else 401.
 // Secrets are compared through digests (same-secret.ts), never with ===.
-import { digest, sameSecret } from './same-secret.ts';
+import { digest, sameSecret } from '../../secrets/same-secret.ts';
 import type { ServiceAccountTokens } from './service-account-tokens.ts';
 import { anonymousUser, MASTERS, withAuthenticated, type UserInfo } from './user.ts';
 

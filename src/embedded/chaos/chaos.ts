@@ -2,7 +2,7 @@
 // component host (every sidecar and two fulfillers as processes), the plan
 // drawn from the seed, the harness started once the cluster is up, and the
 // report's `chaos` section with what it did and whether the product held.
-import { writePrivateFile } from '../../files/private-file.ts';
+import { writePrivateFile } from '../../secrets/private-file.ts';
 import { join } from 'node:path';
 import type { ApiServer } from '../../apiserver/server.ts';
 import type { LogLevel } from '../../log/levels.ts';

@@ -15,7 +15,7 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { writeKubeconfig } from '../../src/apiserver/kubeconfig.ts';
-import { writePrivateFile } from '../../src/files/private-file.ts';
+import { writePrivateFile } from '../../src/secrets/private-file.ts';
 
 const mode = (p: string): number => statSync(p).mode & 0o777;
 
