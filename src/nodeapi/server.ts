@@ -9,23 +9,30 @@
 // of the same store. Until the store follows the pods (`assignGate`), IP
 // requests are answered ReturnCode 32 and the CNI retries.
 //
+// With a token (--node-api-token-file) the IPAM and pod-identity endpoints
+// answer 401 to a request without it, before its body is read (auth.ts);
+// listenUnix serves on a 0660 unix socket instead of TCP (unix-listen.ts).
+//
 // Every answer is JSON (metrics aside), every failure carries a CNS
 // `{ReturnCode, Message}`, and a handler that throws is turned into a 500
 // instead of taking the process down. Bad input is refused before anything
 // touches the store. `close()` stops accepting, drops idle keep-alive
 // sockets, lets in-flight requests finish, and only after a grace period cuts
 // what is left.
+import { rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { IpRecord, NodeIpStore } from '../ipstore/types.ts';
 import type { Logger } from '../log/logger.ts';
+import { authorized, UNAUTHORIZED_MESSAGE, WWW_AUTHENTICATE } from './auth.ts';
 import { DEFAULT_BODY_LIMIT, readJsonBody } from './body.ts';
 import { PATHS, ReturnCode } from './cns.ts';
 import type { ErrorBody } from './cns.ts';
 import { listIpAddresses, notYet, releaseIpConfigs, requestIpConfigs } from './ipam.ts';
 import type { IpamChange, Outcome } from './ipam.ts';
+import { listenUnix, type UnixListenOptions } from './unix-listen.ts';
 import { parseIpConfigsRequest, parseStateFilter } from './validate.ts';
 import type { IpConfigsRequest, Parsed } from './validate.ts';
 
@@ -78,10 +85,17 @@ export interface NodeApiDeps {
   closeGraceMs?: number;
   /** Monotonic clock in ms for request timing; default performance.now. */
   now?: () => number;
+  /**
+   * The node API token (--node-api-token-file), read anew on each call; when
+   * it gives one, the IPAM and pod-identity endpoints need it (auth.ts).
+   */
+  token?: () => string | undefined;
 }
 
 export interface NodeApi {
   listen(host: string, port: number): Promise<{ host: string; port: number }>;
+  /** Listens on a unix socket (0660, group `gid`), removed on close; resolves with its path. */
+  listenUnix(path: string, opts: UnixListenOptions): Promise<string>;
   close(): Promise<void>;
   /** The underlying server, for tests and the embedded mode. */
   readonly server: Server;
@@ -284,7 +298,12 @@ export function createNodeApi(deps: NodeApiDeps): NodeApi {
     const route = methods ? path : 'unmatched';
     let reply: Reply;
     try {
-      if (!methods) {
+      if (!authorized(path, req.headers.authorization, deps.token?.())) {
+        reply = errorReply(401, UNAUTHORIZED_MESSAGE);
+        reply.headers = { 'www-authenticate': WWW_AUTHENTICATE };
+        // The body is never read: do not reuse the socket.
+        reply.headers.connection = 'close';
+      } else if (!methods) {
         reply = errorReply(404, `no such endpoint: ${path.slice(0, 200)}`, ReturnCode.NotFound);
       } else {
         const handler = methods[method] ?? (method === 'HEAD' ? methods.GET : undefined);
@@ -334,6 +353,7 @@ export function createNodeApi(deps: NodeApiDeps): NodeApi {
   server.requestTimeout = 30_000;
 
   let closing: Promise<void> | undefined;
+  let socketPath: string | undefined;
 
   return {
     server,
@@ -348,6 +368,12 @@ export function createNodeApi(deps: NodeApiDeps): NodeApi {
           resolve({ host: addr.address, port: addr.port });
         });
       });
+    },
+    async listenUnix(path, opts) {
+      await listenUnix(server, path, opts);
+      socketPath = path;
+      log.info('node api listening', { socket: path, mode: '0660', gid: opts.gid });
+      return path;
     },
     close() {
       closing ??= new Promise<void>((resolve) => {
@@ -372,6 +398,7 @@ export function createNodeApi(deps: NodeApiDeps): NodeApi {
         void closed.then(() => {
           if (timer) clearTimeout(timer);
           timer = undefined;
+          if (socketPath !== undefined) rmSync(socketPath, { force: true });
           log.info('node api closed');
           resolve();
         });

@@ -28,6 +28,8 @@ export interface Harness {
 export async function startApi(
   store: NodeIpStore = FakeStore.withIps(4),
   extra: Partial<NodeApiDeps> = {},
+  /** Listen on an ephemeral loopback port (false: the test listens itself, e.g. on a socket). */
+  tcp = true,
 ): Promise<Harness> {
   const logs = new CaptureTransport();
   const logger = winston.createLogger({ level: 'debug', transports: [logs] });
@@ -47,7 +49,7 @@ export async function startApi(
     onChange: (c) => changes.push(c),
     ...extra,
   });
-  const { port } = await api.listen('127.0.0.1', 0);
+  const { port } = tcp ? await api.listen('127.0.0.1', 0) : { port: 0 };
   return { api, store, port, state, changes, logs, metrics, close: () => api.close() };
 }
 
