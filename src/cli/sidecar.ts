@@ -14,8 +14,13 @@ export function sidecarCommand(): Command {
     .option('--namespace <ns>', 'namespace of the NNC and CSS objects', 'kube-system')
     .option('--state-dir <dir>', 'directory of the durable IP store', '/var/lib/pool-monitor')
     .option(
-      '--listen <host:port>',
-      'node API address, HOST an IP or localhost (default: 127.0.0.1:10092)',
+      '--listen <host:port|unix:path>',
+      'node API address, HOST an IP or localhost, or a unix socket (default: 127.0.0.1:10092)',
+    )
+    .option('--listen-group <gid>', "the unix socket's group (mode 0660)")
+    .option(
+      '--node-api-token-file <file>',
+      'require this bearer token on the IPAM and /debug/ipaddresses endpoints',
     )
     .option('--log-level <level>', 'log level: error, warn, info or debug', 'info')
     .option(

@@ -2,6 +2,8 @@
 // KUBECONFIG), validated in one place so a bad value fails at start with one
 // clear line and nothing else happens.
 import { isIP } from 'node:net';
+import { isAbsolute } from 'node:path';
+import { readTokenFile } from '../secrets/token-file.ts';
 import { LOG_LEVELS, type LogLevel } from '../log/levels.ts';
 import { DEFAULT_NAMESPACE } from '../nnc/types.ts';
 import { parseReleaseDelay, type ReleaseDelay } from '../cli/release-delay.ts';
@@ -16,6 +18,12 @@ export interface SidecarOptions {
   stateDir: string;
   listenHost: string;
   listenPort: number;
+  /** --listen unix:PATH: the node API on this socket (0660) instead of TCP. */
+  listenSocket?: string;
+  /** --listen-group: the socket's group (gid). */
+  listenGroup?: number;
+  /** --node-api-token-file: its token is needed on the IPAM and pod-identity endpoints. */
+  nodeApiTokenFile?: string;
   logLevel: LogLevel;
   subnetState: SubnetStateMode;
   /** Seconds (0: exactly CNS v2) or the adaptive policy. */
@@ -35,6 +43,8 @@ export interface SidecarFlags {
   namespace?: string;
   stateDir?: string;
   listen?: string;
+  listenGroup?: string;
+  nodeApiTokenFile?: string;
   logLevel?: string;
   subnetState?: string;
   releaseDelay?: string;
@@ -120,7 +130,28 @@ export function resolveSidecarOptions(
   }
   const stateDir = flags.stateDir ?? DEFAULT_STATE_DIR;
   if (stateDir.trim() === '') throw new ConfigError('--state-dir must not be empty');
-  const { host, port } = parseListen(flags.listen ?? '127.0.0.1');
+  const listen = flags.listen ?? '127.0.0.1';
+  const socket = listen.startsWith('unix:') ? listen.slice('unix:'.length) : undefined;
+  if (socket !== undefined && !isAbsolute(socket))
+    throw new ConfigError(`--listen: unix socket path must be absolute, got "${socket}"`);
+  const { host, port } =
+    socket === undefined ? parseListen(listen) : { host: '127.0.0.1', port: DEFAULT_LISTEN_PORT };
+  let listenGroup: number | undefined;
+  if (flags.listenGroup !== undefined) {
+    if (socket === undefined) throw new ConfigError('--listen-group needs --listen unix:PATH');
+    if (!/^\d+$/.test(flags.listenGroup) || Number(flags.listenGroup) > 0xfffffffe)
+      throw new ConfigError(
+        `--listen-group must be a numeric group id, got "${flags.listenGroup}"`,
+      );
+    listenGroup = Number(flags.listenGroup);
+  }
+  if (flags.nodeApiTokenFile !== undefined) {
+    try {
+      readTokenFile(flags.nodeApiTokenFile);
+    } catch (err) {
+      throw new ConfigError(`--node-api-token-file: ${(err as Error).message}`);
+    }
+  }
   const kubeconfig = flags.kubeconfig ?? (env.KUBECONFIG || undefined);
   return {
     nodeName,
@@ -129,6 +160,9 @@ export function resolveSidecarOptions(
     stateDir,
     listenHost: host,
     listenPort: port,
+    ...(socket !== undefined ? { listenSocket: socket } : {}),
+    ...(listenGroup !== undefined ? { listenGroup } : {}),
+    ...(flags.nodeApiTokenFile !== undefined ? { nodeApiTokenFile: flags.nodeApiTokenFile } : {}),
     logLevel,
     subnetState,
     releaseDelay,

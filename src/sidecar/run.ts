@@ -45,6 +45,7 @@ import { PodWaitTracker, type PodLike } from './pod-wait.ts';
 import type { NodeInformers } from './informers.ts';
 import type { SidecarOptions } from './options.ts';
 import { ConfigError, DEFAULT_LEAK_GRACE_SECONDS } from './options.ts';
+import { TokenFile } from '../secrets/token-file.ts';
 import { nncReadiness, WaitNotice, waitReason, type WaitReason } from './waiting.ts';
 
 export interface RunSidecarDeps {
@@ -88,6 +89,8 @@ export interface RunSidecarDeps {
 export interface RunningSidecar {
   /** Where the node API listens (the bound port when --listen asked for 0). */
   host: string;
+  /** The node API's unix socket (--listen unix:PATH); host and port are then empty. */
+  socket?: string;
   port: number;
   url: string;
   monitor: PoolMonitor;
@@ -132,6 +135,14 @@ export async function runSidecar(
         env: deps.env ?? process.env,
       });
   const kc = deps.kc ?? (loaded as NonNullable<typeof loaded>).kc;
+  let tokenFile: TokenFile | undefined;
+  if (options.nodeApiTokenFile !== undefined) {
+    try {
+      tokenFile = new TokenFile(options.nodeApiTokenFile);
+    } catch (err) {
+      throw new ConfigError(`--node-api-token-file: ${message(err)}`);
+    }
+  }
   let store: NodeIpStore;
   try {
     store =
@@ -288,15 +299,26 @@ export async function runSidecar(
     metrics,
     logger: root,
     closeGraceMs: deps.apiCloseGraceMs ?? 3000,
+    ...(tokenFile ? { token: () => tokenFile.current() } : {}),
   });
 
   let bound: { host: string; port: number };
+  const socket = options.listenSocket;
   try {
-    bound = await api.listen(options.listenHost, options.listenPort);
+    bound =
+      socket !== undefined
+        ? await api
+            .listenUnix(socket, {
+              ...(options.listenGroup !== undefined ? { gid: options.listenGroup } : {}),
+            })
+            .then(() => ({ host: '', port: 0 }))
+        : await api.listen(options.listenHost, options.listenPort);
   } catch (err) {
     pods.stop();
     store.close();
-    throw new ConfigError(`--listen ${options.listenHost}:${options.listenPort}: ${message(err)}`);
+    const where =
+      socket !== undefined ? `unix:${socket}` : `${options.listenHost}:${options.listenPort}`;
+    throw new ConfigError(`--listen ${where}: ${message(err)}`);
   }
   const informers = startNodeInformers({
     kc,
@@ -388,7 +410,8 @@ export async function runSidecar(
   });
   log.info('sidecar started', {
     namespace: options.namespace,
-    listen: `${bound.host}:${bound.port}`,
+    listen: socket !== undefined ? `unix:${socket}` : `${bound.host}:${bound.port}`,
+    nodeApiToken: tokenFile !== undefined,
     stateDir: options.stateDir,
     subnetState: options.subnetState,
     releaseDelay: formatReleaseDelay(options.releaseDelay),
@@ -445,6 +468,7 @@ export async function runSidecar(
   return {
     host: bound.host,
     port: bound.port,
+    ...(socket !== undefined ? { socket } : {}),
     url: `http://${bound.host.includes(':') ? `[${bound.host}]` : bound.host}:${bound.port}`,
     monitor,
     store,

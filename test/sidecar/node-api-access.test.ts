@@ -12,8 +12,8 @@ import { resolveSidecarOptions } from '../../src/sidecar/options.ts';
 const TOKEN = 'a-node-api-token-of-32-characters';
 
 describe('sidecar: node API access options', () => {
-  let dir: string;
-  let file: string;
+  let dir = '';
+  let file = '';
   beforeEach(() => {
     dir = mkdtempSync(join(tmpdir(), 'node-api-access-'));
     file = join(dir, 'token');
@@ -45,46 +45,47 @@ describe('sidecar: node API access options', () => {
     expect(o).not.to.have.property('nodeApiTokenFile');
   });
 
-  const bad: [string, () => Record<string, string>, string][] = [
+  const bad: [string, () => Record<string, string>, () => string][] = [
     [
       'a relative socket path',
       () => ({ listen: 'unix:cns.sock' }),
-      '--listen: unix socket path must be absolute, got "cns.sock"',
+      () => '--listen: unix socket path must be absolute, got "cns.sock"',
     ],
     [
       '--listen-group without a socket',
       () => ({ listenGroup: '4242' }),
-      '--listen-group needs --listen unix:PATH',
+      () => '--listen-group needs --listen unix:PATH',
     ],
     [
       'a group that is no gid',
       () => ({ listen: 'unix:/x.sock', listenGroup: 'cni' }),
-      '--listen-group must be a numeric group id, got "cni"',
+      () => '--listen-group must be a numeric group id, got "cni"',
     ],
     [
       'a missing token file',
       () => ({ nodeApiTokenFile: join(dir, 'nope') }),
-      `--node-api-token-file: ${join(dir, 'nope')}: cannot read it (ENOENT)`,
+      () => `--node-api-token-file: ${join(dir, 'nope')}: cannot read it (ENOENT)`,
     ],
     [
       'an empty token file',
       () => (writeFileSync(file, '\n'), { nodeApiTokenFile: file }),
-      `--node-api-token-file: ${file}: is empty`,
+      () => `--node-api-token-file: ${file}: is empty`,
     ],
     [
       'a short token',
       () => (writeFileSync(file, 'short'), { nodeApiTokenFile: file }),
-      `--node-api-token-file: ${file}: the token has 5 characters, at least 16 are needed`,
+      () => `--node-api-token-file: ${file}: the token has 5 characters, at least 16 are needed`,
     ],
     [
       'a token file every user may read',
       () => (chmodSync(file, 0o644), { nodeApiTokenFile: file }),
-      `--node-api-token-file: ${file}: is readable by every user (mode 0644); make it 0600 or 0640 (a Secret volume's defaultMode)`,
+      () =>
+        `--node-api-token-file: ${file}: is readable by every user (mode 0644); make it 0600 or 0640 (a Secret volume's defaultMode)`,
     ],
   ];
   for (const [name, flags, message] of bad)
     it(`refuses ${name}`, () => {
-      expect(() => resolveSidecarOptions({ nodeName: 'n', ...flags() }, {})).to.throw(message);
+      expect(() => resolveSidecarOptions({ nodeName: 'n', ...flags() }, {})).to.throw(message());
     });
 
   it('TokenFile: read anew when the file changes; a bad re-read keeps the last token', () => {
