@@ -3,54 +3,15 @@
 // manifests/ with real bound service-account tokens: the sidecar of node A
 // may write its own NNC's spec, never node B's NNC, its status or metadata.
 import { expect } from 'chai';
-import { readFileSync } from 'node:fs';
-import { parseAllDocuments } from 'yaml';
 import { NNC_PATH, nnc } from './helpers.ts';
 import { RBAC, strictServer, type StrictServer } from './access-helpers.ts';
+import { applySidecarManifests, sidecarToken } from './manifest-helpers.ts';
 
 const ADM = '/apis/admissionregistration.k8s.io/v1';
 const LEASES = '/apis/coordination.k8s.io/v1/namespaces/default/leases';
 const APPLY = 'application/apply-patch+yaml';
 const MERGE = 'application/merge-patch+json';
 const POLICY = 'pool-monitor-sidecar-own-nnc';
-
-const manifest = (file: string): Record<string, unknown>[] =>
-  parseAllDocuments(
-    readFileSync(new URL(`../../manifests/sidecar/${file}`, import.meta.url), 'utf8'),
-  ).map((d) => d.toJS() as Record<string, unknown>);
-
-const COLLECTIONS: Record<string, string> = {
-  ServiceAccount: '/api/v1/namespaces/kube-system/serviceaccounts',
-  ClusterRole: `${RBAC}/clusterroles`,
-  ClusterRoleBinding: `${RBAC}/clusterrolebindings`,
-  Role: `${RBAC}/namespaces/kube-system/roles`,
-  RoleBinding: `${RBAC}/namespaces/kube-system/rolebindings`,
-  ValidatingAdmissionPolicy: `${ADM}/validatingadmissionpolicies`,
-  ValidatingAdmissionPolicyBinding: `${ADM}/validatingadmissionpolicybindings`,
-};
-
-async function applyManifests(s: StrictServer, files: string[]): Promise<void> {
-  for (const f of files)
-    for (const doc of manifest(f)) {
-      const r = await s.admin('POST', COLLECTIONS[doc.kind as string] as string, doc);
-      expect(r.status, JSON.stringify(r.body)).to.equal(201);
-    }
-}
-
-/** A token for service account kube-system/pool-monitor bound to `ref`. */
-async function sidecarToken(s: StrictServer, ref?: object): Promise<string> {
-  const r = await s.admin(
-    'POST',
-    '/api/v1/namespaces/kube-system/serviceaccounts/pool-monitor/token',
-    {
-      apiVersion: 'authentication.k8s.io/v1',
-      kind: 'TokenRequest',
-      spec: ref ? { boundObjectRef: ref } : {},
-    },
-  );
-  expect(r.status, JSON.stringify(r.body)).to.equal(201);
-  return r.body.status.token as string;
-}
 
 const specApply = (name: string, requested: number) =>
   JSON.stringify({
@@ -63,7 +24,11 @@ const SSA = '?fieldManager=azure-cns&force=true';
 
 async function cluster(mode: 'RBAC' | 'AlwaysAllow'): Promise<{ s: StrictServer; a: string }> {
   const s = await strictServer({}, { authorizationMode: mode });
-  await applyManifests(s, ['serviceaccount.yaml', 'rbac.yaml', 'node-isolation-policy.yaml']);
+  await applySidecarManifests(s, [
+    'serviceaccount.yaml',
+    'rbac.yaml',
+    'node-isolation-policy.yaml',
+  ]);
   for (const n of ['node-a', 'node-b']) {
     expect((await s.admin('POST', '/api/v1/nodes', { metadata: { name: n } })).status).to.equal(
       201,
