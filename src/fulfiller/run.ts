@@ -3,6 +3,7 @@
 // status/lifecycle/CSS adapters and an Event recorder, the leader elector
 // with its write gate, the metrics and the --listen endpoints. Used by
 // `bin/pool-monitor fulfiller` and by the embedded cluster.
+import { FULFILLER_EVENT_PREFIX } from '../kube/event-names.ts';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type {
   KubeConfig,
@@ -116,6 +117,7 @@ export async function startFulfiller(options: StartFulfillerOptions): Promise<Ru
       : createEventRecorder({
           api: gatedEventsApi(kc.makeApiClient(CoreV1Api), canWrite),
           component: 'ipam-fulfiller',
+          namePrefix: FULFILLER_EVENT_PREFIX,
           logger,
         });
   const fulfiller = new Fulfiller({

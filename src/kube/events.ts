@@ -49,6 +49,8 @@ export interface EventRecorderOptions {
   component: string;
   /** `source.host` / `reportingInstance`, e.g. the node name. */
   host?: string;
+  /** Prefix of every Event name, owned by the writer (event-names.ts). */
+  namePrefix?: string;
   logger: Logger;
   now?: () => Date;
   /** Repeats within this window are aggregated; older ones start a new Event. */
@@ -70,14 +72,24 @@ export function eventKey(involved: InvolvedObject, details: EventDetails): strin
   ].join('\u0000');
 }
 
-/** An Event name unique enough: the object's name plus a time-based suffix, as kubelet does. */
+/** Longest name of an object validated as a DNS subdomain (Event names are). */
+const MAX_NAME = 253;
+
+/**
+ * An Event name unique enough: the writer's prefix (event-names.ts), the
+ * object's name and a time-based suffix, as kubelet does; the object part is
+ * cut so the whole stays a DNS subdomain of at most 253 characters.
+ */
 export function eventName(
   objectName: string,
   at: Date,
   random: () => number = Math.random,
+  prefix = '',
 ): string {
   const suffix = (at.getTime() * 1000 + Math.floor(random() * 1000)).toString(16);
-  return `${objectName}.${suffix}`;
+  const room = MAX_NAME - prefix.length - suffix.length - 1;
+  const object = objectName.slice(0, Math.max(0, room)).replace(/[-.]+$/, '');
+  return `${prefix}${object}.${suffix}`;
 }
 
 export function createEventRecorder(options: EventRecorderOptions): EventRecorder {
@@ -113,7 +125,10 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
     const body: CoreV1Event = {
       apiVersion: 'v1',
       kind: 'Event',
-      metadata: { name: eventName(involved.name, at), namespace: involved.namespace },
+      metadata: {
+        name: eventName(involved.name, at, Math.random, options.namePrefix),
+        namespace: involved.namespace,
+      },
       involvedObject: { ...involved },
       type: details.type,
       reason: details.reason,

@@ -19,6 +19,7 @@ import { asPoolIpStore } from '../ipstore/pool-adapter.ts';
 import type { NodeIpStore } from '../ipstore/types.ts';
 import type { BackoffOptions } from '../kube/backoff.ts';
 import { loadKubeConfig } from '../kube/config.ts';
+import { sidecarEventPrefix } from '../kube/event-names.ts';
 import { createEventRecorder, noopEventRecorder } from '../kube/events.ts';
 import type { EventDetails, EventRecorder, InvolvedObject } from '../kube/events.ts';
 import type { Logger } from '../log/logger.ts';
@@ -164,6 +165,7 @@ export async function runSidecar(
           kc,
           component: 'azure-cns',
           host: options.nodeName,
+          namePrefix: sidecarEventPrefix(options.nodeName),
           logger: root.child({ component: 'events' }),
         });
 

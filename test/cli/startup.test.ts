@@ -45,11 +45,11 @@ describe('bin/pool-monitor start-up', function () {
       const { packages, src } = loaded(...args);
       expect(packages).to.deep.equal(['commander']);
       // Command definitions and the pure modules their flags need (the
-      // authorization modes, the label selector parser behind
+      // authorization modes and feature gates, the label selector parser behind
       // --node-selector, option parsers, the --azure-* flags and their
       // settings check without the Azure SDK), nothing that runs.
       const pure =
-        /^cli\/.*|^apiserver\/auth\/modes\.ts$|^apiserver\/(selectors|errors|objects)\.ts$/;
+        /^cli\/.*|^apiserver\/auth\/(modes|feature-gates)\.ts$|^apiserver\/(selectors|errors|objects)\.ts$/;
       const running = src.filter((f) =>
         /^(apiserver|embedded|ipstore|kube|metrics|monitor|nodeapi|scaling)\/|^log\/logger|run\.ts$|simulate\.ts$/.test(
           f.replace(pure, ''),

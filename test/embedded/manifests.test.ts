@@ -72,7 +72,9 @@ describe('embedded: manifests/ as kustomize reads it', () => {
       'RoleBinding/kube-system/pool-monitor',
       'RoleBinding/kube-system/pool-monitor-fulfiller',
       'ValidatingAdmissionPolicy/pool-monitor-sidecar-own-nnc',
+      'ValidatingAdmissionPolicy/pool-monitor-sidecar-own-events',
       'ValidatingAdmissionPolicyBinding/pool-monitor-sidecar-own-nnc',
+      'ValidatingAdmissionPolicyBinding/pool-monitor-sidecar-own-events',
     ]);
     expect(serviceAccountOf(all, 'sidecar')).to.deep.equal({
       namespace: 'kube-system',

@@ -294,6 +294,8 @@ describe('manifests', () => {
           'daemonset.apps/pool-monitor created',
           'validatingadmissionpolicy.admissionregistration.k8s.io/pool-monitor-sidecar-own-nnc created',
           'validatingadmissionpolicybinding.admissionregistration.k8s.io/pool-monitor-sidecar-own-nnc created',
+          'validatingadmissionpolicy.admissionregistration.k8s.io/pool-monitor-sidecar-own-events created',
+          'validatingadmissionpolicybinding.admissionregistration.k8s.io/pool-monitor-sidecar-own-events created',
           'deployment.apps/pool-monitor-fulfiller created',
         ]) {
           expect(first).to.contain(expected);
