@@ -15,9 +15,12 @@ const BIN = fileURLToPath(new URL('../../bin/pool-monitor', import.meta.url));
 const CRDS = fileURLToPath(new URL('../../manifests/crds', import.meta.url));
 
 /** Starts `apiserver ARGS`; resolves with its "api server listening" log line. */
-async function serve(
-  args: string[],
-): Promise<{ child: ChildProcess; line: Record<string, string>; stop(): Promise<number | null> }> {
+async function serve(args: string[]): Promise<{
+  child: ChildProcess;
+  line: Record<string, string>;
+  output(): string;
+  stop(): Promise<number | null>;
+}> {
   const child = spawn(BIN, ['apiserver', '--port', '0', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -42,7 +45,7 @@ async function serve(
       child.once('exit', (c) => resolve(c));
       child.kill('SIGTERM');
     });
-  return { child, line, stop };
+  return { child, line, output: () => out, stop };
 }
 
 describe('cluster: pool-monitor apiserver command', function () {
@@ -82,6 +85,23 @@ describe('cluster: pool-monitor apiserver command', function () {
       child.kill('SIGTERM');
     });
     expect(code).to.equal(0);
+  });
+
+  it('--tls without RBAC is not silent: a warning at start says anyone may write anything', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pm-apiserver-open-'));
+    try {
+      const { output, stop } = await serve(['--tls', '--kubeconfig', join(dir, 'kubeconfig')]);
+      const warn = output()
+        .split('\n')
+        .filter((l) => l.includes('"api server is open"'))
+        .map((l) => JSON.parse(l) as Record<string, string>);
+      expect(warn).to.have.length(1);
+      expect(warn[0]?.level).to.equal('warn');
+      expect(warn[0]?.risk).to.match(/anonymous included, read and write everything/);
+      expect(await stop()).to.equal(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('rejects bad flags with a non-zero exit', () => {

@@ -35,12 +35,6 @@ export class Authenticator {
     for (const [t, u] of opts.staticTokens ?? []) this.byDigest.set(digest(t).toString('hex'), u);
   }
 
-  /** The request's user, or undefined for 401. */
-  authenticate(authorization: string | undefined): UserInfo | undefined {
-    const r = this.check(authorization);
-    return 'user' in r ? r.user : undefined;
-  }
-
   /** The request's user, or why it gets 401 (for the log; the client sees "Unauthorized"). */
   check(authorization: string | undefined): { user: UserInfo } | { error: string } {
     const token = bearerToken(authorization);

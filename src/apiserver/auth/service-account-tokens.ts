@@ -124,12 +124,6 @@ export class ServiceAccountTokens {
     return { token: `${head}.${body}.${sig}`, claims };
   }
 
-  /** The user of a valid token; undefined for anything else (not ours, expired, stale binding). */
-  authenticate(token: string): UserInfo | undefined {
-    const v = this.validate(token);
-    return 'user' in v ? v.user : undefined;
-  }
-
   /** The user of a token, or kube-apiserver's reason to refuse it (claims.go). */
   validate(token: string): Validation {
     const claims = this.verifiedClaims(token);
