@@ -56,7 +56,20 @@ export function sdkNicApi(
   };
 }
 
-export type ArmErrorKind = 'precondition-failed' | 'subnet-full' | 'not-found' | 'other';
+export type ArmErrorKind =
+  | 'precondition-failed'
+  | 'subnet-full'
+  | 'vnet-full'
+  | 'limit'
+  | 'forbidden'
+  | 'not-found'
+  | 'other';
+
+/** Codes of Azure's caps on a NIC's or a VM's addresses (see emulator/README.md). */
+const LIMIT_CODES = new Set([
+  'NetworkInterfaceIpConfigurationLimitReached',
+  'PrivateIPAddressesPerVirtualMachineLimitReached',
+]);
 
 /**
  * What an ARM error means for a round. SubnetIsFull comes two ways: a
@@ -68,6 +81,9 @@ export function armErrorKind(err: unknown): ArmErrorKind {
   if (e?.code === 'SubnetIsFull') return 'subnet-full';
   if (/long-running operation has failed\. SubnetIsFull\b/.test(e?.message ?? ''))
     return 'subnet-full';
+  if (e?.code === 'PrivateIPAddressesPerVirtualNetworkLimitReached') return 'vnet-full';
+  if (e?.code && LIMIT_CODES.has(e.code)) return 'limit';
+  if (e?.statusCode === 403) return 'forbidden';
   if (e?.statusCode === 412) return 'precondition-failed';
   if (e?.statusCode === 404) return 'not-found';
   return 'other';

@@ -67,9 +67,21 @@ export function clientFor(
   });
 }
 
-/** Adds `count` VMs named node-0... with NICs in the node subnet. */
-export function addNodes(rig: Rig, count: number, prefix = 'node') {
+export type Layout = 'pod-nic' | 'node-subnet';
+
+/**
+ * Adds `count` VMs named node-0...: by default in the pod NIC layout (the
+ * primary NIC in the node subnet, a second NIC in the pod subnet); with
+ * `node-subnet`, one NIC in the pod subnet. `nicName` is the NIC that takes pod IPs.
+ */
+export function addNodes(rig: Rig, count: number, prefix = 'node', layout: Layout = 'pod-nic') {
   return Array.from({ length: count }, (_, i) =>
-    rig.em.network.addVm({ resourceGroup: RG, name: `${prefix}-${i}`, subnetId: rig.nodeSubnetId }),
+    rig.em.network.addVm({
+      resourceGroup: RG,
+      name: `${prefix}-${i}`,
+      ...(layout === 'pod-nic'
+        ? { subnetId: rig.nodeSubnetId, podNicSubnetId: rig.podSubnetId }
+        : { subnetId: rig.podSubnetId }),
+    }),
   );
 }

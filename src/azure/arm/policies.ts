@@ -158,6 +158,7 @@ export function metricsPolicy(metrics: ArmMetricsSink, now: () => number): Pipel
       try {
         const response = await next(request);
         metrics.call(operation, String(response.status), (now() - start) / 1000);
+        if (response.status === 403) metrics.forbidden(operation);
         return response;
       } catch (err) {
         metrics.call(operation, 'error', (now() - start) / 1000);

@@ -1,7 +1,13 @@
 // A small Azure "cloud" for demos and benches: the emulator with one VNet
-// (node subnet and pod subnet), a VM with a NIC per node, and the settings
-// the Azure backend needs to talk to it. The embedded cluster gives each Node
-// the providerID returned here.
+// (node subnet and pod subnet), a VM per node, and the settings the Azure
+// backend needs to talk to it. The embedded cluster gives each Node the
+// providerID returned here. A node's VM comes in one of the two layouts the
+// backend serves (nic-choice.ts), or in neither ('unfit', for tests):
+//   pod-nic      primary NIC in the node subnet, a second NIC in the pod subnet
+//   node-subnet  one NIC, in the pod subnet
+//   mixed        (default) even nodes pod-nic, odd nodes node-subnet
+// Every NIC's primary ipConfiguration is in an application security group,
+// so every new ipConfiguration must carry it too.
 import type { BackendFactory } from '../../fulfiller/backend.ts';
 import type { BearerTokenSource } from '../arm/credentials.ts';
 import type { RetryOptions } from '../arm/policies.ts';
@@ -9,13 +15,24 @@ import type { AzureSettings } from '../settings.ts';
 import type { AzureBuildExtra } from '../setup.ts';
 import { azureBackendFactory } from '../setup.ts';
 import type { SubnetFullMode } from './network.ts';
+import type { RoleAssignment } from './authorization.ts';
+import type { QuotaSpec } from './quota.ts';
 import { ArmEmulator } from './server.ts';
+
+export type CloudLayout = 'pod-nic' | 'node-subnet' | 'unfit';
 
 export interface EmulatedCloudOptions {
   nodePrefix?: string;
   podPrefix?: string;
   subnetFullMode?: SubnetFullMode;
+  /** How long a NIC PUT's operation runs (its polls say InProgress, Retry-After its length). */
   operationMs?: number;
+  /** The layout of every node's VM; default 'mixed'. */
+  layout?: CloudLayout | 'mixed';
+  /** The identity's role assignments (absent: allowed everything). */
+  roleAssignments?: RoleAssignment[];
+  /** ARM's read/write buckets (default ARM's); false: none. */
+  quota?: QuotaSpec | false;
   /** Keep the per-request log (for reports; default true). */
   log?: boolean;
 }
@@ -28,7 +45,10 @@ export class EmulatedCloud {
   readonly emulator: ArmEmulator;
   readonly nodeSubnetId: string;
   readonly podSubnetId: string;
+  readonly asgId: string;
+  private readonly layout: CloudLayout | 'mixed';
   private readonly providerIDs = new Map<string, string>();
+  private readonly nicNames = new Map<string, string>();
 
   constructor(options: EmulatedCloudOptions = {}) {
     this.emulator = new ArmEmulator({
@@ -37,7 +57,11 @@ export class EmulatedCloud {
       ...(options.subnetFullMode ? { subnetFullMode: options.subnetFullMode } : {}),
       ...(options.operationMs !== undefined ? { operationMs: options.operationMs } : {}),
       ...(options.log !== undefined ? { log: options.log } : {}),
+      ...(options.roleAssignments ? { roleAssignments: options.roleAssignments } : {}),
+      ...(options.quota !== undefined ? { quota: options.quota } : {}),
     });
+    this.layout = options.layout ?? 'mixed';
+    this.asgId = `/subscriptions/${CLOUD_SUBSCRIPTION}/resourceGroups/${CLOUD_RESOURCE_GROUP}/providers/Microsoft.Network/applicationSecurityGroups/aks-nodes`;
     const ids = this.emulator.network.addVirtualNetwork(CLOUD_RESOURCE_GROUP, 'aks-vnet', {
       'aks-nodes': options.nodePrefix ?? '10.224.0.0/16',
       'aks-pods': options.podPrefix ?? '10.240.0.0/16',
@@ -54,17 +78,26 @@ export class EmulatedCloud {
     return this.emulator.close();
   }
 
-  /** Adds a VM (and its NIC) for a node; returns the Node's providerID. Idempotent. */
-  addNode(name: string): string {
+  /** Adds a VM (and its NICs) for a node; returns the Node's providerID. Idempotent. */
+  addNode(name: string, layout?: CloudLayout): string {
     const known = this.providerIDs.get(name);
     if (known) return known;
+    const chosen = layout ?? this.layoutOf(this.providerIDs.size);
     const vm = this.emulator.network.addVm({
       resourceGroup: CLOUD_RESOURCE_GROUP,
       name,
-      subnetId: this.nodeSubnetId,
+      subnetId: chosen === 'node-subnet' ? this.podSubnetId : this.nodeSubnetId,
+      ...(chosen === 'pod-nic' ? { podNicSubnetId: this.podSubnetId } : {}),
+      asgIds: [this.asgId],
     });
     this.providerIDs.set(name, vm.providerID);
+    this.nicNames.set(name, vm.nicName);
     return vm.providerID;
+  }
+
+  private layoutOf(index: number): CloudLayout {
+    if (this.layout !== 'mixed') return this.layout;
+    return index % 2 === 0 ? 'pod-nic' : 'node-subnet';
   }
 
   /** The backend's settings for this cloud (token passed separately, see CLOUD_TOKEN). */
@@ -104,9 +137,12 @@ export class EmulatedCloud {
     });
   }
 
-  /** The NIC of a node added here, as the emulator holds it now. */
+  /** The NIC that takes a node's pod IPs (or its only NIC), as the emulator holds it now. */
   nicOf(node: string) {
-    return this.emulator.network.getNic(CLOUD_RESOURCE_GROUP, `${node}-nic`);
+    return this.emulator.network.getNic(
+      CLOUD_RESOURCE_GROUP,
+      this.nicNames.get(node) ?? `${node}-nic`,
+    );
   }
 
   /** ARM requests by operation and status, and PUTs per NIC, for reports. */
@@ -122,7 +158,9 @@ export class EmulatedCloud {
       if (r.operation === 'NetworkInterfaces.CreateOrUpdate' && r.nic)
         puts.set(r.nic, (puts.get(r.nic) ?? 0) + 1);
     }
-    const counts = [...this.providerIDs.keys()].map((n) => puts.get(`${n}-nic`) ?? 0);
+    const counts = [...this.providerIDs.keys()].map(
+      (n) => puts.get(this.nicNames.get(n) ?? `${n}-nic`) ?? 0,
+    );
     const sum = counts.reduce((a, b) => a + b, 0);
     return {
       byOperationAndStatus,

@@ -19,6 +19,10 @@ export interface NetworkOptions {
   /** `sync`: a PUT that does not fit answers 400 SubnetIsFull; `lro`: its operation ends Failed with that code. */
   subnetFullMode?: SubnetFullMode;
   now?: () => number;
+  /** Private IP addresses per VM (Azure: 256). */
+  perVmCap?: number;
+  /** Private IP addresses per virtual network (Azure: 65,536). */
+  perVnetCap?: number;
 }
 
 export interface VmOptions {
@@ -32,13 +36,20 @@ export interface VmOptions {
   /** Extra properties of the primary ipConfiguration (loadBalancerBackendAddressPools...). */
   primaryConfigProperties?: Record<string, unknown>;
   tags?: Record<string, string>;
+  /** Pod NIC layout: a second NIC whose primary ipConfiguration is in this subnet. */
+  podNicSubnetId?: string;
+  /** Application security groups of the NICs' primary ipConfigurations. */
+  asgIds?: string[];
 }
 
 export interface AddedVm {
   vmId: string;
   providerID: string;
+  /** The NIC that takes pod IPs: the pod NIC when there is one, else the primary NIC. */
   nicName: string;
   nicId: string;
+  /** The VM's primary NIC. */
+  primaryNicName: string;
 }
 
 interface Operation {
@@ -64,6 +75,8 @@ export class EmulatedNetwork {
   readonly location: string;
   operationMs: number;
   subnetFullMode: SubnetFullMode;
+  perVmCap: number;
+  perVnetCap: number;
   private readonly now: () => number;
   private readonly subnets = new Map<string, EmulatedSubnet>();
   private readonly nics = new Map<string, ArmObject>();
@@ -78,6 +91,8 @@ export class EmulatedNetwork {
     this.operationMs = options.operationMs ?? 0;
     this.subnetFullMode = options.subnetFullMode ?? 'sync';
     this.now = options.now ?? Date.now;
+    this.perVmCap = options.perVmCap ?? 256;
+    this.perVnetCap = options.perVnetCap ?? 65_536;
   }
 
   /** Adds a virtual network; returns the subnet ids by name. */
@@ -110,18 +125,50 @@ export class EmulatedNetwork {
     });
   }
 
-  /** Adds a VM with one primary NIC holding one primary Dynamic ipConfiguration. */
+  /**
+   * Adds a VM with its primary NIC (one primary Dynamic ipConfiguration in
+   * `subnetId`) and, with `podNicSubnetId`, a second NIC whose primary
+   * ipConfiguration is in that subnet (the pod NIC layout).
+   */
   addVm(options: VmOptions): AddedVm {
-    const subnet = this.subnet(options.subnetId);
-    if (!subnet) throw new Error(`unknown subnet ${options.subnetId}`);
-    const nicName = options.nicName ?? `${options.name}-nic`;
+    const id = vmId(this.subscriptionId, options.resourceGroup, options.name);
+    const primaryNicName = options.nicName ?? `${options.name}-nic`;
+    const primary = this.addNic(options, primaryNicName, options.subnetId, true, id);
+    let pod = primary;
+    if (options.podNicSubnetId !== undefined) {
+      pod = this.addNic(
+        { ...options, nicProperties: {}, primaryConfigProperties: {} },
+        `${options.name}-pod-nic`,
+        options.podNicSubnetId,
+        false,
+        id,
+      );
+    }
+    return {
+      vmId: id,
+      providerID: `azure://${id}`,
+      nicName: pod.name,
+      nicId: pod.id,
+      primaryNicName,
+    };
+  }
+
+  private addNic(
+    options: VmOptions,
+    nicName: string,
+    subnetId: string,
+    primary: boolean,
+    vm: string,
+  ): { name: string; id: string } {
+    const subnet = this.subnet(subnetId);
+    if (!subnet) throw new Error(`unknown subnet ${subnetId}`);
     const nicId = `/subscriptions/${this.subscriptionId}/resourceGroups/${options.resourceGroup}/providers/Microsoft.Network/networkInterfaces/${nicName}`;
     if (this.nics.has(key(options.resourceGroup, nicName)))
       throw new Error(`NIC ${nicName} exists`);
     const ip = subnet.allocate();
     if (ip === undefined) throw new Error(`subnet ${subnet.name} is full`);
-    const id = vmId(this.subscriptionId, options.resourceGroup, options.name);
     const etag = newEtag();
+    const asgs = (options.asgIds ?? []).map((asg) => ({ id: asg }));
     const nic: ArmObject = {
       name: nicName,
       id: nicId,
@@ -133,8 +180,8 @@ export class EmulatedNetwork {
         provisioningState: 'Succeeded',
         resourceGuid: randomUUID(),
         macAddress: randomUUID().replace(/-/g, '').slice(0, 12).toUpperCase(),
-        primary: true,
-        virtualMachine: { id },
+        primary,
+        virtualMachine: { id: vm },
         enableIPForwarding: false,
         ...options.nicProperties,
         ipConfigurations: [
@@ -150,6 +197,7 @@ export class EmulatedNetwork {
               privateIPAddressVersion: 'IPv4',
               subnet: { id: subnet.id },
               primary: true,
+              ...(asgs.length ? { applicationSecurityGroups: asgs } : {}),
               ...options.primaryConfigProperties,
             },
           },
@@ -157,7 +205,28 @@ export class EmulatedNetwork {
       },
     };
     this.nics.set(key(options.resourceGroup, nicName), nic);
-    return { vmId: id, providerID: `azure://${id}`, nicName, nicId };
+    return { name: nicName, id: nicId };
+  }
+
+  /** ipConfigurations on the VM's NICs other than `except`. */
+  private otherConfigsOfVm(vm: string, except: string): number {
+    let n = 0;
+    for (const [k, nic] of this.nics) {
+      if (k === except) continue;
+      const of = (nic.properties?.virtualMachine as { id?: string } | undefined)?.id;
+      if (sameArmId(of, vm)) n += ((nic.properties?.ipConfigurations as unknown[]) ?? []).length;
+    }
+    return n;
+  }
+
+  /** Addresses in use in a virtual network (every subnet of it). */
+  private vnetInUse(subnetId: string): { name: string; inUse: number } {
+    const ref = parseSubnetId(subnetId);
+    const inUse = this.subnetsOf(ref.resourceGroup, ref.virtualNetwork).reduce(
+      (n, s) => n + s.inUse,
+      0,
+    );
+    return { name: ref.virtualNetwork, inUse };
   }
 
   /** Finishes operations whose time has come. */
@@ -232,6 +301,7 @@ export class EmulatedNetwork {
     };
     const etag = newEtag();
     const state = this.operationMs > 0 ? 'Updating' : 'Succeeded';
+    const vm = (stored.properties?.virtualMachine as { id?: string } | undefined)?.id;
     let nic: ArmObject;
     try {
       const result = applyNicPut(stored, body, {
@@ -239,6 +309,13 @@ export class EmulatedNetwork {
         etag,
         provisioningState: state,
         subnetById: (id) => this.subnet(id),
+        ...(vm
+          ? { vm: { id: vm, otherConfigs: this.otherConfigsOfVm(vm, k), cap: this.perVmCap } }
+          : {}),
+        vnetRoom: (subnet) => {
+          const { name: vnet, inUse } = this.vnetInUse(subnet.id);
+          return { name: vnet, room: this.perVnetCap - inUse, cap: this.perVnetCap };
+        },
       });
       nic = result.nic;
       this.counts.taken += result.taken;

@@ -15,19 +15,27 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ArmOperation } from '../arm/operations.ts';
 import { armOperationOf } from '../arm/operations.ts';
+import type { Needed, RoleAssignment } from './authorization.ts';
+import { authorize } from './authorization.ts';
 import { ArmHttpError } from './errors.ts';
 import type { FaultSpec } from './faults.ts';
 import { defaultCode, FaultQueue } from './faults.ts';
 import type { NetworkOptions } from './network.ts';
 import { EmulatedNetwork } from './network.ts';
+import type { QuotaSpec } from './quota.ts';
+import { ARM_QUOTA, ArmQuota } from './quota.ts';
 
 export interface ArmEmulatorOptions extends NetworkOptions {
   /** Bearer tokens accepted (default ['emulator-token']). */
   tokens?: string[];
   /** NICs per page of a list (default 100). */
   pageSize?: number;
-  /** Retry-After (s) on a PUT's answer and on InProgress polls (default 0). */
+  /** Retry-After (s) on a PUT's answer and on InProgress polls (default: operationMs rounded up to s). */
   pollRetryAfterSeconds?: number;
+  /** The caller's role assignments; absent: every request is allowed. */
+  roleAssignments?: RoleAssignment[];
+  /** ARM's read and write buckets (default ARM_QUOTA); false: no throttling. */
+  quota?: QuotaSpec | false;
   /** Keep the request log (default true). */
   log?: boolean;
 }
@@ -56,6 +64,8 @@ export class ArmEmulator {
   pageSize: number;
   pollRetryAfterSeconds: number;
   private tokens: Set<string>;
+  roleAssignments: RoleAssignment[] | undefined;
+  readonly quota: ArmQuota | undefined;
   private readonly keepLog: boolean;
   private readonly now: () => number;
   private server?: Server;
@@ -65,9 +75,13 @@ export class ArmEmulator {
     this.network = new EmulatedNetwork(options);
     this.tokens = new Set(options.tokens ?? ['emulator-token']);
     this.pageSize = options.pageSize ?? 100;
-    this.pollRetryAfterSeconds = options.pollRetryAfterSeconds ?? 0;
+    this.pollRetryAfterSeconds =
+      options.pollRetryAfterSeconds ?? Math.ceil((options.operationMs ?? 0) / 1000);
     this.keepLog = options.log ?? true;
     this.now = options.now ?? Date.now;
+    this.roleAssignments = options.roleAssignments;
+    this.quota =
+      options.quota === false ? undefined : new ArmQuota(options.quota ?? ARM_QUOTA, this.now());
   }
 
   /** Replaces the accepted bearer tokens (a rotation). */
@@ -166,6 +180,16 @@ export class ArmEmulator {
         },
       );
     }
+    const charged = this.quota?.charge(method, this.now());
+    if (charged && 'retryAfter' in charged) {
+      throw new ArmHttpError(
+        429,
+        'TooManyRequests',
+        `The request is being throttled. Retry after ${charged.retryAfter} seconds.`,
+        { ...charged.header, 'retry-after': String(charged.retryAfter) },
+      );
+    }
+    const quotaHeader = charged?.header ?? {};
     const fault = this.faults.take(operation, nic);
     if (fault?.delayMs) await new Promise((r) => setTimeout(r, fault.delayMs));
     if (fault?.status !== undefined) {
@@ -179,10 +203,48 @@ export class ArmEmulator {
         fault.status,
         fault.code ?? defaultCode(fault.status),
         'injected fault',
-        headers,
+        { ...quotaHeader, ...headers },
       );
     }
-    return this.operate(method, url, operation, req, body);
+    try {
+      const answer = await this.operate(method, url, operation, req, body);
+      return { ...answer, headers: { ...quotaHeader, ...answer.headers } };
+    } catch (err) {
+      if (err instanceof ArmHttpError) Object.assign(err.headers, quotaHeader);
+      throw err;
+    }
+  }
+
+  /** The action a request needs, and the linked ones (subnets a NIC PUT joins). */
+  private needs(operation: ArmOperation, url: URL, body: string): [Needed | undefined, Needed[]] {
+    const path = url.pathname.replace(/\/$/, '');
+    const rg = /^(\/subscriptions\/[^/]+\/resourceGroups\/[^/]+)/i.exec(path)?.[1] ?? path;
+    switch (operation) {
+      case 'NetworkInterfaces.List':
+        return [{ action: 'Microsoft.Network/networkInterfaces/read', scope: rg }, []];
+      case 'NetworkInterfaces.Get':
+        return [{ action: 'Microsoft.Network/networkInterfaces/read', scope: path }, []];
+      case 'NetworkInterfaces.CreateOrUpdate':
+        return [
+          { action: 'Microsoft.Network/networkInterfaces/write', scope: path },
+          subnetsOfBody(body).map((id) => ({
+            action: 'Microsoft.Network/virtualNetworks/subnets/join/action',
+            scope: id,
+          })),
+        ];
+      case 'Subnets.Get':
+        return [{ action: 'Microsoft.Network/virtualNetworks/subnets/read', scope: path }, []];
+      case 'VirtualNetworks.ListUsage':
+        return [
+          {
+            action: 'Microsoft.Network/virtualNetworks/read',
+            scope: path.replace(/\/usages$/i, ''),
+          },
+          [],
+        ];
+      default:
+        return [undefined, []];
+    }
   }
 
   /** The real handling of an authenticated request. */
@@ -194,6 +256,8 @@ export class ArmEmulator {
     body: string,
   ): Promise<{ status: number; body: unknown; headers?: Record<string, string> }> {
     const net = this.network;
+    const [need, linked] = this.needs(operation, url, body);
+    authorize(this.roleAssignments, need, linked);
     if (operation === 'NetworkInterfaces.List') {
       const [, rg] = NIC_PATH.exec(url.pathname)!;
       return { status: 200, body: this.page(net.listNics(rg!), url) };
@@ -276,6 +340,22 @@ export class ArmEmulator {
     next.searchParams.set('api-version', url.searchParams.get('api-version') ?? API_VERSION);
     next.searchParams.set('$skiptoken', String(start + this.pageSize));
     return { value, nextLink: next.toString() };
+  }
+}
+
+/** The distinct subnet ids a NIC body's ipConfigurations reference. */
+function subnetsOfBody(body: string): string[] {
+  try {
+    const parsed = JSON.parse(body) as {
+      properties?: { ipConfigurations?: Array<{ properties?: { subnet?: { id?: unknown } } }> };
+    };
+    const ids = (parsed.properties?.ipConfigurations ?? [])
+      .map((c) => c?.properties?.subnet?.id)
+      .filter((id): id is string => typeof id === 'string');
+    const seen = new Map(ids.map((id) => [id.toLowerCase(), id]));
+    return [...seen.values()];
+  } catch {
+    return [];
   }
 }
 
