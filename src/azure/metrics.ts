@@ -6,7 +6,7 @@ import { Counter, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { ArmOperation } from './arm/operations.ts';
 
-export type ThrottleCause = 'token-bucket' | 'retry-after' | 'backoff';
+export type ThrottleCause = 'token-bucket' | 'retry-after' | 'backoff' | 'quota-low';
 
 /** What the ARM client and the backend report; `noArmMetrics` drops it all. */
 export interface ArmMetricsSink {
@@ -62,7 +62,7 @@ export class ArmMetrics implements ArmMetricsSink {
     });
     this.waits = new Counter({
       name: 'pool_monitor_arm_throttled_waits_total',
-      help: 'ARM calls held back: by the token bucket, by a Retry-After, by 5xx backoff.',
+      help: 'ARM calls held back: by the token bucket, by a Retry-After, by 5xx backoff, by low remaining quota.',
       labelNames: ['cause'],
       registers,
     });
@@ -95,7 +95,7 @@ export class ArmMetrics implements ArmMetricsSink {
       registers,
     });
     for (const limit of ['nic', 'vm', 'vnet'] as const) this.limits.inc({ limit }, 0);
-    for (const cause of ['token-bucket', 'retry-after', 'backoff'] as const) {
+    for (const cause of ['token-bucket', 'retry-after', 'backoff', 'quota-low'] as const) {
       this.waits.inc({ cause }, 0);
       this.waitSeconds.inc({ cause }, 0);
     }

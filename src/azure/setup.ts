@@ -9,7 +9,7 @@ import type { BearerTokenSource } from './arm/credentials.ts';
 import { defaultCredentialSource, TokenFileSource } from './arm/credentials.ts';
 import { parseSubnetId } from './arm/ids.ts';
 import type { RetryOptions } from './arm/policies.ts';
-import { TokenBucket } from './arm/token-bucket.ts';
+import { ArmBudget } from './arm/budget.ts';
 import { AzureBackend } from './backend.ts';
 import type { AzureBackendOptions } from './backend.ts';
 import { ArmMetrics } from './metrics.ts';
@@ -22,7 +22,8 @@ export type { AzureSettings } from './settings.ts';
 
 export interface AzureBackendBuild {
   backend: AzureBackend;
-  bucket: TokenBucket;
+  /** Microsoft.Network's read and write buckets. */
+  budget: ArmBudget;
   tokens: BearerTokenSource;
 }
 
@@ -43,12 +44,15 @@ export async function createAzureBackend(
       ? new TokenFileSource(s.tokenFile)
       : await defaultCredentialSource(s.endpoint));
   const metrics = extra.metrics ?? (extra.registry ? new ArmMetrics(extra.registry) : undefined);
-  const bucket = new TokenBucket({ qps: s.qps, burst: s.burst });
+  const budget = new ArmBudget({
+    reads: { qps: s.readQps, burst: s.readBurst },
+    writes: { qps: s.qps, burst: s.burst },
+  });
   const client = createArmClient({
     endpoint: s.endpoint,
     subscriptionId: s.subscriptionId,
     tokens,
-    bucket,
+    bucket: budget,
     ...(metrics ? { metrics } : {}),
     ...(extra.retry ? { retry: extra.retry } : {}),
   });
@@ -59,7 +63,7 @@ export async function createAzureBackend(
     podSubnetId: s.podSubnetId,
     ...(metrics ? { metrics } : {}),
   });
-  return { backend, bucket, tokens };
+  return { backend, budget, tokens };
 }
 
 export type AzureBuildExtra = Parameters<typeof createAzureBackend>[1];

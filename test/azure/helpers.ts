@@ -4,6 +4,7 @@ import type { NetworkManagementClient } from '@azure/arm-network';
 import { createArmClient } from '../../src/azure/arm/client.ts';
 import type { BearerTokenSource } from '../../src/azure/arm/credentials.ts';
 import type { RetryOptions } from '../../src/azure/arm/policies.ts';
+import { ArmBudget } from '../../src/azure/arm/budget.ts';
 import { TokenBucket } from '../../src/azure/arm/token-bucket.ts';
 import type { BucketConfig } from '../../src/azure/arm/token-bucket.ts';
 import type { ArmEmulatorOptions } from '../../src/azure/emulator/server.ts';
@@ -47,14 +48,14 @@ export const staticToken = (token = TOKEN): BearerTokenSource => ({
 export function clientFor(
   rig: Rig,
   options: {
-    bucket?: BucketConfig | TokenBucket;
+    bucket?: BucketConfig | TokenBucket | ArmBudget;
     tokens?: BearerTokenSource;
     metrics?: ArmMetricsSink;
     retry?: Partial<RetryOptions>;
   } = {},
 ): NetworkManagementClient {
   const bucket =
-    options.bucket instanceof TokenBucket
+    options.bucket instanceof TokenBucket || options.bucket instanceof ArmBudget
       ? options.bucket
       : new TokenBucket(options.bucket ?? { qps: 1000, burst: 1000 });
   return createArmClient({

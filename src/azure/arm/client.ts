@@ -15,8 +15,8 @@ import {
   retryPolicy,
   tokenBucketPolicy,
 } from './policies.ts';
-import type { TokenBucket } from './token-bucket.ts';
-import { realBucketClock } from './token-bucket.ts';
+import { ArmBudget } from './budget.ts';
+import { realBucketClock, TokenBucket } from './token-bucket.ts';
 
 import { checkEndpoint } from './endpoint.ts';
 
@@ -26,7 +26,8 @@ export interface ArmClientOptions {
   endpoint: string;
   subscriptionId: string;
   tokens: BearerTokenSource;
-  bucket: TokenBucket;
+  /** Reads and writes apart (a single TokenBucket: one budget for both). */
+  bucket: ArmBudget | TokenBucket;
   metrics?: ArmMetricsSink;
   retry?: Partial<RetryOptions>;
   clock?: PolicyClock;
@@ -43,6 +44,8 @@ export function createArmClient(options: ArmClientOptions): NetworkManagementCli
   const endpoint = checkEndpoint(options.endpoint);
   const metrics = options.metrics ?? noArmMetrics;
   const clock = options.clock ?? realBucketClock;
+  const budget =
+    options.bucket instanceof TokenBucket ? ArmBudget.single(options.bucket) : options.bucket;
   const client = new NetworkManagementClient(unusedCredential, options.subscriptionId, {
     endpoint,
     allowInsecureConnection: endpoint.startsWith('http:'),
@@ -52,17 +55,11 @@ export function createArmClient(options: ArmClientOptions): NetworkManagementCli
   pipeline.removePolicy({ name: 'bearerTokenAuthenticationPolicy' });
   pipeline.removePolicy({ phase: 'Retry' });
   pipeline.addPolicy(
-    retryPolicy(
-      { ...DEFAULT_RETRY, ...options.retry },
-      options.bucket,
-      metrics,
-      clock,
-      options.random,
-    ),
+    retryPolicy({ ...DEFAULT_RETRY, ...options.retry }, budget, metrics, clock, options.random),
     { phase: 'Retry' },
   );
   pipeline.addPolicy(bearerPolicy(options.tokens), { phase: 'Sign' });
-  pipeline.addPolicy(tokenBucketPolicy(options.bucket, metrics), { afterPhase: 'Sign' });
+  pipeline.addPolicy(tokenBucketPolicy(budget, metrics), { afterPhase: 'Sign' });
   pipeline.addPolicy(
     metricsPolicy(metrics, () => performance.now()),
     {

@@ -101,7 +101,7 @@ export class EmulatedCloud {
   }
 
   /** The backend's settings for this cloud (token passed separately, see CLOUD_TOKEN). */
-  settings(qps?: number, burst?: number): AzureSettings {
+  settings(qps?: number, burst?: number, readQps?: number, readBurst?: number): AzureSettings {
     return {
       subscriptionId: CLOUD_SUBSCRIPTION,
       resourceGroup: CLOUD_RESOURCE_GROUP,
@@ -109,6 +109,9 @@ export class EmulatedCloud {
       endpoint: this.emulator.endpoint,
       ...(qps !== undefined ? { qps } : {}),
       ...(burst !== undefined ? { burst } : {}),
+      // Reads default to the writes' budget when only that is given (tests that set one budget).
+      ...((readQps ?? qps) !== undefined ? { readQps: readQps ?? qps } : {}),
+      ...((readBurst ?? burst) !== undefined ? { readBurst: readBurst ?? burst } : {}),
     };
   }
 
@@ -126,15 +129,20 @@ export class EmulatedCloud {
     options: {
       qps?: number;
       burst?: number;
+      readQps?: number;
+      readBurst?: number;
       retry?: Partial<RetryOptions>;
       backend?: NonNullable<AzureBuildExtra>['backend'];
     } = {},
   ): BackendFactory {
-    return azureBackendFactory(this.settings(options.qps, options.burst), {
-      tokens: this.tokens(),
-      ...(options.retry ? { retry: options.retry } : {}),
-      ...(options.backend ? { backend: options.backend } : {}),
-    });
+    return azureBackendFactory(
+      this.settings(options.qps, options.burst, options.readQps, options.readBurst),
+      {
+        tokens: this.tokens(),
+        ...(options.retry ? { retry: options.retry } : {}),
+        ...(options.backend ? { backend: options.backend } : {}),
+      },
+    );
   }
 
   /** The NIC that takes a node's pod IPs (or its only NIC), as the emulator holds it now. */
