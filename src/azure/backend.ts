@@ -21,8 +21,8 @@ import { heldContainer } from './container.ts';
 import type { PodSubnetFacts } from './container.ts';
 import type { ArmMetricsSink } from './metrics.ts';
 import { noArmMetrics } from './metrics.ts';
-import type { NicApi } from './nic-api.ts';
-import { armErrorKind } from './nic-api.ts';
+import type { NicApi, NicRef } from './nic-api.ts';
+import { armErrorKind, nicLabel, nicRefOf, sameNicRef } from './nic-api.ts';
 import { NicDirectory } from './nic-directory.ts';
 import { isManagedSecondary, planNic, planRelease } from './nic-plan.ts';
 import { PodSubnet } from './pod-subnet.ts';
@@ -96,6 +96,7 @@ export class AzureBackend implements IpBackend {
     this.logger = options.logger;
     this.directory = new NicDirectory({
       list: () => options.api.list(),
+      listScaleSet: (rg, ss) => options.api.listScaleSet(rg, ss),
       podSubnetId: options.podSubnetId,
       ...(options.now ? { now: options.now } : {}),
       ...(options.minRelistMs !== undefined ? { minRelistMs: options.minRelistMs } : {}),
@@ -204,9 +205,12 @@ export class AzureBackend implements IpBackend {
     const found = await this.directory.lookup(node);
     const subnet = await this.podSubnet.get();
     await this.podSubnet.refreshIfStale().catch((e: unknown) => this.readFailed('usage', e));
-    let nic = this.doubtful.has(node.name)
-      ? await this.reread(node, found.name)
-      : (this.nicOf(node.name, found.name) ?? found.listed);
+    const cached = this.nicOf(node.name, found.ref);
+    // A scale-set instance's NIC as listed carries the NIC's etag, not its VM's: read it first.
+    let nic =
+      this.doubtful.has(node.name) || (!cached && found.ref.kind === 'scale-set')
+        ? await this.reread(node, found.ref)
+        : (cached ?? found.listed);
     const remove = change.remove.map((r) => r.name);
     const known = (change.container?.ipAssignments ?? []).map((a) => a.name);
     let add = change.add;
@@ -245,14 +249,14 @@ export class AzureBackend implements IpBackend {
       }
       if (!plan.changed) return { held: this.held(node, nic, subnet, found.nodeIP), short };
       try {
-        const written = await this.put(found.name, plan.nic, nic.etag);
+        const written = await this.put(found.ref, plan.nic, nic.etag);
         this.nics.set(node.name, written);
         const taken = plan.added.length + (plan.createsPrimary ? 1 : 0);
         this.count(taken, plan.removed.length);
         return { held: this.held(node, written, subnet, found.nodeIP), short };
       } catch (err) {
         const kind = armErrorKind(err);
-        if (kind === 'not-found') this.notFound(node, found.name, err);
+        if (kind === 'not-found') this.notFound(node, found.ref, err);
         if (kind === 'limit') {
           this.capReached(
             node,
@@ -262,7 +266,7 @@ export class AzureBackend implements IpBackend {
         }
         if (kind === 'precondition-failed' && preconditions++ < this.preconditionRetries) {
           this.stats.preconditionFailed++;
-          nic = await this.reread(node, found.name);
+          nic = await this.reread(node, found.ref);
           continue;
         }
         if (kind !== 'subnet-full' && kind !== 'vnet-full') throw err;
@@ -276,7 +280,7 @@ export class AzureBackend implements IpBackend {
           fulls = Math.max(fulls, 2);
         }
         await this.podSubnet.refresh().catch((e: unknown) => this.readFailed('usage', e));
-        nic = await this.reread(node, found.name);
+        nic = await this.reread(node, found.ref);
         // Undefined: the usage is unknown (its read refused); the answer alone must do.
         const free = this.podSubnet.free;
         if (plan.createsPrimary && ((free !== undefined && free < 1) || fulls >= 3)) {
@@ -298,11 +302,11 @@ export class AzureBackend implements IpBackend {
   }
 
   private async release(node: NodeRef, container: NetworkContainer | undefined): Promise<void> {
-    const name = await this.locate(node, container);
+    const ref = await this.locate(node, container);
     // No NIC (the VM went with the node): Azure freed its addresses with it.
-    if (!name) return this.forget(node.name);
-    const found = { name };
-    let nic = await this.reread(node, found.name).catch((err: unknown) => {
+    if (!ref) return this.forget(node.name);
+    const found = { ref };
+    let nic = await this.reread(node, found.ref).catch((err: unknown) => {
       if (armErrorKind(err) === 'not-found') return undefined;
       throw err;
     });
@@ -310,7 +314,7 @@ export class AzureBackend implements IpBackend {
       const plan = planRelease(nic, this.podSubnetId);
       if (plan.removed.length === 0) break;
       try {
-        await this.put(found.name, plan.nic, nic.etag);
+        await this.put(found.ref, plan.nic, nic.etag);
         this.count(0, plan.removed.length);
         break;
       } catch (err) {
@@ -318,7 +322,7 @@ export class AzureBackend implements IpBackend {
         if (kind === 'not-found') break;
         if (kind !== 'precondition-failed' || attempt >= this.preconditionRetries) throw err;
         this.stats.preconditionFailed++;
-        nic = await this.reread(node, found.name);
+        nic = await this.reread(node, found.ref);
       }
     }
     this.forget(node.name);
@@ -332,17 +336,17 @@ export class AzureBackend implements IpBackend {
   private async locate(
     node: NodeRef,
     container: NetworkContainer | undefined,
-  ): Promise<string | undefined> {
+  ): Promise<NicRef | undefined> {
     if (node.providerID) {
       try {
-        return (await this.directory.lookup(node)).name;
+        return (await this.directory.lookup(node)).ref;
       } catch (err) {
         if (err instanceof NodeSetupError) return undefined;
         throw err;
       }
     }
-    const cached = this.nics.get(node.name)?.name;
-    if (cached) return cached;
+    const cached = this.nics.get(node.name);
+    if (cached?.name) return nicRefOf(cached);
     if (!container?.primaryIP) return undefined;
     const nic = await this.directory.findByNcPrimary(container.primaryIP);
     // Azure may have handed a gone VM's NC primary address to another NIC:
@@ -351,7 +355,7 @@ export class AzureBackend implements IpBackend {
       (nic && this.directory.nodeIpOf(nic)) ??
       nic?.ipConfigurations?.find((c) => c.primary === true)?.privateIPAddress;
     if (!nic?.name || (container.nodeIP && nodeIP !== container.nodeIP)) return undefined;
-    return nic.name;
+    return nicRefOf(nic);
   }
 
   private forget(node: string): void {
@@ -359,32 +363,32 @@ export class AzureBackend implements IpBackend {
     this.doubtful.delete(node);
   }
 
-  private nicOf(node: string, nicName: string): NetworkInterface | undefined {
+  private nicOf(node: string, ref: NicRef): NetworkInterface | undefined {
     const nic = this.nics.get(node);
-    return nic?.name?.toLowerCase() === nicName.toLowerCase() ? nic : undefined;
+    return nic?.name && sameNicRef(nicRefOf(nic), ref) ? nic : undefined;
   }
 
   private async put(
-    name: string,
+    ref: NicRef,
     nic: NetworkInterface,
     etag: string | undefined,
   ): Promise<NetworkInterface> {
     this.stats.puts++;
-    return this.api.put(name, nic, etag);
+    return this.api.put(ref, nic, etag);
   }
 
-  private async reread(node: NodeRef, name: string): Promise<NetworkInterface> {
-    const nic = await this.api.get(name);
+  private async reread(node: NodeRef, ref: NicRef): Promise<NetworkInterface> {
+    const nic = await this.api.get(ref);
     this.nics.set(node.name, nic);
     return nic;
   }
 
-  private notFound(node: NodeRef, name: string, err: unknown): never {
+  private notFound(node: NodeRef, ref: NicRef, err: unknown): never {
     this.forget(node.name);
     this.directory.drop(node);
     throw new NodeSetupError(
       'NicNotFound',
-      `node ${node.name}: NIC ${name} is gone (${(err as Error).message})`,
+      `node ${node.name}: NIC ${nicLabel(ref)} is gone (${(err as Error).message})`,
     );
   }
 

@@ -8,11 +8,15 @@
 // again once if the list began before the node was first asked for (a new
 // VM: every node new at that time shares the list), else at most once a
 // minute (a node that never has a NIC costs no more). Concurrent lookups
-// share one list in flight. A node whose Node object is gone (so no
+// share one list in flight. A Uniform scale set's NICs are not in the
+// resource group's list: each scale set a Node's providerID names is listed
+// with it (virtualMachineScaleSets/SS/networkInterfaces), in the same relist. A node whose Node object is gone (so no
 // providerID) is found by its NC primary address, `pool-monitor-nc-primary`
 // on the NIC, from the same list.
 import type { NetworkInterface } from '@azure/arm-network';
 import { parseProviderId } from './arm/ids.ts';
+import type { NicRef } from './nic-api.ts';
+import { nicRefOf } from './nic-api.ts';
 import { chooseNic } from './nic-choice.ts';
 import { NC_PRIMARY_NAME } from './nic-plan.ts';
 import type { NodeRef } from '../fulfiller/backend.ts';
@@ -21,6 +25,8 @@ import { NodeSetupError } from '../fulfiller/backend.ts';
 export interface NicDirectoryOptions {
   /** Every NIC of the resource group (the SDK's paged list). */
   list: () => AsyncIterable<NetworkInterface>;
+  /** Every NIC of a Uniform scale set. */
+  listScaleSet?: (resourceGroup: string, scaleSet: string) => AsyncIterable<NetworkInterface>;
   /** The pod subnet: the node's NIC is the VM's NIC whose primary ipConfiguration is in it. */
   podSubnetId: string;
   now?: () => number;
@@ -30,6 +36,8 @@ export interface NicDirectoryOptions {
 
 export interface FoundNic {
   name: string;
+  /** How to read and write it (a standalone NIC, or a scale-set instance's). */
+  ref: NicRef;
   /** The NIC as the list showed it (its etag may be stale by now). */
   listed: NetworkInterface;
   /** The VM's own address (its primary NIC's primary IP). */
@@ -74,6 +82,8 @@ export class NicDirectory {
   /** VMs not found yet: how many lists had begun when each was first asked for. */
   private readonly firstAsked = new Map<string, number>();
   private inFlight?: Promise<void>;
+  /** Uniform scale sets named by the Nodes looked up: resource group and name. */
+  private readonly scaleSets = new Map<string, { resourceGroup: string; name: string }>();
   /** Lists made, for tests and reports. */
   lists = 0;
 
@@ -101,7 +111,17 @@ export class NicDirectory {
     }
     let vm: string;
     try {
-      vm = parseProviderId(node.providerID).id.toLowerCase();
+      const ref = parseProviderId(node.providerID);
+      vm = ref.id.toLowerCase();
+      if (ref.scaleSet) {
+        const k = `${ref.resourceGroup}/${ref.scaleSet.name}`.toLowerCase();
+        if (!this.scaleSets.has(k)) {
+          if (!this.options.listScaleSet) {
+            throw new Error(`scale set instances need the Compute client`);
+          }
+          this.scaleSets.set(k, { resourceGroup: ref.resourceGroup, name: ref.scaleSet.name });
+        }
+      }
     } catch (err) {
       throw new NodeSetupError('BadProviderID', `node ${node.name}: ${(err as Error).message}`);
     }
@@ -136,6 +156,7 @@ export class NicDirectory {
     }
     return {
       name: choice.nic.name!,
+      ref: nicRefOf(choice.nic),
       listed: choice.nic,
       otherConfigs: choice.otherConfigs,
       ...(choice.nodeIP ? { nodeIP: choice.nodeIP } : {}),
@@ -182,6 +203,11 @@ export class NicDirectory {
         const began = this.now();
         this.lists++; // counted as it begins
         for await (const nic of this.options.list()) nics.push(nic);
+        for (const ss of this.scaleSets.values()) {
+          for await (const nic of this.options.listScaleSet!(ss.resourceGroup, ss.name)) {
+            nics.push(nic);
+          }
+        }
         this.map = mapVmsToNics(nics);
         this.byNcPrimary = ncPrimaries(nics);
         this.listedAt = began;

@@ -316,6 +316,36 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
     await waitFor('exhausted', async () => (await css())?.status?.exhausted === true, 3000);
   });
 
+  it('a node whose VM has no NIC in the pod subnet: one Warning Event naming NIC and subnets, no NIC write, the others filled', async () => {
+    await start({}, { resyncMs: 200 });
+    await cluster.addNode('node-0');
+    await cluster.addNode('odd', { layout: 'unfit' });
+    await cluster.setSpec('node-0', { requestedIPCount: 8 });
+    await cluster.setSpec('odd', { requestedIPCount: 8 });
+    await filled('node-0', 8);
+    const events = await waitFor('the Warning Event on odd', async () => {
+      const w = warnings('NicNotInPodSubnet');
+      return w.length > 0 ? w : undefined;
+    });
+    const event = events[0] as {
+      message?: string;
+      involvedObject?: { name?: string; kind?: string };
+    };
+    expect(event.involvedObject).to.include({ name: 'odd', kind: 'NodeNetworkConfig' });
+    expect(event.message).to.include('NIC odd-nic is in subnet aks-nodes');
+    expect(event.message).to.include('pod subnet aks-pods');
+    // Retried with the fulfiller's backoff, from the list it has: no ARM write,
+    // no list either, and one Event (its count bumped) rather than many.
+    await new Promise((r) => setTimeout(r, 1500));
+    const requests = cluster.cloud.emulator.requests;
+    expect(requests.filter((q) => q.method !== 'GET' && q.nic === 'odd-nic')).to.deep.equal([]);
+    expect(requests.filter((q) => q.operation === 'NetworkInterfaces.List').length).to.be.at.most(
+      2,
+    );
+    expect(warnings('NicNotInPodSubnet')).to.have.length(1);
+    expect(safetyViolations(cluster)).to.deep.equal([]);
+  });
+
   it('the CSS follows the subnet usage others cause (virtualNetworks/usages)', async () => {
     await start(
       { podPrefix: '10.240.0.0/27' },

@@ -1,8 +1,12 @@
-// The real @azure/arm-network client, with our policies in its pipeline in
-// place of the SDK's retry and bearer-token ones (see policies.ts). The SDK's
+// The real @azure/arm-network client (and @azure/arm-compute's, for Uniform
+// scale sets), with our policies in its pipeline in place of the SDK's retry
+// and bearer-token ones (see policies.ts). Each client gets its own budget:
+// each resource provider throttles on its own. The SDK's
 // own bearer policy refuses non-TLS URLs; ours sends the token anywhere it is
 // told to, so the endpoint is checked here (endpoint.ts: http only to loopback).
+import { ComputeManagementClient } from '@azure/arm-compute';
 import { NetworkManagementClient } from '@azure/arm-network';
+import type { Pipeline } from '@azure/core-rest-pipeline';
 import type { AccessToken, TokenCredential } from '@azure/core-auth';
 import type { ArmMetricsSink } from '../metrics.ts';
 import { noArmMetrics } from '../metrics.ts';
@@ -42,16 +46,32 @@ const unusedCredential: TokenCredential = {
 
 export function createArmClient(options: ArmClientOptions): NetworkManagementClient {
   const endpoint = checkEndpoint(options.endpoint);
-  const metrics = options.metrics ?? noArmMetrics;
-  const clock = options.clock ?? realBucketClock;
-  const budget =
-    options.bucket instanceof TokenBucket ? ArmBudget.single(options.bucket) : options.bucket;
   const client = new NetworkManagementClient(unusedCredential, options.subscriptionId, {
     endpoint,
     allowInsecureConnection: endpoint.startsWith('http:'),
     userAgentOptions: { userAgentPrefix: 'ipam-pool-monitor' },
   });
-  const pipeline = client.pipeline;
+  installArmPolicies(client.pipeline, options);
+  return client;
+}
+
+/** The Compute client (scale-set VMs), with the same policies and a budget of its own. */
+export function createComputeClient(options: ArmClientOptions): ComputeManagementClient {
+  const endpoint = checkEndpoint(options.endpoint);
+  const client = new ComputeManagementClient(unusedCredential, options.subscriptionId, {
+    endpoint,
+    allowInsecureConnection: endpoint.startsWith('http:'),
+    userAgentOptions: { userAgentPrefix: 'ipam-pool-monitor' },
+  });
+  installArmPolicies(client.pipeline, options);
+  return client;
+}
+
+function installArmPolicies(pipeline: Pipeline, options: ArmClientOptions): void {
+  const metrics = options.metrics ?? noArmMetrics;
+  const clock = options.clock ?? realBucketClock;
+  const budget =
+    options.bucket instanceof TokenBucket ? ArmBudget.single(options.bucket) : options.bucket;
   pipeline.removePolicy({ name: 'bearerTokenAuthenticationPolicy' });
   pipeline.removePolicy({ phase: 'Retry' });
   pipeline.addPolicy(
@@ -67,5 +87,4 @@ export function createArmClient(options: ArmClientOptions): NetworkManagementCli
       afterPolicies: ['armTokenBucketPolicy'],
     },
   );
-  return client;
 }

@@ -5,7 +5,9 @@
 // backend serves (nic-choice.ts), or in neither ('unfit', for tests):
 //   pod-nic      primary NIC in the node subnet, a second NIC in the pod subnet
 //   node-subnet  one NIC, in the pod subnet
-//   mixed        (default) even nodes pod-nic, odd nodes node-subnet
+//   scale-set    an instance of the Uniform scale set `aks-pool`, its NIC in
+//                the pod subnet (written through the scale-set VM)
+//   mixed        (default) node 0 pod-nic, 1 node-subnet, 2 scale-set, 3 pod-nic...
 // Every NIC's primary ipConfiguration is in an application security group,
 // so every new ipConfiguration must carry it too.
 import type { BackendFactory } from '../../fulfiller/backend.ts';
@@ -19,7 +21,7 @@ import type { RoleAssignment } from './authorization.ts';
 import type { QuotaSpec } from './quota.ts';
 import { ArmEmulator } from './server.ts';
 
-export type CloudLayout = 'pod-nic' | 'node-subnet' | 'unfit';
+export type CloudLayout = 'pod-nic' | 'node-subnet' | 'scale-set' | 'unfit';
 
 export interface EmulatedCloudOptions {
   nodePrefix?: string;
@@ -40,6 +42,8 @@ export interface EmulatedCloudOptions {
 export const CLOUD_SUBSCRIPTION = '00000000-0000-0000-0000-0000000c10d0';
 export const CLOUD_RESOURCE_GROUP = 'mc_pool-monitor';
 export const CLOUD_TOKEN = 'emulated-cloud-token';
+/** The Uniform scale set of the cloud's scale-set nodes. */
+export const SCALE_SET = 'aks-pool';
 
 export class EmulatedCloud {
   readonly emulator: ArmEmulator;
@@ -48,7 +52,9 @@ export class EmulatedCloud {
   readonly asgId: string;
   private readonly layout: CloudLayout | 'mixed';
   private readonly providerIDs = new Map<string, string>();
-  private readonly nicNames = new Map<string, string>();
+  /** Per node: its NIC's name, and its scale-set instance id when it is one. */
+  private readonly nicKeys = new Map<string, { nic: string; scaleSet?: string }>();
+  private scaleSetInstances = 0;
 
   constructor(options: EmulatedCloudOptions = {}) {
     this.emulator = new ArmEmulator({
@@ -83,6 +89,18 @@ export class EmulatedCloud {
     const known = this.providerIDs.get(name);
     if (known) return known;
     const chosen = layout ?? this.layoutOf(this.providerIDs.size);
+    if (chosen === 'scale-set') {
+      const instance = this.emulator.network.addScaleSetVm({
+        resourceGroup: CLOUD_RESOURCE_GROUP,
+        scaleSet: SCALE_SET,
+        instanceId: String(this.scaleSetInstances++),
+        subnetId: this.podSubnetId,
+        asgIds: [this.asgId],
+      });
+      this.providerIDs.set(name, instance.providerID);
+      this.nicKeys.set(name, { scaleSet: instance.vmId.split('/').pop()!, nic: instance.nicName });
+      return instance.providerID;
+    }
     const vm = this.emulator.network.addVm({
       resourceGroup: CLOUD_RESOURCE_GROUP,
       name,
@@ -91,13 +109,13 @@ export class EmulatedCloud {
       asgIds: [this.asgId],
     });
     this.providerIDs.set(name, vm.providerID);
-    this.nicNames.set(name, vm.nicName);
+    this.nicKeys.set(name, { nic: vm.nicName });
     return vm.providerID;
   }
 
   private layoutOf(index: number): CloudLayout {
     if (this.layout !== 'mixed') return this.layout;
-    return index % 2 === 0 ? 'pod-nic' : 'node-subnet';
+    return (['pod-nic', 'node-subnet', 'scale-set'] as const)[index % 3]!;
   }
 
   /** The backend's settings for this cloud (token passed separately, see CLOUD_TOKEN). */
@@ -147,10 +165,23 @@ export class EmulatedCloud {
 
   /** The NIC that takes a node's pod IPs (or its only NIC), as the emulator holds it now. */
   nicOf(node: string) {
-    return this.emulator.network.getNic(
-      CLOUD_RESOURCE_GROUP,
-      this.nicNames.get(node) ?? `${node}-nic`,
-    );
+    const k = this.nicKeys.get(node);
+    if (k?.scaleSet !== undefined) {
+      return this.emulator.network.getScaleSetNic(
+        CLOUD_RESOURCE_GROUP,
+        SCALE_SET,
+        k.scaleSet,
+        k.nic,
+      );
+    }
+    return this.emulator.network.getNic(CLOUD_RESOURCE_GROUP, k?.nic ?? `${node}-nic`);
+  }
+
+  /** What the emulator's request log calls a node's NIC writes (its NIC, or its scale-set VM). */
+  private writeKey(node: string): string {
+    const k = this.nicKeys.get(node);
+    if (k?.scaleSet !== undefined) return `vmss:${SCALE_SET}/${k.scaleSet}`;
+    return k?.nic ?? `${node}-nic`;
   }
 
   /** ARM requests by operation and status, and PUTs per NIC, for reports. */
@@ -163,12 +194,11 @@ export class EmulatedCloud {
     for (const r of this.emulator.requests) {
       const k = `${r.operation} ${r.status}`;
       byOperationAndStatus[k] = (byOperationAndStatus[k] ?? 0) + 1;
-      if (r.operation === 'NetworkInterfaces.CreateOrUpdate' && r.nic)
-        puts.set(r.nic, (puts.get(r.nic) ?? 0) + 1);
+      const write =
+        r.operation === 'NetworkInterfaces.CreateOrUpdate' || r.operation === 'ScaleSetVMs.Update';
+      if (write && r.nic) puts.set(r.nic, (puts.get(r.nic) ?? 0) + 1);
     }
-    const counts = [...this.providerIDs.keys()].map(
-      (n) => puts.get(this.nicNames.get(n) ?? `${n}-nic`) ?? 0,
-    );
+    const counts = [...this.providerIDs.keys()].map((n) => puts.get(this.writeKey(n)) ?? 0);
     const sum = counts.reduce((a, b) => a + b, 0);
     return {
       byOperationAndStatus,

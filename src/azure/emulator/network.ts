@@ -160,11 +160,30 @@ export class EmulatedNetwork {
     primary: boolean,
     vm: string,
   ): { name: string; id: string } {
+    const nicId = `/subscriptions/${this.subscriptionId}/resourceGroups/${options.resourceGroup}/providers/Microsoft.Network/networkInterfaces/${nicName}`;
+    return this.addNicAt(
+      key(options.resourceGroup, nicName),
+      nicId,
+      options,
+      nicName,
+      subnetId,
+      primary,
+      vm,
+    );
+  }
+
+  private addNicAt(
+    k: string,
+    nicId: string,
+    options: Omit<VmOptions, 'subnetId'>,
+    nicName: string,
+    subnetId: string,
+    primary: boolean,
+    vm: string,
+  ): { name: string; id: string } {
     const subnet = this.subnet(subnetId);
     if (!subnet) throw new Error(`unknown subnet ${subnetId}`);
-    const nicId = `/subscriptions/${this.subscriptionId}/resourceGroups/${options.resourceGroup}/providers/Microsoft.Network/networkInterfaces/${nicName}`;
-    if (this.nics.has(key(options.resourceGroup, nicName)))
-      throw new Error(`NIC ${nicName} exists`);
+    if (this.nics.has(k)) throw new Error(`NIC ${nicName} exists`);
     const ip = subnet.allocate();
     if (ip === undefined) throw new Error(`subnet ${subnet.name} is full`);
     const etag = newEtag();
@@ -204,7 +223,7 @@ export class EmulatedNetwork {
         ],
       },
     };
-    this.nics.set(key(options.resourceGroup, nicName), nic);
+    this.nics.set(k, nic);
     return { name: nicName, id: nicId };
   }
 
@@ -269,8 +288,106 @@ export class EmulatedNetwork {
     body: unknown,
     ifMatch: string | undefined,
   ): { nic: ArmObject; operationId: string } {
+    return this.putNicAt(key(resourceGroup, name), name, body, ifMatch);
+  }
+
+  /**
+   * Adds an instance of a Uniform scale set: its NIC (in `subnetId`, not in
+   * the resource group's NIC list) and its VM model. Returns its providerID.
+   */
+  addScaleSetVm(options: {
+    resourceGroup: string;
+    scaleSet: string;
+    instanceId: string;
+    subnetId: string;
+    asgIds?: string[];
+  }): AddedVm {
+    const base = `/subscriptions/${this.subscriptionId}/resourceGroups/${options.resourceGroup}/providers/Microsoft.Compute/virtualMachineScaleSets/${options.scaleSet}`;
+    const vm = `${base}/virtualMachines/${options.instanceId}`;
+    const nicName = `${options.scaleSet}-nic`;
+    const k = scaleSetKey(options.resourceGroup, options.scaleSet, options.instanceId, nicName);
+    const added = this.addNicAt(
+      k,
+      `${vm}/networkInterfaces/${nicName}`,
+      { ...options, name: options.scaleSet },
+      nicName,
+      options.subnetId,
+      true,
+      vm,
+    );
+    return {
+      vmId: vm,
+      providerID: `azure://${vm}`,
+      nicName: added.name,
+      nicId: added.id,
+      primaryNicName: added.name,
+    };
+  }
+
+  /** A Uniform scale set's NICs (every instance's). */
+  listScaleSetNics(resourceGroup: string, scaleSet: string): ArmObject[] {
     this.settle();
-    const k = key(resourceGroup, name);
+    const prefix = `vmss:${resourceGroup.toLowerCase()}/${scaleSet.toLowerCase()}/`;
+    return [...this.nics.entries()]
+      .filter(([k]) => k.startsWith(prefix))
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([, nic]) => structuredClone(nic));
+  }
+
+  getScaleSetNic(rg: string, ss: string, id: string, nic: string): ArmObject | undefined {
+    this.settle();
+    const found = this.nics.get(scaleSetKey(rg, ss, id, nic));
+    return found ? structuredClone(found) : undefined;
+  }
+
+  /** The scale-set VM's model: its network profile mirrors its NIC; its etag is the NIC's. */
+  getScaleSetVm(rg: string, ss: string, id: string): ArmObject | undefined {
+    this.settle();
+    const found = this.scaleSetNic(rg, ss, id);
+    return found ? scaleSetVmModel(found.nic, ss, id, this.location) : undefined;
+  }
+
+  /**
+   * PUT of a scale-set VM: its network profile's ipConfigurations become its
+   * NIC's (the same rules as a NIC PUT), If-Match against the VM's etag.
+   */
+  putScaleSetVm(
+    rg: string,
+    ss: string,
+    id: string,
+    body: unknown,
+    ifMatch: string | undefined,
+  ): { vm: ArmObject; operationId: string } {
+    this.settle();
+    const found = this.scaleSetNic(rg, ss, id);
+    if (!found) throw new ArmHttpError(404, 'NotFound', `scale set VM ${ss}/${id} not found`);
+    const configs = nicConfigsOfVmBody(body, String(found.nic.name));
+    const { nic, operationId } = this.putNicAt(
+      found.key,
+      String(found.nic.name),
+      { properties: { ...found.nic.properties, ipConfigurations: configs } },
+      ifMatch,
+    );
+    return { vm: scaleSetVmModel(nic, ss, id, this.location), operationId };
+  }
+
+  private scaleSetNic(
+    rg: string,
+    ss: string,
+    id: string,
+  ): { key: string; nic: ArmObject } | undefined {
+    const prefix = `vmss:${rg.toLowerCase()}/${ss.toLowerCase()}/${id.toLowerCase()}/`;
+    for (const [k, nic] of this.nics) if (k.startsWith(prefix)) return { key: k, nic };
+    return undefined;
+  }
+
+  private putNicAt(
+    k: string,
+    name: string,
+    body: unknown,
+    ifMatch: string | undefined,
+  ): { nic: ArmObject; operationId: string } {
+    this.settle();
     const stored = this.nics.get(k);
     if (!stored) {
       throw new ArmHttpError(
@@ -377,6 +494,83 @@ export class EmulatedNetwork {
     }
     return undefined;
   }
+}
+
+const scaleSetKey = (rg: string, ss: string, id: string, nic: string): string =>
+  `vmss:${rg.toLowerCase()}/${ss.toLowerCase()}/${id.toLowerCase()}/${nic.toLowerCase()}`;
+
+/** The scale-set VM resource as Compute returns it, its network profile from its NIC. */
+function scaleSetVmModel(nic: ArmObject, ss: string, id: string, location: string): ArmObject {
+  const vm = (nic.properties?.virtualMachine as { id: string }).id;
+  const configs = (nic.properties?.ipConfigurations as ArmObject[] | undefined) ?? [];
+  return {
+    name: `${ss}_${id}`,
+    id: vm,
+    instanceId: id,
+    etag: nic.etag,
+    type: 'Microsoft.Compute/virtualMachineScaleSets/virtualMachines',
+    location,
+    properties: {
+      provisioningState: nic.properties?.provisioningState,
+      latestModelApplied: true,
+      networkProfileConfiguration: {
+        networkInterfaceConfigurations: [
+          {
+            name: nic.name,
+            properties: {
+              primary: true,
+              ipConfigurations: configs.map((c) => {
+                const p = c.properties ?? {};
+                return {
+                  name: c.name,
+                  properties: {
+                    subnet: p.subnet,
+                    primary: p.primary === true,
+                    privateIPAddressVersion: 'IPv4',
+                    ...(p.applicationSecurityGroups
+                      ? { applicationSecurityGroups: p.applicationSecurityGroups }
+                      : {}),
+                    ...(p.loadBalancerBackendAddressPools
+                      ? { loadBalancerBackendAddressPools: p.loadBalancerBackendAddressPools }
+                      : {}),
+                  },
+                };
+              }),
+            },
+          },
+        ],
+      },
+    },
+  };
+}
+
+/** The NIC ipConfigurations a scale-set VM body asks for (its network profile's entry for `nic`). */
+function nicConfigsOfVmBody(body: unknown, nic: string): ArmObject[] {
+  const b = body as {
+    properties?: {
+      networkProfileConfiguration?: {
+        networkInterfaceConfigurations?: Array<{
+          name?: string;
+          properties?: { ipConfigurations?: ArmObject[] };
+        }>;
+      };
+    };
+  };
+  const entry = b?.properties?.networkProfileConfiguration?.networkInterfaceConfigurations?.find(
+    (n) => n?.name?.toLowerCase() === nic.toLowerCase(),
+  );
+  const list = entry?.properties?.ipConfigurations;
+  if (!Array.isArray(list)) {
+    throw new ArmHttpError(
+      400,
+      'InvalidParameter',
+      `networkProfileConfiguration has no network interface configuration ${nic}`,
+    );
+  }
+  return list.map((c) => {
+    const { privateIPAddressVersion: _v, ...p } = c.properties ?? {};
+    return { name: c.name, properties: { ...p, privateIPAllocationMethod: 'Dynamic' } };
+  });
 }
 
 function setProvisioningState(nic: ArmObject, state: string): void {

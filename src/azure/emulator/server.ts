@@ -6,6 +6,13 @@
 //   GET  /subscriptions/S/providers/Microsoft.Network/locations/L/operations/{id}
 //   GET  .../virtualNetworks/{vnet}/subnets/{subnet}
 //   GET  .../virtualNetworks/{vnet}/usages     paged
+// and, for Uniform scale sets (Microsoft.Compute paths):
+//   GET  .../virtualMachineScaleSets/{ss}/networkInterfaces                    paged
+//   GET  .../virtualMachineScaleSets/{ss}/virtualMachines/{id}/networkInterfaces/{nic}
+//   PUT  (same)                                   refused: not writable directly
+//   GET  .../virtualMachineScaleSets/{ss}/virtualMachines/{id}                 with its ETag
+//   PUT  (same)                                   If-Match (412), Azure-AsyncOperation
+//   GET  /subscriptions/S/providers/Microsoft.Compute/locations/L/operations/{id}
 // Every request needs `Authorization: Bearer <one of the accepted tokens>`.
 // Injected faults (faults.ts) answer before the real handling. Each request
 // is logged (time, operation, NIC, status) for tests and reports.
@@ -55,6 +62,8 @@ const SUBNET_PATH =
 const USAGES_PATH =
   /\/resourceGroups\/([^/]+)\/providers\/Microsoft\.Network\/virtualNetworks\/([^/]+)\/usages\/?$/i;
 const OP_PATH = /\/operations\/([^/]+)\/?$/i;
+const SS_PATH =
+  /\/resourceGroups\/([^/]+)\/providers\/Microsoft\.Compute\/virtualMachineScaleSets\/([^/]+)(?:\/virtualMachines\/([^/]+))?(?:\/networkInterfaces(?:\/([^/]+))?)?\/?$/i;
 const API_VERSION = '2026-01-01';
 
 export class ArmEmulator {
@@ -134,7 +143,10 @@ export class ArmEmulator {
     const method = req.method ?? 'GET';
     const url = new URL(req.url ?? '/', this.base);
     const operation = armOperationOf(method, url.pathname);
-    const nic = NIC_PATH.exec(url.pathname)?.[2];
+    const ss = SS_PATH.exec(url.pathname);
+    // A NIC by name; a scale-set instance as vmss:SS/ID (its NIC is written through it).
+    const nic =
+      NIC_PATH.exec(url.pathname)?.[2] ?? (ss?.[3] ? `vmss:${ss[2]}/${ss[3]}` : undefined);
     const record: ArmRequestRecord = {
       at: this.now(),
       method,
@@ -234,6 +246,24 @@ export class ArmEmulator {
         ];
       case 'Subnets.Get':
         return [{ action: 'Microsoft.Network/virtualNetworks/subnets/read', scope: path }, []];
+      case 'ScaleSetNetworkInterfaces.List':
+      case 'ScaleSetNetworkInterfaces.Get':
+      case 'ScaleSetVMs.Get':
+        return [
+          { action: 'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/read', scope: path },
+          [],
+        ];
+      case 'ScaleSetVMs.Update':
+        return [
+          {
+            action: 'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/write',
+            scope: path,
+          },
+          subnetsOfVmBody(body).map((id) => ({
+            action: 'Microsoft.Network/virtualNetworks/subnets/join/action',
+            scope: id,
+          })),
+        ];
       case 'VirtualNetworks.ListUsage':
         return [
           {
@@ -294,7 +324,55 @@ export class ArmEmulator {
         },
       };
     }
-    if (operation === 'AsyncOperation.Get') {
+    if (operation.startsWith('ScaleSet')) {
+      const [, rg, ss, id, nicName] = SS_PATH.exec(url.pathname) ?? [];
+      if (operation === 'ScaleSetNetworkInterfaces.List') {
+        return { status: 200, body: this.page(net.listScaleSetNics(rg!, ss!), url) };
+      }
+      if (operation === 'ScaleSetNetworkInterfaces.Get') {
+        const found = net.getScaleSetNic(rg!, ss!, id!, nicName!);
+        if (!found)
+          throw new ArmHttpError(404, 'NotFound', `network interface ${nicName} not found`);
+        return { status: 200, body: found, headers: { etag: String(found.etag) } };
+      }
+      if (operation === 'ScaleSetNetworkInterfaces.CreateOrUpdate') {
+        throw new ArmHttpError(
+          405,
+          'OperationNotAllowed',
+          "The operation 'write' on resource type 'virtualMachineScaleSets/virtualMachines/networkInterfaces' is disallowed.",
+        );
+      }
+      if (operation === 'ScaleSetVMs.Get') {
+        const vm = net.getScaleSetVm(rg!, ss!, id!);
+        if (!vm) throw new ArmHttpError(404, 'NotFound', `scale set VM ${ss}/${id} not found`);
+        return { status: 200, body: vm, headers: { etag: String(vm.etag) } };
+      }
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(body);
+      } catch {
+        throw new ArmHttpError(400, 'InvalidRequestFormat', 'the request body is not JSON');
+      }
+      const ifMatch = req.headers['if-match'];
+      const { vm, operationId } = net.putScaleSetVm(
+        rg!,
+        ss!,
+        id!,
+        parsed,
+        typeof ifMatch === 'string' ? ifMatch : undefined,
+      );
+      const poll = `${this.base}/subscriptions/${net.subscriptionId}/providers/Microsoft.Compute/locations/${net.location}/operations/${operationId}?api-version=${API_VERSION}`;
+      return {
+        status: 200,
+        body: vm,
+        headers: {
+          'azure-asyncoperation': poll,
+          'retry-after': String(this.pollRetryAfterSeconds),
+          etag: String(vm.etag),
+        },
+      };
+    }
+    if (operation === 'AsyncOperation.Get' || operation === 'ComputeOperation.Get') {
       const id = OP_PATH.exec(url.pathname)![1]!;
       const status = net.operation(id);
       if (!status) throw new ArmHttpError(404, 'NotFound', `operation ${id} not found`);
@@ -340,6 +418,32 @@ export class ArmEmulator {
     next.searchParams.set('api-version', url.searchParams.get('api-version') ?? API_VERSION);
     next.searchParams.set('$skiptoken', String(start + this.pageSize));
     return { value, nextLink: next.toString() };
+  }
+}
+
+/** The distinct subnet ids a scale-set VM body's network profile references. */
+function subnetsOfVmBody(body: string): string[] {
+  try {
+    const parsed = JSON.parse(body) as {
+      properties?: {
+        networkProfileConfiguration?: {
+          networkInterfaceConfigurations?: Array<{
+            properties?: {
+              ipConfigurations?: Array<{ properties?: { subnet?: { id?: unknown } } }>;
+            };
+          }>;
+        };
+      };
+    };
+    const ids = (
+      parsed.properties?.networkProfileConfiguration?.networkInterfaceConfigurations ?? []
+    )
+      .flatMap((n) => n?.properties?.ipConfigurations ?? [])
+      .map((c) => c?.properties?.subnet?.id)
+      .filter((id): id is string => typeof id === 'string');
+    return [...new Map(ids.map((id) => [id.toLowerCase(), id])).values()];
+  } catch {
+    return [];
   }
 }
 
