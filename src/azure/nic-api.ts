@@ -71,17 +71,21 @@ export function sdkNicApi(
     if (!compute) throw new Error('no Compute client: Uniform scale sets need one');
     return compute;
   };
-  const scaleSetNic = async (ref: Extract<NicRef, { kind: 'scale-set' }>) => {
-    const [nic, vm] = await Promise.all([
+  /** The instance's NIC (its addresses), with its scale-set VM's etag (read unless given). */
+  const scaleSetNic = async (ref: Extract<NicRef, { kind: 'scale-set' }>, vmEtag?: string) => {
+    const [nic, etag] = await Promise.all([
       client.networkInterfaces.getVirtualMachineScaleSetNetworkInterface(
         ref.resourceGroup,
         ref.scaleSet,
         ref.instanceId,
         ref.nic,
       ),
-      computeOf().virtualMachineScaleSetVMs.get(ref.resourceGroup, ref.scaleSet, ref.instanceId),
+      vmEtag ??
+        computeOf()
+          .virtualMachineScaleSetVMs.get(ref.resourceGroup, ref.scaleSet, ref.instanceId)
+          .then((vm) => vm.etag),
     ]);
-    return { ...nic, ...(vm.etag ? { etag: vm.etag } : {}) };
+    return { ...nic, ...(etag ? { etag } : {}) };
   };
   return {
     list: () => client.networkInterfaces.list(resourceGroup),
@@ -127,11 +131,12 @@ export function sdkNicApi(
           },
       );
       // The VM's etag as the backend last read it: a model changed since is a 412.
-      await vms.update(ref.resourceGroup, ref.scaleSet, ref.instanceId, vm, {
+      const written = await vms.update(ref.resourceGroup, ref.scaleSet, ref.instanceId, vm, {
         ...(etag ? { ifMatch: etag } : {}),
         ...interval,
       });
-      return scaleSetNic(ref);
+      // The poller's last read is the VM as written: its etag is the next If-Match.
+      return scaleSetNic(ref, written.etag);
     },
     podSubnet: () =>
       client.subnets.get(podSubnet.resourceGroup, podSubnet.virtualNetwork, podSubnet.subnet),

@@ -49,6 +49,7 @@ describe('ARM client layer', () => {
     expect(names).not.to.include.members(['bearerTokenAuthenticationPolicy', 'defaultRetryPolicy']);
     const order = [
       'armRetryPolicy',
+      'armOperationPacingPolicy',
       'armBearerPolicy',
       'armTokenBucketPolicy',
       'armMetricsPolicy',

@@ -16,6 +16,7 @@ import {
   bearerPolicy,
   DEFAULT_RETRY,
   metricsPolicy,
+  operationPacingPolicy,
   retryPolicy,
   tokenBucketPolicy,
 } from './policies.ts';
@@ -79,6 +80,10 @@ function installArmPolicies(pipeline: Pipeline, options: ArmClientOptions): void
     { phase: 'Retry' },
   );
   pipeline.addPolicy(bearerPolicy(options.tokens), { phase: 'Sign' });
+  pipeline.addPolicy(operationPacingPolicy(clock), {
+    phase: 'Sign',
+    beforePolicies: ['armBearerPolicy'],
+  });
   pipeline.addPolicy(tokenBucketPolicy(budget, metrics), { afterPhase: 'Sign' });
   pipeline.addPolicy(
     metricsPolicy(metrics, () => performance.now()),

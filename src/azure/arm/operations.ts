@@ -29,7 +29,8 @@ const ASYNC_OP =
   /^\/subscriptions\/[^/]+\/providers\/Microsoft\.Network\/locations\/[^/]+\/operations\/[^/]+\/?$/i;
 const COMPUTE_OP =
   /^\/subscriptions\/[^/]+\/providers\/Microsoft\.Compute\/locations\/[^/]+\/operations\/[^/]+\/?$/i;
-const SS = '/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\\.Compute/virtualMachineScaleSets/[^/]+';
+const SS =
+  '/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\\.Compute/virtualMachineScaleSets/[^/]+';
 const SS_NICS = new RegExp(`^${SS}/networkInterfaces/?$`, 'i');
 const SS_VM = new RegExp(`^${SS}/virtualMachines/[^/]+/?$`, 'i');
 const SS_VM_NIC = new RegExp(`^${SS}/virtualMachines/[^/]+/networkInterfaces/[^/]+/?$`, 'i');

@@ -9,6 +9,9 @@
 //                        retries, the 401 retry) waits for a token of its kind
 //                        (budget.ts); what ARM says is left slows that kind
 //                        down before ARM would throttle it
+//   operation pacing     the first poll of an operation waits for the
+//                        Retry-After its write was answered with (the SDK's
+//                        poller polls at once, then at Retry-After)
 //   metrics              one observation per request: operation, status, time
 import type { PipelinePolicy, PipelineRequest, PipelineResponse } from '@azure/core-rest-pipeline';
 import type { BackoffOptions } from '../../kube/backoff.ts';
@@ -134,6 +137,41 @@ export function tokenBucketPolicy(budget: ArmBudget, metrics: ArmMetricsSink): P
       const response = await next(request);
       const paused = budget.observe(kind, response.headers.get(REMAINING_HEADER[kind]));
       if (paused > 0) metrics.throttledWait('quota-low', paused);
+      return response;
+    },
+  };
+}
+
+/** Operations polled at once would cost a read each for nothing; at most this many remembered. */
+const MAX_PACED = 10_000;
+
+/**
+ * Holds an operation's first poll until the Retry-After its write's answer
+ * gave (the SDK polls at once after the write, then at the Retry-After of
+ * each poll's answer): every poll then goes when the operation asked.
+ */
+export function operationPacingPolicy(clock: PolicyClock): PipelinePolicy {
+  const notBefore = new Map<string, number>();
+  return {
+    name: 'armOperationPacingPolicy',
+    async sendRequest(request, next) {
+      if (request.method === 'GET') {
+        const at = notBefore.get(request.url);
+        if (at !== undefined) {
+          notBefore.delete(request.url);
+          const wait = at - clock.now();
+          if (wait > 0) await clock.sleep(wait, request.abortSignal as AbortSignal | undefined);
+        }
+      }
+      const response = await next(request);
+      const poll = response.headers.get('azure-asyncoperation');
+      if (request.method !== 'GET' && poll) {
+        const after = retryAfterMs(response.headers, Date.now());
+        if (after !== undefined && after > 0) {
+          if (notBefore.size >= MAX_PACED) notBefore.clear();
+          notBefore.set(poll, clock.now() + after);
+        }
+      }
       return response;
     },
   };
