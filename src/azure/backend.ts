@@ -159,6 +159,14 @@ export class AzureBackend implements IpBackend {
         this.doubtful.delete(node.name);
         return result;
       } catch (err) {
+        // ARM refused the identity (a missing role assignment): nothing was
+        // written; the node says why (a Warning Event) instead of a bare retry.
+        if (armErrorKind(err) === 'forbidden') {
+          throw new NodeSetupError(
+            'ArmForbidden',
+            `node ${node.name}: ARM refused (403, check the role assignments): ${(err as Error).message}`,
+          );
+        }
         // A write may have landed whose answer never came: read the NIC afresh next time.
         if (!(err instanceof NodeSetupError || err instanceof SubnetFullError)) {
           this.doubtful.add(node.name);

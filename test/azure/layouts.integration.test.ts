@@ -172,4 +172,34 @@ describe('Azure backend: layouts and NIC rules on the strict emulator', function
     expect(r.held.ipAssignments).to.have.length(15);
     expect(backend.subnets()[0]).to.include({ free: 0 });
   });
+
+  it('a write ARM refuses (no subnets/join/action on the pod subnet): ArmForbidden, naming the action, nothing written', async () => {
+    const sub = `/subscriptions/${SUB}/resourceGroups/${RG}`;
+    rig = await startRig({
+      roleAssignments: [
+        {
+          scope: sub,
+          actions: [
+            'Microsoft.Network/networkInterfaces/read',
+            'Microsoft.Network/networkInterfaces/write',
+            'Microsoft.Network/virtualNetworks/read',
+            'Microsoft.Network/virtualNetworks/subnets/read',
+          ],
+        },
+      ],
+    });
+    const [vm] = addNodes(rig, 1);
+    const registry = new Registry();
+    const backend = backendFor(rig, registry);
+    await backend.start();
+    const err = await backend
+      .apply({ name: 'node-0', providerID: vm!.providerID }, { add: 2, remove: [] })
+      .catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(NodeSetupError).and.include({ reason: 'ArmForbidden' });
+    expect((err as Error).message).to.include('subnets/join/action');
+    expect(configs(rig.em.network.getNic(RG, vm!.nicName))).to.have.length(1);
+    expect(await registry.metrics()).to.match(
+      /pool_monitor_arm_forbidden_total\{operation="NetworkInterfaces.CreateOrUpdate"\} 1/,
+    );
+  });
 });
