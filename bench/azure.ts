@@ -1,22 +1,32 @@
 // Azure backend benchmark through the REAL fulfiller: the local API server,
-// the ARM emulator over HTTP and the real SDK. N Nodes with a VM and NIC each
-// and their NNCs asking for R IPs (as sidecars would have written them); the
-// fulfiller starts (pod subnet read, usage, one NIC list) and fills every NNC
-// with ONE PUT per node (PUT, its operation poll, the re-read). Time to
-// converge = fulfiller start → every NNC status holds R. Printed next to what
-// the token bucket alone implies for the ARM calls made: (calls − burst) / qps,
-// at the run's bucket and at the default one (4 qps, burst 20).
+// the ARM emulator over HTTP (as strict as ARM: its buckets, its rules, NIC
+// and scale-set VM operations that run a second and are polled at their
+// Retry-After) and the real SDKs. N Nodes, in turn in the pod NIC layout,
+// the node subnet layout and as Uniform scale-set instances, their NNCs
+// asking for R IPs (as sidecars would have written them); the fulfiller
+// starts (pod subnet, usage, NIC lists) and fills every NNC with ONE write
+// per node (a NIC PUT or a scale-set VM update, its operation poll, the
+// re-read). Time to fill = fulfiller start → every NNC status holds R.
+// Printed: ARM requests per node (writes, reads), the time, the bound the
+// budgets imply (max of (writes − burst) / qps and (reads − burst) / qps),
+// and the share of the product's budgets and of ARM's own (writes 200 +
+// 10/s, reads 250 + 25/s) the run used.
 //
-// `node bench/azure.ts` (make bench): 1,000 × 30 at 1000 qps (the machinery's
-// own speed; the default bucket's bound printed beside it) and 50 × 30 at the
-// default 4 qps / burst 20 (measured against the bucket's bound).
-// `node bench/azure.ts NODES IPS` with AZURE_QPS, AZURE_BURST (default 4, 20)
-// and WORKERS (default 8): one run (`make bench-azure-full`: 1,000 × 30 at 4 qps).
+// `node bench/azure.ts` (make bench): 1,000 × 30 at the product's budgets
+// (writes 4/s, burst 20; reads 10/s, burst 50). `node bench/azure.ts NODES
+// IPS` with AZURE_QPS, AZURE_BURST, AZURE_READ_QPS, AZURE_READ_BURST and
+// WORKERS (default 8): one run.
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { fileURLToPath } from 'node:url';
 import { startApiServer } from '../src/apiserver/server.ts';
 import { EmulatedCloud } from '../src/azure/emulator/cloud.ts';
-import { DEFAULT_AZURE_BURST, DEFAULT_AZURE_QPS } from '../src/azure/settings.ts';
+import {
+  DEFAULT_AZURE_BURST,
+  DEFAULT_AZURE_QPS,
+  DEFAULT_AZURE_READ_BURST,
+  DEFAULT_AZURE_READ_QPS,
+} from '../src/azure/settings.ts';
+import { EMBEDDED_OPERATION_MS } from '../src/embedded/azure.ts';
 import { inBatches } from '../src/embedded/cluster.ts';
 import { makeFulfillerConfig } from '../src/fulfiller/config.ts';
 import { startFulfiller } from '../src/fulfiller/run.ts';
@@ -30,6 +40,8 @@ interface Run {
   ips: number;
   qps: number;
   burst: number;
+  readQps: number;
+  readBurst: number;
   workers: number;
 }
 
@@ -43,7 +55,10 @@ async function bench(run: Run): Promise<Record<string, unknown>> {
     logger: silentLogger(),
     historyLimit: run.nodes * 10,
   });
-  const cloud = new EmulatedCloud({ podPrefix: '10.240.0.0/16' });
+  const cloud = new EmulatedCloud({
+    podPrefix: '10.240.0.0/16',
+    operationMs: EMBEDDED_OPERATION_MS,
+  });
   await cloud.start();
   const { kc, connections } = loadKubeConfig({ kubeconfig: server.kubeconfigPath });
   const core = kc.makeApiClient(CoreV1Api);
@@ -78,7 +93,12 @@ async function bench(run: Run): Promise<Record<string, unknown>> {
     logger: silentLogger(),
     events: false,
     defaultMetrics: false,
-    backend: cloud.backendFactory({ qps: run.qps, burst: run.burst }),
+    backend: cloud.backendFactory({
+      qps: run.qps,
+      burst: run.burst,
+      readQps: run.readQps,
+      readBurst: run.readBurst,
+    }),
   });
   while (filled() < run.nodes) await new Promise((r) => setTimeout(r, 50));
   const seconds = (performance.now() - t0) / 1000;
@@ -88,50 +108,77 @@ async function bench(run: Run): Promise<Record<string, unknown>> {
   await connections.destroy();
 
   const report = cloud.report();
-  const byOperation: Record<string, number> = {};
-  for (const [k, n] of Object.entries(report.byOperationAndStatus)) {
-    const op = k.split(' ')[0]!;
-    byOperation[op] = (byOperation[op] ?? 0) + n;
-  }
-  const calls = Object.values(byOperation).reduce((a, b) => a + b, 0);
-  const bound = (qps: number, burst: number) =>
-    Number((Math.max(0, calls - burst) / qps).toFixed(1));
-  const atRun = bound(run.qps, run.burst);
+  const requests = cloud.emulator.requests;
+  // Microsoft.Compute's own budget: the scale-set VM calls; the rest is Microsoft.Network's.
+  const compute = (op: string) => op.startsWith('ScaleSetVMs') || op === 'ComputeOperation.Get';
+  const count = (service: 'network' | 'compute', kind: 'read' | 'write') =>
+    requests.filter(
+      (r) =>
+        compute(r.operation) === (service === 'compute') &&
+        (r.method === 'GET') === (kind === 'read'),
+    ).length;
+  const used = {
+    network: { writes: count('network', 'write'), reads: count('network', 'read') },
+    compute: { writes: count('compute', 'write'), reads: count('compute', 'read') },
+  };
+  const writes = used.network.writes + used.compute.writes;
+  const reads = used.network.reads + used.compute.reads;
+  const share = (n: number, burst: number, perSecond: number) =>
+    Number((n / (burst + perSecond * seconds)).toFixed(3));
+  const bound = (n: number, burst: number, qps: number) => Math.max(0, (n - burst) / qps);
+  const boundSeconds = Math.max(
+    ...(['network', 'compute'] as const).flatMap((s) => [
+      bound(used[s].writes, run.burst, run.qps),
+      bound(used[s].reads, run.readBurst, run.readQps),
+    ]),
+  );
   return {
     bench: 'azure-fulfiller',
     nodes: run.nodes,
     ipsPerNode: run.ips,
-    qps: run.qps,
-    burst: run.burst,
+    budgets: {
+      writes: `${run.qps}/s, burst ${run.burst}`,
+      reads: `${run.readQps}/s, burst ${run.readBurst}`,
+    },
     workers: run.workers,
-    convergeSeconds: Number(seconds.toFixed(1)),
-    armCalls: calls,
-    armCallsPerNode: Number((calls / run.nodes).toFixed(2)),
-    putsPerNode: report.putsPerNode,
+    fillSeconds: Number(seconds.toFixed(1)),
+    budgetBoundSeconds: Number(boundSeconds.toFixed(1)),
+    requestsPerNode: Number((requests.length / run.nodes).toFixed(2)),
+    writesPerNode: Number((writes / run.nodes).toFixed(2)),
+    readsPerNode: Number((reads / run.nodes).toFixed(2)),
+    writesPerNodeMax: report.putsPerNode.max,
+    // Of the product's budgets over the run (one per service), and of ARM's
+    // own (per subscription and identity, every service together).
+    shareOfWriteBudget: {
+      network: share(used.network.writes, run.burst, run.qps),
+      compute: share(used.compute.writes, run.burst, run.qps),
+    },
+    shareOfReadBudget: {
+      network: share(used.network.reads, run.readBurst, run.readQps),
+      compute: share(used.compute.reads, run.readBurst, run.readQps),
+    },
+    shareOfArmWrites: share(writes, 200, 10),
+    shareOfArmReads: share(reads, 250, 25),
+    throttled429: cloud.emulator.quota?.throttled ?? 0,
     byOperationAndStatus: report.byOperationAndStatus,
-    bucketBoundSeconds: atRun,
-    defaultBucketBoundSeconds: bound(DEFAULT_AZURE_QPS, DEFAULT_AZURE_BURST),
-    // Where the bucket is the limit: never faster than it allows, and no slower
-    // than its bound plus 10 % and 2 s (it is the only limit).
-    ...(run.qps < 100 ? { meetsBound: seconds >= atRun - 0.5 && seconds <= atRun * 1.1 + 2 } : {}),
     addressesTaken: cloud.emulator.network.counts.taken,
     rssMiB: Math.round(process.memoryUsage().rss / 2 ** 20),
   };
 }
 
 const workers = Number(process.env.WORKERS ?? 8);
-const runs: Run[] = process.argv[2]
-  ? [
-      {
-        nodes: Number(process.argv[2]),
-        ips: Number(process.argv[3] ?? 30),
-        qps: Number(process.env.AZURE_QPS ?? DEFAULT_AZURE_QPS),
-        burst: Number(process.env.AZURE_BURST ?? DEFAULT_AZURE_BURST),
-        workers,
-      },
-    ]
-  : [
-      { nodes: 1000, ips: 30, qps: 1000, burst: 100, workers },
-      { nodes: 50, ips: 30, qps: DEFAULT_AZURE_QPS, burst: DEFAULT_AZURE_BURST, workers },
-    ];
+const budgets = {
+  qps: Number(process.env.AZURE_QPS ?? DEFAULT_AZURE_QPS),
+  burst: Number(process.env.AZURE_BURST ?? DEFAULT_AZURE_BURST),
+  readQps: Number(process.env.AZURE_READ_QPS ?? DEFAULT_AZURE_READ_QPS),
+  readBurst: Number(process.env.AZURE_READ_BURST ?? DEFAULT_AZURE_READ_BURST),
+};
+const runs: Run[] = [
+  {
+    nodes: Number(process.argv[2] ?? 1000),
+    ips: Number(process.argv[3] ?? 30),
+    ...budgets,
+    workers,
+  },
+];
 for (const run of runs) console.log(JSON.stringify(await bench(run)));

@@ -6,6 +6,13 @@
 // again with what still fits, then with no additions; never more than three
 // PUTs for one full round, so nothing loops hot (the fulfiller's backoff
 // spaces rounds). Releases never need an address and always go through.
+// The node's NIC is the VM's NIC in the pod subnet (nic-choice.ts); a VM
+// without one is refused with NicNotInPodSubnet before any write. Azure's
+// caps (256 per NIC, 256 per VM, the virtual network's) are counted before
+// the PUT and, when ARM reports one, not retried: the node is told why
+// (NodeSetupError → a Warning Event) and the limit counted. A 403 on a read
+// is reported and counted, never fatal: without the usage, the CSS follows
+// what SubnetIsFull answers tell.
 import { randomUUID } from 'node:crypto';
 import type { NetworkInterface } from '@azure/arm-network';
 import type { Logger } from '../log/logger.ts';
@@ -14,8 +21,8 @@ import { heldContainer } from './container.ts';
 import type { PodSubnetFacts } from './container.ts';
 import type { ArmMetricsSink } from './metrics.ts';
 import { noArmMetrics } from './metrics.ts';
-import type { NicApi } from './nic-api.ts';
-import { armErrorKind } from './nic-api.ts';
+import type { NicApi, NicRef } from './nic-api.ts';
+import { armErrorKind, nicLabel, nicRefOf, sameNicRef } from './nic-api.ts';
 import { NicDirectory } from './nic-directory.ts';
 import { isManagedSecondary, planNic, planRelease } from './nic-plan.ts';
 import { PodSubnet } from './pod-subnet.ts';
@@ -89,6 +96,8 @@ export class AzureBackend implements IpBackend {
     this.logger = options.logger;
     this.directory = new NicDirectory({
       list: () => options.api.list(),
+      listScaleSet: (rg, ss) => options.api.listScaleSet(rg, ss),
+      podSubnetId: options.podSubnetId,
       ...(options.now ? { now: options.now } : {}),
       ...(options.minRelistMs !== undefined ? { minRelistMs: options.minRelistMs } : {}),
     });
@@ -102,12 +111,12 @@ export class AzureBackend implements IpBackend {
 
   /** Reads the pod subnet and its usage (so subnets() has something to say) and lists the NICs. */
   async start(): Promise<void> {
-    const subnet = await this.podSubnet.get();
-    await this.podSubnet.refresh();
+    const subnet = await this.podSubnet.get().catch((e: unknown) => this.readFailed('subnet', e));
+    await this.podSubnet.refresh().catch((e: unknown) => this.readFailed('usage', e));
     // The NICs as they are: a predecessor's interrupted rounds show in needsRound().
-    await this.directory.relist();
+    await this.directory.relist().catch((e: unknown) => this.readFailed('NIC list', e));
     this.started = true;
-    if (!DNS_1123.test(subnet.name)) {
+    if (subnet && !DNS_1123.test(subnet.name)) {
       this.logger?.warn('pod subnet name is not a Kubernetes object name', {
         subnet: subnet.name,
         error: 'its ClusterSubnetState cannot be published under that name',
@@ -125,8 +134,22 @@ export class AzureBackend implements IpBackend {
       this.podSubnet.refreshIfStale().catch((err: unknown) => {
         this.logger?.warn('pod subnet usage read failed', { error: (err as Error).message });
       });
+      if (!this.podSubnet.known) {
+        this.podSubnet.get().catch((err: unknown) => {
+          this.logger?.warn('pod subnet read failed', { error: (err as Error).message });
+        });
+      }
     }
     return this.podSubnet.info();
+  }
+
+  /** A read at start that ARM refused (403): reported, not fatal. Anything else is. */
+  private readFailed(what: string, err: unknown): undefined {
+    if (armErrorKind(err) !== 'forbidden') throw err;
+    this.logger?.warn(`pod subnet ${what} read refused (403): check the role assignments`, {
+      error: (err as Error).message,
+    });
+    return undefined;
   }
 
   apply(node: NodeRef, change: PoolChange): Promise<ApplyResult> {
@@ -136,6 +159,14 @@ export class AzureBackend implements IpBackend {
         this.doubtful.delete(node.name);
         return result;
       } catch (err) {
+        // ARM refused the identity (a missing role assignment): nothing was
+        // written; the node says why (a Warning Event) instead of a bare retry.
+        if (armErrorKind(err) === 'forbidden') {
+          throw new NodeSetupError(
+            'ArmForbidden',
+            `node ${node.name}: ARM refused (403, check the role assignments): ${(err as Error).message}`,
+          );
+        }
         // A write may have landed whose answer never came: read the NIC afresh next time.
         if (!(err instanceof NodeSetupError || err instanceof SubnetFullError)) {
           this.doubtful.add(node.name);
@@ -181,10 +212,13 @@ export class AzureBackend implements IpBackend {
   private async round(node: NodeRef, change: PoolChange): Promise<ApplyResult> {
     const found = await this.directory.lookup(node);
     const subnet = await this.podSubnet.get();
-    await this.podSubnet.refreshIfStale();
-    let nic = this.doubtful.has(node.name)
-      ? await this.reread(node, found.name)
-      : (this.nicOf(node.name, found.name) ?? found.listed);
+    await this.podSubnet.refreshIfStale().catch((e: unknown) => this.readFailed('usage', e));
+    const cached = this.nicOf(node.name, found.ref);
+    // A scale-set instance's NIC as listed carries the NIC's etag, not its VM's: read it first.
+    let nic =
+      this.doubtful.has(node.name) || (!cached && found.ref.kind === 'scale-set')
+        ? await this.reread(node, found.ref)
+        : (cached ?? found.listed);
     const remove = change.remove.map((r) => r.name);
     const known = (change.container?.ipAssignments ?? []).map((a) => a.name);
     let add = change.add;
@@ -193,8 +227,16 @@ export class AzureBackend implements IpBackend {
     let fulls = 0;
     for (;;) {
       // While the subnet is known full, ask for no more than it has free:
-      // a node asking again costs no failing PUT.
-      const limit = this.podSubnet.full ? (this.podSubnet.free ?? 0) : undefined;
+      // a node asking again costs no failing PUT. (Free count unknown: this
+      // round's own retries ask what they computed; other rounds nothing.)
+      const free = this.podSubnet.free;
+      const limit = !this.podSubnet.full
+        ? undefined
+        : free !== undefined
+          ? free
+          : fulls > 0
+            ? undefined
+            : 0;
       const plan = planNic({
         nic,
         podSubnetId: this.podSubnetId,
@@ -202,45 +244,65 @@ export class AzureBackend implements IpBackend {
         remove,
         known,
         newName: this.newName,
+        otherConfigs: found.otherConfigs,
         ...(limit !== undefined ? { limit } : {}),
       });
       if (plan.limited) short = true;
+      if (plan.cap && plan.added.length === 0 && !plan.changed)
+        this.capReached(node, nic, plan.cap);
       if (plan.createsPrimary && limit !== undefined && limit < 1) {
         throw new SubnetFullError(
           `pod subnet ${subnet.name} has no free address for node ${node.name}'s NC primary IP`,
         );
       }
-      if (!plan.changed) return { held: this.held(node, nic, subnet), short };
+      if (!plan.changed) return { held: this.held(node, nic, subnet, found.nodeIP), short };
       try {
-        const written = await this.put(found.name, plan.nic, nic.etag);
+        const written = await this.put(found.ref, plan.nic, nic.etag);
         this.nics.set(node.name, written);
         const taken = plan.added.length + (plan.createsPrimary ? 1 : 0);
         this.count(taken, plan.removed.length);
-        return { held: this.held(node, written, subnet), short };
+        return { held: this.held(node, written, subnet, found.nodeIP), short };
       } catch (err) {
         const kind = armErrorKind(err);
-        if (kind === 'not-found') this.notFound(node, found.name, err);
+        if (kind === 'not-found') this.notFound(node, found.ref, err);
+        if (kind === 'limit') {
+          this.capReached(
+            node,
+            nic,
+            /Machine/.test((err as { code?: string }).code ?? '') ? 'vm' : 'nic',
+          );
+        }
         if (kind === 'precondition-failed' && preconditions++ < this.preconditionRetries) {
           this.stats.preconditionFailed++;
-          nic = await this.reread(node, found.name);
+          nic = await this.reread(node, found.ref);
           continue;
         }
-        if (kind !== 'subnet-full') throw err;
+        if (kind !== 'subnet-full' && kind !== 'vnet-full') throw err;
         this.stats.subnetFull++;
         this.podSubnet.markFull();
         short = true;
         fulls++;
-        await this.podSubnet.refresh();
-        nic = await this.reread(node, found.name);
-        const free = this.podSubnet.free ?? 0;
-        if (plan.createsPrimary && (free < 1 || fulls >= 3)) {
+        // The virtual network's cap: no address anywhere in it, nothing new this round.
+        if (kind === 'vnet-full') {
+          this.metrics.limitReached('vnet');
+          fulls = Math.max(fulls, 2);
+        }
+        await this.podSubnet.refresh().catch((e: unknown) => this.readFailed('usage', e));
+        nic = await this.reread(node, found.ref);
+        // Undefined: the usage is unknown (its read refused); the answer alone must do.
+        const free = this.podSubnet.free;
+        if (plan.createsPrimary && ((free !== undefined && free < 1) || fulls >= 3)) {
           throw new SubnetFullError(
             `pod subnet ${subnet.name} has no free address for node ${node.name}'s NC primary IP`,
           );
         }
-        if (fulls >= 3) return { held: this.held(node, nic, subnet), short };
-        // Second try: what still fits (fewer than the first); third: nothing new.
-        const fits = free - (plan.createsPrimary ? 1 : 0);
+        if (fulls >= 3) return { held: this.held(node, nic, subnet, found.nodeIP), short };
+        // Second try: what still fits (fewer than the first; half of it when the
+        // usage is unknown); third: nothing new.
+        const fits =
+          free === undefined
+            ? Math.floor(plan.added.length / 2)
+            : free - (plan.createsPrimary ? 1 : 0);
         const fresh = fulls === 1 ? Math.min(plan.added.length - 1, fits) : 0;
         add = plan.adopted.length + Math.max(0, fresh);
       }
@@ -248,11 +310,11 @@ export class AzureBackend implements IpBackend {
   }
 
   private async release(node: NodeRef, container: NetworkContainer | undefined): Promise<void> {
-    const name = await this.locate(node, container);
+    const ref = await this.locate(node, container);
     // No NIC (the VM went with the node): Azure freed its addresses with it.
-    if (!name) return this.forget(node.name);
-    const found = { name };
-    let nic = await this.reread(node, found.name).catch((err: unknown) => {
+    if (!ref) return this.forget(node.name);
+    const found = { ref };
+    let nic = await this.reread(node, found.ref).catch((err: unknown) => {
       if (armErrorKind(err) === 'not-found') return undefined;
       throw err;
     });
@@ -260,7 +322,7 @@ export class AzureBackend implements IpBackend {
       const plan = planRelease(nic, this.podSubnetId);
       if (plan.removed.length === 0) break;
       try {
-        await this.put(found.name, plan.nic, nic.etag);
+        await this.put(found.ref, plan.nic, nic.etag);
         this.count(0, plan.removed.length);
         break;
       } catch (err) {
@@ -268,7 +330,7 @@ export class AzureBackend implements IpBackend {
         if (kind === 'not-found') break;
         if (kind !== 'precondition-failed' || attempt >= this.preconditionRetries) throw err;
         this.stats.preconditionFailed++;
-        nic = await this.reread(node, found.name);
+        nic = await this.reread(node, found.ref);
       }
     }
     this.forget(node.name);
@@ -282,24 +344,26 @@ export class AzureBackend implements IpBackend {
   private async locate(
     node: NodeRef,
     container: NetworkContainer | undefined,
-  ): Promise<string | undefined> {
+  ): Promise<NicRef | undefined> {
     if (node.providerID) {
       try {
-        return (await this.directory.lookup(node)).name;
+        return (await this.directory.lookup(node)).ref;
       } catch (err) {
         if (err instanceof NodeSetupError) return undefined;
         throw err;
       }
     }
-    const cached = this.nics.get(node.name)?.name;
-    if (cached) return cached;
+    const cached = this.nics.get(node.name);
+    if (cached?.name) return nicRefOf(cached);
     if (!container?.primaryIP) return undefined;
     const nic = await this.directory.findByNcPrimary(container.primaryIP);
     // Azure may have handed a gone VM's NC primary address to another NIC:
     // that NIC is this node's only if its own primary address is the node's too.
-    const nodeIP = nic?.ipConfigurations?.find((c) => c.primary === true)?.privateIPAddress;
+    const nodeIP =
+      (nic && this.directory.nodeIpOf(nic)) ??
+      nic?.ipConfigurations?.find((c) => c.primary === true)?.privateIPAddress;
     if (!nic?.name || (container.nodeIP && nodeIP !== container.nodeIP)) return undefined;
-    return nic.name;
+    return nicRefOf(nic);
   }
 
   private forget(node: string): void {
@@ -307,37 +371,50 @@ export class AzureBackend implements IpBackend {
     this.doubtful.delete(node);
   }
 
-  private nicOf(node: string, nicName: string): NetworkInterface | undefined {
+  private nicOf(node: string, ref: NicRef): NetworkInterface | undefined {
     const nic = this.nics.get(node);
-    return nic?.name?.toLowerCase() === nicName.toLowerCase() ? nic : undefined;
+    return nic?.name && sameNicRef(nicRefOf(nic), ref) ? nic : undefined;
   }
 
   private async put(
-    name: string,
+    ref: NicRef,
     nic: NetworkInterface,
     etag: string | undefined,
   ): Promise<NetworkInterface> {
     this.stats.puts++;
-    return this.api.put(name, nic, etag);
+    return this.api.put(ref, nic, etag);
   }
 
-  private async reread(node: NodeRef, name: string): Promise<NetworkInterface> {
-    const nic = await this.api.get(name);
+  private async reread(node: NodeRef, ref: NicRef): Promise<NetworkInterface> {
+    const nic = await this.api.get(ref);
     this.nics.set(node.name, nic);
     return nic;
   }
 
-  private notFound(node: NodeRef, name: string, err: unknown): never {
+  private notFound(node: NodeRef, ref: NicRef, err: unknown): never {
     this.forget(node.name);
     this.directory.drop(node);
     throw new NodeSetupError(
       'NicNotFound',
-      `node ${node.name}: NIC ${name} is gone (${(err as Error).message})`,
+      `node ${node.name}: NIC ${nicLabel(ref)} is gone (${(err as Error).message})`,
     );
   }
 
-  private held(node: NodeRef, nic: NetworkInterface, subnet: PodSubnetFacts) {
-    const held = heldContainer(nic, subnet);
+  /** A cap leaves no room for one more address: say so on the node, count it, no write. */
+  private capReached(node: NodeRef, nic: NetworkInterface, cap: 'nic' | 'vm'): never {
+    this.metrics.limitReached(cap);
+    const what =
+      cap === 'nic'
+        ? `NIC ${nic.name} holds ${nic.ipConfigurations?.length ?? 0} ipConfigurations, Azure's limit per NIC is 256`
+        : `its VM's NICs hold 256 private IP addresses, Azure's limit per VM`;
+    throw new NodeSetupError(
+      'IpConfigurationLimit',
+      `node ${node.name}: no more pod IPs fit: ${what}`,
+    );
+  }
+
+  private held(node: NodeRef, nic: NetworkInterface, subnet: PodSubnetFacts, nodeIP?: string) {
+    const held = heldContainer(nic, subnet, nodeIP);
     if (!held) throw new Error(`node ${node.name}: NIC ${nic.name} has no NC primary address yet`);
     return held;
   }

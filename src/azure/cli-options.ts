@@ -5,7 +5,13 @@ import { InvalidArgumentError, Option } from 'commander';
 import { integerOption } from '../cli/parse.ts';
 import { DEFAULT_ARM_ENDPOINT } from './arm/endpoint.ts';
 import type { AzureSettings } from './settings.ts';
-import { DEFAULT_AZURE_BURST, DEFAULT_AZURE_QPS, validateAzureSettings } from './settings.ts';
+import {
+  DEFAULT_AZURE_BURST,
+  DEFAULT_AZURE_QPS,
+  DEFAULT_AZURE_READ_BURST,
+  DEFAULT_AZURE_READ_QPS,
+  validateAzureSettings,
+} from './settings.ts';
 
 export interface AzureFlags {
   azureSubscriptionId?: string;
@@ -15,6 +21,8 @@ export interface AzureFlags {
   azureTokenFile?: string;
   azureQps?: number;
   azureBurst?: number;
+  azureReadQps?: number;
+  azureReadBurst?: number;
 }
 
 function positiveNumber(flag: string): (value: string) => number {
@@ -43,14 +51,21 @@ export function azureOptions(): Option[] {
     ).env('AZURE_RESOURCE_MANAGER_ENDPOINT'),
     new Option(
       '--azure-token-file <file>',
-      'bearer token file, re-read when it changes (without it: DefaultAzureCredential)',
+      'file holding an ARM access token (audience https://management.azure.com), re-read when it changes; ' +
+        'not a service-account token (without it: DefaultAzureCredential, e.g. workload identity)',
     ),
-    new Option('--azure-qps <n>', 'ARM calls per second, every call counted')
+    new Option('--azure-qps <n>', 'ARM writes per second (NIC and scale-set VM updates)')
       .argParser(positiveNumber('--azure-qps'))
       .default(DEFAULT_AZURE_QPS),
-    new Option('--azure-burst <n>', 'ARM calls allowed at once')
+    new Option('--azure-burst <n>', 'ARM writes allowed at once')
       .argParser(integerOption('--azure-burst', 1))
       .default(DEFAULT_AZURE_BURST),
+    new Option('--azure-read-qps <n>', 'ARM reads per second (GETs, lists, operation polls)')
+      .argParser(positiveNumber('--azure-read-qps'))
+      .default(DEFAULT_AZURE_READ_QPS),
+    new Option('--azure-read-burst <n>', 'ARM reads allowed at once')
+      .argParser(integerOption('--azure-read-burst', 1))
+      .default(DEFAULT_AZURE_READ_BURST),
   ];
 }
 
@@ -73,6 +88,8 @@ export function azureSettingsFromFlags(flags: AzureFlags): AzureSettings {
     ...(flags.azureTokenFile ? { tokenFile: flags.azureTokenFile } : {}),
     qps: flags.azureQps ?? DEFAULT_AZURE_QPS,
     burst: flags.azureBurst ?? DEFAULT_AZURE_BURST,
+    readQps: flags.azureReadQps ?? DEFAULT_AZURE_READ_QPS,
+    readBurst: flags.azureReadBurst ?? DEFAULT_AZURE_READ_BURST,
   };
   validateAzureSettings(settings);
   return settings;

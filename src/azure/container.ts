@@ -3,7 +3,7 @@
 //   subnetName         the pod subnet's name
 //   subnetAddressSpace its addressPrefix
 //   defaultGateway     its first host address
-//   nodeIP             the NIC's primary private IP
+//   nodeIP             the VM's own address (its primary NIC's primary IP)
 //   ipAssignments      {name, ip} of every managed secondary with an address
 import type { NetworkInterface } from '@azure/arm-network';
 import { gatewayOf, parseCidr } from '../fulfiller/cidr.ts';
@@ -34,11 +34,12 @@ export function podSubnetFacts(subnet: {
 export function heldContainer(
   nic: NetworkInterface,
   subnet: PodSubnetFacts,
+  vmNodeIP?: string,
 ): HeldContainer | undefined {
   const configs = nic.ipConfigurations ?? [];
   const primary = configs.find((c) => isNcPrimary(c, subnet.id));
   if (!primary?.privateIPAddress) return undefined;
-  const nodeIP = configs.find((c) => c.primary === true)?.privateIPAddress;
+  const nodeIP = vmNodeIP ?? configs.find((c) => c.primary === true)?.privateIPAddress;
   return {
     primaryIP: primary.privateIPAddress,
     subnetName: subnet.name,

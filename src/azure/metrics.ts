@@ -6,7 +6,7 @@ import { Counter, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { ArmOperation } from './arm/operations.ts';
 
-export type ThrottleCause = 'token-bucket' | 'retry-after' | 'backoff';
+export type ThrottleCause = 'token-bucket' | 'retry-after' | 'backoff' | 'quota-low';
 
 /** What the ARM client and the backend report; `noArmMetrics` drops it all. */
 export interface ArmMetricsSink {
@@ -15,13 +15,21 @@ export interface ArmMetricsSink {
   throttledWait(cause: ThrottleCause, ms: number): void;
   allocated(count: number): void;
   released(count: number): void;
+  /** A node's NIC, its VM or the virtual network cannot take more addresses. */
+  limitReached(limit: ArmLimit): void;
+  /** ARM answered 403 to a call (the identity lacks a role assignment). */
+  forbidden(operation: string): void;
 }
+
+export type ArmLimit = 'nic' | 'vm' | 'vnet';
 
 export const noArmMetrics: ArmMetricsSink = {
   call: () => {},
   throttledWait: () => {},
   allocated: () => {},
   released: () => {},
+  limitReached: () => {},
+  forbidden: () => {},
 };
 
 /** ARM latency buckets in seconds: a read takes tens of ms, a throttled call seconds. */
@@ -34,6 +42,8 @@ export class ArmMetrics implements ArmMetricsSink {
   private readonly waitSeconds: Counter<'cause'>;
   private readonly allocations: Counter;
   private readonly releases: Counter;
+  private readonly limits: Counter<'limit'>;
+  private readonly forbids: Counter<'operation'>;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -52,7 +62,7 @@ export class ArmMetrics implements ArmMetricsSink {
     });
     this.waits = new Counter({
       name: 'pool_monitor_arm_throttled_waits_total',
-      help: 'ARM calls held back: by the token bucket, by a Retry-After, by 5xx backoff.',
+      help: 'ARM calls held back: by the token bucket, by a Retry-After, by 5xx backoff, by low remaining quota.',
       labelNames: ['cause'],
       registers,
     });
@@ -72,7 +82,20 @@ export class ArmMetrics implements ArmMetricsSink {
       help: 'Secondary IP configurations removed from NICs (addresses released).',
       registers,
     });
-    for (const cause of ['token-bucket', 'retry-after', 'backoff'] as const) {
+    this.limits = new Counter({
+      name: 'pool_monitor_arm_limit_reached_total',
+      help: "Rounds that could not add addresses because of Azure's caps: per NIC, per VM, per virtual network.",
+      labelNames: ['limit'],
+      registers,
+    });
+    this.forbids = new Counter({
+      name: 'pool_monitor_arm_forbidden_total',
+      help: 'ARM calls answered 403 (a missing role assignment), by operation.',
+      labelNames: ['operation'],
+      registers,
+    });
+    for (const limit of ['nic', 'vm', 'vnet'] as const) this.limits.inc({ limit }, 0);
+    for (const cause of ['token-bucket', 'retry-after', 'backoff', 'quota-low'] as const) {
       this.waits.inc({ cause }, 0);
       this.waitSeconds.inc({ cause }, 0);
     }
@@ -94,5 +117,13 @@ export class ArmMetrics implements ArmMetricsSink {
 
   released(count: number): void {
     if (count > 0) this.releases.inc(count);
+  }
+
+  limitReached(limit: ArmLimit): void {
+    this.limits.inc({ limit });
+  }
+
+  forbidden(operation: string): void {
+    this.forbids.inc({ operation });
   }
 }

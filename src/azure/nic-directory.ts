@@ -1,15 +1,23 @@
-// Which NIC is a node's: the Node's spec.providerID names its VM; the NIC is
-// the primary NIC in the resource group whose virtualMachine.id is that VM's
-// id (compared without case). The VM→NIC map comes from ONE paged list of the
+// Which NIC is a node's: the Node's spec.providerID names its VM; the VM's
+// NICs are the resource group's NICs whose virtualMachine.id is that VM's id
+// (compared without case), and the node's NIC is the one of them whose
+// primary ipConfiguration is in the pod subnet (nic-choice.ts). A VM with
+// no such NIC is refused (NicNotInPodSubnet) from the list, without a NIC
+// write; it is looked at again once the list is a minute old. The VM→NICs map comes from ONE paged list of the
 // resource group's NICs, not a list per node. A node not in it is listed
 // again once if the list began before the node was first asked for (a new
 // VM: every node new at that time shares the list), else at most once a
 // minute (a node that never has a NIC costs no more). Concurrent lookups
-// share one list in flight. A node whose Node object is gone (so no
+// share one list in flight. A Uniform scale set's NICs are not in the
+// resource group's list: each scale set a Node's providerID names is listed
+// with it (virtualMachineScaleSets/SS/networkInterfaces), in the same relist. A node whose Node object is gone (so no
 // providerID) is found by its NC primary address, `pool-monitor-nc-primary`
 // on the NIC, from the same list.
 import type { NetworkInterface } from '@azure/arm-network';
 import { parseProviderId } from './arm/ids.ts';
+import type { NicRef } from './nic-api.ts';
+import { nicRefOf } from './nic-api.ts';
+import { chooseNic } from './nic-choice.ts';
 import { NC_PRIMARY_NAME } from './nic-plan.ts';
 import type { NodeRef } from '../fulfiller/backend.ts';
 import { NodeSetupError } from '../fulfiller/backend.ts';
@@ -17,6 +25,10 @@ import { NodeSetupError } from '../fulfiller/backend.ts';
 export interface NicDirectoryOptions {
   /** Every NIC of the resource group (the SDK's paged list). */
   list: () => AsyncIterable<NetworkInterface>;
+  /** Every NIC of a Uniform scale set. */
+  listScaleSet?: (resourceGroup: string, scaleSet: string) => AsyncIterable<NetworkInterface>;
+  /** The pod subnet: the node's NIC is the VM's NIC whose primary ipConfiguration is in it. */
+  podSubnetId: string;
   now?: () => number;
   /** Shortest time between two lists, in ms (default 60 s). */
   minRelistMs?: number;
@@ -24,25 +36,25 @@ export interface NicDirectoryOptions {
 
 export interface FoundNic {
   name: string;
+  /** How to read and write it (a standalone NIC, or a scale-set instance's). */
+  ref: NicRef;
   /** The NIC as the list showed it (its etag may be stale by now). */
   listed: NetworkInterface;
+  /** The VM's own address (its primary NIC's primary IP). */
+  nodeIP?: string;
+  /** ipConfigurations on the VM's other NICs. */
+  otherConfigs: number;
 }
 
-/** The VM→NIC map of one list: per VM its primary NIC (or its only one). */
-export function mapVmsToNics(nics: NetworkInterface[]): Map<string, NetworkInterface> {
+/** The VM→NICs map of one list. */
+export function mapVmsToNics(nics: NetworkInterface[]): Map<string, NetworkInterface[]> {
   const byVm = new Map<string, NetworkInterface[]>();
   for (const nic of nics) {
     const vm = nic.virtualMachine?.id?.replace(/\/$/, '').toLowerCase();
     if (!vm || !nic.name) continue;
     byVm.set(vm, [...(byVm.get(vm) ?? []), nic]);
   }
-  const out = new Map<string, NetworkInterface>();
-  for (const [vm, list] of byVm) {
-    const chosen =
-      list.find((n) => n.primary === true) ?? (list.length === 1 ? list[0] : undefined);
-    if (chosen) out.set(vm, chosen);
-  }
-  return out;
+  return byVm;
 }
 
 /** NC primary address → NIC, for every NIC that has one. */
@@ -62,7 +74,7 @@ export class NicDirectory {
   private readonly options: NicDirectoryOptions;
   private readonly now: () => number;
   private readonly minRelistMs: number;
-  private map = new Map<string, NetworkInterface>();
+  private map = new Map<string, NetworkInterface[]>();
   /** NC primary address → NIC, from the same list. */
   private byNcPrimary = new Map<string, NetworkInterface>();
   /** When the last list began. */
@@ -70,6 +82,8 @@ export class NicDirectory {
   /** VMs not found yet: how many lists had begun when each was first asked for. */
   private readonly firstAsked = new Map<string, number>();
   private inFlight?: Promise<void>;
+  /** Uniform scale sets named by the Nodes looked up: resource group and name. */
+  private readonly scaleSets = new Map<string, { resourceGroup: string; name: string }>();
   /** Lists made, for tests and reports. */
   lists = 0;
 
@@ -79,11 +93,13 @@ export class NicDirectory {
     this.minRelistMs = options.minRelistMs ?? 60_000;
   }
 
-  /** The node's NIC as last listed, without listing (undefined: not known yet). */
+  /** The node's NIC as last listed, without listing (undefined: not known yet, or unfit). */
   peek(node: NodeRef): NetworkInterface | undefined {
     if (!node.providerID) return undefined;
     try {
-      return this.map.get(parseProviderId(node.providerID).id.toLowerCase());
+      const nics = this.map.get(parseProviderId(node.providerID).id.toLowerCase());
+      const choice = nics ? chooseNic(nics, this.options.podSubnetId) : undefined;
+      return choice && 'nic' in choice ? choice.nic : undefined;
     } catch {
       return undefined;
     }
@@ -95,29 +111,56 @@ export class NicDirectory {
     }
     let vm: string;
     try {
-      vm = parseProviderId(node.providerID).id.toLowerCase();
+      const ref = parseProviderId(node.providerID);
+      vm = ref.id.toLowerCase();
+      if (ref.scaleSet) {
+        const k = `${ref.resourceGroup}/${ref.scaleSet.name}`.toLowerCase();
+        if (!this.scaleSets.has(k)) {
+          if (!this.options.listScaleSet) {
+            throw new Error(`scale set instances need the Compute client`);
+          }
+          this.scaleSets.set(k, { resourceGroup: ref.resourceGroup, name: ref.scaleSet.name });
+        }
+      }
     } catch (err) {
       throw new NodeSetupError('BadProviderID', `node ${node.name}: ${(err as Error).message}`);
     }
-    let nic = this.map.get(vm);
-    if (!nic) {
+    const choose = () => {
+      const nics = this.map.get(vm);
+      return nics ? chooseNic(nics, this.options.podSubnetId) : undefined;
+    };
+    let choice = choose();
+    if (!choice) {
       // Lists begun before this VM was first asked for.
       const asked = this.firstAsked.get(vm) ?? this.lists;
       this.firstAsked.set(vm, asked);
       const stale = this.now() - this.listedAt >= this.minRelistMs;
       if (this.inFlight || stale || this.lists === asked) {
         await this.relist();
-        nic = this.map.get(vm);
+        choice = choose();
       }
+    } else if ('unfit' in choice && this.now() - this.listedAt >= this.minRelistMs) {
+      // Its NICs may have changed since (a pod NIC attached): one list a minute at most.
+      await this.relist();
+      choice = choose();
     }
-    if (nic) this.firstAsked.delete(vm);
-    if (!nic) {
+    if (choice) this.firstAsked.delete(vm);
+    if (!choice) {
       throw new NodeSetupError(
         'NicNotFound',
-        `node ${node.name}: no primary NIC of VM ${vm} in the resource group`,
+        `node ${node.name}: no NIC of VM ${vm} in the resource group`,
       );
     }
-    return { name: nic.name!, listed: nic };
+    if ('unfit' in choice) {
+      throw new NodeSetupError('NicNotInPodSubnet', `node ${node.name}: ${choice.unfit}`);
+    }
+    return {
+      name: choice.nic.name!,
+      ref: nicRefOf(choice.nic),
+      listed: choice.nic,
+      otherConfigs: choice.otherConfigs,
+      ...(choice.nodeIP ? { nodeIP: choice.nodeIP } : {}),
+    };
   }
 
   /**
@@ -132,6 +175,14 @@ export class NicDirectory {
       nic = this.byNcPrimary.get(ip);
     }
     return nic;
+  }
+
+  /** The address of the VM a NIC belongs to (its primary NIC's primary IP), as last listed. */
+  nodeIpOf(nic: NetworkInterface): string | undefined {
+    const vm = nic.virtualMachine?.id?.replace(/\/$/, '').toLowerCase();
+    const nics = vm ? this.map.get(vm) : undefined;
+    const choice = nics ? chooseNic(nics, this.options.podSubnetId) : undefined;
+    return choice && 'nic' in choice ? choice.nodeIP : undefined;
   }
 
   /** Forgets a node's NIC (it is gone): its next lookup lists again, at most once a minute. */
@@ -152,6 +203,11 @@ export class NicDirectory {
         const began = this.now();
         this.lists++; // counted as it begins
         for await (const nic of this.options.list()) nics.push(nic);
+        for (const ss of this.scaleSets.values()) {
+          for await (const nic of this.options.listScaleSet!(ss.resourceGroup, ss.name)) {
+            nics.push(nic);
+          }
+        }
         this.map = mapVmsToNics(nics);
         this.byNcPrimary = ncPrimaries(nics);
         this.listedAt = began;

@@ -7,6 +7,12 @@
 // load-balancer pools, other subnets' ipConfigurations, hand-made ones, NSG,
 // DNS, tags, accelerated networking) is sent back exactly as read.
 //
+// New ipConfigurations are in the pod subnet (the NIC's own: nic-choice.ts)
+// and reference the primary ipConfiguration's application security groups,
+// as Azure requires of every ipConfiguration of a NIC. The primary is never
+// renamed, moved or removed. At most 256 ipConfigurations per NIC, and 256
+// private addresses per VM counting its other NICs.
+//
 // Managed ipConfigurations the NNC does not list yet (a round whose status
 // write was lost: a crash between the PUT and the write) are adopted: they
 // count toward this round's `add` and appear in the container, so nothing
@@ -17,6 +23,8 @@ import { sameArmId } from './arm/ids.ts';
 export const NC_PRIMARY_NAME = 'pool-monitor-nc-primary';
 /** Azure's limit of ipConfigurations on one NIC. */
 export const MAX_IP_CONFIGURATIONS = 256;
+/** Azure's limit of private IP addresses on one VM (all its NICs). */
+export const MAX_PRIVATE_IPS_PER_VM = 256;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -52,6 +60,8 @@ export interface NicPlanInput {
   newName: () => string;
   /** At most this many new addresses, the NC primary included (the subnet's known free count). */
   limit?: number;
+  /** ipConfigurations on the VM's other NICs (the per-VM cap counts them). */
+  otherConfigs?: number;
 }
 
 export interface NicPlan {
@@ -62,21 +72,28 @@ export interface NicPlan {
   /** Managed secondaries on the NIC the NNC did not list. */
   adopted: string[];
   createsPrimary: boolean;
-  /** Fewer added than wanted because of the 256 limit. */
+  /** Fewer added than wanted because of the 256 limit (per NIC, or per VM). */
   capped: boolean;
+  /** Which cap: the NIC's or the VM's. */
+  cap?: 'nic' | 'vm';
   /** Fewer added than wanted because of `limit`. */
   limited: boolean;
   /** False when the NIC as read already is the NIC wanted: no PUT. */
   changed: boolean;
 }
 
-function newConfig(name: string, podSubnetId: string): NetworkInterfaceIPConfiguration {
+function newConfig(
+  name: string,
+  podSubnetId: string,
+  asgs: NetworkInterfaceIPConfiguration['applicationSecurityGroups'],
+): NetworkInterfaceIPConfiguration {
   return {
     name,
     privateIPAllocationMethod: 'Dynamic',
     privateIPAddressVersion: 'IPv4',
     subnet: { id: podSubnetId },
     primary: false,
+    ...(asgs?.length ? { applicationSecurityGroups: asgs.map((a) => ({ id: a.id! })) } : {}),
   };
 }
 
@@ -99,26 +116,31 @@ export function planNic(input: NicPlanInput): NicPlan {
     kept.push(c);
   }
   const createsPrimary = !kept.some((c) => isNcPrimary(c, podSubnetId));
+  const asgs = configs.find((c) => c.primary === true)?.applicationSecurityGroups;
   const wanted = Math.max(0, input.add - adopted.length);
-  const room = MAX_IP_CONFIGURATIONS - kept.length - (createsPrimary ? 1 : 0);
+  const nicRoom = MAX_IP_CONFIGURATIONS - kept.length - (createsPrimary ? 1 : 0);
+  const vmRoom = nicRoom - (input.otherConfigs ?? 0);
+  const room = Math.min(nicRoom, vmRoom);
   const budget = input.limit === undefined ? Infinity : input.limit - (createsPrimary ? 1 : 0);
   const count = Math.max(0, Math.min(wanted, room, budget));
   const fresh: NetworkInterfaceIPConfiguration[] = [];
-  if (createsPrimary) fresh.push(newConfig(NC_PRIMARY_NAME, podSubnetId));
+  if (createsPrimary) fresh.push(newConfig(NC_PRIMARY_NAME, podSubnetId, asgs));
   const added: string[] = [];
   for (let i = 0; i < count; i++) {
     const name = input.newName();
     if (!UUID.test(name)) throw new Error(`new ipConfiguration name "${name}" is not a UUID`);
     added.push(name);
-    fresh.push(newConfig(name, podSubnetId));
+    fresh.push(newConfig(name, podSubnetId, asgs));
   }
+  const capped = count < Math.min(wanted, budget);
   return {
     nic: { ...nic, ipConfigurations: [...kept, ...fresh] },
     added,
     removed,
     adopted,
     createsPrimary,
-    capped: count < Math.min(wanted, budget),
+    capped,
+    ...(capped ? { cap: vmRoom < nicRoom ? ('vm' as const) : ('nic' as const) } : {}),
     limited: count < wanted && budget < Math.min(wanted, room),
     changed: fresh.length > 0 || removed.length > 0,
   };

@@ -4,7 +4,7 @@
 // a SubnetIsFull, and kept current in between by the rounds' own deltas. A
 // SubnetIsFull reports the subnet with 0 free for `fullHoldMs`, so the CSS
 // says exhausted even when the usage count lags behind.
-import { gatewayOf, parseCidr } from '../fulfiller/cidr.ts';
+import { gatewayOf, parseCidr, usableCount } from '../fulfiller/cidr.ts';
 import type { PodSubnetFacts } from './container.ts';
 import { podSubnetFacts } from './container.ts';
 import type { NicApi } from './nic-api.ts';
@@ -80,6 +80,11 @@ export class PodSubnet {
     return this.usageInFlight;
   }
 
+  /** Whether the subnet's name and prefix have been read. */
+  get known(): boolean {
+    return this.facts !== undefined;
+  }
+
   /** Free addresses as last known (undefined before the first usage read). */
   get free(): number | undefined {
     if (!this.usage) return undefined;
@@ -100,16 +105,22 @@ export class PodSubnet {
     return this.now() < this.fullUntil;
   }
 
+  /**
+   * The subnet for the CSS. Without a usage (its read refused, 403) the
+   * capacity is the prefix's usable addresses and the free count follows
+   * what SubnetIsFull answers tell: all free, 0 while one is held.
+   */
   info(): SubnetInfo[] {
-    if (!this.facts || !this.usage) return [];
+    if (!this.facts) return [];
     const cidr = parseCidr(this.facts.addressPrefix);
+    const capacity = this.usage?.limit ?? usableCount(cidr);
     return [
       {
         name: this.facts.name,
         cidr: cidr.text,
         defaultGateway: gatewayOf(cidr),
-        capacity: this.usage.limit,
-        free: this.full ? 0 : (this.free ?? 0),
+        capacity,
+        free: this.full ? 0 : (this.free ?? capacity),
       },
     ];
   }

@@ -14,12 +14,20 @@ export interface AzureSettings {
   endpoint?: string;
   /** Bearer token file; absent: DefaultAzureCredential. */
   tokenFile?: string;
+  /** Writes (NIC PUTs, scale-set VM updates) per second and at once. */
   qps?: number;
   burst?: number;
+  /** Reads (GETs, lists, operation polls) per second and at once. */
+  readQps?: number;
+  readBurst?: number;
 }
 
+/** Writes: a fifth of what ARM refills (10/s), a tenth of its bucket (200). */
 export const DEFAULT_AZURE_QPS = 4;
 export const DEFAULT_AZURE_BURST = 20;
+/** Reads: two fifths of what ARM refills (25/s), a fifth of its bucket (250). */
+export const DEFAULT_AZURE_READ_QPS = 10;
+export const DEFAULT_AZURE_READ_BURST = 50;
 
 const SUBSCRIPTION = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const RESOURCE_GROUP = /^[-\w.()]{1,90}$/u;
@@ -60,5 +68,8 @@ export function validateAzureSettings(s: AzureSettings): Required<
   const qps = s.qps ?? DEFAULT_AZURE_QPS;
   const burst = s.burst ?? DEFAULT_AZURE_BURST;
   validateBucket({ qps, burst });
-  return { ...s, endpoint, qps, burst };
+  const readQps = s.readQps ?? DEFAULT_AZURE_READ_QPS;
+  const readBurst = s.readBurst ?? DEFAULT_AZURE_READ_BURST;
+  validateBucket({ qps: readQps, burst: readBurst }, '--azure-read');
+  return { ...s, endpoint, qps, burst, readQps, readBurst };
 }

@@ -4,12 +4,12 @@
 // any ARM call.
 import type { Registry } from 'prom-client';
 import type { BackendFactory } from '../fulfiller/backend.ts';
-import { createArmClient } from './arm/client.ts';
+import { createArmClient, createComputeClient } from './arm/client.ts';
 import type { BearerTokenSource } from './arm/credentials.ts';
 import { defaultCredentialSource, TokenFileSource } from './arm/credentials.ts';
 import { parseSubnetId } from './arm/ids.ts';
 import type { RetryOptions } from './arm/policies.ts';
-import { TokenBucket } from './arm/token-bucket.ts';
+import { ArmBudget } from './arm/budget.ts';
 import { AzureBackend } from './backend.ts';
 import type { AzureBackendOptions } from './backend.ts';
 import { ArmMetrics } from './metrics.ts';
@@ -22,7 +22,10 @@ export type { AzureSettings } from './settings.ts';
 
 export interface AzureBackendBuild {
   backend: AzureBackend;
-  bucket: TokenBucket;
+  /** Microsoft.Network's read and write buckets. */
+  budget: ArmBudget;
+  /** Microsoft.Compute's (Uniform scale-set VMs), as many again: it throttles on its own. */
+  computeBudget: ArmBudget;
   tokens: BearerTokenSource;
 }
 
@@ -43,23 +46,29 @@ export async function createAzureBackend(
       ? new TokenFileSource(s.tokenFile)
       : await defaultCredentialSource(s.endpoint));
   const metrics = extra.metrics ?? (extra.registry ? new ArmMetrics(extra.registry) : undefined);
-  const bucket = new TokenBucket({ qps: s.qps, burst: s.burst });
-  const client = createArmClient({
+  const budgets = {
+    reads: { qps: s.readQps, burst: s.readBurst },
+    writes: { qps: s.qps, burst: s.burst },
+  };
+  const budget = new ArmBudget(budgets);
+  const computeBudget = new ArmBudget(budgets);
+  const common = {
     endpoint: s.endpoint,
     subscriptionId: s.subscriptionId,
     tokens,
-    bucket,
     ...(metrics ? { metrics } : {}),
     ...(extra.retry ? { retry: extra.retry } : {}),
-  });
-  const api = sdkNicApi(client, s.resourceGroup, parseSubnetId(s.podSubnetId));
+  };
+  const client = createArmClient({ ...common, bucket: budget });
+  const compute = createComputeClient({ ...common, bucket: computeBudget });
+  const api = sdkNicApi(client, s.resourceGroup, parseSubnetId(s.podSubnetId), undefined, compute);
   const backend = new AzureBackend({
     ...extra.backend,
     api,
     podSubnetId: s.podSubnetId,
     ...(metrics ? { metrics } : {}),
   });
-  return { backend, bucket, tokens };
+  return { backend, budget, computeBudget, tokens };
 }
 
 export type AzureBuildExtra = Parameters<typeof createAzureBackend>[1];

@@ -207,6 +207,8 @@ export function fulfillerCommand(): Command {
             credential: azure.tokenFile ? 'token file' : 'DefaultAzureCredential',
             azureQps: azure.qps,
             azureBurst: azure.burst,
+            azureReadQps: azure.readQps,
+            azureReadBurst: azure.readBurst,
           }
         : { subnet: config.subnet }),
     });

@@ -5,10 +5,18 @@
 export type EmbeddedBackend = 'cidr' | 'azure';
 
 export interface AzureReport {
+  /** The write budget. */
   qps: number;
   burst: number;
+  /** The read budget. */
+  readQps: number;
+  readBurst: number;
   /** Every ARM request the emulator answered. */
   requests: number;
+  reads: number;
+  writes: number;
+  /** 429s the emulator answered (ARM's buckets spent). */
+  throttled: number;
   /** "operation status" → count, e.g. "NetworkInterfaces.CreateOrUpdate 200". */
   byOperationAndStatus: Record<string, number>;
   putsPerNode: { min: number; max: number; mean: number };
@@ -22,7 +30,8 @@ export function azureReportLines(r: AzureReport): string[] {
     .join(', ');
   const p = r.putsPerNode;
   return [
-    `  ARM requests                 ${r.requests} at ${r.qps} qps, burst ${r.burst}${ops ? ` (${ops})` : ''}`,
+    `  ARM requests                 ${r.requests}${ops ? ` (${ops})` : ''}`,
+    `  ARM writes, reads            ${r.writes} at ${r.qps} qps, burst ${r.burst}; ${r.reads} at ${r.readQps} qps, burst ${r.readBurst}; throttled (429) ${r.throttled}`,
     `  NIC PUTs per node            min ${p.min}, mean ${p.mean}, max ${p.max}`,
   ];
 }

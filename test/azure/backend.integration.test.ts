@@ -82,7 +82,7 @@ describe('Azure backend against the ARM emulator (real SDK, HTTP)', function () 
         cidr: '10.240.0.0/16',
         defaultGateway: '10.240.0.1',
         capacity: 65531,
-        free: 65531 - 33,
+        free: 65531 - 34, // the pod NIC's own address, the NC primary, 32 pod IPs
       },
     ]);
   });
@@ -104,7 +104,7 @@ describe('Azure backend against the ARM emulator (real SDK, HTTP)', function () 
     );
     expect(held.primaryIP).to.equal(first.held.primaryIP);
     for (const r of remove) expect(rig.em.network.holdersOf(r.ip)).to.deep.equal([]);
-    expect(rig.em.network.subnet(rig.podSubnetId)!.inUse).to.equal(33 - 5);
+    expect(rig.em.network.subnet(rig.podSubnetId)!.inUse).to.equal(34 - 5);
     const primary = (
       rig.em.network.getNic(RG, vm!.nicName)!.properties!.ipConfigurations as unknown[]
     )[0];
@@ -164,14 +164,16 @@ describe('Azure backend against the ARM emulator (real SDK, HTTP)', function () 
         subnetFullMode: mode,
         ...(mode === 'lro' ? { operationMs: 20 } : {}),
       });
+      // Three VMs, each with a pod NIC whose own address is in the pod subnet: 56 left.
       const [a, b] = addNodes(rig, 2);
+      const [c] = addNodes(rig, 1, 'late');
       const backend = backendFor(rig, {}, { fullHoldMs: 60_000, minRelistMs: 0 });
       await backend.start();
-      const first = await backend.apply(nodeOf(a!, 'node-0'), { add: 40, remove: [] }); // 41 taken, 18 free
+      const first = await backend.apply(nodeOf(a!, 'node-0'), { add: 40, remove: [] }); // 41 taken, 15 free
       const nodeB = nodeOf(b!, 'node-1');
       const r = await backend.apply(nodeB, { add: 32, remove: [] });
       expect(r.short).to.equal(true);
-      expect(r.held.ipAssignments).to.have.length(17); // 18 free, one is B's NC primary
+      expect(r.held.ipAssignments).to.have.length(14); // 15 free, one is B's NC primary
       expect(rig.em.count('NetworkInterfaces.CreateOrUpdate', b!.nicName)).to.equal(2);
       expect(backend.subnets()[0]).to.include({ free: 0 });
       // Known full: asking again costs no PUT at all.
@@ -194,10 +196,9 @@ describe('Azure backend against the ARM emulator (real SDK, HTTP)', function () 
         remove: [],
       });
       expect(more.short).to.equal(true);
-      expect(more.held.ipAssignments).to.have.length(22);
+      expect(more.held.ipAssignments).to.have.length(19);
       expect(rig.em.count('NetworkInterfaces.CreateOrUpdate', b!.nicName)).to.equal(3);
       // A node with no address left for its NC primary: a typed error, no container.
-      const [c] = addNodes(rig, 1, 'late');
       const err = await backend
         .apply(nodeOf(c!, 'late-0'), { add: 1, remove: [] })
         .catch((e: unknown) => e);

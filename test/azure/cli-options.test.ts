@@ -46,6 +46,8 @@ describe('--azure-* flags', () => {
       endpoint: 'http://127.0.0.1:9999',
       qps: 4,
       burst: 20,
+      readQps: 10,
+      readBurst: 50,
     });
   });
 

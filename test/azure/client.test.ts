@@ -28,6 +28,8 @@ function recordingMetrics() {
     throttledWait: (cause, ms) => waits.push([cause, ms]),
     allocated: () => {},
     released: () => {},
+    limitReached: () => {},
+    forbidden: () => {},
   };
   return { sink, waits, calls };
 }
@@ -47,6 +49,7 @@ describe('ARM client layer', () => {
     expect(names).not.to.include.members(['bearerTokenAuthenticationPolicy', 'defaultRetryPolicy']);
     const order = [
       'armRetryPolicy',
+      'armOperationPacingPolicy',
       'armBearerPolicy',
       'armTokenBucketPolicy',
       'armMetricsPolicy',
@@ -132,10 +135,13 @@ describe('ARM client layer', () => {
 describe('NIC directory', () => {
   const vm = (n: string) =>
     `/subscriptions/s/resourceGroups/RG/providers/Microsoft.Compute/virtualMachines/${n}`;
+  const POD =
+    '/subscriptions/s/resourceGroups/RG/providers/Microsoft.Network/virtualNetworks/v/subnets/pods';
   const nic = (name: string, vmName: string, primary?: boolean): NetworkInterface => ({
     name,
     virtualMachine: { id: vm(vmName) },
     ...(primary !== undefined ? { primary } : {}),
+    ipConfigurations: [{ name: 'ipconfig1', primary: true, subnet: { id: POD } }],
   });
 
   it('maps each VM to its primary NIC, comparing ids without case', async () => {
@@ -146,9 +152,8 @@ describe('NIC directory', () => {
       nic('c-0', 'c', false),
       nic('c-1', 'c', false),
     ]);
-    expect(map.get(vm('a').toLowerCase())?.name).to.equal('a-0');
-    expect(map.get(vm('b').toLowerCase())?.name).to.equal('b-0');
-    expect(map.has(vm('c').toLowerCase())).to.equal(false);
+    expect(map.get(vm('a').toLowerCase())?.map((n) => n.name)).to.deep.equal(['a-1', 'a-0']);
+    expect(map.get(vm('b').toLowerCase())?.map((n) => n.name)).to.deep.equal(['b-0']);
     let now = 0;
     const dir = new NicDirectory({
       list: async function* () {
@@ -156,6 +161,7 @@ describe('NIC directory', () => {
         if (now >= 60_000) yield nic('y-0', 'y', true);
       },
       now: () => now,
+      podSubnetId: POD,
     });
     const found = await dir.lookup({ name: 'x', providerID: `azure://${vm('X').toUpperCase()}` });
     expect(found.name).to.equal('x-0');

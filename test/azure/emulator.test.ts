@@ -28,7 +28,7 @@ describe('ARM emulator (through @azure/arm-network)', () => {
 
   it('lists NICs page by page following nextLink', async () => {
     rig = await startRig({ pageSize: 2 });
-    addNodes(rig, 5);
+    addNodes(rig, 5, 'node', 'node-subnet');
     const client = clientFor(rig);
     const names: string[] = [];
     for await (const nic of client.networkInterfaces.list(RG)) names.push(nic.name!);
@@ -38,16 +38,16 @@ describe('ARM emulator (through @azure/arm-network)', () => {
 
   it('assigns Dynamic addresses after the four reserved ones and never the last', async () => {
     rig = await startRig({ podPrefix: '10.241.0.0/29' });
-    const [vm] = addNodes(rig, 1);
+    const [vm] = addNodes(rig, 1, 'node', 'node-subnet'); // its own address: 10.241.0.4
     const client = clientFor(rig);
     const nic = await client.networkInterfaces.get(RG, vm!.nicName);
     const put = await client.networkInterfaces.createOrUpdate(
       RG,
       vm!.nicName,
-      withConfigs(nic, rig.podSubnetId, ['a', 'b', 'c']),
+      withConfigs(nic, rig.podSubnetId, ['a', 'b']),
       { requestOptions: { headers: { 'if-match': nic.etag! } } },
     );
-    const ips = put.ipConfigurations!.filter((c) => !c.primary).map((c) => c.privateIPAddress);
+    const ips = put.ipConfigurations!.map((c) => c.privateIPAddress);
     expect(ips).to.deep.equal(['10.241.0.4', '10.241.0.5', '10.241.0.6']);
     // The LRO was followed: PUT, one poll, the final GET.
     expect(rig.em.requests.map((r) => r.operation)).to.deep.equal([
@@ -56,7 +56,7 @@ describe('ARM emulator (through @azure/arm-network)', () => {
       'AsyncOperation.Get',
       'NetworkInterfaces.Get',
     ]);
-    // A /29 has 8 addresses, 5 reserved: the fourth does not fit.
+    // A /29 has 8 addresses, 5 reserved: a fourth does not fit.
     const again = await client.networkInterfaces.get(RG, vm!.nicName);
     const err = await client.networkInterfaces
       .createOrUpdate(RG, vm!.nicName, withConfigs(again, rig.podSubnetId, ['d']))
@@ -110,7 +110,7 @@ describe('ARM emulator (through @azure/arm-network)', () => {
     const after = await client.networkInterfaces.createOrUpdate(
       RG,
       vm.nicName,
-      withConfigs(nic, rig.podSubnetId, ['p1']),
+      withConfigs(nic, rig.nodeSubnetId, ['p1']),
     );
     expect(after.virtualMachine?.id).to.equal(vm.vmId);
     expect(after.macAddress).to.equal(nic.macAddress);
@@ -121,7 +121,7 @@ describe('ARM emulator (through @azure/arm-network)', () => {
     expect(after.ipConfigurations![0]!.loadBalancerBackendAddressPools![0]!.id).to.match(/pool$/);
     const many = withConfigs(
       after,
-      rig.podSubnetId,
+      rig.nodeSubnetId,
       Array.from({ length: 255 }, (_, i) => `n${i}`),
     );
     const err = await client.networkInterfaces
@@ -146,7 +146,7 @@ describe('ARM emulator (through @azure/arm-network)', () => {
     expect((err as Error).message).to.match(/SubnetIsFull/);
     const now = await client.networkInterfaces.get(RG, vm!.nicName);
     expect(now.ipConfigurations).to.have.length(1);
-    expect(rig.em.network.subnet(rig.podSubnetId)!.inUse).to.equal(0);
+    expect(rig.em.network.subnet(rig.podSubnetId)!.inUse).to.equal(1); // the pod NIC's own
   });
 
   it('a landed fault makes the change and answers the error all the same', async () => {

@@ -23,6 +23,7 @@ import {
 } from '../support/azure-cluster.ts';
 import { waitFor } from '../support/wait.ts';
 import type { EmulatedCloudOptions } from '../../src/azure/emulator/cloud.ts';
+import { CLOUD_RESOURCE_GROUP } from '../../src/azure/emulator/cloud.ts';
 
 const FAST_RETRY = { backoff: { initialMs: 20, maxMs: 200, factor: 2, jitter: 0.2 } };
 
@@ -102,7 +103,8 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
     expect(leaks(cluster)).to.deep.equal([]);
 
     const nc = dynamicContainers(n0)[0]!;
-    const nic = cluster.cloud.nicOf('node-0')!;
+    // node-0 has a pod NIC: the NC's nodeIP is the VM's own address, on its primary NIC.
+    const nic = cluster.cloud.emulator.network.getNic(CLOUD_RESOURCE_GROUP, 'node-0-nic')!;
     const primary = (
       nic.properties!.ipConfigurations as Array<{ properties: Record<string, unknown> }>
     )
@@ -256,11 +258,12 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
       await cluster.setSpec('node-0', { requestedIPCount: 16 });
       await filled('node-0', 16);
       await cluster.setSpec('node-1', { requestedIPCount: 16 });
-      // 27 − 17 = 10 left: node-1 gets its NC primary and 9.
+      // The NICs' own addresses (node-0's pod NIC, node-1's NIC) take 2:
+      // 27 − 2 − 17 = 8 left: node-1 gets its NC primary and 7.
       const short = await waitFor('node-1 short', async () => {
         const o = await cluster.get('node-1');
         const n = o && dynamicContainers(o)[0]?.ipAssignments?.length;
-        return n === 9 && o?.status?.status === 'SubnetFull' ? o : undefined;
+        return n === 7 && o?.status?.status === 'SubnetFull' ? o : undefined;
       });
       expect(short.status?.status).to.equal('SubnetFull');
       await waitFor('exhausted', async () => (await css())?.status?.exhausted === true);
@@ -276,16 +279,16 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
           .reduce((n, [, v]) => n + v, 0);
       expect(puts(putsAfter) - puts(putsBefore)).to.be.at.most(2);
 
-      // node-0 gives back 14: node-1 gets its remaining 7, 7 stay free, the CSS recovers.
+      // node-0 gives back 15: node-1 gets its remaining 9, 6 stay free, the CSS recovers.
       const ids = dynamicContainers((await cluster.get('node-0'))!)[0]!.ipAssignments!.map(
         (a) => a.name,
       );
-      await cluster.setSpec('node-0', { requestedIPCount: 2, ipsNotInUse: ids.slice(0, 14) });
-      await filled('node-0', 2);
+      await cluster.setSpec('node-0', { requestedIPCount: 1, ipsNotInUse: ids.slice(0, 15) });
+      await filled('node-0', 1);
       await filled('node-1', 16);
       await waitFor('recovered', async () => (await css())?.status?.exhausted === false, 10_000);
       expect(leaks(cluster)).to.deep.equal([]);
-      expect(r.fulfiller.stats().subnets[0]!.free).to.equal(27 - 3 - 17);
+      expect(r.fulfiller.stats().subnets[0]!.free).to.equal(27 - 2 - 2 - 17);
     });
   }
 
@@ -297,7 +300,8 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
       { usageRefreshMs: 60_000 },
     );
     await waitFor('the CSS published', async () => (await css())?.status?.exhausted === false);
-    for (let i = 0; i < 11; i++) {
+    // Others take 10; node-0's pod NIC takes the last one for itself.
+    for (let i = 0; i < 10; i++) {
       cluster.cloud.emulator.network.addVm({
         resourceGroup: 'other',
         name: `other-${i}`,
@@ -310,6 +314,36 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
       (await cluster.get('node-0'))?.status?.status === 'SubnetFull' ? true : undefined,
     );
     await waitFor('exhausted', async () => (await css())?.status?.exhausted === true, 3000);
+  });
+
+  it('a node whose VM has no NIC in the pod subnet: one Warning Event naming NIC and subnets, no NIC write, the others filled', async () => {
+    await start({}, { resyncMs: 200 });
+    await cluster.addNode('node-0');
+    await cluster.addNode('odd', { layout: 'unfit' });
+    await cluster.setSpec('node-0', { requestedIPCount: 8 });
+    await cluster.setSpec('odd', { requestedIPCount: 8 });
+    await filled('node-0', 8);
+    const events = await waitFor('the Warning Event on odd', async () => {
+      const w = warnings('NicNotInPodSubnet');
+      return w.length > 0 ? w : undefined;
+    });
+    const event = events[0] as {
+      message?: string;
+      involvedObject?: { name?: string; kind?: string };
+    };
+    expect(event.involvedObject).to.include({ name: 'odd', kind: 'NodeNetworkConfig' });
+    expect(event.message).to.include('NIC odd-nic is in subnet aks-nodes');
+    expect(event.message).to.include('pod subnet aks-pods');
+    // Retried with the fulfiller's backoff, from the list it has: no ARM write,
+    // no list either, and one Event (its count bumped) rather than many.
+    await new Promise((r) => setTimeout(r, 1500));
+    const requests = cluster.cloud.emulator.requests;
+    expect(requests.filter((q) => q.method !== 'GET' && q.nic === 'odd-nic')).to.deep.equal([]);
+    expect(requests.filter((q) => q.operation === 'NetworkInterfaces.List').length).to.be.at.most(
+      2,
+    );
+    expect(warnings('NicNotInPodSubnet')).to.have.length(1);
+    expect(safetyViolations(cluster)).to.deep.equal([]);
   });
 
   it('the CSS follows the subnet usage others cause (virtualNetworks/usages)', async () => {

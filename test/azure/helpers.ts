@@ -4,6 +4,7 @@ import type { NetworkManagementClient } from '@azure/arm-network';
 import { createArmClient } from '../../src/azure/arm/client.ts';
 import type { BearerTokenSource } from '../../src/azure/arm/credentials.ts';
 import type { RetryOptions } from '../../src/azure/arm/policies.ts';
+import { ArmBudget } from '../../src/azure/arm/budget.ts';
 import { TokenBucket } from '../../src/azure/arm/token-bucket.ts';
 import type { BucketConfig } from '../../src/azure/arm/token-bucket.ts';
 import type { ArmEmulatorOptions } from '../../src/azure/emulator/server.ts';
@@ -47,14 +48,14 @@ export const staticToken = (token = TOKEN): BearerTokenSource => ({
 export function clientFor(
   rig: Rig,
   options: {
-    bucket?: BucketConfig | TokenBucket;
+    bucket?: BucketConfig | TokenBucket | ArmBudget;
     tokens?: BearerTokenSource;
     metrics?: ArmMetricsSink;
     retry?: Partial<RetryOptions>;
   } = {},
 ): NetworkManagementClient {
   const bucket =
-    options.bucket instanceof TokenBucket
+    options.bucket instanceof TokenBucket || options.bucket instanceof ArmBudget
       ? options.bucket
       : new TokenBucket(options.bucket ?? { qps: 1000, burst: 1000 });
   return createArmClient({
@@ -67,9 +68,21 @@ export function clientFor(
   });
 }
 
-/** Adds `count` VMs named node-0... with NICs in the node subnet. */
-export function addNodes(rig: Rig, count: number, prefix = 'node') {
+export type Layout = 'pod-nic' | 'node-subnet';
+
+/**
+ * Adds `count` VMs named node-0...: by default in the pod NIC layout (the
+ * primary NIC in the node subnet, a second NIC in the pod subnet); with
+ * `node-subnet`, one NIC in the pod subnet. `nicName` is the NIC that takes pod IPs.
+ */
+export function addNodes(rig: Rig, count: number, prefix = 'node', layout: Layout = 'pod-nic') {
   return Array.from({ length: count }, (_, i) =>
-    rig.em.network.addVm({ resourceGroup: RG, name: `${prefix}-${i}`, subnetId: rig.nodeSubnetId }),
+    rig.em.network.addVm({
+      resourceGroup: RG,
+      name: `${prefix}-${i}`,
+      ...(layout === 'pod-nic'
+        ? { subnetId: rig.nodeSubnetId, podNicSubnetId: rig.podSubnetId }
+        : { subnetId: rig.podSubnetId }),
+    }),
   );
 }

@@ -26,7 +26,7 @@ describe('embedded --backend azure end to end', function () {
       [
         'name: short-azure',
         'durationSeconds: 10',
-        'nodes: 2',
+        'nodes: 3',
         'steps:',
         '  - {at: 0, create: 10, over: 2}',
         '  - {at: 4, create: 20, over: 2, group: burst}',
@@ -50,23 +50,41 @@ describe('embedded --backend azure end to end', function () {
       /fulfiller backend: azure \(ARM emulator, pod subnet 10\.240\.0\.0\/16, 4 qps, burst 20\)/,
     );
     expect(out).to.match(/invariant violations\s+0 \(all held\)/);
+    expect(out).to.match(/ARM requests\s+\d+ \(.*NetworkInterfaces\.CreateOrUpdate 200: \d+/);
     expect(out).to.match(
-      /ARM requests\s+\d+ at 4 qps, burst 20 \(.*NetworkInterfaces\.CreateOrUpdate 200: \d+/,
+      /ARM writes, reads\s+\d+ at 4 qps, burst 20; \d+ at 10 qps, burst 50; throttled \(429\) 0/,
     );
     expect(out).to.match(/NIC PUTs per node\s+min [1-9]\d*, mean [\d.]+, max \d+/);
 
     const r = JSON.parse(readFileSync(reportFile, 'utf8')) as EmbeddedReport;
     expect(r.invariantViolations).to.equal(0);
-    expect(r.pods).to.include({ created: 60, deleted: 40, waitingAtEnd: 0 });
+    expect(r.pods).to.include({ created: 90, deleted: 60, waitingAtEnd: 0 });
     const azure = r.azure!;
-    const puts = azure.byOperationAndStatus['NetworkInterfaces.CreateOrUpdate 200'] ?? 0;
-    // One PUT per round: each followed by its operation poll and the re-read.
+    const nicPuts = azure.byOperationAndStatus['NetworkInterfaces.CreateOrUpdate 200'] ?? 0;
+    const vmUpdates = azure.byOperationAndStatus['ScaleSetVMs.Update 200'] ?? 0;
+    // node-2 is a Uniform scale-set instance: written through its VM, never as a NIC.
+    expect(vmUpdates).to.be.greaterThan(0);
+    const puts = nicPuts + vmUpdates;
+    // One PUT per round: each followed by its operation's polls (it runs a
+    // second: polled at once, then at its Retry-After) and the re-read.
     expect(puts).to.be.greaterThan(0);
-    expect(azure.byOperationAndStatus['AsyncOperation.Get 200']).to.equal(puts);
-    expect(azure.byOperationAndStatus['NetworkInterfaces.List 200']).to.equal(1);
+    expect(azure.byOperationAndStatus['AsyncOperation.Get 200']).to.be.within(nicPuts, 3 * nicPuts);
+    expect(azure.byOperationAndStatus['ComputeOperation.Get 200']).to.be.within(
+      vmUpdates,
+      3 * vmUpdates,
+    );
+    // Both layouts (node-0 a pod NIC, node-1 its one NIC in the pod subnet) and a
+    // scale-set instance (node-2), and not one refused write.
+    expect(
+      Object.keys(azure.byOperationAndStatus).filter((k) => /(CreateOrUpdate|Update) [45]/.test(k)),
+    ).to.deep.equal([]);
+    // One list at start, one more with the scale set's once node-2 names it.
+    expect(azure.byOperationAndStatus['NetworkInterfaces.List 200']).to.equal(2);
+    expect(azure.byOperationAndStatus['ScaleSetNetworkInterfaces.List 200']).to.equal(1);
     expect(azure.putsPerNode.min).to.be.at.least(1);
     expect(azure.putsPerNode.mean * r.nodes).to.be.closeTo(puts, 0.05 * r.nodes);
-    // Every request within the bucket: at most burst + qps × duration.
-    expect(azure.requests).to.be.at.most(azure.burst + azure.qps * (r.durationSeconds + 15));
+    // Writes and reads each within their bucket: at most burst + qps × duration.
+    expect(azure.writes).to.be.at.most(azure.burst + azure.qps * (r.durationSeconds + 15));
+    expect(azure.reads).to.be.at.most(azure.readBurst + azure.readQps * (r.durationSeconds + 15));
   });
 });

@@ -14,7 +14,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import { startApiServer } from '../../src/apiserver/server.ts';
 import type { ApiServer } from '../../src/apiserver/server.ts';
 import { EmulatedCloud } from '../../src/azure/emulator/cloud.ts';
-import type { EmulatedCloudOptions } from '../../src/azure/emulator/cloud.ts';
+import type { CloudLayout, EmulatedCloudOptions } from '../../src/azure/emulator/cloud.ts';
 import type { ArmObject } from '../../src/azure/emulator/nic-put.ts';
 import { NC_PRIMARY_NAME } from '../../src/azure/nic-plan.ts';
 import { loadKubeConfig } from '../../src/kube/config.ts';
@@ -33,7 +33,10 @@ export interface AzureCluster {
   kc: KubeConfig;
   cloud: EmulatedCloud;
   /** A Node (with a VM and NIC unless `providerID: false`); returns its providerID. */
-  addNode(name: string, options?: { providerID?: boolean }): Promise<string | undefined>;
+  addNode(
+    name: string,
+    options?: { providerID?: boolean; layout?: CloudLayout },
+  ): Promise<string | undefined>;
   get(name: string): Promise<NodeNetworkConfig | undefined>;
   /** Replaces the NNC's spec (retrying on 409 until it lands). */
   setSpec(name: string, spec: Record<string, unknown>): Promise<void>;
@@ -58,7 +61,8 @@ export async function startAzureCluster(
     kc,
     cloud,
     async addNode(name, options = {}) {
-      const providerID = options.providerID === false ? undefined : cloud.addNode(name);
+      const providerID =
+        options.providerID === false ? undefined : cloud.addNode(name, options.layout);
       await core.createNode({
         body: { metadata: { name }, ...(providerID ? { spec: { providerID } } : {}) },
       });

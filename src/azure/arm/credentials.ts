@@ -1,7 +1,12 @@
-// Where the ARM bearer token comes from: a file (`--azure-token-file`, e.g. a
-// projected volume) or an Azure Identity credential (DefaultAzureCredential:
-// workload identity, managed identity, environment). A token is never logged
-// and never part of an error message.
+// Where the ARM bearer token comes from: a file (`--azure-token-file`)
+// holding an ARM access token (audience https://management.azure.com, e.g.
+// from `az account get-access-token`, kept fresh by whoever writes it, maybe
+// through a Secret volume), or an Azure Identity credential
+// (DefaultAzureCredential: workload identity, managed identity, environment).
+// A Kubernetes service-account token is not an ARM token (ARM answers 401):
+// for workload identity, DefaultAzureCredential exchanges the federated token
+// itself (AZURE_FEDERATED_TOKEN_FILE). A token is never logged and never part
+// of an error message.
 //
 // The file is stat'ed (following symlinks) before each use and re-read when
 // its identity or modification time changed: the kubelet swaps projected

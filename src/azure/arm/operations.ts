@@ -9,6 +9,12 @@ export const ARM_OPERATIONS = [
   'AsyncOperation.Get',
   'Subnets.Get',
   'VirtualNetworks.ListUsage',
+  'ScaleSetNetworkInterfaces.List',
+  'ScaleSetNetworkInterfaces.Get',
+  'ScaleSetNetworkInterfaces.CreateOrUpdate',
+  'ScaleSetVMs.Get',
+  'ScaleSetVMs.Update',
+  'ComputeOperation.Get',
   'Other',
 ] as const;
 
@@ -21,6 +27,13 @@ const SUBNET = new RegExp(`^${RG}/virtualNetworks/[^/]+/subnets/[^/]+/?$`, 'i');
 const USAGES = new RegExp(`^${RG}/virtualNetworks/[^/]+/usages/?$`, 'i');
 const ASYNC_OP =
   /^\/subscriptions\/[^/]+\/providers\/Microsoft\.Network\/locations\/[^/]+\/operations\/[^/]+\/?$/i;
+const COMPUTE_OP =
+  /^\/subscriptions\/[^/]+\/providers\/Microsoft\.Compute\/locations\/[^/]+\/operations\/[^/]+\/?$/i;
+const SS =
+  '/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\\.Compute/virtualMachineScaleSets/[^/]+';
+const SS_NICS = new RegExp(`^${SS}/networkInterfaces/?$`, 'i');
+const SS_VM = new RegExp(`^${SS}/virtualMachines/[^/]+/?$`, 'i');
+const SS_VM_NIC = new RegExp(`^${SS}/virtualMachines/[^/]+/networkInterfaces/[^/]+/?$`, 'i');
 
 /** The operation of `method` on `url` (absolute or a path, query ignored). */
 export function armOperationOf(method: string, url: string): ArmOperation {
@@ -34,7 +47,13 @@ export function armOperationOf(method: string, url: string): ArmOperation {
     if (ASYNC_OP.test(path)) return 'AsyncOperation.Get';
     if (SUBNET.test(path)) return 'Subnets.Get';
     if (USAGES.test(path)) return 'VirtualNetworks.ListUsage';
+    if (SS_NICS.test(path)) return 'ScaleSetNetworkInterfaces.List';
+    if (SS_VM_NIC.test(path)) return 'ScaleSetNetworkInterfaces.Get';
+    if (SS_VM.test(path)) return 'ScaleSetVMs.Get';
+    if (COMPUTE_OP.test(path)) return 'ComputeOperation.Get';
   }
   if (m === 'PUT' && NIC.test(path)) return 'NetworkInterfaces.CreateOrUpdate';
+  if (m === 'PUT' && SS_VM.test(path)) return 'ScaleSetVMs.Update';
+  if (m === 'PUT' && SS_VM_NIC.test(path)) return 'ScaleSetNetworkInterfaces.CreateOrUpdate';
   return 'Other';
 }

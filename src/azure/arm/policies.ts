@@ -1,11 +1,17 @@
 // The ARM client's own pipeline policies, in the order a request meets them:
-//   retry (phase Retry)  429/503 wait for Retry-After (a 429 pauses the whole
-//                        bucket), other 5xx and connection errors back off
-//                        exponentially with jitter; bounded attempts
+//   retry (phase Retry)  429/503 wait for Retry-After (a 429 pauses every call
+//                        of its kind, read or write), other 5xx and connection
+//                        errors back off exponentially with jitter; bounded
+//                        attempts. Polls go through here too.
 //   bearer (phase Sign)  Authorization from the token source; a 401 forgets
 //                        the cached token and retries once with a new one
 //   token bucket         every HTTP request that leaves (reads, writes, polls,
-//                        retries, the 401 retry) waits for a token
+//                        retries, the 401 retry) waits for a token of its kind
+//                        (budget.ts); what ARM says is left slows that kind
+//                        down before ARM would throttle it
+//   operation pacing     the first poll of an operation waits for the
+//                        Retry-After its write was answered with (the SDK's
+//                        poller polls at once, then at Retry-After)
 //   metrics              one observation per request: operation, status, time
 import type { PipelinePolicy, PipelineRequest, PipelineResponse } from '@azure/core-rest-pipeline';
 import type { BackoffOptions } from '../../kube/backoff.ts';
@@ -13,7 +19,8 @@ import { backoffDelay } from '../../kube/backoff.ts';
 import type { ArmMetricsSink } from '../metrics.ts';
 import type { BearerTokenSource } from './credentials.ts';
 import { armOperationOf } from './operations.ts';
-import type { TokenBucket } from './token-bucket.ts';
+import type { ArmBudget } from './budget.ts';
+import { kindOf, REMAINING_HEADER } from './budget.ts';
 
 export interface RetryOptions {
   /** Retries after the first attempt (default 4). */
@@ -74,7 +81,7 @@ export function isConnectionError(err: unknown): boolean {
 
 export function retryPolicy(
   options: RetryOptions,
-  bucket: TokenBucket,
+  budget: ArmBudget,
   metrics: ArmMetricsSink,
   clock: PolicyClock,
   random: () => number = Math.random,
@@ -104,8 +111,8 @@ export function retryPolicy(
               ? backoffDelay(attempt, options.backoff, random)
               : Math.min(asked, options.maxRetryAfterMs);
           cause = asked === undefined ? 'backoff' : 'retry-after';
-          // ARM throttles the subscription, not one call: hold every call back.
-          if (status === 429) bucket.pauseFor(waitMs);
+          // ARM throttles the subscription, not one call: hold every call of the kind back.
+          if (status === 429) budget.bucket(kindOf(request.method)).pauseFor(waitMs);
         } else if (status !== undefined && status >= 500 && status !== 501 && status !== 505) {
           waitMs = backoffDelay(attempt, options.backoff, random);
           cause = 'backoff';
@@ -120,13 +127,52 @@ export function retryPolicy(
   };
 }
 
-export function tokenBucketPolicy(bucket: TokenBucket, metrics: ArmMetricsSink): PipelinePolicy {
+export function tokenBucketPolicy(budget: ArmBudget, metrics: ArmMetricsSink): PipelinePolicy {
   return {
     name: 'armTokenBucketPolicy',
     async sendRequest(request, next) {
-      const waited = await bucket.take(request.abortSignal as AbortSignal | undefined);
+      const kind = kindOf(request.method);
+      const waited = await budget.bucket(kind).take(request.abortSignal as AbortSignal | undefined);
       if (waited > 0) metrics.throttledWait('token-bucket', waited);
-      return next(request);
+      const response = await next(request);
+      const paused = budget.observe(kind, response.headers.get(REMAINING_HEADER[kind]));
+      if (paused > 0) metrics.throttledWait('quota-low', paused);
+      return response;
+    },
+  };
+}
+
+/** Operations polled at once would cost a read each for nothing; at most this many remembered. */
+const MAX_PACED = 10_000;
+
+/**
+ * Holds an operation's first poll until the Retry-After its write's answer
+ * gave (the SDK polls at once after the write, then at the Retry-After of
+ * each poll's answer): every poll then goes when the operation asked.
+ */
+export function operationPacingPolicy(clock: PolicyClock): PipelinePolicy {
+  const notBefore = new Map<string, number>();
+  return {
+    name: 'armOperationPacingPolicy',
+    async sendRequest(request, next) {
+      if (request.method === 'GET') {
+        const at = notBefore.get(request.url);
+        if (at !== undefined) {
+          notBefore.delete(request.url);
+          const wait = at - clock.now();
+          if (wait > 0) await clock.sleep(wait, request.abortSignal as AbortSignal | undefined);
+        }
+      }
+      const response = await next(request);
+      const poll = response.headers.get('azure-asyncoperation');
+      if (request.method !== 'GET' && poll) {
+        const after = retryAfterMs(response.headers, Date.now());
+        if (after !== undefined && after > 0) {
+          if (notBefore.size >= MAX_PACED) notBefore.clear();
+          notBefore.set(poll, clock.now() + after);
+        }
+      }
+      return response;
     },
   };
 }
@@ -158,6 +204,7 @@ export function metricsPolicy(metrics: ArmMetricsSink, now: () => number): Pipel
       try {
         const response = await next(request);
         metrics.call(operation, String(response.status), (now() - start) / 1000);
+        if (response.status === 403) metrics.forbidden(operation);
         return response;
       } catch (err) {
         metrics.call(operation, 'error', (now() - start) / 1000);

@@ -1,5 +1,5 @@
-// One token bucket for every ARM call (reads, writes, polls, retries): at
-// most `burst` calls at once, then `qps` per second. Pure scheduling math in
+// A token bucket for ARM calls (budget.ts keeps one for reads and one for
+// writes): at most `burst` calls at once, then `qps` per second. Pure scheduling math in
 // `reserve` (the generic cell rate algorithm: each call is given the time it
 // may go, in arrival order), a small class that waits for it. A 429's
 // Retry-After pauses the whole bucket: after the pause calls resume one
@@ -20,12 +20,12 @@ export interface BucketState {
 
 export const INITIAL_BUCKET: BucketState = { tat: -Infinity };
 
-export function validateBucket(config: BucketConfig): void {
+export function validateBucket(config: BucketConfig, flag = '--azure'): void {
   if (!(config.qps > 0) || !Number.isFinite(config.qps)) {
-    throw new Error(`--azure-qps must be a positive number, got ${config.qps}`);
+    throw new Error(`${flag}-qps must be a positive number, got ${config.qps}`);
   }
   if (!Number.isInteger(config.burst) || config.burst < 1) {
-    throw new Error(`--azure-burst must be an integer >= 1, got ${config.burst}`);
+    throw new Error(`${flag}-burst must be an integer >= 1, got ${config.burst}`);
   }
 }
 

@@ -8,6 +8,13 @@
 // is undone before the error is thrown.
 import { sameArmId } from '../arm/ids.ts';
 import { ArmHttpError, badRequest } from './errors.ts';
+import {
+  checkOneSubnet,
+  checkPerVm,
+  checkPrimaryKept,
+  checkSameAsgs,
+  vnetFull,
+} from './nic-rules.ts';
 import type { EmulatedSubnet } from './subnets.ts';
 
 /** A NIC or ipConfiguration as ARM serialises it. */
@@ -45,6 +52,10 @@ export interface PutContext {
   etag: string;
   provisioningState: string;
   subnetById: (id: string) => EmulatedSubnet | undefined;
+  /** The VM's other NICs' ipConfigurations, and the per-VM cap (absent: no VM). */
+  vm?: { id: string; otherConfigs: number; cap: number };
+  /** Addresses the subnet's virtual network may still hand out. */
+  vnetRoom?: (subnet: EmulatedSubnet) => { name: string; room: number; cap: number };
 }
 
 function asObject(value: unknown): Record<string, unknown> | undefined {
@@ -136,8 +147,13 @@ export function applyNicPut(
   ctx: PutContext,
 ): { nic: ArmObject; taken: number; freed: number } {
   const wanted = validate(body, ctx);
+  const storedConfigs = (configProps(stored).ipConfigurations as ArmObject[] | undefined) ?? [];
+  checkPrimaryKept(storedConfigs, wanted);
+  checkOneSubnet(wanted);
+  checkSameAsgs(wanted, ctx.nicId);
+  if (ctx.vm) checkPerVm(ctx.vm.otherConfigs + wanted.length, ctx.vm.cap, ctx.vm.id);
   const old = new Map<string, ArmObject>();
-  for (const c of (configProps(stored).ipConfigurations as ArmObject[] | undefined) ?? []) {
+  for (const c of storedConfigs) {
     old.set(String(c.name).toLowerCase(), c);
   }
   const freed: Array<{ subnet: EmulatedSubnet; ip: string }> = [];
@@ -171,6 +187,15 @@ export function applyNicPut(
     if (!kept.has(key) && typeof ip === 'string' && subnet) {
       subnet.release(ip);
       freed.push({ subnet, ip });
+    }
+  }
+  // The virtual network's cap counts what this PUT adds net of what it frees.
+  const first = pending[0];
+  if (first && ctx.vnetRoom) {
+    const { name, room, cap } = ctx.vnetRoom(first.subnet);
+    if (pending.length > room) {
+      undo();
+      throw vnetFull(name, cap);
     }
   }
   // Pass 2: new (or moved) ipConfigurations get an address.

@@ -6,6 +6,13 @@
 //   GET  /subscriptions/S/providers/Microsoft.Network/locations/L/operations/{id}
 //   GET  .../virtualNetworks/{vnet}/subnets/{subnet}
 //   GET  .../virtualNetworks/{vnet}/usages     paged
+// and, for Uniform scale sets (Microsoft.Compute paths):
+//   GET  .../virtualMachineScaleSets/{ss}/networkInterfaces                    paged
+//   GET  .../virtualMachineScaleSets/{ss}/virtualMachines/{id}/networkInterfaces/{nic}
+//   PUT  (same)                                   refused: not writable directly
+//   GET  .../virtualMachineScaleSets/{ss}/virtualMachines/{id}                 with its ETag
+//   PUT  (same)                                   If-Match (412), Azure-AsyncOperation
+//   GET  /subscriptions/S/providers/Microsoft.Compute/locations/L/operations/{id}
 // Every request needs `Authorization: Bearer <one of the accepted tokens>`.
 // Injected faults (faults.ts) answer before the real handling. Each request
 // is logged (time, operation, NIC, status) for tests and reports.
@@ -15,19 +22,27 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ArmOperation } from '../arm/operations.ts';
 import { armOperationOf } from '../arm/operations.ts';
+import type { Needed, RoleAssignment } from './authorization.ts';
+import { authorize } from './authorization.ts';
 import { ArmHttpError } from './errors.ts';
 import type { FaultSpec } from './faults.ts';
 import { defaultCode, FaultQueue } from './faults.ts';
 import type { NetworkOptions } from './network.ts';
 import { EmulatedNetwork } from './network.ts';
+import type { QuotaSpec } from './quota.ts';
+import { ARM_QUOTA, ArmQuota } from './quota.ts';
 
 export interface ArmEmulatorOptions extends NetworkOptions {
   /** Bearer tokens accepted (default ['emulator-token']). */
   tokens?: string[];
   /** NICs per page of a list (default 100). */
   pageSize?: number;
-  /** Retry-After (s) on a PUT's answer and on InProgress polls (default 0). */
+  /** Retry-After (s) on a PUT's answer and on InProgress polls (default: operationMs rounded up to s). */
   pollRetryAfterSeconds?: number;
+  /** The caller's role assignments; absent: every request is allowed. */
+  roleAssignments?: RoleAssignment[];
+  /** ARM's read and write buckets (default ARM_QUOTA); false: no throttling. */
+  quota?: QuotaSpec | false;
   /** Keep the request log (default true). */
   log?: boolean;
 }
@@ -47,6 +62,8 @@ const SUBNET_PATH =
 const USAGES_PATH =
   /\/resourceGroups\/([^/]+)\/providers\/Microsoft\.Network\/virtualNetworks\/([^/]+)\/usages\/?$/i;
 const OP_PATH = /\/operations\/([^/]+)\/?$/i;
+const SS_PATH =
+  /\/resourceGroups\/([^/]+)\/providers\/Microsoft\.Compute\/virtualMachineScaleSets\/([^/]+)(?:\/virtualMachines\/([^/]+))?(?:\/networkInterfaces(?:\/([^/]+))?)?\/?$/i;
 const API_VERSION = '2026-01-01';
 
 export class ArmEmulator {
@@ -56,6 +73,8 @@ export class ArmEmulator {
   pageSize: number;
   pollRetryAfterSeconds: number;
   private tokens: Set<string>;
+  roleAssignments: RoleAssignment[] | undefined;
+  readonly quota: ArmQuota | undefined;
   private readonly keepLog: boolean;
   private readonly now: () => number;
   private server?: Server;
@@ -65,9 +84,13 @@ export class ArmEmulator {
     this.network = new EmulatedNetwork(options);
     this.tokens = new Set(options.tokens ?? ['emulator-token']);
     this.pageSize = options.pageSize ?? 100;
-    this.pollRetryAfterSeconds = options.pollRetryAfterSeconds ?? 0;
+    this.pollRetryAfterSeconds =
+      options.pollRetryAfterSeconds ?? Math.ceil((options.operationMs ?? 0) / 1000);
     this.keepLog = options.log ?? true;
     this.now = options.now ?? Date.now;
+    this.roleAssignments = options.roleAssignments;
+    this.quota =
+      options.quota === false ? undefined : new ArmQuota(options.quota ?? ARM_QUOTA, this.now());
   }
 
   /** Replaces the accepted bearer tokens (a rotation). */
@@ -120,7 +143,10 @@ export class ArmEmulator {
     const method = req.method ?? 'GET';
     const url = new URL(req.url ?? '/', this.base);
     const operation = armOperationOf(method, url.pathname);
-    const nic = NIC_PATH.exec(url.pathname)?.[2];
+    const ss = SS_PATH.exec(url.pathname);
+    // A NIC by name; a scale-set instance as vmss:SS/ID (its NIC is written through it).
+    const nic =
+      NIC_PATH.exec(url.pathname)?.[2] ?? (ss?.[3] ? `vmss:${ss[2]}/${ss[3]}` : undefined);
     const record: ArmRequestRecord = {
       at: this.now(),
       method,
@@ -166,6 +192,16 @@ export class ArmEmulator {
         },
       );
     }
+    const charged = this.quota?.charge(method, this.now());
+    if (charged && 'retryAfter' in charged) {
+      throw new ArmHttpError(
+        429,
+        'TooManyRequests',
+        `The request is being throttled. Retry after ${charged.retryAfter} seconds.`,
+        { ...charged.header, 'retry-after': String(charged.retryAfter) },
+      );
+    }
+    const quotaHeader = charged?.header ?? {};
     const fault = this.faults.take(operation, nic);
     if (fault?.delayMs) await new Promise((r) => setTimeout(r, fault.delayMs));
     if (fault?.status !== undefined) {
@@ -179,10 +215,66 @@ export class ArmEmulator {
         fault.status,
         fault.code ?? defaultCode(fault.status),
         'injected fault',
-        headers,
+        { ...quotaHeader, ...headers },
       );
     }
-    return this.operate(method, url, operation, req, body);
+    try {
+      const answer = await this.operate(method, url, operation, req, body);
+      return { ...answer, headers: { ...quotaHeader, ...answer.headers } };
+    } catch (err) {
+      if (err instanceof ArmHttpError) Object.assign(err.headers, quotaHeader);
+      throw err;
+    }
+  }
+
+  /** The action a request needs, and the linked ones (subnets a NIC PUT joins). */
+  private needs(operation: ArmOperation, url: URL, body: string): [Needed | undefined, Needed[]] {
+    const path = url.pathname.replace(/\/$/, '');
+    const rg = /^(\/subscriptions\/[^/]+\/resourceGroups\/[^/]+)/i.exec(path)?.[1] ?? path;
+    switch (operation) {
+      case 'NetworkInterfaces.List':
+        return [{ action: 'Microsoft.Network/networkInterfaces/read', scope: rg }, []];
+      case 'NetworkInterfaces.Get':
+        return [{ action: 'Microsoft.Network/networkInterfaces/read', scope: path }, []];
+      case 'NetworkInterfaces.CreateOrUpdate':
+        return [
+          { action: 'Microsoft.Network/networkInterfaces/write', scope: path },
+          subnetsOfBody(body).map((id) => ({
+            action: 'Microsoft.Network/virtualNetworks/subnets/join/action',
+            scope: id,
+          })),
+        ];
+      case 'Subnets.Get':
+        return [{ action: 'Microsoft.Network/virtualNetworks/subnets/read', scope: path }, []];
+      case 'ScaleSetNetworkInterfaces.List':
+      case 'ScaleSetNetworkInterfaces.Get':
+      case 'ScaleSetVMs.Get':
+        return [
+          { action: 'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/read', scope: path },
+          [],
+        ];
+      case 'ScaleSetVMs.Update':
+        return [
+          {
+            action: 'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/write',
+            scope: path,
+          },
+          subnetsOfVmBody(body).map((id) => ({
+            action: 'Microsoft.Network/virtualNetworks/subnets/join/action',
+            scope: id,
+          })),
+        ];
+      case 'VirtualNetworks.ListUsage':
+        return [
+          {
+            action: 'Microsoft.Network/virtualNetworks/read',
+            scope: path.replace(/\/usages$/i, ''),
+          },
+          [],
+        ];
+      default:
+        return [undefined, []];
+    }
   }
 
   /** The real handling of an authenticated request. */
@@ -194,6 +286,8 @@ export class ArmEmulator {
     body: string,
   ): Promise<{ status: number; body: unknown; headers?: Record<string, string> }> {
     const net = this.network;
+    const [need, linked] = this.needs(operation, url, body);
+    authorize(this.roleAssignments, need, linked);
     if (operation === 'NetworkInterfaces.List') {
       const [, rg] = NIC_PATH.exec(url.pathname)!;
       return { status: 200, body: this.page(net.listNics(rg!), url) };
@@ -230,7 +324,55 @@ export class ArmEmulator {
         },
       };
     }
-    if (operation === 'AsyncOperation.Get') {
+    if (operation.startsWith('ScaleSet')) {
+      const [, rg, ss, id, nicName] = SS_PATH.exec(url.pathname) ?? [];
+      if (operation === 'ScaleSetNetworkInterfaces.List') {
+        return { status: 200, body: this.page(net.listScaleSetNics(rg!, ss!), url) };
+      }
+      if (operation === 'ScaleSetNetworkInterfaces.Get') {
+        const found = net.getScaleSetNic(rg!, ss!, id!, nicName!);
+        if (!found)
+          throw new ArmHttpError(404, 'NotFound', `network interface ${nicName} not found`);
+        return { status: 200, body: found, headers: { etag: String(found.etag) } };
+      }
+      if (operation === 'ScaleSetNetworkInterfaces.CreateOrUpdate') {
+        throw new ArmHttpError(
+          405,
+          'OperationNotAllowed',
+          "The operation 'write' on resource type 'virtualMachineScaleSets/virtualMachines/networkInterfaces' is disallowed.",
+        );
+      }
+      if (operation === 'ScaleSetVMs.Get') {
+        const vm = net.getScaleSetVm(rg!, ss!, id!);
+        if (!vm) throw new ArmHttpError(404, 'NotFound', `scale set VM ${ss}/${id} not found`);
+        return { status: 200, body: vm, headers: { etag: String(vm.etag) } };
+      }
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(body);
+      } catch {
+        throw new ArmHttpError(400, 'InvalidRequestFormat', 'the request body is not JSON');
+      }
+      const ifMatch = req.headers['if-match'];
+      const { vm, operationId } = net.putScaleSetVm(
+        rg!,
+        ss!,
+        id!,
+        parsed,
+        typeof ifMatch === 'string' ? ifMatch : undefined,
+      );
+      const poll = `${this.base}/subscriptions/${net.subscriptionId}/providers/Microsoft.Compute/locations/${net.location}/operations/${operationId}?api-version=${API_VERSION}`;
+      return {
+        status: 200,
+        body: vm,
+        headers: {
+          'azure-asyncoperation': poll,
+          'retry-after': String(this.pollRetryAfterSeconds),
+          etag: String(vm.etag),
+        },
+      };
+    }
+    if (operation === 'AsyncOperation.Get' || operation === 'ComputeOperation.Get') {
       const id = OP_PATH.exec(url.pathname)![1]!;
       const status = net.operation(id);
       if (!status) throw new ArmHttpError(404, 'NotFound', `operation ${id} not found`);
@@ -276,6 +418,48 @@ export class ArmEmulator {
     next.searchParams.set('api-version', url.searchParams.get('api-version') ?? API_VERSION);
     next.searchParams.set('$skiptoken', String(start + this.pageSize));
     return { value, nextLink: next.toString() };
+  }
+}
+
+/** The distinct subnet ids a scale-set VM body's network profile references. */
+function subnetsOfVmBody(body: string): string[] {
+  try {
+    const parsed = JSON.parse(body) as {
+      properties?: {
+        networkProfileConfiguration?: {
+          networkInterfaceConfigurations?: Array<{
+            properties?: {
+              ipConfigurations?: Array<{ properties?: { subnet?: { id?: unknown } } }>;
+            };
+          }>;
+        };
+      };
+    };
+    const ids = (
+      parsed.properties?.networkProfileConfiguration?.networkInterfaceConfigurations ?? []
+    )
+      .flatMap((n) => n?.properties?.ipConfigurations ?? [])
+      .map((c) => c?.properties?.subnet?.id)
+      .filter((id): id is string => typeof id === 'string');
+    return [...new Map(ids.map((id) => [id.toLowerCase(), id])).values()];
+  } catch {
+    return [];
+  }
+}
+
+/** The distinct subnet ids a NIC body's ipConfigurations reference. */
+function subnetsOfBody(body: string): string[] {
+  try {
+    const parsed = JSON.parse(body) as {
+      properties?: { ipConfigurations?: Array<{ properties?: { subnet?: { id?: unknown } } }> };
+    };
+    const ids = (parsed.properties?.ipConfigurations ?? [])
+      .map((c) => c?.properties?.subnet?.id)
+      .filter((id): id is string => typeof id === 'string');
+    const seen = new Map(ids.map((id) => [id.toLowerCase(), id]));
+    return [...seen.values()];
+  } catch {
+    return [];
   }
 }
 

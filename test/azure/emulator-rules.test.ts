@@ -1,0 +1,226 @@
+// The ARM emulator is as strict as ARM: each rule of its conformance table
+// (src/azure/emulator/README.md), through the real @azure/arm-network client.
+import { expect } from 'chai';
+import type { NetworkInterface } from '@azure/arm-network';
+import { addNodes, clientFor, RG, startRig } from './helpers.ts';
+import type { Rig } from './helpers.ts';
+
+const ASG = `/subscriptions/s/resourceGroups/${RG}/providers/Microsoft.Network/applicationSecurityGroups/asg`;
+
+function plus(
+  nic: NetworkInterface,
+  subnetId: string,
+  names: string[],
+  asgs?: string[],
+): NetworkInterface {
+  return {
+    ...nic,
+    ipConfigurations: [
+      ...(nic.ipConfigurations ?? []),
+      ...names.map((name) => ({
+        name,
+        privateIPAllocationMethod: 'Dynamic' as const,
+        subnet: { id: subnetId },
+        primary: false,
+        ...(asgs ? { applicationSecurityGroups: asgs.map((id) => ({ id })) } : {}),
+      })),
+    ],
+  };
+}
+
+type Failure = { statusCode?: number; code?: string; message?: string };
+const failure = (p: Promise<unknown>): Promise<Failure> =>
+  p.then(
+    () => ({}),
+    (e: unknown) => e as Failure,
+  );
+
+describe('ARM emulator: the rules ARM keeps (real SDK)', () => {
+  let rig: Rig;
+  afterEach(async () => rig?.close());
+
+  it('refuses ipConfigurations in two subnets on one NIC, and changes nothing', async () => {
+    rig = await startRig();
+    const [vm] = addNodes(rig, 1, 'node', 'pod-nic');
+    const client = clientFor(rig);
+    const primaryNic = await client.networkInterfaces.get(RG, vm!.primaryNicName);
+    const err = await failure(
+      client.networkInterfaces.createOrUpdate(
+        RG,
+        vm!.primaryNicName,
+        plus(primaryNic, rig.podSubnetId, ['x']),
+      ),
+    );
+    expect(err).to.include({ statusCode: 400 });
+    expect(err.message).to.equal('IPConfigurations on a Nic cannot belong to different subnets.');
+    expect((await client.networkInterfaces.get(RG, vm!.primaryNicName)).etag).to.equal(
+      primaryNic.etag,
+    );
+    expect(rig.em.network.subnet(rig.podSubnetId)!.inUse).to.equal(1);
+  });
+
+  it('refuses ipConfigurations with other application security groups than the rest', async () => {
+    rig = await startRig();
+    const vm = rig.em.network.addVm({
+      resourceGroup: RG,
+      name: 'vm',
+      subnetId: rig.podSubnetId,
+      asgIds: [ASG],
+    });
+    const client = clientFor(rig);
+    const nic = await client.networkInterfaces.get(RG, vm.nicName);
+    const err = await failure(
+      client.networkInterfaces.createOrUpdate(RG, vm.nicName, plus(nic, rig.podSubnetId, ['x'])),
+    );
+    expect(err).to.include({
+      statusCode: 400,
+      code: 'AllIpConfigurationsOnANicMustBelongToTheSameApplicationSecurityGroups',
+    });
+    const ok = await client.networkInterfaces.createOrUpdate(
+      RG,
+      vm.nicName,
+      plus(nic, rig.podSubnetId, ['x'], [ASG]),
+    );
+    expect(ok.ipConfigurations).to.have.length(2);
+  });
+
+  it('refuses deleting or renaming the primary ipConfiguration', async () => {
+    rig = await startRig();
+    const [vm] = addNodes(rig, 1, 'node', 'node-subnet');
+    const client = clientFor(rig);
+    const nic = await client.networkInterfaces.get(RG, vm!.nicName);
+    const renamed: NetworkInterface = {
+      ...nic,
+      ipConfigurations: nic.ipConfigurations!.map((c) => ({ ...c, name: 'renamed' })),
+    };
+    const err = await failure(client.networkInterfaces.createOrUpdate(RG, vm!.nicName, renamed));
+    expect(err).to.include({ statusCode: 400, code: 'IpConfigDeleteNotSupported' });
+    expect(err.message).to.match(/ipconfig1 cannot be deleted/);
+  });
+
+  it('refuses more private addresses than the per-VM cap, counting the VM’s other NICs', async () => {
+    rig = await startRig({ perVmCap: 4 });
+    const [vm] = addNodes(rig, 1, 'node', 'pod-nic'); // 2 NICs, one address each
+    const client = clientFor(rig);
+    const nic = await client.networkInterfaces.get(RG, vm!.nicName);
+    const err = await failure(
+      client.networkInterfaces.createOrUpdate(
+        RG,
+        vm!.nicName,
+        plus(nic, rig.podSubnetId, ['a', 'b', 'c']),
+      ),
+    );
+    expect(err).to.include({
+      statusCode: 400,
+      code: 'PrivateIPAddressesPerVirtualMachineLimitReached',
+    });
+    const fits = await client.networkInterfaces.createOrUpdate(
+      RG,
+      vm!.nicName,
+      plus(nic, rig.podSubnetId, ['a', 'b']),
+    );
+    expect(fits.ipConfigurations).to.have.length(3);
+  });
+
+  it('refuses more private addresses than the virtual network’s cap', async () => {
+    rig = await startRig({ perVnetCap: 5 });
+    const [vm] = addNodes(rig, 1, 'node', 'pod-nic'); // 2 addresses in the VNet
+    const client = clientFor(rig);
+    const nic = await client.networkInterfaces.get(RG, vm!.nicName);
+    const err = await failure(
+      client.networkInterfaces.createOrUpdate(
+        RG,
+        vm!.nicName,
+        plus(nic, rig.podSubnetId, ['a', 'b', 'c', 'd']),
+      ),
+    );
+    expect(err).to.include({
+      statusCode: 400,
+      code: 'PrivateIPAddressesPerVirtualNetworkLimitReached',
+    });
+    expect(rig.em.network.subnet(rig.podSubnetId)!.inUse).to.equal(1);
+  });
+
+  it('answers 403 AuthorizationFailed outside the role assignments, LinkedAuthorizationFailed for a subnet it may not join', async () => {
+    const rg = `/subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/${RG}`;
+    rig = await startRig({
+      roleAssignments: [
+        {
+          scope: rg,
+          actions: [
+            'Microsoft.Network/networkInterfaces/read',
+            'Microsoft.Network/networkInterfaces/write',
+          ],
+        },
+      ],
+    });
+    const [vm] = addNodes(rig, 1);
+    const client = clientFor(rig);
+    const nic = await client.networkInterfaces.get(RG, vm!.nicName);
+    const usage = await failure(
+      (async () => {
+        for await (const u of client.virtualNetworks.listUsage(RG, 'vnet')) void u;
+      })(),
+    );
+    expect(usage).to.include({ statusCode: 403, code: 'AuthorizationFailed' });
+    const subnet = await failure(client.subnets.get(RG, 'vnet', 'pods'));
+    expect(subnet).to.include({ statusCode: 403, code: 'AuthorizationFailed' });
+    expect(subnet.message).to.include(
+      "does not have authorization to perform action 'Microsoft.Network/virtualNetworks/subnets/read'",
+    );
+    const put = await failure(
+      client.networkInterfaces.createOrUpdate(RG, vm!.nicName, plus(nic, rig.podSubnetId, ['x'])),
+    );
+    expect(put).to.include({ statusCode: 403, code: 'LinkedAuthorizationFailed' });
+    expect(put.message).to.include('subnets/join/action');
+    rig.em.roleAssignments!.push({
+      scope: rig.podSubnetId,
+      actions: ['Microsoft.Network/virtualNetworks/subnets/join/action'],
+    });
+    const ok = await client.networkInterfaces.createOrUpdate(
+      RG,
+      vm!.nicName,
+      plus(nic, rig.podSubnetId, ['x']),
+    );
+    expect(ok.ipConfigurations).to.have.length(2);
+  });
+
+  it('answers polls InProgress with Retry-After until the operation’s time (polled at it), says what quota is left, 429 when it is spent', async () => {
+    rig = await startRig({
+      operationMs: 1000,
+      quota: { reads: { size: 6, perSecond: 0.01 }, writes: { size: 3, perSecond: 1 } },
+    });
+    const [vm] = addNodes(rig, 1);
+    const client = clientFor(rig, { retry: { maxRetries: 0 } });
+    const seen: Array<Record<string, string | undefined>> = [];
+    const nic = await client.networkInterfaces.get(RG, vm!.nicName, {
+      onResponse: (r) =>
+        seen.push({ reads: r.headers.get('x-ms-ratelimit-remaining-subscription-reads') }),
+    });
+    expect(seen[0]).to.deep.equal({ reads: '5' });
+    const began = Date.now();
+    await client.networkInterfaces.createOrUpdate(
+      RG,
+      vm!.nicName,
+      plus(nic, rig.podSubnetId, ['x']),
+    );
+    // The operation takes its second: its first poll waits for the PUT's
+    // Retry-After (our pacing policy; the SDK alone would poll at once), and
+    // so finds it done: one poll, one read.
+    expect(Date.now() - began).to.be.at.least(950);
+    const put = rig.em.requests.find((r) => r.operation === 'NetworkInterfaces.CreateOrUpdate')!;
+    const polls = rig.em.requests.filter((r) => r.operation === 'AsyncOperation.Get');
+    expect(polls[0]!.at - put.at).to.be.at.least(950);
+    for (let i = 1; i < polls.length; i++) {
+      expect(polls[i]!.at - polls[i - 1]!.at).to.be.at.least(950);
+    }
+    // Reads spent (6 in the bucket, one back every 100 s): a 429 with Retry-After.
+    const spent = await failure(
+      (async () => {
+        for (let i = 0; i < 10; i++) await client.networkInterfaces.get(RG, vm!.nicName);
+      })(),
+    );
+    expect(spent).to.include({ statusCode: 429 });
+    expect(rig.em.quota!.throttled).to.be.at.least(1);
+  });
+});

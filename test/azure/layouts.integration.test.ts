@@ -1,0 +1,205 @@
+// The Azure backend on the strict emulator (real SDK, HTTP): which NIC takes
+// a node's pod IPs in each layout, a node that fits neither, the NIC rules
+// (ASGs, primary kept), Azure's caps, and reads refused by RBAC.
+import { expect } from 'chai';
+import { Registry } from 'prom-client';
+import { AzureBackend } from '../../src/azure/backend.ts';
+import { parseSubnetId } from '../../src/azure/arm/ids.ts';
+import { ArmMetrics } from '../../src/azure/metrics.ts';
+import { sdkNicApi } from '../../src/azure/nic-api.ts';
+import { NodeSetupError } from '../../src/fulfiller/backend.ts';
+import type { ArmObject } from '../../src/azure/emulator/nic-put.ts';
+import { addNodes, clientFor, RG, startRig, SUB } from './helpers.ts';
+import type { Rig } from './helpers.ts';
+
+const ASG = `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Network/applicationSecurityGroups/nodes`;
+
+function backendFor(rig: Rig, registry?: Registry) {
+  const metrics = registry ? new ArmMetrics(registry) : undefined;
+  const client = clientFor(rig, metrics ? { metrics } : {});
+  return new AzureBackend({
+    api: sdkNicApi(client, RG, parseSubnetId(rig.podSubnetId), 10),
+    podSubnetId: rig.podSubnetId,
+    ...(metrics ? { metrics } : {}),
+  });
+}
+
+const configs = (nic: ArmObject | undefined) =>
+  (nic?.properties?.ipConfigurations as ArmObject[] | undefined) ?? [];
+
+describe('Azure backend: layouts and NIC rules on the strict emulator', function () {
+  this.timeout(30_000);
+  let rig: Rig;
+  afterEach(async () => rig?.close());
+
+  for (const layout of ['node-subnet', 'pod-nic'] as const) {
+    it(`${layout} layout: pod IPs on the NIC in the pod subnet, with the primary's ASGs`, async () => {
+      rig = await startRig();
+      const vm = rig.em.network.addVm({
+        resourceGroup: RG,
+        name: 'vm-0',
+        ...(layout === 'pod-nic'
+          ? { subnetId: rig.nodeSubnetId, podNicSubnetId: rig.podSubnetId }
+          : { subnetId: rig.podSubnetId }),
+        asgIds: [ASG],
+      });
+      const backend = backendFor(rig);
+      await backend.start();
+      const { held } = await backend.apply(
+        { name: 'vm-0', providerID: vm.providerID },
+        { add: 8, remove: [] },
+      );
+      expect(held.ipAssignments).to.have.length(8);
+      expect(held.nodeIP).to.equal(layout === 'pod-nic' ? '10.224.0.4' : '10.240.0.4');
+      const nic = rig.em.network.getNic(RG, vm.nicName);
+      expect(configs(nic)).to.have.length(10);
+      for (const c of configs(nic)) {
+        expect((c.properties!.subnet as { id: string }).id).to.equal(rig.podSubnetId);
+        expect(c.properties!.applicationSecurityGroups).to.deep.equal([{ id: ASG }]);
+      }
+      expect(configs(nic)[0]).to.deep.include({ name: 'ipconfig1' });
+      if (layout === 'pod-nic') {
+        expect(configs(rig.em.network.getNic(RG, vm.primaryNicName))).to.have.length(1);
+      }
+      await backend.releaseAll({ name: 'vm-0', providerID: vm.providerID }, undefined);
+      expect(configs(rig.em.network.getNic(RG, vm.nicName))).to.have.length(1);
+    });
+  }
+
+  it('a node whose VM has no NIC in the pod subnet: NicNotInPodSubnet naming NIC and subnets, no PUT, no re-list within a minute', async () => {
+    rig = await startRig();
+    const vm = rig.em.network.addVm({ resourceGroup: RG, name: 'odd', subnetId: rig.nodeSubnetId });
+    const backend = backendFor(rig);
+    await backend.start();
+    const node = { name: 'odd', providerID: vm.providerID };
+    for (let i = 0; i < 3; i++) {
+      const err = await backend.apply(node, { add: 4, remove: [] }).catch((e: unknown) => e);
+      expect(err).to.be.instanceOf(NodeSetupError).and.include({ reason: 'NicNotInPodSubnet' });
+      expect((err as Error).message).to.include('NIC odd-nic is in subnet nodes');
+      expect((err as Error).message).to.include('pod subnet pods');
+    }
+    expect(rig.em.count('NetworkInterfaces.CreateOrUpdate')).to.equal(0);
+    expect(rig.em.count('NetworkInterfaces.List')).to.equal(1);
+    expect(backend.needsRound(node, undefined)).to.equal(false);
+  });
+
+  it('stops at the per-VM cap: an IpConfigurationLimit error and the metric, no failing PUT', async () => {
+    rig = await startRig({ perVmCap: 256 });
+    const [vm] = addNodes(rig, 1); // pod NIC layout: the primary NIC holds 1 of the VM's 256
+    const registry = new Registry();
+    const backend = backendFor(rig, registry);
+    const node = { name: 'node-0', providerID: vm!.providerID };
+    const first = await backend.apply(node, { add: 300, remove: [] });
+    // 256 − 1 (primary NIC) − 1 (pod NIC's own) − 1 (NC primary) = 253.
+    expect(first.held.ipAssignments).to.have.length(253);
+    const puts = rig.em.count('NetworkInterfaces.CreateOrUpdate');
+    const err = await backend
+      .apply(node, {
+        container: {
+          id: 'nc',
+          primaryIP: first.held.primaryIP,
+          ipAssignments: first.held.ipAssignments,
+        },
+        add: 5,
+        remove: [],
+      })
+      .catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(NodeSetupError).and.include({ reason: 'IpConfigurationLimit' });
+    expect((err as Error).message).to.match(/limit per VM/);
+    expect(rig.em.count('NetworkInterfaces.CreateOrUpdate')).to.equal(puts);
+    expect(await registry.metrics()).to.match(
+      /pool_monitor_arm_limit_reached_total\{limit="vm"\} 1/,
+    );
+  });
+
+  it("the virtual network's cap: counted, the round returns short, no retry of the additions", async () => {
+    rig = await startRig({ perVnetCap: 12 });
+    const [vm] = addNodes(rig, 1); // 2 addresses in the VNet
+    const registry = new Registry();
+    const backend = backendFor(rig, registry);
+    await backend.start();
+    const node = { name: 'node-0', providerID: vm!.providerID };
+    const r = await backend.apply(node, { add: 4, remove: [] });
+    expect(r.held.ipAssignments).to.have.length(4);
+    const more = await backend.apply(node, {
+      container: { id: 'nc', primaryIP: r.held.primaryIP, ipAssignments: r.held.ipAssignments },
+      add: 10,
+      remove: [],
+    });
+    expect(more.short).to.equal(true);
+    expect(more.held.ipAssignments).to.have.length(4);
+    const refused = rig.em.requests.filter(
+      (q) => q.operation === 'NetworkInterfaces.CreateOrUpdate' && q.status === 400,
+    );
+    expect(refused).to.have.length(1);
+    expect(await registry.metrics()).to.match(
+      /pool_monitor_arm_limit_reached_total\{limit="vnet"\} 1/,
+    );
+  });
+
+  it('starts when RBAC refuses the usage read (403): counted, the CSS from the prefix and SubnetIsFull', async () => {
+    const sub = `/subscriptions/${SUB}/resourceGroups/${RG}`;
+    rig = await startRig({
+      podPrefix: '10.240.0.0/27',
+      roleAssignments: [
+        {
+          scope: sub,
+          actions: [
+            'Microsoft.Network/networkInterfaces/read',
+            'Microsoft.Network/networkInterfaces/write',
+            'Microsoft.Network/virtualNetworks/subnets/read',
+            'Microsoft.Network/virtualNetworks/subnets/join/action',
+          ],
+        },
+      ],
+    });
+    const [vm] = addNodes(rig, 1);
+    const registry = new Registry();
+    const backend = backendFor(rig, registry);
+    await backend.start();
+    expect(backend.subnets()).to.deep.equal([
+      { name: 'pods', cidr: '10.240.0.0/27', defaultGateway: '10.240.0.1', capacity: 27, free: 27 },
+    ]);
+    expect(await registry.metrics()).to.match(
+      /pool_monitor_arm_forbidden_total\{operation="VirtualNetworks.ListUsage"\} 1/,
+    );
+    const r = await backend.apply(
+      { name: 'node-0', providerID: vm!.providerID },
+      { add: 30, remove: [] },
+    );
+    // 27 − the pod NIC's own = 26 free: 31 refused, then half of 30 fits.
+    expect(r.short).to.equal(true);
+    expect(r.held.ipAssignments).to.have.length(15);
+    expect(backend.subnets()[0]).to.include({ free: 0 });
+  });
+
+  it('a write ARM refuses (no subnets/join/action on the pod subnet): ArmForbidden, naming the action, nothing written', async () => {
+    const sub = `/subscriptions/${SUB}/resourceGroups/${RG}`;
+    rig = await startRig({
+      roleAssignments: [
+        {
+          scope: sub,
+          actions: [
+            'Microsoft.Network/networkInterfaces/read',
+            'Microsoft.Network/networkInterfaces/write',
+            'Microsoft.Network/virtualNetworks/read',
+            'Microsoft.Network/virtualNetworks/subnets/read',
+          ],
+        },
+      ],
+    });
+    const [vm] = addNodes(rig, 1);
+    const registry = new Registry();
+    const backend = backendFor(rig, registry);
+    await backend.start();
+    const err = await backend
+      .apply({ name: 'node-0', providerID: vm!.providerID }, { add: 2, remove: [] })
+      .catch((e: unknown) => e);
+    expect(err).to.be.instanceOf(NodeSetupError).and.include({ reason: 'ArmForbidden' });
+    expect((err as Error).message).to.include('subnets/join/action');
+    expect(configs(rig.em.network.getNic(RG, vm!.nicName))).to.have.length(1);
+    expect(await registry.metrics()).to.match(
+      /pool_monitor_arm_forbidden_total\{operation="NetworkInterfaces.CreateOrUpdate"\} 1/,
+    );
+  });
+});

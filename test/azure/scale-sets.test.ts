@@ -1,0 +1,156 @@
+// Scale sets on the strict emulator through the real SDKs: a Uniform
+// instance's NIC is written through its scale-set VM's network profile
+// (@azure/arm-compute, If-Match on the VM's etag, the operation followed),
+// never directly; a Flexible instance is a standalone VM with its own NIC.
+import { expect } from 'chai';
+import { createComputeClient } from '../../src/azure/arm/client.ts';
+import { parseProviderId, parseSubnetId } from '../../src/azure/arm/ids.ts';
+import { TokenBucket } from '../../src/azure/arm/token-bucket.ts';
+import { AzureBackend } from '../../src/azure/backend.ts';
+import { sdkNicApi } from '../../src/azure/nic-api.ts';
+import { clientFor, RG, startRig, staticToken, SUB, TOKEN } from './helpers.ts';
+import type { Rig } from './helpers.ts';
+
+const ASG = `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Network/applicationSecurityGroups/pool`;
+
+function backendFor(rig: Rig) {
+  const compute = createComputeClient({
+    endpoint: rig.em.endpoint,
+    subscriptionId: SUB,
+    tokens: staticToken(),
+    bucket: new TokenBucket({ qps: 1000, burst: 1000 }),
+  });
+  return new AzureBackend({
+    api: sdkNicApi(clientFor(rig), RG, parseSubnetId(rig.podSubnetId), 10, compute),
+    podSubnetId: rig.podSubnetId,
+  });
+}
+
+describe('Azure backend: scale sets (real SDKs, strict emulator)', function () {
+  this.timeout(30_000);
+  let rig: Rig;
+  afterEach(async () => rig?.close());
+
+  it('parses both providerID forms: a Uniform instance, a Flexible one (a VM)', () => {
+    const uniform = parseProviderId(
+      `azure:///subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Compute/virtualMachineScaleSets/pool/virtualMachines/3`,
+    );
+    expect(uniform).to.deep.include({
+      name: 'pool_3',
+      scaleSet: { name: 'pool', instanceId: '3' },
+    });
+    const flexible = parseProviderId(
+      `azure:///subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Compute/virtualMachines/pool_1a2b3c4d`,
+    );
+    expect(flexible.scaleSet).to.equal(undefined);
+  });
+
+  it('a Uniform instance: adds and releases through the scale-set VM, never a NIC PUT', async () => {
+    rig = await startRig({ operationMs: 20, pollRetryAfterSeconds: 0 });
+    const vm = rig.em.network.addScaleSetVm({
+      resourceGroup: RG,
+      scaleSet: 'pool',
+      instanceId: '0',
+      subnetId: rig.podSubnetId,
+      asgIds: [ASG],
+    });
+    const backend = backendFor(rig);
+    await backend.start();
+    const node = { name: 'pool000000', providerID: vm.providerID };
+    const first = await backend.apply(node, { add: 8, remove: [] });
+    expect(first.held.ipAssignments).to.have.length(8);
+    expect(first.held.nodeIP).to.equal('10.240.0.4');
+    const nic = rig.em.network.getScaleSetNic(RG, 'pool', '0', vm.nicName)!;
+    const configs = nic.properties!.ipConfigurations as Array<{
+      properties: Record<string, unknown>;
+    }>;
+    expect(configs).to.have.length(10);
+    for (const c of configs)
+      expect(c.properties.applicationSecurityGroups).to.deep.equal([{ id: ASG }]);
+    const { held } = await backend.apply(node, {
+      container: {
+        id: 'nc',
+        primaryIP: first.held.primaryIP,
+        ipAssignments: first.held.ipAssignments,
+      },
+      add: 0,
+      remove: first.held.ipAssignments.slice(0, 3),
+    });
+    expect(held.ipAssignments).to.have.length(5);
+    await backend.releaseAll(node, undefined);
+    const after = rig.em.network.getScaleSetNic(RG, 'pool', '0', vm.nicName)!;
+    expect(after.properties!.ipConfigurations).to.have.length(1);
+    expect(rig.em.count('ScaleSetVMs.Update')).to.equal(3);
+    expect(rig.em.count('ComputeOperation.Get')).to.be.at.least(3);
+    expect(rig.em.count('NetworkInterfaces.CreateOrUpdate')).to.equal(0);
+    expect(rig.em.network.subnet(rig.podSubnetId)!.inUse).to.equal(1);
+  });
+
+  it('a Uniform instance changed behind our back: 412 on the VM, re-read, written again', async () => {
+    rig = await startRig();
+    const vm = rig.em.network.addScaleSetVm({
+      resourceGroup: RG,
+      scaleSet: 'pool',
+      instanceId: '1',
+      subnetId: rig.podSubnetId,
+    });
+    const backend = backendFor(rig);
+    const node = { name: 'n', providerID: vm.providerID };
+    const first = await backend.apply(node, { add: 2, remove: [] });
+    rig.em.inject({ operation: 'ScaleSetVMs.Update', status: 412 });
+    const { held } = await backend.apply(node, {
+      container: {
+        id: 'nc',
+        primaryIP: first.held.primaryIP,
+        ipAssignments: first.held.ipAssignments,
+      },
+      add: 2,
+      remove: [],
+    });
+    expect(held.ipAssignments).to.have.length(4);
+    expect(backend.stats.preconditionFailed).to.equal(1);
+  });
+
+  it('refuses a direct write of a Uniform instance’s NIC', async () => {
+    rig = await startRig();
+    const vm = rig.em.network.addScaleSetVm({
+      resourceGroup: RG,
+      scaleSet: 'pool',
+      instanceId: '0',
+      subnetId: rig.podSubnetId,
+    });
+    // The SDKs have no call for it (it is not writable): the request as a client would send it.
+    const res = await fetch(`${rig.em.endpoint}${vm.nicId}?api-version=2024-05-01`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify(rig.em.network.getScaleSetNic(RG, 'pool', '0', vm.nicName)),
+    });
+    expect(res.status).to.equal(405);
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    expect(body.error.message).to.equal(
+      "The operation 'write' on resource type 'virtualMachineScaleSets/virtualMachines/networkInterfaces' is disallowed.",
+    );
+    // Nor is it in the resource group's NIC list: the directory lists the scale set's.
+    const listed: string[] = [];
+    for await (const n of clientFor(rig).networkInterfaces.list(RG)) listed.push(n.name!);
+    expect(listed).to.deep.equal([]);
+  });
+
+  it('a Flexible instance is a VM: its providerID names the VM, its NIC is written directly', async () => {
+    rig = await startRig();
+    const vm = rig.em.network.addVm({
+      resourceGroup: RG,
+      name: 'pool_1a2b3c4d',
+      subnetId: rig.podSubnetId,
+    });
+    expect(vm.providerID).to.match(/\/virtualMachines\/pool_1a2b3c4d$/);
+    const backend = backendFor(rig);
+    const { held } = await backend.apply(
+      { name: 'pool-1', providerID: vm.providerID },
+      { add: 3, remove: [] },
+    );
+    expect(held.ipAssignments).to.have.length(3);
+    expect(rig.em.count('NetworkInterfaces.CreateOrUpdate')).to.equal(1);
+    expect(rig.em.count('ScaleSetVMs.Update')).to.equal(0);
+  });
+});
