@@ -59,7 +59,7 @@ describe('scaling/policies/budget/idle-account', () => {
     expect(budgetLeft(later, 2)).to.equal(0);
   });
 
-  it("counts CNS v2's writes as its monitor makes them: one per change, spaced by the write window, a release twice", () => {
+  it("counts CNS v2's writes as its monitor makes them (one per change, spaced by the write window, a release twice) and its churn as its status follows", () => {
     const a = fold([
       { at: 0, demand: 0, target: 16, allocated: 16 },
       { at: 1_000, demand: 20, target: 32, allocated: 16 }, // write 1
@@ -69,8 +69,25 @@ describe('scaling/policies/budget/idle-account', () => {
       { at: 9_000, demand: 5, target: 16, allocated: 64 }, // a release: writes 3 and 4
     ]);
     expect(a.cnsWrites).to.equal(4);
-    expect(a.cnsChurn).to.equal(16 + 32 + 48);
+    // Its status: 16 -> 32 -> 64 as written (no lag measured yet); the release is
+    // fulfilled after the lag measured since (the 64 came 3.8 s after the last rise).
+    expect(a.lagMs).to.equal(3_800);
+    expect(a.cnsChurn).to.equal(16 + 32);
+    expect(advanceAccount(a, 12_799).cnsChurn).to.equal(16 + 32);
+    expect(advanceAccount(a, 12_800).cnsChurn).to.equal(16 + 32 + 48);
     expect(a.heldChurn).to.equal(48);
+  });
+
+  it("a request CNS v2 reverses within the control plane's lag churns nothing", () => {
+    let a = fold([
+      { at: 0, demand: 10, target: 32, allocated: 16 },
+      { at: 2_000, demand: 10, target: 32, allocated: 32 }, // lag 2 s
+      { at: 60_000, demand: 90, target: 112, allocated: 32 }, // a spike ...
+      { at: 61_000, demand: 10, target: 32, allocated: 32 }, // ... gone within the lag
+    ]);
+    a = advanceAccount(a, 70_000);
+    expect(a.cnsWrites).to.equal(4); // 32 at 0, 112, and back to 32 (a release: 2)
+    expect(a.cnsChurn).to.equal(16);
   });
 
   it('matches the exact integral of what the pool held, since start and over the window (property)', () => {

@@ -49,11 +49,18 @@ export interface IdleAccount {
   total: IdleTotals;
   /** The window's buckets, oldest first, at most BUCKETS. */
   buckets: IdleBucket[];
-  /** CNS v2's NNC writes and IP churn (IPs requested plus released) as its monitor would make them. */
+  /**
+   * CNS v2's NNC writes as its monitor would make them, and its IP churn
+   * (IPs its status gains plus loses): each write is fulfilled after the
+   * lag with the request as it is then, so a change reversed within the lag
+   * churns nothing.
+   */
   cnsWrites: number;
   cnsChurn: number;
   /** The pool's own IP churn (IPs the status gained plus lost). */
   heldChurn: number;
+  /** The target fell at its last change (it has not risen since). */
+  falling: boolean;
   /** The control plane's fulfilment lag (ms), as last measured on a scale-up; 0 until then. */
   lagMs: number;
   /** Since when the target has been above what the status holds (a scale-up being fulfilled). */
@@ -64,6 +71,9 @@ export interface IdleAccount {
   cnsRequest?: number;
   cnsWriteAt?: number;
   cnsPending: boolean;
+  /** CNS v2's status (IPs held), and when its writes are fulfilled (ascending, bounded). */
+  cnsStatus?: number;
+  cnsFulfils: number[];
 }
 
 export function emptyAccount(): IdleAccount {
@@ -75,9 +85,11 @@ export function emptyAccount(): IdleAccount {
     cnsWrites: 0,
     cnsChurn: 0,
     heldChurn: 0,
+    falling: false,
     lagMs: 0,
     recent: [],
     cnsPending: false,
+    cnsFulfils: [],
   };
 }
 
@@ -117,7 +129,7 @@ function bucketStart(t: number): number {
 export function advanceAccount(a: IdleAccount, to: number): IdleAccount {
   const from = a.at;
   if (from === undefined || !(to > from)) return from === undefined ? { ...a, at: to } : a;
-  let next = settleCnsWrite(a, to);
+  let next = fulfilCns(settleCnsWrite(a, to), to);
   // Piecewise: CNS v2's level changes by itself where one of its releases shows.
   for (let t = from; t < to;) {
     const end = nextRelease(a, t, to);
@@ -159,6 +171,19 @@ function integrate(acc: IdleAccount, a: IdleAccount, from: number, to: number): 
   return { ...acc, total, buckets };
 }
 
+/** CNS v2's writes due by `to` are fulfilled: its status takes its request. */
+function fulfilCns(a: IdleAccount, to: number): IdleAccount {
+  const due = a.cnsFulfils.filter((t) => t <= to);
+  if (due.length === 0 || a.cnsRequest === undefined) return a;
+  const status = a.cnsStatus ?? a.cnsRequest;
+  return {
+    ...a,
+    cnsChurn: a.cnsChurn + Math.abs(a.cnsRequest - status),
+    cnsStatus: a.cnsRequest,
+    cnsFulfils: a.cnsFulfils.filter((t) => t > to),
+  };
+}
+
 /** A CNS v2 write held by its write window goes out when the window ends (if still a change). */
 function settleCnsWrite(a: IdleAccount, to: number): IdleAccount {
   if (!a.cnsPending || a.cnsWriteAt === undefined) return a;
@@ -174,9 +199,9 @@ function cnsWrite(a: IdleAccount, at: number): IdleAccount {
   return {
     ...a,
     cnsWrites: a.cnsWrites + (releases ? 2 : 1),
-    cnsChurn: a.cnsChurn + Math.abs(a.target - (a.cnsRequest ?? a.target)),
     cnsRequest: a.target,
     cnsWriteAt: at,
+    cnsFulfils: [...a.cnsFulfils, at + a.lagMs].slice(-MAX_RECENT_TARGETS),
   };
 }
 
@@ -187,7 +212,7 @@ export function observeAccount(a: IdleAccount, o: Observation): IdleAccount {
   if (!live) {
     // Not counted (replayed history): the clock moves, the rates stop.
     const { allocated: _gone, ...rest } = advanced;
-    return { ...rest, demand: o.demand, target: o.target };
+    return { ...rest, demand: o.demand, target: o.target, falling: movedDown(advanced, o) };
   }
   const allocated = o.allocated as number;
   const fell = advanced.allocated !== undefined && o.target < advanced.target;
@@ -199,6 +224,7 @@ export function observeAccount(a: IdleAccount, o: Observation): IdleAccount {
     ...base,
     ...fulfilment(advanced, o.at, o.target, allocated),
     recent,
+    falling: movedDown(advanced, o),
     demand: o.demand,
     target: o.target,
     allocated,
@@ -209,11 +235,17 @@ export function observeAccount(a: IdleAccount, o: Observation): IdleAccount {
   };
   if (next.cnsRequest === undefined) {
     // CNS v2 starts where the pool starts.
-    next = { ...next, cnsRequest: allocated, cnsWriteAt: Number.NEGATIVE_INFINITY };
+    next = {
+      ...next,
+      cnsRequest: allocated,
+      cnsStatus: allocated,
+      cnsWriteAt: Number.NEGATIVE_INFINITY,
+    };
   }
   if (next.target === next.cnsRequest || next.cnsPending) return next;
   const windowEnd = (next.cnsWriteAt ?? Number.NEGATIVE_INFINITY) + CNS_WRITE_WINDOW_MS;
-  return o.at >= windowEnd ? cnsWrite(next, o.at) : { ...next, cnsPending: true };
+  // A write with no lag (none measured yet) is fulfilled at once.
+  return o.at >= windowEnd ? fulfilCns(cnsWrite(next, o.at), o.at) : { ...next, cnsPending: true };
 }
 
 /**
@@ -233,6 +265,10 @@ function fulfilment(
   }
   const rose = a.risingSince === undefined || target > a.target;
   return { lagMs: a.lagMs, risingSince: rose ? at : (a.risingSince as number) };
+}
+
+function movedDown(a: IdleAccount, o: Observation): boolean {
+  return o.target === a.target ? a.falling : o.target < a.target;
 }
 
 /** Idle IP-seconds in the rolling window ending at the account's time. */

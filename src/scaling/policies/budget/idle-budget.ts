@@ -124,21 +124,33 @@ export function budgeted(
   budget: number,
 ): PolicyDecision {
   const { target, demand, now } = v;
+  const reaching = target > v.request;
+  const delivered = v.allocated;
+  if (account.falling && delivered !== undefined && d.applied > Math.max(target, delivered)) {
+    // The target fell before the status delivered what was asked: holding
+    // the rest would acquire IPs for demand that is gone (CNS v2's request
+    // falls back before they come).
+    return budgeted(
+      { ...d, applied: Math.max(target, delivered), deferred: delivered > target },
+      v,
+      account,
+      budget,
+    );
+  }
   const applied = Math.round(d.applied);
   if (!(applied > target)) return d;
+  // Reaching above a rising target acquires IPs CNS v2 would not: only when
+  // the churn saved so far would pay for releasing them unused, and (below)
+  // when the budget can hold them until demand grows into them.
+  if (reaching && churnSaved(account) < 2 * (applied - target)) {
+    return { applied: target, deferred: false };
+  }
   // Idle IP-s per second spent beyond the budget's share of CNS v2's while holding `applied`.
   const spend = Math.max(0, applied - demand) - budget * Math.max(0, target - demand);
   if (spend <= 0) return d;
   const left = budgetLeft(account, budget);
-  // Reaching above a rising target acquires IPs CNS v2 would not: only when
-  // the budget can hold them until demand grows into them, and when the churn
-  // saved so far would pay for releasing them unused.
-  const reaching = target > v.request;
   const usable = left - spend * (RELEASE_LAG_SECONDS + (reaching ? REACH_FUND_SECONDS : 0));
   const figures = { budget, budgetLeftIpSeconds: Math.round(left), spendPerSecond: spend };
-  if (reaching && churnSaved(account) < 2 * (applied - target)) {
-    return { applied: target, deferred: false };
-  }
   if (usable <= 0) {
     return {
       applied: target,
