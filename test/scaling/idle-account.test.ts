@@ -6,7 +6,7 @@ import {
   BUCKET_MS,
   BUCKETS,
   emptyAccount,
-  MAX_RECENT_TARGETS,
+  MAX_PENDING_FULFILS,
   observeAccount,
   windowTotals,
   type IdleAccount,
@@ -41,8 +41,8 @@ describe('scaling/policies/budget/idle-account', () => {
     ]);
     expect(b.lagMs).to.equal(2_000);
     const later = advanceAccount(b, 110_000);
-    // CNS v2: 0 idle while lagging (16 < demand? no: min(32, 16) - 10 = 6 for 2 s), 22 for 98 s,
-    // then 27 for 2 s (its release lag), 11 for 8 s.
+    // CNS v2: min(32, 16) - 10 = 6 for 2 s (no lag known yet: its rise is capped at
+    // the pool's), 22 for 98 s, then 27 for 2 s (its release shows after the lag), 11 for 8 s.
     expect(later.total.cns).to.be.closeTo(6 * 2 + 22 * 98 + 27 * 2 + 11 * 8, 1e-6);
     // The pool held 32 all along after 2 s: 6 * 2 + 22 * 98 + 27 * 10.
     expect(later.total.held).to.be.closeTo(6 * 2 + 22 * 98 + 27 * 10, 1e-6);
@@ -120,7 +120,7 @@ describe('scaling/policies/budget/idle-account', () => {
           expect(close(windowTotals(a).held, heldIdle(obs, from, end)), 'window').to.equal(true);
           // The memory stays bounded however long the run.
           expect(a.buckets.length).to.be.at.most(BUCKETS);
-          expect(a.recent.length).to.be.at.most(MAX_RECENT_TARGETS);
+          expect(a.cnsFulfils.length).to.be.at.most(MAX_PENDING_FULFILS);
         },
       ),
       { numRuns: 200 },

@@ -8,15 +8,15 @@
 // monitor would make them (one write per target change, spaced by its write
 // window). Pure and bounded: a fixed number of buckets, O(buckets) per event.
 //
-// CNS v2's pool follows its target through the same control plane as ours:
-// a higher target shows in the status only after a fulfilment lag, and so
-// does a lower one. The lag is measured live, on the pool's own scale-ups
-// (both apply a higher target at once): from the target rising above what
-// the status holds to the status holding it. So what CNS v2 would hold is
-// the highest target of the last lag (a release shows after the lag),
-// capped at what the node holds (a scale-up lag both would see is charged
-// to neither). Observations without `allocated` (history replayed at start)
-// move the clock but are not counted: the account starts live.
+// CNS v2's pool follows its request through the same control plane as
+// ours: a write shows in the status only after a fulfilment lag. The lag is
+// measured live, on the pool's own scale-ups (both apply a higher target at
+// once): from the target's last rise above what the status holds to the
+// status holding it. CNS v2's status is modelled so: each of its writes is
+// fulfilled after the lag with its request as it is then (a change reversed
+// within the lag shows nothing). Until a lag is measured its writes show at
+// once. Observations without `allocated` (history replayed at start) move
+// the clock but are not counted: the account starts live.
 import type { Observation } from '../policy.ts';
 
 export const WINDOW_MS = 3_600_000;
@@ -65,8 +65,6 @@ export interface IdleAccount {
   lagMs: number;
   /** Since when the target has been above what the status holds (a scale-up being fulfilled). */
   risingSince?: number;
-  /** Targets of the last lag, newest last: CNS v2 holds the highest of them (bounded). */
-  recent: Array<{ at: number; target: number }>;
   /** CNS v2's request as last written, when, and whether a change waits for its write window. */
   cnsRequest?: number;
   cnsWriteAt?: number;
@@ -87,37 +85,27 @@ export function emptyAccount(): IdleAccount {
     heldChurn: 0,
     falling: false,
     lagMs: 0,
-    recent: [],
     cnsPending: false,
     cnsFulfils: [],
   };
 }
 
-export const MAX_RECENT_TARGETS = 64;
+/** CNS v2 writes awaiting fulfilment, at most (older ones are dropped: their fulfilment is lost). */
+export const MAX_PENDING_FULFILS = 64;
 
-/** The highest target CNS v2 still holds at `t`: its release shows after the lag. */
-function cnsLevel(a: IdleAccount, t: number): number {
-  let level = a.target;
-  for (const r of a.recent) if (r.at + a.lagMs > t) level = Math.max(level, r.target);
-  return level;
-}
-
-/** When, after `t` and before `to`, the level CNS v2 holds next changes by itself (a release showing). */
-function nextRelease(a: IdleAccount, t: number, to: number): number {
-  let next = to;
-  for (const r of a.recent) {
-    const ends = r.at + a.lagMs;
-    if (ends > t && ends < next) next = ends;
-  }
-  return next;
-}
-
-/** Idle IPs per second at `t` (until the next change): the pool's and CNS v2's (0, 0 while not counting). */
-export function idleRates(a: IdleAccount, t = a.at ?? 0): IdleTotals {
+/** Idle IPs per second now (until the next change): the pool's and CNS v2's (0, 0 while not counting). */
+export function idleRates(a: IdleAccount): IdleTotals {
   if (a.allocated === undefined) return { held: 0, cns: 0 };
   return {
     held: Math.max(0, a.allocated - a.demand),
-    cns: Math.max(0, Math.min(cnsLevel(a, t), a.allocated) - a.demand),
+    // Until a lag is measured CNS v2's writes show at once: its rise is then
+    // capped at what the pool holds (both wait for the same control plane).
+    cns: Math.max(
+      0,
+      (a.lagMs > 0
+        ? (a.cnsStatus ?? a.allocated)
+        : Math.min(a.cnsStatus ?? a.allocated, a.allocated)) - a.demand,
+    ),
   };
 }
 
@@ -125,27 +113,36 @@ function bucketStart(t: number): number {
   return Math.floor(t / BUCKET_MS) * BUCKET_MS;
 }
 
-/** The account integrated up to `to` (ms) at the current rates; a new object. */
+/**
+ * The account integrated up to `to` (ms); a new object. Between observations
+ * only CNS v2 moves: a write its window held goes out, a write is fulfilled.
+ * At most MAX_PENDING_FULFILS + 1 such events, each integrated up to.
+ */
 export function advanceAccount(a: IdleAccount, to: number): IdleAccount {
   const from = a.at;
   if (from === undefined || !(to > from)) return from === undefined ? { ...a, at: to } : a;
-  let next = fulfilCns(settleCnsWrite(a, to), to);
-  // Piecewise: CNS v2's level changes by itself where one of its releases shows.
+  let next = a;
   for (let t = from; t < to;) {
-    const end = nextRelease(a, t, to);
-    next = integrate(next, a, t, end);
-    t = end;
+    const event = Math.min(to, nextCnsEvent(next, t));
+    next = integrate(next, t, event);
+    t = event;
+    next = fulfilCns(settleCnsWrite(next, t), t);
   }
-  const recent = a.recent.filter((r) => r.at + a.lagMs > to);
   // Buckets that left the window go, whether or not anything was counted since.
   const oldest = bucketStart(to) - (BUCKETS - 1) * BUCKET_MS;
-  const buckets = next.buckets.filter((b) => b.start >= oldest);
-  return { ...next, at: to, recent, buckets };
+  return { ...next, at: to, buckets: next.buckets.filter((b) => b.start >= oldest) };
 }
 
-/** Adds [from, to) at the rates of `a` at `from` to the totals and buckets of `acc`. */
-function integrate(acc: IdleAccount, a: IdleAccount, from: number, to: number): IdleAccount {
-  const rate = idleRates(a, from);
+/** When after `t` CNS v2 next moves by itself (Infinity: not before an observation). */
+function nextCnsEvent(a: IdleAccount, t: number): number {
+  const due =
+    a.cnsPending && a.cnsWriteAt !== undefined ? [a.cnsWriteAt + CNS_WRITE_WINDOW_MS] : [];
+  return Math.min(...[...due, ...a.cnsFulfils].filter((e) => e > t), Number.POSITIVE_INFINITY);
+}
+
+/** Adds [from, to) at the account's current rates to its totals and buckets. */
+function integrate(acc: IdleAccount, from: number, to: number): IdleAccount {
+  const rate = idleRates(acc);
   if (rate.held === 0 && rate.cns === 0) return acc;
   const seconds = (to - from) / 1000;
   const total = {
@@ -201,7 +198,7 @@ function cnsWrite(a: IdleAccount, at: number): IdleAccount {
     cnsWrites: a.cnsWrites + (releases ? 2 : 1),
     cnsRequest: a.target,
     cnsWriteAt: at,
-    cnsFulfils: [...a.cnsFulfils, at + a.lagMs].slice(-MAX_RECENT_TARGETS),
+    cnsFulfils: [...a.cnsFulfils, at + a.lagMs].slice(-MAX_PENDING_FULFILS),
   };
 }
 
@@ -215,15 +212,10 @@ export function observeAccount(a: IdleAccount, o: Observation): IdleAccount {
     return { ...rest, demand: o.demand, target: o.target, falling: movedDown(advanced, o) };
   }
   const allocated = o.allocated as number;
-  const fell = advanced.allocated !== undefined && o.target < advanced.target;
-  const recent = fell
-    ? [...advanced.recent, { at: o.at, target: advanced.target }].slice(-MAX_RECENT_TARGETS)
-    : advanced.recent;
   const { risingSince: _was, ...base } = advanced;
   let next: IdleAccount = {
     ...base,
     ...fulfilment(advanced, o.at, o.target, allocated),
-    recent,
     falling: movedDown(advanced, o),
     demand: o.demand,
     target: o.target,
