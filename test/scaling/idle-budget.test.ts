@@ -86,7 +86,21 @@ describe('scaling/policies/budget/idle-budget', () => {
     const a = earned(8, 30);
     const d = budgeted(keep(48), view(60_000, 8, 48), a, 1.5);
     expect(d).to.deep.include({ applied: 16, deferred: false });
-    expect(d.why?.summary).to.match(/idle budget \(1\.5 x CNS v2\) is spent/);
+    expect(d.why?.summary).to.match(
+      /idle budget \(1\.5 x CNS v2; 120 IP-s\) cannot pay for holding 48/,
+    );
+  });
+
+  it("a hold the budget cannot carry to the inner policy's next look is let go at once, not half-way", () => {
+    const a = earned(8, 3600); // 12,000 IP-s left at 1.5 (the window binds)
+    const v = view(3600_000, 8, 48); // holding 48 spends 28 IP-s a second
+    // Its next look in 400 s: 11,200 IP-s, affordable with the release's lag.
+    expect(budgeted(keep(48, 3600_000 + 400_000), v, a, 1.5).applied).to.equal(48);
+    // In 430 s: 12,040 IP-s, more than is left: released now.
+    expect(budgeted(keep(48, 3600_000 + 430_000), v, a, 1.5)).to.deep.include({
+      applied: 16,
+      deferred: false,
+    });
   });
 
   it('a hold that costs nothing beyond the budget, and any decision at the target, pass unchanged', () => {

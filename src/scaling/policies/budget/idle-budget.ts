@@ -151,15 +151,20 @@ export function budgeted(
   const left = budgetLeft(account, budget);
   const usable = left - spend * (RELEASE_LAG_SECONDS + (reaching ? REACH_FUND_SECONDS : 0));
   const figures = { budget, budgetLeftIpSeconds: Math.round(left), spendPerSecond: spend };
-  if (usable <= 0) {
+  // A hold the budget cannot carry to the inner policy's next look (when its
+  // evidence says the IPs are likely needed again) is let go now rather than
+  // half-way: the same write, less of the budget spent on it.
+  const plannedMs = d.recheckAt === undefined ? 0 : Math.max(0, d.recheckAt - now);
+  if (usable <= (spend * plannedMs) / 1000) {
     return {
       applied: target,
       deferred: false,
       why: {
         policy: d.why?.policy ?? 'auto',
         summary:
-          `following the target ${target}: the idle budget (${budget} x CNS v2) is spent ` +
-          `(${Math.round(left)} IP-s left), so the pool behaves as CNS v2 until it is earned back`,
+          `following the target ${target}: what is left of the idle budget (${budget} x CNS v2; ` +
+          `${Math.round(left)} IP-s) cannot pay for holding ${applied}, so the pool behaves as CNS v2 ` +
+          'until it is earned back',
         ...figures,
       },
     };
