@@ -34,6 +34,11 @@ export function sidecarCommand(): Command {
       '0',
     )
     .option(
+      '--idle-budget <ratio>',
+      'with --release-delay auto: idle IP-seconds allowed, as a multiple of what CNS v2 would hold',
+      '1.5',
+    )
+    .option(
       '--leak-grace <seconds>',
       'release an Assigned IP once its pod has been gone (or finished) this long',
       '60',

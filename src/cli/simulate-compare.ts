@@ -58,6 +58,7 @@ export async function runCompareCommand(o: CompareCommandOptions): Promise<void>
       trace: o.trace,
       scaler,
       fulfilDelaySeconds: o.fulfilDelay,
+      idleBudget: o.idleBudget,
       ...(o.policies !== undefined
         ? { only: o.policies }
         : o.compare
@@ -74,7 +75,11 @@ export async function runCompareCommand(o: CompareCommandOptions): Promise<void>
           trace: comparison.trace,
           scaler,
           fulfilDelaySeconds: o.fulfilDelay,
-          rows: comparison.rows.map((r) => ({ policy: r.policy, ...r.summary })),
+          rows: comparison.rows.map((r) => ({
+            policy: r.policy,
+            ...r.summary,
+            ...(r.account !== undefined ? { account: r.account } : {}),
+          })),
           table: comparisonTable(comparison),
           ...(o.report !== undefined ? { report: o.report } : {}),
         })}\n`,

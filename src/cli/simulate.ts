@@ -111,9 +111,9 @@ export function simulateCommand(): Command {
       )
       .option(
         '--idle-budget <ratio>',
-        'with --advise: idle IP-seconds allowed, as a multiple of CNS v2 at the current batch',
+        'idle IP-seconds allowed, as a multiple of CNS v2: auto keeps within it, --advise advises within it',
         numberOption('--idle-budget', 1),
-        1.25,
+        1.5,
       )
       .action(
         async (
@@ -148,7 +148,7 @@ export function simulateCommand(): Command {
               maxIPCount: opts.max,
             },
             releaseDelaySeconds: 0,
-            policy: releasePolicy(opts.releaseDelay),
+            policy: releasePolicy(opts.releaseDelay, opts.idleBudget),
             fulfilDelaySeconds: opts.fulfilDelay,
             ...(opts.verbose
               ? { logTransport: new winston.transports.Console({ format: jsonLine }) }

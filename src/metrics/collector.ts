@@ -9,6 +9,7 @@
 // carry the `pool_monitor_` prefix.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { StateCounts } from '../ipstore/types.ts';
+import { IdleAccountMetrics, type IdleAccountFigures } from './idle-account.ts';
 
 /** What the collector needs of the monitor's state to set the pool gauges. */
 export interface PoolObservation {
@@ -27,6 +28,8 @@ export interface PoolObservation {
   podnetARMID?: string;
   /** Number of network container primary IPs (CNS adds them to total_ips). */
   primaryIPs?: number;
+  /** The release policy's idle account against CNS v2 (`--release-delay auto`). */
+  idleAccount?: IdleAccountFigures;
 }
 
 export interface MetricsCollectorOptions {
@@ -118,6 +121,7 @@ export class MetricsCollector {
   readonly #refused: Counter;
   readonly #httpRequests: Counter<'method' | 'route' | 'code'>;
   readonly #httpDuration: Histogram<'method' | 'route'>;
+  readonly #idleAccount: IdleAccountMetrics;
   #labelKey: string | undefined;
   #source: (() => { observation: PoolObservation; counts: StateCounts } | undefined) | undefined;
 
@@ -184,6 +188,7 @@ export class MetricsCollector {
       buckets: HTTP_BUCKETS,
       registers,
     });
+    this.#idleAccount = new IdleAccountMetrics(this.registry);
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
   }
 
@@ -225,6 +230,7 @@ export class MetricsCollector {
     });
     this.#demand.set(finite(observation.demand));
     this.#target.set(finite(observation.target));
+    if (observation.idleAccount) this.#idleAccount.set(observation.idleAccount);
   }
 
   /** One pod's wait for its address (PodWaitTracker). */

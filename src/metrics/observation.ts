@@ -3,6 +3,7 @@
 // from the first dynamic container (subnet name and CIDR), and total_ips
 // counts each distinct container primary IP, as CNS does.
 import type { NetworkContainer } from '../nnc/types.ts';
+import type { IdleAccountView } from '../scaling/policies/budget/idle-budget.ts';
 import type { PoolObservation } from './collector.ts';
 
 /** The part of PoolMonitor.snapshot() the gauges need; all optional. */
@@ -12,6 +13,10 @@ export interface SnapshotForMetrics {
   target?: number | undefined;
   exhausted?: boolean | undefined;
   scaler?: { batch?: number; max?: number } | undefined;
+  /** NNC spec writes the monitor made. */
+  writes?: number | undefined;
+  /** The release policy's view (PoolMonitor.damping()): its idle account, when it keeps one. */
+  damping?: { policy: string; account?: IdleAccountView } | undefined;
 }
 
 export function poolObservation(
@@ -35,5 +40,9 @@ export function poolObservation(
   if (snapshot.scaler?.max !== undefined) obs.max = snapshot.scaler.max;
   if (first?.subnetName !== undefined) obs.subnet = first.subnetName;
   if (first?.subnetAddressSpace !== undefined) obs.subnetCIDR = first.subnetAddressSpace;
+  const account = snapshot.damping?.account;
+  if (account !== undefined && snapshot.damping !== undefined) {
+    obs.idleAccount = { policy: snapshot.damping.policy, account, writes: snapshot.writes ?? 0 };
+  }
   return obs;
 }

@@ -234,9 +234,11 @@ export class PoolMonitor {
   /** The policy's view of the current state (undefined until ready): why the pool is held where it is. */
   damping(): DampingView | undefined {
     if (!isReady(this.state)) return undefined;
-    const t = decideTarget(this.state, this.scheduler.now());
+    const now = this.scheduler.now();
+    const t = decideTarget(this.state, now);
+    const policy = this.state.config.policy;
     return {
-      policy: this.state.config.policy.name,
+      policy: policy.name,
       target: t.target,
       applied: t.applied,
       request: t.from,
@@ -244,6 +246,7 @@ export class PoolMonitor {
       deferred: t.deferred,
       ...(t.recheckAt !== undefined ? { recheckAt: t.recheckAt } : {}),
       ...(t.why !== undefined ? { why: t.why } : {}),
+      ...(policy.account ? { account: policy.account(this.state.policyMemory, now) } : {}),
     };
   }
 

@@ -80,7 +80,12 @@ function observed(s: MonitorState, at: number): MonitorState {
   const demand = s.demand ?? 0;
   const target = calculateTarget(demand, effectiveScaler(s));
   s.target = target;
-  const observation = { at, demand, target };
+  const observation = {
+    at,
+    demand,
+    target,
+    ...(s.nnc !== undefined ? { allocated: s.nnc.allocated } : {}),
+  };
   s.policyMemory = s.config.policy.observe(s.policyMemory, observation);
   s.observation = observation;
   return s;

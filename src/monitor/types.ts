@@ -1,5 +1,6 @@
 // What the pool monitor reports: one outcome per reconcile, events for bad
 // input and failures, and a snapshot for /debug/pool and metrics.
+import type { IdleAccountView } from '../scaling/policies/budget/idle-budget.ts';
 import type { Scaler, ScalerField } from '../scaling/scaler.ts';
 import type { DesiredSpec } from './ports.ts';
 
@@ -134,4 +135,6 @@ export interface DampingView {
   /** When the policy looks again by itself (scheduler ms). */
   recheckAt?: number;
   why?: { summary: string; [key: string]: unknown };
+  /** The policy's idle account against CNS v2 (policies with an idle budget). */
+  account?: IdleAccountView;
 }

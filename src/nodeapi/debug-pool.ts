@@ -35,6 +35,8 @@ export interface PoolSnapshotInput {
         deferred?: boolean;
         recheckAt?: number;
         why?: { summary?: string; [key: string]: unknown };
+        /** The policy's idle account against CNS v2 (policies with an idle budget). */
+        account?: object;
       }
     | undefined;
   lastReconcile?:
@@ -71,6 +73,13 @@ export interface DebugPool {
     recheckAt: string | null;
     why: string | null;
     details: Record<string, unknown> | null;
+    /**
+     * Idle IP-seconds held vs what CNS v2 would have held on the same demand
+     * (since start and over the last hour), the budget and what is left of
+     * it, CNS v2's writes and churn, and the writes saved; null for a policy
+     * without an idle budget.
+     */
+    account: Record<string, unknown> | null;
   } | null;
   /** Which batch size and release policy would have cut writes most on this node's history. */
   advice: object | null;
@@ -127,12 +136,15 @@ export function buildDebugPool(
     writes: num(s.writes),
     consecutiveFailures: num(s.consecutiveFailures),
     retryAt: s.retryAt === undefined ? null : iso(s.retryAt),
-    releasePolicy: releasePolicyOf(s.damping),
+    releasePolicy: releasePolicyOf(s.damping, num(s.writes)),
     advice: s.advice ?? null,
   };
 }
 
-function releasePolicyOf(d: PoolSnapshotInput['damping']): DebugPool['releasePolicy'] {
+function releasePolicyOf(
+  d: PoolSnapshotInput['damping'],
+  writes: number | null,
+): DebugPool['releasePolicy'] {
   if (d === undefined) return null;
   const { summary, ...details } = d.why ?? {};
   return {
@@ -149,6 +161,23 @@ function releasePolicyOf(d: PoolSnapshotInput['damping']): DebugPool['releasePol
           ? 'holding back'
           : 'nothing held back: the request follows the target',
     details: Object.keys(details).length > 0 ? details : null,
+    account: accountOf(d.account, writes),
+  };
+}
+
+/** The account as the policy keeps it, with the monitor's writes and the writes saved next to CNS v2's. */
+function accountOf(
+  account: object | undefined,
+  writes: number | null,
+): Record<string, unknown> | null {
+  if (account === undefined || account === null) return null;
+  const a = account as Record<string, unknown>;
+  const cnsWrites = num(a.cnsV2Writes);
+  return {
+    ...a,
+    ...(a.since !== undefined ? { since: iso(a.since as number) } : {}),
+    writes,
+    writesSaved: cnsWrites !== null && writes !== null ? cnsWrites - writes : null,
   };
 }
 

@@ -7,6 +7,7 @@ import { readTokenFile } from '../secrets/token-file.ts';
 import { LOG_LEVELS, type LogLevel } from '../log/levels.ts';
 import { DEFAULT_NAMESPACE } from '../nnc/types.ts';
 import { parseReleaseDelay, type ReleaseDelay } from '../cli/release-delay.ts';
+import { DEFAULT_IDLE_BUDGET, parseIdleBudget } from '../cli/idle-budget.ts';
 
 export type SubnetStateMode = 'name' | 'any';
 
@@ -28,6 +29,8 @@ export interface SidecarOptions {
   subnetState: SubnetStateMode;
   /** Seconds (0: exactly CNS v2) or the adaptive policy. */
   releaseDelay: ReleaseDelay;
+  /** With `auto`: idle IP-seconds allowed, as a multiple of CNS v2's (DEFAULT_IDLE_BUDGET when absent). */
+  idleBudget?: number;
   /**
    * How long an Assigned IP's pod must be gone (or finished) before the IP
    * is reclaimed; DEFAULT_LEAK_GRACE_SECONDS when absent.
@@ -48,6 +51,7 @@ export interface SidecarFlags {
   logLevel?: string;
   subnetState?: string;
   releaseDelay?: string;
+  idleBudget?: string;
   leakGrace?: string;
   dryRun?: boolean;
 }
@@ -123,6 +127,12 @@ export function resolveSidecarOptions(
   } catch (err) {
     throw new ConfigError((err as Error).message);
   }
+  let idleBudget: number;
+  try {
+    idleBudget = parseIdleBudget(flags.idleBudget ?? String(DEFAULT_IDLE_BUDGET));
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
   const graceText = flags.leakGrace ?? String(DEFAULT_LEAK_GRACE_SECONDS);
   const leakGraceSeconds = Number(graceText);
   if (graceText.trim() === '' || !Number.isFinite(leakGraceSeconds) || leakGraceSeconds < 0) {
@@ -166,6 +176,7 @@ export function resolveSidecarOptions(
     logLevel,
     subnetState,
     releaseDelay,
+    idleBudget,
     leakGraceSeconds,
     dryRun: flags.dryRun ?? false,
   };

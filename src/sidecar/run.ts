@@ -207,7 +207,7 @@ export async function runSidecar(
     ...(deps.writeWindowMs !== undefined ? { writeWindowMs: deps.writeWindowMs } : {}),
     ...(deps.writeBackoff ? { backoff: deps.writeBackoff } : {}),
     ...(deps.random ? { random: deps.random } : {}),
-    policy: releasePolicy(options.releaseDelay),
+    policy: releasePolicy(options.releaseDelay, options.idleBudget),
     history: learned,
     dryRun: options.dryRun,
   });
@@ -399,7 +399,10 @@ export async function runSidecar(
     const snap = monitor.snapshot();
     if (!snap.ready) return undefined;
     return {
-      observation: poolObservation(snap, current ? dynamicContainers(current) : []),
+      observation: poolObservation(
+        { ...snap, damping: monitor.damping() },
+        current ? dynamicContainers(current) : [],
+      ),
       counts: store.counts(),
     };
   });
@@ -417,6 +420,7 @@ export async function runSidecar(
     stateDir: options.stateDir,
     subnetState: options.subnetState,
     releaseDelay: formatReleaseDelay(options.releaseDelay),
+    ...(options.releaseDelay.kind === 'auto' ? { idleBudget: options.idleBudget } : {}),
     historyLoaded: learned.length,
     leakGraceSeconds: options.leakGraceSeconds ?? DEFAULT_LEAK_GRACE_SECONDS,
     dryRun: options.dryRun,

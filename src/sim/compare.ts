@@ -3,6 +3,11 @@
 // models (src/sim/peers), each with the source of its rule.
 import type { ScalerSpec } from '../nnc/types.ts';
 import { autoPolicy } from '../scaling/policies/auto/auto.ts';
+import {
+  DEFAULT_IDLE_BUDGET,
+  withIdleBudget,
+  type IdleAccountView,
+} from '../scaling/policies/budget/idle-budget.ts';
 import { cnsV2Policy, fixedDelayPolicy } from '../scaling/policies/fixed-delay.ts';
 import type { AnyPolicy } from '../scaling/policies/policy.ts';
 import { cnsV1Model } from './peers/cns-v1.ts';
@@ -27,7 +32,10 @@ export function fixedDelayCompared(seconds: number): ComparedPolicy {
   };
 }
 
-export function comparedPolicies(scaler: ScalerSpec): ComparedPolicy[] {
+export function comparedPolicies(
+  scaler: ScalerSpec,
+  idleBudget = DEFAULT_IDLE_BUDGET,
+): ComparedPolicy[] {
   const fixed = fixedDelayCompared;
   return [
     {
@@ -62,8 +70,8 @@ export function comparedPolicies(scaler: ScalerSpec): ComparedPolicy[] {
     },
     {
       name: 'auto',
-      description: 'this product, --release-delay auto: keeps what its history says comes back',
-      make: () => autoPolicy(),
+      description: `this product, --release-delay auto: keeps what its history says comes back, within ${idleBudget} x the idle IPs of CNS v2 (--idle-budget)`,
+      make: () => withIdleBudget(autoPolicy(), idleBudget),
     },
   ];
 }
@@ -73,6 +81,8 @@ export interface ComparisonRow {
   description: string;
   summary: SimulationSummary;
   samples: Sample[];
+  /** The policy's own live account against the CNS v2 counterfactual (auto). */
+  account?: IdleAccountView;
 }
 
 export interface Comparison {
@@ -86,6 +96,8 @@ export interface ComparisonOptions {
   trace: Trace;
   scaler: ScalerSpec;
   fulfilDelaySeconds: number;
+  /** auto's --idle-budget; DEFAULT_IDLE_BUDGET when absent. */
+  idleBudget?: number;
   /** Only these policies (by name), in this order; all when absent. */
   only?: readonly string[];
   signal?: AbortSignal;
@@ -98,7 +110,7 @@ export class UnknownPolicyError extends Error {
 }
 
 export async function runComparison(o: ComparisonOptions): Promise<Comparison> {
-  const all = comparedPolicies(o.scaler);
+  const all = comparedPolicies(o.scaler, o.idleBudget);
   let chosen = all;
   if (o.only !== undefined) {
     chosen = o.only.map((name) => {
@@ -117,7 +129,7 @@ export async function runComparison(o: ComparisonOptions): Promise<Comparison> {
   const rows: ComparisonRow[] = [];
   for (const p of chosen) {
     if (o.signal?.aborted) break;
-    const { summary, samples } = await runSimulation({
+    const { summary, samples, account } = await runSimulation({
       trace: o.trace,
       scaler: o.scaler,
       releaseDelaySeconds: 0,
@@ -125,7 +137,13 @@ export async function runComparison(o: ComparisonOptions): Promise<Comparison> {
       fulfilDelaySeconds: o.fulfilDelaySeconds,
       ...(o.signal ? { signal: o.signal } : {}),
     });
-    const row = { policy: p.name, description: p.description, summary, samples };
+    const row: ComparisonRow = {
+      policy: p.name,
+      description: p.description,
+      summary,
+      samples,
+      ...(account !== undefined ? { account } : {}),
+    };
     rows.push(row);
     o.onRow?.(row);
   }
@@ -230,5 +248,18 @@ export function formatComparison(c: Comparison): string {
       `batch ${s.batchSize}, threshold ${s.requestThresholdPercent} %, fulfil delay ${c.fulfilDelaySeconds} s`,
     line(rows[0]!),
     ...rows.slice(1).map(line),
+    ...c.rows.flatMap((r) => (r.account ? [formatAccount(r.policy, r.account, r.summary)] : [])),
   ].join('\n');
+}
+
+/** A policy's own live account, as /debug/pool shows it: idle vs the CNS v2 counterfactual, writes saved. */
+export function formatAccount(policy: string, a: IdleAccountView, s: SimulationSummary): string {
+  const n = (x: number): string => x.toLocaleString('en-US');
+  return (
+    `${policy}'s own account (live, against CNS v2 computed from the same demand): ` +
+    `idle ${n(a.heldIdleIpSeconds)} vs ${n(a.cnsV2IdleIpSeconds)} IP-s (${a.idleRatio.toFixed(2)} x, ` +
+    `budget ${a.budget} x; last hour ${a.window.idleRatio.toFixed(2)} x), ` +
+    `writes ${s.nncWrites} vs ${a.cnsV2Writes} (${a.cnsV2Writes - s.nncWrites} saved), ` +
+    `churn ${a.churn} vs ${a.cnsV2Churn}`
+  );
 }

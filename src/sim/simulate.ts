@@ -12,6 +12,7 @@ import { asPoolIpStore } from '../ipstore/pool-adapter.ts';
 import { createLogger, silentLogger } from '../log/logger.ts';
 import { PoolMonitor } from '../monitor/pool-monitor.ts';
 import type { ScalerSpec } from '../nnc/types.ts';
+import type { IdleAccountView } from '../scaling/policies/budget/idle-budget.ts';
 import type { AnyPolicy } from '../scaling/policies/policy.ts';
 import { SteppedScheduler } from './stepped-scheduler.ts';
 import { summarize, type Sample, type SimulationSummary } from './summary.ts';
@@ -38,6 +39,8 @@ export interface SimulationOptions {
 export interface SimulationResult {
   summary: SimulationSummary;
   samples: Sample[];
+  /** The policy's own idle account against CNS v2 at the end (policies with an idle budget). */
+  account?: IdleAccountView;
 }
 
 export async function runSimulation(options: SimulationOptions): Promise<SimulationResult> {
@@ -94,6 +97,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     }
     await scheduler.advanceTo(trace.durationSeconds * 1000, options.signal);
     const reconciles = monitor.snapshot().reconciles;
+    const account = monitor.damping()?.account;
     await monitor.stop();
     const endSeconds = Math.min(trace.durationSeconds, scheduler.now() / 1000);
     return {
@@ -104,6 +108,7 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
         podIpRefusals: node.pods.refusals,
       }),
       samples,
+      ...(account !== undefined ? { account } : {}),
     };
   } finally {
     store.close();

@@ -108,7 +108,9 @@ describe('bin/pool-monitor simulate: policies side by side', function () {
     );
     expect(text.status, text.stderr).to.equal(0);
     expect(text.stdout).to.match(/^comparison: /);
-    expect(text.stdout.trim().split('\n')).to.have.length(4);
+    // Header, two rows, and auto's own account.
+    expect(text.stdout.trim().split('\n')).to.have.length(5);
+    expect(text.stdout).to.match(/auto's own account .*budget 1\.5 x/);
   });
 
   it('--advise: the batch size and release policy with the figures that justify them', () => {

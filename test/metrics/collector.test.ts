@@ -146,6 +146,37 @@ describe('metrics collector', () => {
     expect(value(await scrape(c), 'cx_ipam_pod_allocated_ips')).to.equal(4);
   });
 
+  it("shows the release policy's idle account against CNS v2, and nothing before a policy has one", async () => {
+    const c = new MetricsCollector({ defaultMetrics: false });
+    c.observePool({ request: 32 }, counts(31, 1, 0, 0));
+    expect(await c.render()).not.to.match(/^pool_monitor_idle_ip_seconds\{/m);
+    const account = {
+      budget: 1.5,
+      heldIdleIpSeconds: 1200,
+      cnsV2IdleIpSeconds: 1000,
+      idleRatio: 1.2,
+      window: { seconds: 3600, heldIdleIpSeconds: 300, cnsV2IdleIpSeconds: 250, idleRatio: 1.2 },
+      budgetLeftIpSeconds: 75,
+      cnsV2Writes: 40,
+      cnsV2Churn: 400,
+      churn: 200,
+    };
+    c.observePool(
+      { request: 32, idleAccount: { policy: 'auto', account, writes: 12 } },
+      counts(31, 1, 0, 0),
+    );
+    const exp = await scrape(c);
+    const idle = 'pool_monitor_idle_ip_seconds';
+    expect(value(exp, idle, { policy: 'auto', pool: 'held', span: 'start' })).to.equal(1200);
+    expect(value(exp, idle, { policy: 'auto', pool: 'cns_v2', span: 'start' })).to.equal(1000);
+    expect(value(exp, idle, { policy: 'auto', pool: 'held', span: 'window' })).to.equal(300);
+    expect(value(exp, idle, { policy: 'auto', pool: 'cns_v2', span: 'window' })).to.equal(250);
+    expect(value(exp, 'pool_monitor_idle_budget_ratio', { policy: 'auto' })).to.equal(1.5);
+    expect(value(exp, 'pool_monitor_idle_budget_left_ip_seconds', { policy: 'auto' })).to.equal(75);
+    expect(value(exp, 'pool_monitor_cns_v2_nnc_writes', { policy: 'auto' })).to.equal(40);
+    expect(value(exp, 'pool_monitor_nnc_writes_saved', { policy: 'auto' })).to.equal(28);
+  });
+
   it('keeps registries apart and collects Node defaults only when asked', async () => {
     const a = new MetricsCollector({ defaultMetrics: true, defaultLabels: { node: 'n1' } });
     const b = new MetricsCollector({ defaultMetrics: false });

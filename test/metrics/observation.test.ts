@@ -24,6 +24,26 @@ describe('metrics: pool observation from a monitor snapshot', () => {
     });
   });
 
+  it("carries the release policy's idle account with the monitor's writes, when the policy keeps one", () => {
+    const account = {
+      budget: 2,
+      heldIdleIpSeconds: 10,
+      cnsV2IdleIpSeconds: 10,
+      idleRatio: 1,
+      window: { seconds: 3600, heldIdleIpSeconds: 10, cnsV2IdleIpSeconds: 10, idleRatio: 1 },
+      budgetLeftIpSeconds: 10,
+      cnsV2Writes: 3,
+      cnsV2Churn: 16,
+      churn: 16,
+    };
+    expect(
+      poolObservation({ writes: 2, damping: { policy: 'auto', account } }).idleAccount,
+    ).to.deep.equal({ policy: 'auto', account, writes: 2 });
+    expect(poolObservation({ writes: 2, damping: { policy: 'delay-30s' } })).not.to.have.property(
+      'idleAccount',
+    );
+  });
+
   it('leaves out what the monitor does not know yet', () => {
     expect(poolObservation({})).to.deep.equal({ exhausted: false, primaryIPs: 0 });
   });

@@ -87,6 +87,13 @@ describe('node api: probes, metrics, debug', () => {
         deferred: true,
         recheckAt: Date.UTC(2026, 0, 2, 0, 1),
         why: { summary: 'keeping 32 for the target 16', kept: [{ level: 32 }] },
+        account: {
+          budget: 1.5,
+          since: Date.UTC(2026, 0, 2),
+          heldIdleIpSeconds: 900,
+          cnsV2IdleIpSeconds: 800,
+          cnsV2Writes: 7,
+        },
       },
     };
     await post(h.port, '/network/requestipconfigs', podRequest(1));
@@ -115,6 +122,15 @@ describe('node api: probes, metrics, debug', () => {
         recheckAt: '2026-01-02T00:01:00.000Z',
         why: 'keeping 32 for the target 16',
         details: { kept: [{ level: 32 }] },
+        account: {
+          budget: 1.5,
+          since: '2026-01-02T00:00:00.000Z',
+          heldIdleIpSeconds: 900,
+          cnsV2IdleIpSeconds: 800,
+          cnsV2Writes: 7,
+          writes: 1,
+          writesSaved: 6,
+        },
       },
       advice: null,
     });

@@ -63,6 +63,10 @@ describe('sidecar/options', () => {
         resolveSidecarOptions({ nodeName: 'n', releaseDelay: 'auto' }, {}).releaseDelay,
       ).to.deep.equal({ kind: 'auto' });
       expect(o.leakGraceSeconds).to.equal(2.5);
+      expect(o.idleBudget).to.equal(1.5);
+      expect(resolveSidecarOptions({ nodeName: 'n', idleBudget: '1.2' }, {}).idleBudget).to.equal(
+        1.2,
+      );
       expect(o.subnetState).to.equal('any');
       expect(o.dryRun).to.equal(true);
     });
@@ -72,6 +76,8 @@ describe('sidecar/options', () => {
       [{ nodeName: 'Bad_Name' }, 'not a valid Kubernetes node name'],
       [{ nodeName: 'n', releaseDelay: '-1' }, '--release-delay'],
       [{ nodeName: 'n', releaseDelay: 'soon' }, '--release-delay'],
+      [{ nodeName: 'n', idleBudget: '0.8' }, '--idle-budget must be a number >= 1'],
+      [{ nodeName: 'n', idleBudget: 'lots' }, '--idle-budget must be a number >= 1'],
       [{ nodeName: 'n', leakGrace: '-1' }, '--leak-grace must be a number of seconds >= 0'],
       [{ nodeName: 'n', leakGrace: '' }, '--leak-grace'],
       [{ nodeName: 'n', subnetState: 'all' }, '--subnet-state'],

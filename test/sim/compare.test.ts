@@ -60,7 +60,13 @@ describe('sim/compare and the HTML report', function () {
     const auto = table.find((r) => r.policy === 'auto')!;
     expect(auto.writesRatio).to.equal(Math.round((auto.writes / table[0]!.writes) * 100) / 100);
     const text = formatComparison(c);
-    expect(text.split('\n')).to.have.length(2 + c.rows.length);
+    // The table, then one line per policy that keeps an idle account (auto).
+    const accounts = c.rows.filter((r) => r.account !== undefined).length;
+    expect(accounts).to.equal(c.rows.some((r) => r.policy === 'auto') ? 1 : 0);
+    expect(text.split('\n')).to.have.length(2 + c.rows.length + accounts);
+    expect(text).to.match(
+      /auto's own account \(live, against CNS v2 computed from the same demand\): idle [\d,]+ vs [\d,]+ IP-s/,
+    );
     expect(text).to.match(/^comparison: small\.csv/);
   });
 

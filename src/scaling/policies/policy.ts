@@ -6,12 +6,18 @@
 // observed history and the time. `--release-delay 0`, `N` and `auto` are the
 // product's policies; `simulate --compare` plugs in models of the peers'.
 import type { Scaler } from '../scaler.ts';
+import type { IdleAccountView } from './budget/idle-budget.ts';
 
 /** One observation: demand and the target it gives, from `at` on (ms). */
 export interface Observation {
   at: number;
   demand: number;
   target: number;
+  /**
+   * IPs the NNC status holds then (the monitor's live observations carry it;
+   * history replayed from the node store does not).
+   */
+  allocated?: number;
 }
 
 /** What a decision sees. */
@@ -65,6 +71,11 @@ export interface PoolPolicy<M = unknown> {
    * this product's rules (guardDecision), since the point is to see its own.
    */
   readonly peerModel?: boolean;
+  /**
+   * The policy's account of its idle IPs against CNS v2 at `now` (policies
+   * with an idle budget): for /debug/pool, /metrics and simulate --compare.
+   */
+  account?(memory: M, now: number): IdleAccountView;
 }
 
 /** Any policy, whatever its memory. */
@@ -106,5 +117,6 @@ export function guarded<M>(policy: PoolPolicy<M>): PoolPolicy<M> {
     observe: (m, o) => policy.observe(m, o),
     decide: (m, v) => guardDecision(policy.decide(m, v), v),
     ...(policy.staleClearMs !== undefined ? { staleClearMs: policy.staleClearMs } : {}),
+    ...(policy.account ? { account: policy.account.bind(policy) } : {}),
   };
 }

@@ -1,9 +1,13 @@
-// The policy a `--release-delay` value stands for.
+// The policy a `--release-delay` value stands for; `auto` keeps within the
+// idle budget (`--idle-budget`, idle IP-seconds as a multiple of CNS v2's).
 import type { ReleaseDelay } from '../../cli/release-delay.ts';
 import { autoPolicy } from './auto/auto.ts';
+import { DEFAULT_IDLE_BUDGET, withIdleBudget } from './budget/idle-budget.ts';
 import { fixedDelayPolicy } from './fixed-delay.ts';
 import type { AnyPolicy } from './policy.ts';
 
-export function releasePolicy(delay: ReleaseDelay): AnyPolicy {
-  return delay.kind === 'auto' ? autoPolicy() : fixedDelayPolicy(delay.seconds * 1000);
+export function releasePolicy(delay: ReleaseDelay, idleBudget = DEFAULT_IDLE_BUDGET): AnyPolicy {
+  return delay.kind === 'auto'
+    ? withIdleBudget(autoPolicy(), idleBudget)
+    : fixedDelayPolicy(delay.seconds * 1000);
 }

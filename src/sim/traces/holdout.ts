@@ -107,10 +107,48 @@ export function slowBurst(): Trace {
   };
 }
 
+/**
+ * Job waves that come and go fast, over 20 long-running pods: a wave of
+ * 30-60 pods every 2-5 min, all created within 10 s, each running 60-90 s;
+ * two hours (issue 26).
+ */
+export function sharpWaves2h(): Trace {
+  const random = seededRandom(2601);
+  const pods: PodLife[] = Array.from({ length: 20 }, () => ({ start: 0, end: Infinity }));
+  for (let t = MINUTE; t < 2 * HOUR; t += 2 * MINUTE + random() * 3 * MINUTE) {
+    const size = 30 + Math.floor(random() * 31);
+    for (let i = 0; i < size; i += 1) {
+      const start = t + random() * 10;
+      pods.push({ start, end: start + MINUTE + random() * 30 });
+    }
+  }
+  return {
+    name: 'sharp-waves-2h',
+    description:
+      '20 steady pods, and waves of 30-60 pods created within 10 s every 2-5 min, each running 60-90 s; two hours',
+    points: demandOf(pods, 2 * HOUR),
+    durationSeconds: 2 * HOUR + 5 * MINUTE,
+  };
+}
+
+/** A day of pods arriving as a Poisson process around the day curve, each living ~30 min (issue 26). */
+export function poissonDay24h(): Trace {
+  const pods = churningPods(seededRandom(2602), dayCurve, 30 * MINUTE, DAY, 180);
+  return {
+    name: 'poisson-day-24h',
+    description:
+      'a day of pods arriving at random around 15 at night and 180 mid-afternoon, each living ~30 min',
+    points: demandOf(pods, DAY),
+    durationSeconds: DAY,
+  };
+}
+
 export const HOLDOUT_TRACES: Record<string, () => Trace> = {
   'slow-burst-110-11m': slowBurst,
   'random-walk-6h': randomWalk6h,
   'poisson-bursts-6h': poissonBursts6h,
   'weekly-7d': weekly7d,
   'batch-jobs-3h': batchJobs3h,
+  'sharp-waves-2h': sharpWaves2h,
+  'poisson-day-24h': poissonDay24h,
 };

@@ -1,0 +1,183 @@
+// `--idle-budget RATIO`: a promise on idle addresses wrapped around a
+// release policy. The inner policy (auto) decides what is worth keeping to
+// save writes and churn; this wrapper lets it keep IPs above the CNS v2
+// target only while the pool's idle IP-seconds stay within RATIO x what CNS
+// v2 would have held, since start and over the rolling window
+// (idle-account.ts). Holding spends the budget at (held - demand) - RATIO x
+// (target - demand) IP-s per second; following the target earns it back at
+// (RATIO - 1) x (target - demand). When too little is left to hold through
+// the release's own lag, it applies the target, as CNS v2 would, until the
+// budget is earned back. Pure: memory and time in, decision out.
+import type { PoolPolicy, PolicyDecision, PolicyView } from '../policy.ts';
+import {
+  advanceAccount,
+  budgetLeft,
+  emptyAccount,
+  nextBucketAt,
+  observeAccount,
+  windowTotals,
+  WINDOW_MS,
+  type IdleAccount,
+} from './idle-account.ts';
+
+export { DEFAULT_IDLE_BUDGET } from '../../../cli/idle-budget.ts';
+/**
+ * Seconds a release takes to show in the status (write window plus the
+ * control plane's fulfilment): held back from the budget so that a release
+ * decided when the budget runs low still lands within it.
+ */
+export const RELEASE_LAG_SECONDS = 5;
+/** Share of CNS v2's counted churn not credited (see churnSaved). */
+export const CHURN_MODEL_MARGIN = 0.1;
+/** A reach above a rising target must be affordable for this long. */
+export const REACH_FUND_SECONDS = 60;
+
+export interface BudgetMemory<M> {
+  inner: M;
+  account: IdleAccount;
+}
+
+/** The account as /debug/pool, /metrics and simulate --compare show it. */
+export interface IdleAccountView {
+  /** The budget: idle IP-seconds allowed, as a multiple of CNS v2's. */
+  budget: number;
+  /** Counting since (ms); absent until the first live observation. */
+  since?: number;
+  heldIdleIpSeconds: number;
+  cnsV2IdleIpSeconds: number;
+  /** held / CNS v2 (1 when both are 0). */
+  idleRatio: number;
+  window: {
+    seconds: number;
+    heldIdleIpSeconds: number;
+    cnsV2IdleIpSeconds: number;
+    idleRatio: number;
+  };
+  /** Idle IP-seconds the pool may still hold beyond CNS v2 (negative: overspent, following the target). */
+  budgetLeftIpSeconds: number;
+  /** NNC writes and IP churn CNS v2 would have made on the same demand. */
+  cnsV2Writes: number;
+  cnsV2Churn: number;
+  /** The pool's own IP churn (the status's gains plus losses). */
+  churn: number;
+}
+
+function ratioOf(a: number, b: number): number {
+  if (b <= 0) return a <= 0 ? 1 : Number.POSITIVE_INFINITY;
+  return a / b;
+}
+
+export function accountView(a: IdleAccount, budget: number): IdleAccountView {
+  const w = windowTotals(a);
+  const r = (x: number): number => Math.round(x);
+  return {
+    budget,
+    ...(a.since !== undefined ? { since: a.since } : {}),
+    heldIdleIpSeconds: r(a.total.held),
+    cnsV2IdleIpSeconds: r(a.total.cns),
+    idleRatio: Math.round(ratioOf(a.total.held, a.total.cns) * 1000) / 1000,
+    window: {
+      seconds: WINDOW_MS / 1000,
+      heldIdleIpSeconds: r(w.held),
+      cnsV2IdleIpSeconds: r(w.cns),
+      idleRatio: Math.round(ratioOf(w.held, w.cns) * 1000) / 1000,
+    },
+    budgetLeftIpSeconds: r(budgetLeft(a, budget)),
+    cnsV2Writes: a.cnsWrites,
+    cnsV2Churn: a.cnsChurn,
+    churn: a.heldChurn,
+  };
+}
+
+export function withIdleBudget<M>(
+  inner: PoolPolicy<M>,
+  budget: number,
+): PoolPolicy<BudgetMemory<M>> & { account(m: BudgetMemory<M>, now: number): IdleAccountView } {
+  return {
+    name: inner.name,
+    ...(inner.staleClearMs !== undefined ? { staleClearMs: inner.staleClearMs } : {}),
+    initial: () => ({ inner: inner.initial(), account: emptyAccount() }),
+    observe: (m, o) => ({
+      inner: inner.observe(m.inner, o),
+      account: observeAccount(m.account, o),
+    }),
+    decide: (m, v) =>
+      budgeted(inner.decide(m.inner, v), v, advanceAccount(m.account, v.now), budget),
+    account: (m, now) => accountView(advanceAccount(m.account, now), budget),
+  };
+}
+
+/**
+ * IPs of churn the pool has saved against CNS v2, counting CNS v2's churn
+ * short by CHURN_MODEL_MARGIN: the counterfactual counts its request changes,
+ * and a change the control plane reverses before fulfilling churns nothing.
+ */
+export function churnSaved(a: IdleAccount): number {
+  return a.cnsChurn * (1 - CHURN_MODEL_MARGIN) - a.heldChurn;
+}
+
+/** The inner decision, held to the budget. */
+export function budgeted(
+  d: PolicyDecision,
+  v: PolicyView,
+  account: IdleAccount,
+  budget: number,
+): PolicyDecision {
+  const { target, demand, now } = v;
+  const reaching = target > v.request;
+  const delivered = v.allocated;
+  if (account.falling && delivered !== undefined && d.applied > Math.max(target, delivered)) {
+    // The target fell before the status delivered what was asked: holding
+    // the rest would acquire IPs for demand that is gone (CNS v2's request
+    // falls back before they come).
+    return budgeted(
+      { ...d, applied: Math.max(target, delivered), deferred: delivered > target },
+      v,
+      account,
+      budget,
+    );
+  }
+  const applied = Math.round(d.applied);
+  if (!(applied > target)) return d;
+  // Reaching above a rising target acquires IPs CNS v2 would not: only when
+  // the churn saved so far would pay for releasing them unused, and (below)
+  // when the budget can hold them until demand grows into them.
+  if (reaching && churnSaved(account) < 2 * (applied - target)) {
+    return { applied: target, deferred: false };
+  }
+  // Idle IP-s per second spent beyond the budget's share of CNS v2's while holding `applied`.
+  const spend = Math.max(0, applied - demand) - budget * Math.max(0, target - demand);
+  if (spend <= 0) return d;
+  const left = budgetLeft(account, budget);
+  const usable = left - spend * (RELEASE_LAG_SECONDS + (reaching ? REACH_FUND_SECONDS : 0));
+  const figures = { budget, budgetLeftIpSeconds: Math.round(left), spendPerSecond: spend };
+  // A hold the budget cannot carry to the inner policy's next look (when its
+  // evidence says the IPs are likely needed again) is let go now rather than
+  // half-way: the same write, less of the budget spent on it.
+  const plannedMs = d.recheckAt === undefined ? 0 : Math.max(0, d.recheckAt - now);
+  if (usable <= (spend * plannedMs) / 1000) {
+    return {
+      applied: target,
+      deferred: false,
+      why: {
+        policy: d.why?.policy ?? 'auto',
+        summary:
+          `following the target ${target}: what is left of the idle budget (${budget} x CNS v2; ` +
+          `${Math.round(left)} IP-s) cannot pay for holding ${applied}, so the pool behaves as CNS v2 ` +
+          'until it is earned back',
+        ...figures,
+      },
+    };
+  }
+  const until = now + (usable / spend) * 1000;
+  const recheckAt = Math.min(d.recheckAt ?? Number.POSITIVE_INFINITY, until, nextBucketAt(now));
+  return {
+    ...d,
+    recheckAt,
+    why: {
+      ...(d.why ?? { policy: 'auto', summary: `holding ${applied} for the target ${target}` }),
+      ...figures,
+      budgetLastsUntil: Math.round(until),
+    },
+  };
+}

@@ -1,0 +1,142 @@
+import { expect } from 'chai';
+import fc from 'fast-check';
+import {
+  advanceAccount,
+  budgetLeft,
+  BUCKET_MS,
+  BUCKETS,
+  emptyAccount,
+  MAX_PENDING_FULFILS,
+  observeAccount,
+  windowTotals,
+  type IdleAccount,
+} from '../../src/scaling/policies/budget/idle-account.ts';
+import type { Observation } from '../../src/scaling/policies/policy.ts';
+
+const fold = (obs: readonly Observation[]): IdleAccount =>
+  obs.reduce(observeAccount, emptyAccount());
+
+/** Integral (IP-s) of max(0, allocated - demand) over [from, to), each observation holding until the next. */
+function heldIdle(obs: readonly Observation[], from: number, to: number): number {
+  let sum = 0;
+  obs.forEach((o, i) => {
+    const end = Math.min(to, obs[i + 1]?.at ?? to);
+    const start = Math.max(from, o.at);
+    if (end > start && o.allocated !== undefined) {
+      sum += (Math.max(0, o.allocated - o.demand) * (end - start)) / 1000;
+    }
+  });
+  return sum;
+}
+
+const close = (a: number, b: number): boolean => Math.abs(a - b) <= 1e-6 * Math.max(1, Math.abs(b));
+
+describe('scaling/policies/budget/idle-account', () => {
+  it('counts CNS v2 at its target once the fulfilment lag is known: a release shows after the lag', () => {
+    // A scale-up fulfilled in 2 s teaches the lag; then the target falls 32 -> 16 at 100 s.
+    const b = fold([
+      { at: 0, demand: 10, target: 32, allocated: 16 },
+      { at: 2_000, demand: 10, target: 32, allocated: 32 },
+      { at: 100_000, demand: 5, target: 16, allocated: 32 },
+    ]);
+    expect(b.lagMs).to.equal(2_000);
+    const later = advanceAccount(b, 110_000);
+    // CNS v2: min(32, 16) - 10 = 6 for 2 s (no lag known yet: its rise is capped at
+    // the pool's), 22 for 98 s, then 27 for 2 s (its release shows after the lag), 11 for 8 s.
+    expect(later.total.cns).to.be.closeTo(6 * 2 + 22 * 98 + 27 * 2 + 11 * 8, 1e-6);
+    // The pool held 32 all along after 2 s: 6 * 2 + 22 * 98 + 27 * 10.
+    expect(later.total.held).to.be.closeTo(6 * 2 + 22 * 98 + 27 * 10, 1e-6);
+  });
+
+  it('history replayed without `allocated` moves the clock but counts nothing', () => {
+    const a = fold([
+      { at: 0, demand: 3, target: 16 },
+      { at: 60_000, demand: 20, target: 32 },
+    ]);
+    const later = advanceAccount(a, 120_000);
+    expect(later.total).to.deep.equal({ held: 0, cns: 0 });
+    expect(later.since).to.equal(undefined);
+    expect(budgetLeft(later, 2)).to.equal(0);
+  });
+
+  it("counts CNS v2's writes as its monitor makes them (one per change, spaced by the write window, a release twice) and its churn as its status follows", () => {
+    const a = fold([
+      { at: 0, demand: 0, target: 16, allocated: 16 },
+      { at: 1_000, demand: 20, target: 32, allocated: 16 }, // write 1
+      { at: 1_100, demand: 40, target: 48, allocated: 16 }, // within 500 ms: waits
+      { at: 1_200, demand: 60, target: 64, allocated: 16 }, // still waiting
+      { at: 5_000, demand: 60, target: 64, allocated: 64 }, // the held write went out at 1.5 s: write 2
+      { at: 9_000, demand: 5, target: 16, allocated: 64 }, // a release: writes 3 and 4
+    ]);
+    expect(a.cnsWrites).to.equal(4);
+    // Its status: 16 -> 32 -> 64 as written (no lag measured yet); the release is
+    // fulfilled after the lag measured since (the 64 came 3.8 s after the last rise).
+    expect(a.lagMs).to.equal(3_800);
+    expect(a.cnsChurn).to.equal(16 + 32);
+    expect(advanceAccount(a, 12_799).cnsChurn).to.equal(16 + 32);
+    expect(advanceAccount(a, 12_800).cnsChurn).to.equal(16 + 32 + 48);
+    expect(a.heldChurn).to.equal(48);
+  });
+
+  it("a request CNS v2 reverses within the control plane's lag churns nothing", () => {
+    let a = fold([
+      { at: 0, demand: 10, target: 32, allocated: 16 },
+      { at: 2_000, demand: 10, target: 32, allocated: 32 }, // lag 2 s
+      { at: 60_000, demand: 90, target: 112, allocated: 32 }, // a spike ...
+      { at: 61_000, demand: 10, target: 32, allocated: 32 }, // ... gone within the lag
+    ]);
+    a = advanceAccount(a, 70_000);
+    expect(a.cnsWrites).to.equal(4); // 32 at 0, 112, and back to 32 (a release: 2)
+    expect(a.cnsChurn).to.equal(16);
+  });
+
+  it('matches the exact integral of what the pool held, since start and over the window (property)', () => {
+    const step = fc.record({
+      dt: fc.integer({ min: 1, max: 20 * 60_000 }),
+      demand: fc.integer({ min: 0, max: 120 }),
+      target: fc.integer({ min: 0, max: 8 }).map((b) => b * 16),
+      allocated: fc.option(fc.integer({ min: 0, max: 160 }), { nil: undefined, freq: 5 }),
+    });
+    fc.assert(
+      fc.property(
+        fc.array(step, { minLength: 1, maxLength: 60 }),
+        fc.nat(3_600_000),
+        (steps, tail) => {
+          let at = 0;
+          const obs: Observation[] = steps.map((s) => {
+            at += s.dt;
+            return {
+              at,
+              demand: s.demand,
+              target: s.target,
+              ...(s.allocated !== undefined ? { allocated: s.allocated } : {}),
+            };
+          });
+          const end = at + tail;
+          const a = advanceAccount(fold(obs), end);
+          expect(close(a.total.held, heldIdle(obs, 0, end)), 'since start').to.equal(true);
+          // The window: the buckets from (BUCKETS - 1) before the current one on.
+          const from = (Math.floor(end / BUCKET_MS) - (BUCKETS - 1)) * BUCKET_MS;
+          expect(close(windowTotals(a).held, heldIdle(obs, from, end)), 'window').to.equal(true);
+          // The memory stays bounded however long the run.
+          expect(a.buckets.length).to.be.at.most(BUCKETS);
+          expect(a.cnsFulfils.length).to.be.at.most(MAX_PENDING_FULFILS);
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it("the window's budget does not count the credit of the bucket that leaves it next", () => {
+    // Two hours at 10 idle for CNS v2 and the pool alike, then the pool holds 40 idle.
+    let a = fold([{ at: 0, demand: 6, target: 16, allocated: 16 }]);
+    a = advanceAccount(a, 2 * 3_600_000);
+    // Earned (2 - 1) x 10 IP-s per second: 72,000 since start; the window holds
+    // 11 full buckets of 3,000 each, the oldest of which is not counted.
+    expect(budgetLeft(a, 2)).to.be.closeTo(10 * 3_000, 1e-6);
+    a = observeAccount(a, { at: 2 * 3_600_000, demand: 6, target: 16, allocated: 46 });
+    a = advanceAccount(a, 2 * 3_600_000 + 100_000);
+    // Spent 40 - 2 x 10 = 20 IP-s per second for 100 s.
+    expect(budgetLeft(a, 2)).to.be.closeTo(10 * 3_000 - 2_000, 1e-6);
+  });
+});
