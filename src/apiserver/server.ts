@@ -814,14 +814,15 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     token: access.adminToken,
     ...(tls ? { caPem: tls.caPem } : {}),
   });
+  // The risk first: whoever waits for the "listening" line has read it.
+  const risk = openServerRisk(access.mode, access.anonymous);
+  if (risk !== undefined) logger.warn('api server is open', { url, risk });
   logger.info('api server listening', {
     url,
     kubeconfig: kubeconfigPath,
     authorizationMode: access.mode,
     anonymous: access.anonymous,
   });
-  const risk = openServerRisk(access.mode, access.anonymous);
-  if (risk !== undefined) logger.warn('api server is open', { url, risk });
 
   let closed: Promise<void> | undefined;
   return {
