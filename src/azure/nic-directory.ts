@@ -152,7 +152,10 @@ export class NicDirectory {
       );
     }
     if ('unfit' in choice) {
-      throw new NodeSetupError('NicNotInPodSubnet', `node ${node.name}: ${choice.unfit}`);
+      // Only a Node or NIC change cures it: no backoff retry (the resync looks again).
+      throw new NodeSetupError('NicNotInPodSubnet', `node ${node.name}: ${choice.unfit}`, {
+        waitsForChange: true,
+      });
     }
     return {
       name: choice.nic.name!,

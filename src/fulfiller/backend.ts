@@ -131,8 +131,14 @@ export class NodeSetupError extends Error {
   override readonly name = 'NodeSetupError';
   /** Short UpperCamelCase reason for the Warning Event, e.g. "NoProviderID". */
   readonly reason: string;
-  constructor(reason: string, message: string) {
+  /**
+   * True when only a change (of the Node, or of what the backend lists) can
+   * cure it: the queue does not retry the node with backoff (queue.ts).
+   */
+  readonly waitsForChange: boolean;
+  constructor(reason: string, message: string, options: { waitsForChange?: boolean } = {}) {
     super(message);
     this.reason = reason;
+    this.waitsForChange = options.waitsForChange ?? false;
   }
 }

@@ -6,6 +6,9 @@
 // growing delay (or the server's Retry-After). Time is injected. A node's
 // priority is taken when it is queued (every change queues it again), and a
 // pick looks only at the queued nodes, so thousands of idle nodes cost nothing.
+// A failure that only a change can cure (`waitsForChange`, e.g. a node whose
+// VM has no NIC in the pod subnet) is not retried: the node waits for its
+// next enqueue (its Node changes, the backend sees a change, the resync).
 import { Backoff, DEFAULT_BACKOFF, retryDelay } from '../kube/backoff.ts';
 import type { BackoffOptions } from '../kube/backoff.ts';
 import { apiErrorInfo } from '../kube/errors.ts';
@@ -31,7 +34,7 @@ export interface NodeQueueOptions {
   priority: (node: string) => number;
   /** Does the node's work; a rejection schedules a retry with backoff. */
   handler: (node: string) => Promise<void>;
-  /** Told about each failure with the delay before the retry. */
+  /** Told about each failure with the delay before the retry (Infinity: waits for a change). */
   onError?: (node: string, error: unknown, retryInMs: number) => void;
   clock?: QueueClock;
   random?: () => number;
@@ -45,6 +48,24 @@ interface NodeState {
   notBefore: number;
   backoff: Backoff;
   removed: boolean;
+}
+
+/**
+ * A handler's error after which the node is not retried by backoff: nothing
+ * but a change (the next enqueue) can make its next run succeed.
+ */
+export class WaitForChangeError extends Error {
+  override readonly name: string = 'WaitForChangeError';
+  readonly waitsForChange = true;
+}
+
+/** Whether `error` says the node waits for a change (any error with `waitsForChange: true`). */
+export function waitsForChange(error: unknown): boolean {
+  return (
+    typeof error === 'object' &&
+    error !== null &&
+    (error as { waitsForChange?: unknown }).waitsForChange === true
+  );
 }
 
 export class NodeQueue {
@@ -190,6 +211,10 @@ export class NodeQueue {
         // Re-queued after removal means a new NNC of that name: keep it.
         if (!s.dirty) this.nodes.delete(name);
         s.removed = false;
+      } else if (failed && !this.stopped && waitsForChange(error)) {
+        // Not re-marked: an enqueue during the run (a change) still runs it.
+        s.notBefore = -Infinity;
+        this.options.onError?.(name, error, Infinity);
       } else if (failed && !this.stopped) {
         const info = apiErrorInfo(error);
         const delay = retryDelay(s.backoff.next(), info.retryAfterSeconds);

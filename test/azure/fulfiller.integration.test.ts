@@ -334,8 +334,8 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
     expect(event.involvedObject).to.include({ name: 'odd', kind: 'NodeNetworkConfig' });
     expect(event.message).to.include('NIC odd-nic is in subnet aks-nodes');
     expect(event.message).to.include('pod subnet aks-pods');
-    // Retried with the fulfiller's backoff, from the list it has: no ARM write,
-    // no list either, and one Event (its count bumped) rather than many.
+    // Not retried (it waits for a change): no ARM write, no list either, and
+    // one Event rather than many.
     await new Promise((r) => setTimeout(r, 1500));
     const requests = cluster.cloud.emulator.requests;
     expect(requests.filter((q) => q.method !== 'GET' && q.nic === 'odd-nic')).to.deep.equal([]);
@@ -343,6 +343,46 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
       2,
     );
     expect(warnings('NicNotInPodSubnet')).to.have.length(1);
+    expect(safetyViolations(cluster)).to.deep.equal([]);
+  });
+
+  it('a node whose VM has no NIC in the pod subnet is not retried: one verdict, one Event, looked at again on a Node change or the resync', async () => {
+    const r = await start({}, { resyncMs: 60_000 });
+    await cluster.addNode('odd', { layout: 'unfit' });
+    await cluster.setSpec('odd', { requestedIPCount: 8 });
+    await waitFor('the Warning Event on odd', async () =>
+      warnings('NicNotInPodSubnet').length > 0 ? true : undefined,
+    );
+    const attempts = () => r.fulfiller.stats().failures;
+    const armRequests = () => cluster.cloud.emulator.requests.length;
+    // One look per change so far (the Node, its NNC created, the spec set,
+    // whose watch events may come late): let them land.
+    await r.fulfiller.whenIdle();
+    await new Promise((res) => setTimeout(res, 300));
+    await r.fulfiller.whenIdle();
+    const [a0, q0, e0] = [attempts(), armRequests(), warnings('NicNotInPodSubnet').length];
+    expect(a0).to.be.within(1, 3);
+    expect(e0).to.be.within(1, a0);
+    // The backoff (20 ms .. 200 ms here) would have retried it several times.
+    await new Promise((res) => setTimeout(res, 1000));
+    expect(attempts()).to.equal(a0);
+    expect(armRequests()).to.equal(q0);
+    expect(r.fulfiller.stats().pending).to.equal(0);
+    expect(warnings('NicNotInPodSubnet')).to.have.length(e0);
+    // A Node change looks at it again (from the NIC list it has: no ARM call).
+    const core = cluster.kc.makeApiClient(CoreV1Api);
+    const node = await core.readNode({ name: 'odd' });
+    node.metadata!.labels = { ...node.metadata!.labels, changed: 'yes' };
+    await core.replaceNode({ name: 'odd', body: node });
+    await waitFor('a second look', async () => (attempts() === a0 + 1 ? true : undefined));
+    await r.fulfiller.whenIdle();
+    expect(armRequests()).to.equal(q0);
+    // So does the resync.
+    r.fulfiller.resync();
+    await waitFor('a third look', async () => (attempts() === a0 + 2 ? true : undefined));
+    await new Promise((res) => setTimeout(res, 500));
+    expect(attempts()).to.equal(a0 + 2);
+    expect(cluster.cloud.emulator.requests.filter((q) => q.method !== 'GET')).to.deep.equal([]);
     expect(safetyViolations(cluster)).to.deep.equal([]);
   });
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { NodeQueue } from '../../src/fulfiller/queue.ts';
+import { NodeQueue, WaitForChangeError, waitsForChange } from '../../src/fulfiller/queue.ts';
 import { FakeClock, flush } from './fake-clock.ts';
 
 function deferred(): { promise: Promise<void>; resolve: () => void; reject: (e: unknown) => void } {
@@ -110,6 +110,38 @@ describe('fulfiller/queue', () => {
     expect(errors).to.deep.equal([100, 200, 5000]);
     expect(runs).to.deep.equal([0, 100, 300, 5300]);
     await q.whenIdle();
+  });
+
+  it('a failure that waits for a change is not retried by backoff; the next enqueue runs it', async () => {
+    const clock = new FakeClock();
+    const runs: number[] = [];
+    const errors: number[] = [];
+    const q = new NodeQueue({
+      workers: 1,
+      minIntervalMs: 0,
+      clock,
+      random: () => 0.5,
+      backoff: { initialMs: 100, maxMs: 10_000, factor: 2, jitter: 0.2 },
+      priority: () => 0,
+      handler: async () => {
+        runs.push(clock.now());
+        throw new WaitForChangeError('unfit');
+      },
+      onError: (_n, _e, ms) => errors.push(ms),
+    });
+    q.enqueue('n');
+    await clock.advance(60_000);
+    expect(runs).to.deep.equal([0]);
+    expect(errors).to.deep.equal([Infinity]);
+    expect(q.pending).to.equal(0);
+    await q.whenIdle(); // idle: nothing scheduled
+    // A change queues it again, at once (no backoff delay carried over).
+    q.enqueue('n');
+    await clock.advance(1);
+    expect(runs).to.deep.equal([0, 60_000]);
+    // Any error carrying `waitsForChange` counts, e.g. a backend's typed error.
+    expect(waitsForChange(Object.assign(new Error('x'), { waitsForChange: true }))).to.equal(true);
+    expect(waitsForChange(new Error('x'))).to.equal(false);
   });
 
   it('remove() forgets a queued node; stop() waits for runs in progress', async () => {
