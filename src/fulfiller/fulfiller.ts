@@ -6,7 +6,11 @@
 // a term: a NodeQueue serving nodes largest deficit first with bounded
 // parallelism, minimum interval per node and backoff, the CSS publisher and
 // the periodic resync. Nothing is done before both first lists completed, so
-// the ledger knows every address already handed out.
+// the ledger knows every address already handed out. A term starts from the
+// truth (issue 21): on taking the Lease the NNCs and Nodes are listed afresh
+// and loaded before the first action, and while the NNC or Node watch is not
+// running and synced nothing is done: the node waits, /readyz and the log
+// say why (view.ts).
 import { randomUUID } from 'node:crypto';
 import type { NodeNetworkConfig } from '../nnc/types.ts';
 import { GROUP } from '../nnc/types.ts';
@@ -24,7 +28,11 @@ import { needsWork, priorityFor, syncNode } from './node-sync.ts';
 import type { SyncContext, SyncCounters } from './node-sync.ts';
 import type { NodeInfo, NodeObject } from './nodes.ts';
 import { nodeInfo, nodeSelector } from './nodes.ts';
-import type { NncLifecycleApi, NncStatusApi, SubnetStateApi } from './ports.ts';
+import type { ClusterListApi, NncLifecycleApi, NncStatusApi, SubnetStateApi } from './ports.ts';
+import { Backoff } from '../kube/backoff.ts';
+import { vanished } from './fresh-lists.ts';
+import { ViewFreshness } from './view.ts';
+import type { ViewSource } from './view.ts';
 import { NodeQueue, realClock } from './queue.ts';
 import type { QueueClock } from './queue.ts';
 import { STATUS_SUBNET_FULL, jsonEqual } from './status.ts';
@@ -48,6 +56,11 @@ export interface FulfillerDeps {
   newId?: () => string;
   /** Writes are allowed right now (the lease is held and fresh); default: while leading. */
   canWrite?: () => boolean;
+  /**
+   * Fresh lists, read on taking the Lease before the first action; without
+   * it (in-memory tests only) a term starts from what the watches delivered.
+   */
+  lists?: ClusterListApi;
 }
 
 export interface FulfillerStats {
@@ -100,6 +113,14 @@ export class Fulfiller {
   private draining: Promise<void> | undefined;
   private stopped = false;
   private readonly forecaster: ExhaustionForecaster;
+  private readonly view = new ViewFreshness();
+  /** Bumped by every lead() and follow(): a list read for an older one is not loaded. */
+  private leadGeneration = 0;
+  private loading = false;
+  /** Nodes whose action waits for a fresh view; queued again when it is. */
+  private readonly waiting = new Set<string>();
+  /** The reason last logged for waiting (logged once per change). */
+  private waitLogged: string | undefined;
 
   constructor(deps: FulfillerDeps) {
     this.deps = deps;
@@ -185,6 +206,7 @@ export class Fulfiller {
     for (const nnc of all) this.upsert(nnc);
     this.nncsListed = true;
     this.sampleSubnets(); // the forecast's first point: what is free once the NNCs are known
+    this.watchUp('nnc');
     this.maybeStartTerm();
   }
 
@@ -218,6 +240,7 @@ export class Fulfiller {
     if (this.stopped) return;
     for (const node of all) this.upsertNode(node);
     this.nodesListed = true;
+    this.watchUp('node');
     this.maybeStartTerm();
   }
 
@@ -225,12 +248,125 @@ export class Fulfiller {
   lead(): void {
     if (this.stopped) return;
     this.wantLead = true;
+    this.leadGeneration++;
+    this.view.unload();
+    if (this.deps.lists) void this.loadFreshLists();
+    else this.maybeStartTerm();
+  }
+
+  /** A watch failed or waits to restart: nothing is allocated until it runs and has listed again. */
+  watchDown(source: ViewSource, reason: string): void {
+    if (this.stopped) return;
+    this.view.down(source, reason, this.clock.now());
+    this.noteWaiting();
+  }
+
+  /** A watch listed and runs again. */
+  watchUp(source: ViewSource): void {
+    if (this.stopped) return;
+    this.view.up(source);
+    this.noteWaiting();
+    if (this.view.waitReason(this.clock.now()) !== undefined || this.waiting.size === 0) return;
+    const names = [...this.waiting];
+    this.waiting.clear();
+    for (const name of names) this.touch(name);
+  }
+
+  /** Why the fulfiller's actions wait now (a watch down, the term's lists not read yet); undefined when they do not. */
+  waitReason(): string | undefined {
+    const down = this.view.waitReason(this.clock.now());
+    if (down) return down;
+    if (this.wantLead && !this.term && this.deps.lists && !this.view.isLoaded)
+      return 'the new term lists the NodeNetworkConfigs and Nodes afresh';
+    return undefined;
+  }
+
+  /** Logs a change of why actions wait (once per change, not per node). */
+  private noteWaiting(): void {
+    const reason = this.waitReason();
+    if (reason === this.waitLogged) return;
+    const before = this.waitLogged;
+    this.waitLogged = reason;
+    if (!this.wantLead) return;
+    if (reason) this.log.warn('allocations wait', { reason, view: this.view.statement() });
+    else if (before) this.log.info('allocations resume', { view: this.view.statement() });
+  }
+
+  /**
+   * Lists the NNCs and Nodes afresh after the Lease was taken and loads them
+   * (a list read for an earlier lead() is thrown away); retried with backoff
+   * while this replica still wants to lead. Then the term starts.
+   */
+  private async loadFreshLists(): Promise<void> {
+    if (this.loading) return;
+    this.loading = true;
+    const backoff = new Backoff(this.deps.config.backoff, this.deps.random);
+    try {
+      this.noteWaiting();
+      while (this.wantLead && !this.stopped && !this.view.isLoaded) {
+        const generation = this.leadGeneration;
+        try {
+          const [nncs, nodes] = await Promise.all([
+            this.deps.lists!.listNncs(),
+            this.deps.lists!.listNodes(),
+          ]);
+          if (generation !== this.leadGeneration || !this.wantLead || this.stopped) continue;
+          this.loadNodes(nodes.items, nodes.resourceVersion);
+          this.loadNncs(nncs.items, nncs.resourceVersion);
+          this.view.loaded(nncs.resourceVersion, nodes.resourceVersion, this.clock.now());
+          this.log.info('fresh lists loaded', {
+            nncs: nncs.items.length,
+            nodes: nodes.items.length,
+            nncListRv: nncs.resourceVersion,
+            nodeListRv: nodes.resourceVersion,
+          });
+        } catch (err) {
+          const delayMs = backoff.next();
+          this.log.warn('new leader cannot list yet; nothing is allocated', {
+            error: apiErrorInfo(err).message,
+            retryInMs: delayMs,
+          });
+          await new Promise<void>((resolve) => this.clock.setTimeout(resolve, delayMs));
+        }
+      }
+    } finally {
+      this.loading = false;
+    }
+    this.noteWaiting();
     this.maybeStartTerm();
+  }
+
+  private loadNodes(items: NodeObject[], listRv: string | undefined): void {
+    for (const node of items) this.upsertNode(node);
+    const listed = new Set<string>(items.map((n) => n?.metadata?.name ?? ''));
+    const known = [...this.nodes.keys()].map((n): [string, bigint | undefined] => [
+      n,
+      this.nodeVersions.get(n),
+    ]);
+    for (const name of vanished(known, listed, listRv))
+      this.removeNode({ metadata: { name, resourceVersion: listRv } } as NodeObject);
+  }
+
+  private loadNncs(items: NodeNetworkConfig[], listRv: string | undefined): void {
+    for (const nnc of items) this.upsert(nnc);
+    const listed = new Set<string>(items.map((n) => n?.metadata?.name ?? ''));
+    const known = [...this.ledger.names()].map((n): [string, bigint | undefined] => [
+      n,
+      rvNumber(this.ledger.nnc(n)?.metadata.resourceVersion),
+    ]);
+    for (const name of vanished(known, listed, listRv)) {
+      const last = this.ledger.nnc(name)!;
+      this.remove({ ...last, metadata: { ...last.metadata, resourceVersion: listRv } });
+    }
   }
 
   /** The lease is lost or being released: stop taking work, finish what runs. */
   async follow(): Promise<void> {
     this.wantLead = false;
+    this.leadGeneration++;
+    this.view.unload();
+    this.waiting.clear();
+    this.waitLogged = undefined;
     const term = this.term;
     if (!term) return this.draining;
     this.term = undefined;
@@ -306,6 +442,10 @@ export class Fulfiller {
 
   private maybeStartTerm(): void {
     if (this.term || this.draining || !this.wantLead || this.stopped || !this.ready) return;
+    if (this.deps.lists && !this.view.isLoaded) {
+      void this.loadFreshLists();
+      return;
+    }
     const { config } = this.deps;
     const term: Term = {
       queue: this.newQueue(),
@@ -326,6 +466,7 @@ export class Fulfiller {
       nncs: this.ledger.size,
       backend: this.deps.backend.kind,
       subnets: this.deps.backend.subnets().map((s) => `${s.name}=${s.cidr} free ${s.free}`),
+      view: this.view.statement(),
     });
     this.resync();
   }
@@ -340,6 +481,12 @@ export class Fulfiller {
       random: this.deps.random,
       priority: (name) => priorityFor(this.ctx, name),
       handler: async (name) => {
+        // No action from a view that may miss changes: the node waits for it.
+        if (this.waitReason() !== undefined) {
+          this.waiting.add(name);
+          this.noteWaiting();
+          return;
+        }
         const started = performance.now();
         let outcome = 'failed';
         try {

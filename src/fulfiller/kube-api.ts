@@ -1,7 +1,13 @@
 // The fulfiller's ports over the real API server (client-node 2.x): NNC
 // status replace and read, NNC create (owned by its Node) and delete (with a
-// uid precondition), ClusterSubnetState create + status merge-patch.
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+// uid precondition), ClusterSubnetState create + status merge-patch, and the
+// fresh NNC and Node lists a new leader starts from.
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { NodeNetworkConfig } from '../nnc/types.ts';
 import {
@@ -14,7 +20,8 @@ import {
   NNC_VERSION,
 } from '../nnc/types.ts';
 import { isConflict, isNotFound } from '../kube/errors.ts';
-import type { NncLifecycleApi, NncStatusApi, SubnetStateApi } from './ports.ts';
+import type { NodeObject } from './nodes.ts';
+import type { ClusterListApi, NncLifecycleApi, NncStatusApi, SubnetStateApi } from './ports.ts';
 
 /** The label on every NNC the fulfiller creates. */
 export const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'pool-monitor-fulfiller' };
@@ -103,6 +110,36 @@ export function kubeNncLifecycleApi(kc: KubeConfig, namespace: string): NncLifec
       } catch (err) {
         if (!isNotFound(err)) throw err;
       }
+    },
+  };
+}
+
+export function kubeClusterListApi(kc: KubeConfig, namespace: string): ClusterListApi {
+  const objects = kc.makeApiClient(CustomObjectsApi);
+  const core = kc.makeApiClient(CoreV1Api);
+  return {
+    async listNncs() {
+      const list = (await objects.listNamespacedCustomObject({
+        group: GROUP,
+        version: NNC_VERSION,
+        namespace,
+        plural: NNC_PLURAL,
+      })) as { items?: NodeNetworkConfig[]; metadata?: { resourceVersion?: string } };
+      return {
+        items: list.items ?? [],
+        ...(list.metadata?.resourceVersion
+          ? { resourceVersion: list.metadata.resourceVersion }
+          : {}),
+      };
+    },
+    async listNodes() {
+      const list = await core.listNode();
+      return {
+        items: (list.items ?? []) as NodeObject[],
+        ...(list.metadata?.resourceVersion
+          ? { resourceVersion: list.metadata.resourceVersion }
+          : {}),
+      };
     },
   };
 }

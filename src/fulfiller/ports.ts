@@ -1,8 +1,9 @@
 // What the fulfiller needs from the API server, as small interfaces: the
 // Kubernetes adapters (kube-api.ts) implement them over HTTP, tests with
-// in-memory fakes. Every method here writes except `get`; the fulfiller calls
+// in-memory fakes. Every method here writes except `get` and the lists; the fulfiller calls
 // them only while it leads (and run.ts gates them on the lease besides).
 import type { NodeNetworkConfig } from '../nnc/types.ts';
+import type { NodeObject } from './nodes.ts';
 
 export interface NncStatusApi {
   /** Reads the NNC fresh from the server (after a conflict or a write in doubt). */
@@ -34,4 +35,16 @@ export interface SubnetStateStatus {
 export interface SubnetStateApi {
   /** Creates the ClusterSubnetState when missing, then writes its status. */
   publish(name: string, status: SubnetStateStatus): Promise<void>;
+}
+
+/** A list and the resourceVersion it was read at. */
+export interface Listed<T> {
+  items: T[];
+  resourceVersion?: string;
+}
+
+/** Fresh lists, read by a new leader before its first allocation (issue 21). */
+export interface ClusterListApi {
+  listNncs(): Promise<Listed<NodeNetworkConfig>>;
+  listNodes(): Promise<Listed<NodeObject>>;
 }

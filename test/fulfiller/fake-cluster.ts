@@ -5,6 +5,7 @@
 import type { Fulfiller } from '../../src/fulfiller/fulfiller.ts';
 import type { NodeObject } from '../../src/fulfiller/nodes.ts';
 import type {
+  ClusterListApi,
   NncLifecycleApi,
   NncStatusApi,
   SubnetStateApi,
@@ -173,6 +174,18 @@ export class FakeCluster {
       this.deletes++;
       this.delete(name);
     },
+  };
+
+  /** How many of the next lists fail (503), as a standby's reads during an API hiccup. */
+  failLists = 0;
+
+  /** Fresh lists at the current resourceVersion (a new leader's first read). */
+  readonly listApi: ClusterListApi = {
+    listNncs: async () => {
+      if (this.failLists > 0 && this.failLists--) throw new ApiError(503);
+      return { items: this.list(), resourceVersion: String(this.rv) };
+    },
+    listNodes: async () => ({ items: this.nodeList(), resourceVersion: String(this.rv) }),
   };
 
   readonly cssApi: SubnetStateApi = {

@@ -182,11 +182,21 @@ describe('fulfiller processes: a handover never puts one address on two NNCs (is
       async () => (await holder())?.startsWith(`${standby.proc.name}_`),
       15_000,
     );
-    for (const name of ['node-2', 'node-3', 'node-4']) await setRequest(name, 16);
+    // The sidecars ask for addresses as soon as their NNCs exist (today's
+    // code creates them at once; a fulfiller that waits creates them later).
+    const asked = Promise.all(['node-2', 'node-3', 'node-4'].map((n) => setRequest(n, 16)));
     // The new leader leads for a while with its NNC reads still failing.
     await sleep(4000);
     expect(seen, 'addresses on two NNCs while the new leader cannot read NNCs').to.deep.equal([]);
+    // It says why it waits: in its log and in /readyz.
+    await standby.proc.waitLog('allocations wait', 1000);
+    const readyz = await fetch(`${await standby.proc.url()}/readyz`);
+    expect(readyz.status).to.equal(503);
+    expect(((await readyz.json()) as { waiting?: string }).waiting).to.match(
+      /NodeNetworkConfig watch is down|lists the NodeNetworkConfigs/,
+    );
     standby.blockNncReads = false;
+    await asked;
     for (const name of ['node-2', 'node-3', 'node-4']) await served(name, 16, 40_000);
     await sleep(300);
     expect(seen, 'addresses on two NNCs').to.deep.equal([]);
