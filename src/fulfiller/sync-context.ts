@@ -61,8 +61,8 @@ export interface Doubt {
   base: string;
   /** The addresses it added (claimed in the ledger). */
   ips: string[];
-  /** The server answered (5xx): a read at `base` proves it did not land. */
-  answered: boolean;
+  /** The server's answer (a 5xx), if any: it proves nothing about the outcome (issue 21). */
+  code?: number;
   /** When it failed (ctx.now()). */
   at: number;
 }
