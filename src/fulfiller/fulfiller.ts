@@ -32,6 +32,8 @@ import type { ClusterListApi, NncLifecycleApi, NncStatusApi, SubnetStateApi } fr
 import { Backoff } from '../kube/backoff.ts';
 import { vanished } from './fresh-lists.ts';
 import { ViewFreshness } from './view.ts';
+import { TermFence } from './term-fence.ts';
+import { UNANSWERED_WRITE_MS } from './status-round.ts';
 import type { ViewSource } from './view.ts';
 import { NodeQueue, realClock } from './queue.ts';
 import type { QueueClock } from './queue.ts';
@@ -121,6 +123,10 @@ export class Fulfiller {
   private readonly waiting = new Set<string>();
   /** The reason last logged for waiting (logged once per change). */
   private waitLogged: string | undefined;
+  /** The previous term's writes that may still land (term-fence.ts); set with the fresh lists. */
+  private fence: TermFence | undefined;
+  private fenceTimer: unknown;
+  private fenceLogged = false;
 
   constructor(deps: FulfillerDeps) {
     this.deps = deps;
@@ -146,6 +152,13 @@ export class Fulfiller {
       now: () => this.clock.now(),
       node: (name) => this.nodes.get(name),
       selected: this.selected,
+      allocationWait: (name) => this.fence?.waitReason(this.fenceView(), this.clock.now(), name),
+      waitFor: (name, reason) => {
+        this.waiting.add(name);
+        if (this.fenceLogged) return;
+        this.fenceLogged = true;
+        this.log.warn('allocations wait', { node: name, reason });
+      },
       guard: () => {
         if (!this.term || !canWrite()) throw new NotLeaderError('this replica does not lead');
       },
@@ -183,7 +196,10 @@ export class Fulfiller {
       // Deleted and recreated while the watch was away: the deletion first.
       this.ledger.deleted(previous, this.nodes.has(name) || !this.nodesListed);
     }
-    if (this.ledger.observe(nnc)) this.touch(name);
+    if (this.ledger.observe(nnc)) {
+      this.touch(name);
+      this.fenceMoved();
+    }
   }
 
   /** A watched NNC was deleted: its addresses stay in use while its Node lives. */
@@ -198,6 +214,7 @@ export class Fulfiller {
     });
     this.touch(name);
     this.ctx.subnetsChanged(!retain);
+    this.fenceMoved();
   }
 
   /** The NNC watch completed a full list: `all` is every NNC. */
@@ -266,10 +283,7 @@ export class Fulfiller {
     if (this.stopped) return;
     this.view.up(source);
     this.noteWaiting();
-    if (this.view.waitReason(this.clock.now()) !== undefined || this.waiting.size === 0) return;
-    const names = [...this.waiting];
-    this.waiting.clear();
-    for (const name of names) this.touch(name);
+    if (this.view.waitReason(this.clock.now()) === undefined) this.wakeWaiting();
   }
 
   /** Why the fulfiller's actions wait now (a watch down, the term's lists not read yet); undefined when they do not. */
@@ -314,6 +328,8 @@ export class Fulfiller {
           this.loadNodes(nodes.items, nodes.resourceVersion);
           this.loadNncs(nncs.items, nncs.resourceVersion);
           this.view.loaded(nncs.resourceVersion, nodes.resourceVersion, this.clock.now());
+          this.raiseFence();
+          void this.moveFencedNncs(generation);
           this.log.info('fresh lists loaded', {
             nncs: nncs.items.length,
             nodes: nodes.items.length,
@@ -334,6 +350,73 @@ export class Fulfiller {
     }
     this.noteWaiting();
     this.maybeStartTerm();
+  }
+
+  /** Every NNC as listed may still receive a write of the previous term (term-fence.ts). */
+  private raiseFence(): void {
+    const listed: Array<[string, bigint]> = [];
+    for (const name of this.ledger.names()) {
+      const rv = rvNumber(this.ledger.nnc(name)?.metadata.resourceVersion);
+      if (rv !== undefined) listed.push([name, rv]);
+    }
+    this.clock.clearTimeout(this.fenceTimer);
+    this.fence = new TermFence(listed, this.clock.now(), UNANSWERED_WRITE_MS);
+    this.fenceLogged = false;
+    this.fenceTimer = this.clock.setTimeout(() => this.wakeWaiting(), UNANSWERED_WRITE_MS + 1);
+  }
+
+  /**
+   * The new term's first write of every NNC it listed: a metadata-only
+   * patch that moves its resourceVersion, so a previous leader's status
+   * write based on an older version can never land (docs/decisions/0022).
+   * An NNC this fails for stays fenced until read at a newer version or the
+   * request timeout is over.
+   */
+  private async moveFencedNncs(generation: number): Promise<void> {
+    const fence = this.fence;
+    if (!fence) return;
+    const term = this.ctx.newId();
+    const names = [...this.ledger.names()];
+    let moved = 0;
+    const next = async (): Promise<void> => {
+      for (let name = names.pop(); name !== undefined; name = names.pop()) {
+        if (generation !== this.leadGeneration || this.stopped || this.fence !== fence) return;
+        if (fence.unfenced(this.fenceView(), this.clock.now()).indexOf(name) < 0) continue;
+        try {
+          if (!this.deps.canWrite || this.deps.canWrite()) {
+            this.upsert(await this.deps.lifecycleApi.markTerm(name, term));
+            moved++;
+          }
+        } catch (err) {
+          if (apiErrorInfo(err).statusCode === 404) continue; // deleted: its deletion event comes
+          this.log.warn('node network config not fenced', {
+            node: name,
+            error: apiErrorInfo(err).message,
+          });
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: this.deps.config.workers }, next));
+    this.log.info('node network configs fenced', { moved, term });
+  }
+
+  private fenceView(): { version(name: string): bigint | undefined } {
+    return { version: (n) => rvNumber(this.ledger.nnc(n)?.metadata.resourceVersion) };
+  }
+
+  /** Nodes that waited get another go (each waits again if it still must). */
+  private wakeWaiting(): void {
+    if (this.waiting.size === 0 || !this.term) return;
+    const names = [...this.waiting];
+    this.waiting.clear();
+    for (const name of names) this.touch(name);
+  }
+
+  /** An NNC changed: nodes that waited for the fence get another go once it lets them. */
+  private fenceMoved(): void {
+    const fence = this.fence;
+    if (!fence || this.waiting.size === 0) return;
+    if (fence.unfenced(this.fenceView(), this.clock.now()).length <= 1) this.wakeWaiting();
   }
 
   private loadNodes(items: NodeObject[], listRv: string | undefined): void {
@@ -367,6 +450,8 @@ export class Fulfiller {
     this.view.unload();
     this.waiting.clear();
     this.waitLogged = undefined;
+    this.clock.clearTimeout(this.fenceTimer);
+    this.fence = undefined;
     const term = this.term;
     if (!term) return this.draining;
     this.term = undefined;

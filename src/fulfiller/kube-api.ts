@@ -23,6 +23,9 @@ import { isConflict, isNotFound } from '../kube/errors.ts';
 import type { NodeObject } from './nodes.ts';
 import type { ClusterListApi, NncLifecycleApi, NncStatusApi, SubnetStateApi } from './ports.ts';
 
+/** The annotation a new leader sets on every NNC it took over (docs/decisions/0022). */
+export const TERM_ANNOTATION = 'pool-monitor.acn.azure.com/leader-term';
+
 /** The label on every NNC the fulfiller creates. */
 export const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'pool-monitor-fulfiller' };
 
@@ -99,6 +102,12 @@ export function kubeNncLifecycleApi(kc: KubeConfig, namespace: string): NncLifec
           spec: {},
         },
       })) as NodeNetworkConfig;
+    },
+    async markTerm(name, term) {
+      return (await api.patchNamespacedCustomObject(
+        { ...base, name, body: { metadata: { annotations: { [TERM_ANNOTATION]: term } } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      )) as NodeNetworkConfig;
     },
     async delete(name, uid) {
       try {

@@ -25,6 +25,12 @@ export interface NncLifecycleApi {
   create(owner: NncOwner): Promise<NodeNetworkConfig>;
   /** Deletes the NNC of that uid (a recreated one of the same name is left alone); 404 is success. */
   delete(name: string, uid: string | undefined): Promise<void>;
+  /**
+   * Sets the NNC's leader-term annotation (a merge patch of metadata only,
+   * never the spec): it moves the resourceVersion, so no status write based
+   * on an older version (a previous leader's late one) can land any more.
+   */
+  markTerm(name: string, term: string): Promise<NodeNetworkConfig>;
 }
 
 export interface SubnetStateStatus {

@@ -206,9 +206,18 @@ export async function statusRound(
 async function backendRound(
   ctx: SyncContext,
   nnc: NodeNetworkConfig,
-  plan: NodePlan,
+  planned: NodePlan,
 ): Promise<SyncOutcome | 'conflict'> {
   const name = nnc.metadata.name;
+  let plan = planned;
+  // A new address (or a first container) may be one a previous leader's late
+  // write puts on another NNC: it waits; releases go on (term-fence.ts).
+  const why = plan.allocate > 0 || !plan.container ? ctx.allocationWait(name) : undefined;
+  if (why !== undefined) {
+    ctx.waitFor(name, why);
+    if (!plan.container || plan.release.length === 0) return 'noop';
+    plan = { ...plan, allocate: 0 };
+  }
   const node = ctx.node(name);
   const scaler = scalerFor(ctx, name);
   ctx.guard();

@@ -41,6 +41,10 @@ export interface SyncContext {
   invalidReported: Map<string, string>;
   node(name: string): NodeInfo | undefined;
   selected(node: NodeInfo): boolean;
+  /** Why no new address may go to this node now (term-fence.ts), or undefined. */
+  allocationWait(name: string): string | undefined;
+  /** The node waits (for `allocationWait`): it is queued again when that may have changed. */
+  waitFor(name: string, reason: string): void;
   /** Throws NotLeaderError unless this replica may write now. */
   guard(): void;
   /** Writes whose outcome is unknown, per node (see status-round.ts). */

@@ -45,6 +45,7 @@ export class FakeCluster {
   writes = 0;
   creates = 0;
   deletes = 0;
+  marks = 0;
   private rv = 0;
   private uids = 0;
   fulfiller?: Fulfiller;
@@ -166,6 +167,25 @@ export class FakeCluster {
       this.creates++;
       this.emit({ kind: 'nnc', type: 'upsert', object: nnc });
       return clone(nnc);
+    },
+    markTerm: async (name, term) => {
+      const current = this.nncs.get(name);
+      if (!current) throw new ApiError(404);
+      const next: NodeNetworkConfig = {
+        ...current,
+        metadata: {
+          ...current.metadata,
+          annotations: {
+            ...current.metadata.annotations,
+            'pool-monitor.acn.azure.com/leader-term': term,
+          },
+          resourceVersion: this.nextRv(),
+        },
+      };
+      this.nncs.set(name, next);
+      this.marks++;
+      this.emit({ kind: 'nnc', type: 'upsert', object: next });
+      return clone(next);
     },
     delete: async (name, uid) => {
       const nnc = this.nncs.get(name);

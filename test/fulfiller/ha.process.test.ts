@@ -35,6 +35,10 @@ interface Replica {
   proxy: RecordingProxy;
   /** While true, this replica's proxy cuts every read of an NNC (list, watch, get). */
   blockNncReads: boolean;
+  /** Requests this replica's proxy cuts besides (the request never reaches the server). */
+  cut: (method: string, path: string) => boolean;
+  /** Requests this replica's proxy answers 429 (refused, never applied). */
+  throttle: (method: string, path: string) => boolean;
 }
 
 /** Addresses held by more than one NNC, with their holders. */
@@ -105,19 +109,26 @@ describe('fulfiller processes: a handover never puts one address on two NNCs (is
     );
 
   /** Two replicas; resolves once one holds the lease and the standby has listed: [leader, standby]. */
-  async function pair(): Promise<[Replica, Replica]> {
+  async function pair(subnet = '10.240.0.0/24'): Promise<[Replica, Replica]> {
     for (const name of ['replica-a', 'replica-b']) {
-      const replica = { blockNncReads: false } as Replica;
+      const replica = {
+        blockNncReads: false,
+        cut: () => false,
+        throttle: () => false,
+      } as unknown as Replica;
       replica.proxy = await startRecordingProxy(server, token, ({ method, path }) =>
-        replica.blockNncReads && method === 'GET' && path.includes('/nodenetworkconfigs')
+        (replica.blockNncReads && method === 'GET' && path.includes('/nodenetworkconfigs')) ||
+        replica.cut(method, path)
           ? 'drop'
-          : 'forward',
+          : replica.throttle(method, path)
+            ? 'throttle'
+            : 'forward',
       );
       replica.proc = spawnFulfiller(name, [
         '--kubeconfig',
         replica.proxy.kubeconfigPath,
         '--subnet',
-        '10.240.0.0/24',
+        subnet,
         '--leader-elect-lease-duration',
         `${FAST.lease}ms`,
         '--leader-elect-renew-deadline',
@@ -203,6 +214,84 @@ describe('fulfiller processes: a handover never puts one address on two NNCs (is
     expect(duplicates(await list())).to.deep.equal([]);
     expect(dynamicContainers((await get('node-1'))!)[0]!.ipAssignments).to.deep.equal(
       dynamicContainers(grown)[0]!.ipAssignments,
+    );
+  });
+
+  it("the old leader's last status write, applied by the API server after the handover, puts no address on two NNCs", async () => {
+    // A /26: 59 usable addresses, handed out next-fit, so the new leader
+    // comes round to the ones the held write puts on node-1.
+    const [leader, standby] = await pair('10.240.0.0/26');
+    const core = kc.makeApiClient(CoreV1Api);
+    for (const name of ['node-2', 'node-3'])
+      await core.createNode({ body: { metadata: { name } } });
+    for (const name of ['node-1', 'node-2', 'node-3']) await served(name, 0);
+    // The leader's next status write of node-1 is answered 504 and applied
+    // 8 s later (post-timeout activity); after it the leader writes no NNC.
+    let held = false;
+    leader.cut = (method, path) => {
+      if (method === 'GET' || !path.includes('/nodenetworkconfigs')) return false;
+      if (held) return true;
+      held = path.endsWith('/node-1/status');
+      return false;
+    };
+    server.faults.inject({
+      verb: 'update',
+      resource: 'nodenetworkconfigs',
+      subresource: 'status',
+      status: 504,
+      afterCommit: true,
+      holdMs: 8000,
+    });
+    // Until the held write is applied, the new leader cannot write node-1:
+    // its writes of node-1 are refused (429), so they claim nothing.
+    standby.throttle = (method, path) =>
+      method !== 'GET' && path.includes('/nodenetworkconfigs/node-1');
+    await setRequest('node-1', 16);
+    const sent = await waitFor(
+      'the held write of node-1',
+      () =>
+        leader.proxy.requests.find((r) => r.path.endsWith('/node-1/status') && r.status === 504),
+      15_000,
+    );
+    leader.proc.child.kill('SIGKILL');
+    // node-2 and node-3 ask for more than is left once node-1 has its 16.
+    await setRequest('node-2', 32);
+    await setRequest('node-3', 24);
+    await waitFor(
+      'the standby holds the lease',
+      async () => (await holder())?.startsWith(`${standby.proc.name}_`),
+      15_000,
+    );
+    // The held write lands (8 s after it was sent), on node-1's old version.
+    const landed = await waitFor(
+      'the held write applied',
+      async () => {
+        const o = await get('node-1');
+        const n = dynamicContainers(o ?? { metadata: { name: '' } })[0]?.ipAssignments?.length;
+        return n === 16 ? o : undefined;
+      },
+      20_000,
+    );
+    expect(Date.now() - sent.sentAt).to.be.at.least(7500);
+    standby.throttle = () => false;
+    await served('node-2', 32, 40_000);
+    await waitFor(
+      'node-3 served what is left',
+      async () => {
+        const o = await get('node-3');
+        const n = dynamicContainers(o ?? { metadata: { name: '' } })[0]?.ipAssignments?.length;
+        return o?.status?.status === 'SubnetFull' || n === 24;
+      },
+      40_000,
+    );
+    await sleep(300);
+    expect(seen, 'addresses on two NNCs').to.deep.equal([]);
+    expect(duplicates(await list())).to.deep.equal([]);
+    expect(dynamicContainers((await get('node-1'))!)[0]!.ipAssignments).to.deep.equal(
+      dynamicContainers(landed)[0]!.ipAssignments,
+    );
+    await standby.proc.waitLog('allocations wait', 1000, (l) =>
+      /previous leader/.test(String(l.reason)),
     );
   });
 });
