@@ -33,6 +33,7 @@ import { Backoff } from '../kube/backoff.ts';
 import { vanished } from './fresh-lists.ts';
 import { ViewFreshness } from './view.ts';
 import { TermFence } from './term-fence.ts';
+import { QuarantineBook, parseQuarantine, quarantineEntries } from './quarantine.ts';
 import { UNANSWERED_WRITE_MS } from './status-round.ts';
 import type { ViewSource } from './view.ts';
 import { NodeQueue, realClock } from './queue.ts';
@@ -127,6 +128,10 @@ export class Fulfiller {
   private fence: TermFence | undefined;
   private fenceTimer: unknown;
   private fenceLogged = false;
+  /** Deleted Nodes' kept addresses, as recorded in the cluster (with `lists` only). */
+  private readonly quarantine = new QuarantineBook();
+  private readonly quarantineTimers = new Map<string, unknown>();
+  private persisting: Promise<void> = Promise.resolve();
 
   constructor(deps: FulfillerDeps) {
     this.deps = deps;
@@ -152,6 +157,8 @@ export class Fulfiller {
       now: () => this.clock.now(),
       node: (name) => this.nodes.get(name),
       selected: this.selected,
+      ...(deps.lists ? { quarantine: this.quarantine } : {}),
+      persistQuarantine: () => this.persistQuarantine(),
       allocationWait: (name) => this.fence?.waitReason(this.fenceView(), this.clock.now(), name),
       waitFor: (name, reason) => {
         this.waiting.add(name);
@@ -325,8 +332,11 @@ export class Fulfiller {
             this.deps.lists!.listNodes(),
           ]);
           if (generation !== this.leadGeneration || !this.wantLead || this.stopped) continue;
+          const quarantined = await this.deps.cssApi.readQuarantine(this.quarantineSubnet());
+          if (generation !== this.leadGeneration || !this.wantLead || this.stopped) continue;
           this.loadNodes(nodes.items, nodes.resourceVersion);
           this.loadNncs(nncs.items, nncs.resourceVersion);
+          this.loadQuarantine(quarantined);
           this.view.loaded(nncs.resourceVersion, nodes.resourceVersion, this.clock.now());
           this.raiseFence();
           void this.moveFencedNncs(generation);
@@ -350,6 +360,59 @@ export class Fulfiller {
     }
     this.noteWaiting();
     this.maybeStartTerm();
+  }
+
+  /** The CSS the quarantine records live on: the first subnet's. */
+  private quarantineSubnet(): string {
+    return this.deps.backend.subnets()[0]?.name ?? this.deps.config.subnetName ?? 'pods';
+  }
+
+  /** The records read from the cluster: their addresses stay kept (unless an NNC holds them again). */
+  private loadQuarantine(raw: unknown): void {
+    const { records, skipped } = parseQuarantine(raw);
+    if (skipped.length > 0) this.log.warn('quarantine records skipped', { skipped });
+    this.quarantine.clear();
+    for (const r of records) {
+      if (this.ledger.nnc(r.node)) continue; // recreated: its NNC holds what is still used
+      this.quarantine.put(r);
+      this.ledger.retain(r.node, r.containers);
+      this.armQuarantine(r.node, r.until);
+    }
+    if (records.length > 0)
+      this.log.info('quarantine loaded', {
+        nodes: this.quarantine.all().length,
+        addresses: this.quarantine.addresses(),
+      });
+  }
+
+  /** The node gets another go once its quarantine is over. */
+  private armQuarantine(name: string, until: number): void {
+    this.clock.clearTimeout(this.quarantineTimers.get(name));
+    this.quarantineTimers.set(
+      name,
+      this.clock.setTimeout(
+        () => {
+          this.quarantineTimers.delete(name);
+          this.touch(name);
+        },
+        Math.max(0, until - this.clock.now()) + 1,
+      ),
+    );
+  }
+
+  /** Writes every record (one write at a time, in order); leader only. */
+  private persistQuarantine(): Promise<void> {
+    const write = this.persisting.then(async () => {
+      this.ctx.guard();
+      await this.deps.cssApi.publishQuarantine(
+        this.quarantineSubnet(),
+        quarantineEntries(this.quarantine.all()),
+      );
+      for (const r of this.quarantine.all())
+        if (!this.quarantineTimers.has(r.node)) this.armQuarantine(r.node, r.until);
+    });
+    this.persisting = write.catch(() => {});
+    return write;
   }
 
   /** Every NNC as listed may still receive a write of the previous term (term-fence.ts). */
@@ -452,6 +515,9 @@ export class Fulfiller {
     this.waitLogged = undefined;
     this.clock.clearTimeout(this.fenceTimer);
     this.fence = undefined;
+    for (const t of this.quarantineTimers.values()) this.clock.clearTimeout(t);
+    this.quarantineTimers.clear();
+    this.quarantine.clear();
     const term = this.term;
     if (!term) return this.draining;
     this.term = undefined;

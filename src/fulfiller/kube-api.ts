@@ -50,30 +50,43 @@ export function kubeSubnetStateApi(kc: KubeConfig, namespace: string): SubnetSta
   const api = kc.makeApiClient(CustomObjectsApi);
   const base = { group: GROUP, version: CSS_VERSION, namespace, plural: CSS_PLURAL };
   const known = new Set<string>();
-  return {
-    async publish(name, status) {
-      if (!known.has(name)) {
-        try {
-          await api.createNamespacedCustomObject({
-            ...base,
-            body: {
-              apiVersion: `${GROUP}/${CSS_VERSION}`,
-              kind: CSS_KIND,
-              metadata: { name, namespace },
-            },
-          });
-        } catch (err) {
-          if (!isConflict(err)) throw err; // 409: it exists already
-        }
-        known.add(name);
-      }
+  const patchStatus = async (name: string, status: Record<string, unknown>): Promise<void> => {
+    if (!known.has(name)) {
       try {
-        await api.patchNamespacedCustomObjectStatus(
-          { ...base, name, body: { status } },
-          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-        );
+        await api.createNamespacedCustomObject({
+          ...base,
+          body: {
+            apiVersion: `${GROUP}/${CSS_VERSION}`,
+            kind: CSS_KIND,
+            metadata: { name, namespace },
+          },
+        });
       } catch (err) {
-        known.delete(name); // deleted behind our back? create it again next time
+        if (!isConflict(err)) throw err; // 409: it exists already
+      }
+      known.add(name);
+    }
+    try {
+      await api.patchNamespacedCustomObjectStatus(
+        { ...base, name, body: { status } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+    } catch (err) {
+      known.delete(name); // deleted behind our back? create it again next time
+      throw err;
+    }
+  };
+  return {
+    publish: (name, status) => patchStatus(name, { ...status }),
+    publishQuarantine: (name, entries) => patchStatus(name, { quarantine: entries }),
+    async readQuarantine(name) {
+      try {
+        const css = (await api.getNamespacedCustomObject({ ...base, name })) as {
+          status?: { quarantine?: unknown };
+        };
+        return css.status?.quarantine;
+      } catch (err) {
+        if (isNotFound(err)) return undefined;
         throw err;
       }
     },

@@ -4,6 +4,7 @@
 // them only while it leads (and run.ts gates them on the lease besides).
 import type { NodeNetworkConfig } from '../nnc/types.ts';
 import type { NodeObject } from './nodes.ts';
+import type { QuarantineEntry } from './quarantine.ts';
 
 export interface NncStatusApi {
   /** Reads the NNC fresh from the server (after a conflict or a write in doubt). */
@@ -41,6 +42,10 @@ export interface SubnetStateStatus {
 export interface SubnetStateApi {
   /** Creates the ClusterSubnetState when missing, then writes its status. */
   publish(name: string, status: SubnetStateStatus): Promise<void>;
+  /** Creates it when missing, then writes `status.quarantine` (the whole list). */
+  publishQuarantine(name: string, entries: QuarantineEntry[]): Promise<void>;
+  /** Reads `status.quarantine` (undefined when the CSS does not exist). */
+  readQuarantine(name: string): Promise<unknown>;
 }
 
 /** A list and the resourceVersion it was read at. */

@@ -94,11 +94,19 @@ function gatedEventsApi(api: EventsApi, canWrite: () => boolean): EventsApi {
 }
 
 function gatedCss(api: SubnetStateApi, canWrite: () => boolean): SubnetStateApi {
+  const gate = (): void => {
+    if (!canWrite()) throw new NotLeaderError('this replica does not lead');
+  };
   return {
     publish: async (name, status) => {
-      if (!canWrite()) throw new NotLeaderError('this replica does not lead');
+      gate();
       return api.publish(name, status);
     },
+    publishQuarantine: async (name, entries) => {
+      gate();
+      return api.publishQuarantine(name, entries);
+    },
+    readQuarantine: (name) => api.readQuarantine(name),
   };
 }
 

@@ -208,11 +208,18 @@ export class FakeCluster {
     listNodes: async () => ({ items: this.nodeList(), resourceVersion: String(this.rv) }),
   };
 
+  /** `status.quarantine` per CSS name. */
+  readonly quarantine = new Map<string, unknown>();
+
   readonly cssApi: SubnetStateApi = {
     publish: async (name, status) => {
       this.css.set(name, { ...status });
       this.cssWrites.push({ name, ...status });
     },
+    publishQuarantine: async (name, entries) => {
+      this.quarantine.set(name, clone(entries));
+    },
+    readQuarantine: async (name) => clone(this.quarantine.get(name)),
   };
 
   /** Every secondary and primary IP in every NNC status, with its owner. */
