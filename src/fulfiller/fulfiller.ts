@@ -246,15 +246,17 @@ export class Fulfiller {
   /** A watched Node was deleted: its NNC goes, and its addresses are freed. */
   removeNode(node: NodeObject): void {
     const name = node?.metadata?.name;
-    if (this.stopped || !name || !this.newerNode(name, node)) return;
+    // A re-list reports a deletion with the last version it had cached: the same one counts.
+    if (this.stopped || !name || !this.newerNode(name, node, true)) return;
     if (!this.nodes.delete(name)) return;
     this.log.info('node deleted', { node: name });
     this.touch(name);
   }
 
-  private newerNode(name: string, node: NodeObject): boolean {
+  private newerNode(name: string, node: NodeObject, orSame = false): boolean {
     const rv = rvNumber(node.metadata?.resourceVersion);
-    if (!isNewer(rv, this.nodeVersions.get(name))) return false;
+    const seen = this.nodeVersions.get(name);
+    if (!isNewer(rv, seen) && !(orSame && rv === seen)) return false;
     if (rv !== undefined) this.nodeVersions.set(name, rv);
     return true;
   }
