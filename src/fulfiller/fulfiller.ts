@@ -132,6 +132,7 @@ export class Fulfiller {
   private readonly quarantine = new QuarantineBook();
   private readonly quarantineTimers = new Map<string, unknown>();
   private persisting: Promise<void> = Promise.resolve();
+  private readonly pauses = new Set<() => void>();
 
   constructor(deps: FulfillerDeps) {
     this.deps = deps;
@@ -354,7 +355,7 @@ export class Fulfiller {
             error: apiErrorInfo(err).message,
             retryInMs: delayMs,
           });
-          await new Promise<void>((resolve) => this.clock.setTimeout(resolve, delayMs));
+          await this.pause(delayMs);
         }
       }
     } finally {
@@ -441,11 +442,14 @@ export class Fulfiller {
     const fence = this.fence;
     if (!fence) return;
     const term = this.ctx.newId();
-    const names = [...this.ledger.names()];
+    const backoff = new Backoff(this.deps.config.backoff, this.deps.random);
+    const current = (): boolean =>
+      generation === this.leadGeneration && !this.stopped && this.fence === fence;
+    let names = [...this.ledger.names()];
     let moved = 0;
     const next = async (): Promise<void> => {
       for (let name = names.pop(); name !== undefined; name = names.pop()) {
-        if (generation !== this.leadGeneration || this.stopped || this.fence !== fence) return;
+        if (!current()) return;
         if (fence.unfenced(this.fenceView(), this.clock.now()).indexOf(name) < 0) continue;
         try {
           if (!this.deps.canWrite || this.deps.canWrite()) {
@@ -461,8 +465,29 @@ export class Fulfiller {
         }
       }
     };
-    await Promise.all(Array.from({ length: this.deps.config.workers }, next));
-    this.log.info('node network configs fenced', { moved, term });
+    // Patches that failed are tried again (with backoff) while the fence stands.
+    for (;;) {
+      await Promise.all(Array.from({ length: this.deps.config.workers }, next));
+      names = fence.unfenced(this.fenceView(), this.clock.now());
+      if (names.length === 0 || !current()) break;
+      const delayMs = backoff.next();
+      await this.pause(delayMs);
+      if (!current()) return;
+    }
+    if (current()) this.log.info('previous term fenced', { moved, term });
+  }
+
+  /** A retry's wait on the clock; follow() ends every one at once (nothing keeps a stopping process alive). */
+  private pause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        this.pauses.delete(done);
+        this.clock.clearTimeout(handle);
+        resolve();
+      };
+      const handle = this.clock.setTimeout(done, ms);
+      this.pauses.add(done);
+    });
   }
 
   private fenceView(): { version(name: string): bigint | undefined } {
@@ -520,6 +545,7 @@ export class Fulfiller {
     for (const t of this.quarantineTimers.values()) this.clock.clearTimeout(t);
     this.quarantineTimers.clear();
     this.quarantine.clear();
+    for (const done of [...this.pauses]) done();
     const term = this.term;
     if (!term) return this.draining;
     this.term = undefined;
