@@ -229,6 +229,16 @@ export class Fulfiller {
   synced(all: NodeNetworkConfig[]): void {
     if (this.stopped) return;
     for (const nnc of all) this.upsert(nnc);
+    // An NNC known only from a write's answer that a re-list no longer holds
+    // was deleted (the watch never showed it, so no deletion comes): absent,
+    // and older than the newest version listed, it is gone (found by the
+    // interleaving explorer).
+    let newest: bigint | undefined;
+    for (const nnc of all) {
+      const rv = rvNumber(nnc?.metadata?.resourceVersion);
+      if (rv !== undefined && (newest === undefined || rv > newest)) newest = rv;
+    }
+    if (newest !== undefined) this.loadNncs(all, String(newest));
     this.nncsListed = true;
     this.sampleSubnets(); // the forecast's first point: what is free once the NNCs are known
     this.watchUp('nnc');
