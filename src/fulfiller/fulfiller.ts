@@ -7,7 +7,7 @@
 // parallelism, minimum interval per node and backoff, the CSS publisher and
 // the periodic resync. Nothing is done before both first lists completed, so
 // the ledger knows every address already handed out. A term starts from the
-// truth (issue 21): on taking the Lease the NNCs and Nodes are listed afresh
+// truth (README "High availability"): on taking the Lease the NNCs and Nodes are listed afresh
 // and loaded before the first action, and while the NNC or Node watch is not
 // running and synced nothing is done: the node waits, /readyz and the log
 // say why (view.ts).

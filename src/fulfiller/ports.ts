@@ -54,7 +54,7 @@ export interface Listed<T> {
   resourceVersion?: string;
 }
 
-/** Fresh lists, read by a new leader before its first allocation (issue 21). */
+/** Fresh lists, read by a new leader before its first allocation (README "High availability"). */
 export interface ClusterListApi {
   listNncs(): Promise<Listed<NodeNetworkConfig>>;
   listNodes(): Promise<Listed<NodeObject>>;

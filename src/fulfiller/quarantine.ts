@@ -1,4 +1,4 @@
-// A deleted Node's addresses are quarantined (issue 21 item 4). `kubectl
+// A deleted Node's addresses are quarantined (README "High availability"). `kubectl
 // delete node` (or a cloud controller) removes the Node object while its
 // machine may still run its pods: the pod GC deletes pods bound to a missing
 // node only after 40 s, their kubelet stops them after that, and a kubelet

@@ -70,7 +70,7 @@ export interface Doubt {
   base: string;
   /** The addresses it added (claimed in the ledger). */
   ips: string[];
-  /** The server's answer (a 5xx), if any: it proves nothing about the outcome (issue 21). */
+  /** The server's answer (a 5xx), if any: it proves nothing about the outcome (README "High availability"). */
   code?: number;
   /** When it failed (ctx.now()). */
   at: number;

@@ -1,4 +1,4 @@
-// The previous leader's last writes (issue 21 item 2, docs/decisions/0022).
+// The previous leader's last writes (docs/decisions/0022-fencing-the-previous-leaders-late-writes.md).
 // A status write the old leader sent before its renew deadline can still be
 // applied after the handover: kube-apiserver answers 504 at its request
 // timeout while the handler goes on ("post-timeout activity"), and a write

@@ -188,7 +188,7 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
     await running!.whenSynced();
     await cluster.kc.makeApiClient(CoreV1Api).deleteNode({ name: 'node-0' });
     await waitFor('the NNC deleted', async () => (await cluster.get('node-0')) === undefined);
-    // Quarantined first (its pods may still run: issue 21), then released.
+    // Quarantined first (its pods may still run: README "High availability"), then released.
     expect(managedConfigs(cluster.cloud, 'node-0')).to.have.length(13);
     await waitFor(
       'the addresses released',

@@ -1,4 +1,4 @@
-// Issue 21 item 1, event by event over the in-memory cluster: a term starts
+// README "High availability", event by event over the in-memory cluster: a term starts
 // from fresh lists, never from the watches' cache, and no action is taken
 // while a watch is down (the log and waitReason() say why).
 import { expect } from 'chai';
@@ -23,7 +23,7 @@ function duplicates(cluster: FakeCluster): string[] {
   return [...cluster.holders()].filter(([, h]) => h.length > 1).map(([ip]) => ip);
 }
 
-describe('fulfiller: a term starts from fresh lists (issue 21)', () => {
+describe('fulfiller: a term starts from fresh lists', () => {
   it('vanished(): absent from the list and last read older than it', () => {
     const known: Array<[string, bigint | undefined]> = [
       ['old', 5n],

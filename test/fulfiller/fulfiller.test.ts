@@ -175,7 +175,7 @@ describe('fulfiller/controller (in-memory API)', () => {
 
   for (const [how, code] of [
     ['nobody answered', -1],
-    ['answered 500 (it may still land: issue 21)', 500],
+    ['answered 500 (it may still land)', 500],
   ] as const)
     it(`a write ${how} keeps its address until the request timeout has passed`, async () => {
       // /29: three usable addresses: n1 holds all of them (primary + 2), SubnetFull.

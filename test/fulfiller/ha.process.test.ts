@@ -1,4 +1,4 @@
-// Issue 21: two `bin/pool-monitor fulfiller` processes against the local API
+// README "High availability": two `bin/pool-monitor fulfiller` processes against the local API
 // server (RBAC on, each replica through its own recording proxy), and the
 // ways a handover could put one address on two NNCs:
 // - the review's case: the standby's NNC reads fail for a while (its watch
@@ -53,7 +53,7 @@ export function duplicates(nncs: NodeNetworkConfig[]): string[] {
     .map(([ip, h]) => `${ip} held by [${h.join(', ')}]`);
 }
 
-describe('fulfiller processes: a handover never puts one address on two NNCs (issue 21)', function () {
+describe('fulfiller processes: a handover never puts one address on two NNCs', function () {
   this.timeout(90_000);
   let cluster: StrictCluster;
   let server: ApiServer;

@@ -127,7 +127,7 @@ export function fulfillerWriteProblems(
         problems.push(`fulfiller ${w.method} ${w.path}: ${p}`);
     } else if (/\/clustersubnetstates(\/[^/]+\/status)?$/.test(w.path)) {
       const status = body?.status as Record<string, unknown> | undefined;
-      // A quarantine write (issue 21) carries status.quarantine alone.
+      // A quarantine write (README "High availability") carries status.quarantine alone.
       const quarantineOnly =
         status !== undefined && 'quarantine' in status && !('exhausted' in status);
       if (quarantineOnly && !Array.isArray(status.quarantine))

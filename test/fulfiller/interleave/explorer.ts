@@ -1,4 +1,4 @@
-// The scheduler of the interleaving explorer (issue 21 item 5): a seed picks
+// The scheduler of the interleaving explorer (README "High availability"): a seed picks
 // a sequence of steps over a World (world.ts); after every step the cluster
 // is checked: no address on two NNCs, no quarantined address on an NNC of
 // another node. Once the faults stop, every NNC must converge: each Node's
@@ -27,9 +27,10 @@ export type Step =
   | { kind: 'time'; ms: number };
 
 /**
- * The review's case (issue 21 item 1), the explorer's first fixture: the
- * standby's NNC watch is down while the leader grows n1 to 32 addresses and
- * loses the Lease; a Node joins; the standby leads.
+ * The review's case (as in ha.process.test.ts; README "High availability"),
+ * the explorer's first fixture: the standby's NNC watch is down while the
+ * leader grows n1 to 32 addresses and loses the Lease; a Node joins; the
+ * standby leads.
  */
 export const REVIEW_CASE: Step[] = [
   { kind: 'cut', replica: 1, nodes: false },
