@@ -5,7 +5,7 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 NODE_FLAGS := --disable-warning=ExperimentalWarning
 
-.PHONY: run test install typecheck lint unit bench bench-azure-full crash-long fuzz-long chaos rbac-audit clean format
+.PHONY: run test install typecheck lint unit bench bench-azure-full crash-long fuzz-long interleave-long chaos rbac-audit clean format
 
 node_modules/.installed: package.json package-lock.json scripts/install
 	scripts/install
@@ -59,6 +59,14 @@ crash-long: install
 FUZZ_OBJECTS ?= 10000
 fuzz-long: install
 	FUZZ_OBJECTS=$(FUZZ_OBJECTS) mocha test/fuzz/crd.fuzz.test.ts
+
+# The interleaving explorer of two fulfillers (README "High availability")
+# with 10,000 random seeds after its fixed fixtures (`make test` runs the
+# fixtures only, no random seeds); INTERLEAVE_FIRST_SEED starts elsewhere.
+# Known to fail today: some seeds violate (README "Known open failures").
+INTERLEAVE_SEEDS ?= 10000
+interleave-long: install
+	INTERLEAVE_SEEDS=$(INTERLEAVE_SEEDS) mocha test/fulfiller/interleave.test.ts
 
 # The default scenario under chaos (`make test` runs a 45 s one); CHAOS_SEED replays a run.
 CHAOS_RATE ?= 0.2

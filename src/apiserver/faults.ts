@@ -4,7 +4,16 @@
 // get 410 Gone. A policy (the embedded chaos harness) may decide on every
 // request that no counted fault matched. A fault `afterCommit` lets the
 // request be served and then answers the error instead (a timeout after
-// etcd committed: the write landed, its answer is lost).
+// etcd committed: the write landed, its answer is lost). A fault with
+// `holdMs` as well answers its error at once and applies the write that much
+// later: kube-apiserver's timeout filter answers 504 when a request's
+// deadline passes and lets the handler go on ("post-timeout activity",
+// k8s.io/apiserver/pkg/server/filters/timeout.go,
+// https://github.com/kubernetes/kubernetes/blob/master/staging/src/k8s.io/apiserver/pkg/server/filters/timeout.go),
+// so a write can be applied after its client was told it timed out, and
+// after that client is gone. The hold stays under kube-apiserver's default
+// --request-timeout (1m0s), as the deadline of the request's context ends
+// what the handler can still write.
 import { ApiError } from './errors.ts';
 
 export interface FaultSpec {
@@ -17,7 +26,12 @@ export interface FaultSpec {
   times?: number;
   /** Serve the request, then answer the error instead of its result. */
   afterCommit?: boolean;
+  /** With afterCommit: answer the error now, apply the request this many ms later. */
+  holdMs?: number;
 }
+
+/** kube-apiserver's default --request-timeout: no held request is applied later than this. */
+export const REQUEST_TIMEOUT_MS = 60_000;
 
 /** One request as a fault policy sees it. */
 export interface FaultRequest {
@@ -35,6 +49,8 @@ export type FaultPolicy = (
 export interface TakenFault {
   error: ApiError;
   afterCommit: boolean;
+  /** Apply the request this many ms after the error was answered. */
+  holdMs?: number;
 }
 
 export interface FaultInjector {
@@ -66,6 +82,13 @@ export class FaultTable {
       throw new Error(`times must be a positive integer, got ${times}`);
     if (!Number.isInteger(spec.status) || spec.status < 400 || spec.status > 599)
       throw new Error(`status must be an HTTP error code, got ${spec.status}`);
+    if (spec.holdMs !== undefined) {
+      if (!spec.afterCommit) throw new Error('holdMs needs afterCommit: a held request is applied');
+      if (!Number.isInteger(spec.holdMs) || spec.holdMs < 1 || spec.holdMs >= REQUEST_TIMEOUT_MS)
+        throw new Error(
+          `holdMs must be a whole number of ms below the request timeout (${REQUEST_TIMEOUT_MS}), got ${spec.holdMs}`,
+        );
+    }
     this.faults.push({ ...spec, left: times });
   }
 
@@ -94,15 +117,19 @@ export class FaultTable {
 function faultError(
   verb: string,
   resource: string,
-  f: Pick<FaultSpec, 'status' | 'retryAfterSeconds' | 'afterCommit'>,
+  f: Pick<FaultSpec, 'status' | 'retryAfterSeconds' | 'afterCommit' | 'holdMs'>,
 ): TakenFault {
   const details =
     f.retryAfterSeconds !== undefined ? { retryAfterSeconds: f.retryAfterSeconds } : undefined;
   const error = new ApiError(
     f.status,
     REASONS[f.status] ?? 'InternalError',
-    `injected fault: ${verb} ${resource} answered ${f.status}${f.afterCommit ? ' after it was applied' : ''}`,
+    `injected fault: ${verb} ${resource} answered ${f.status}${f.holdMs ? ` and applied ${f.holdMs} ms later` : f.afterCommit ? ' after it was applied' : ''}`,
     details,
   );
-  return { error, afterCommit: f.afterCommit === true };
+  return {
+    error,
+    afterCommit: f.afterCommit === true,
+    ...(f.holdMs !== undefined ? { holdMs: f.holdMs } : {}),
+  };
 }

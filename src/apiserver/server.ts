@@ -231,6 +231,8 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const catalog = new ResourceCatalog(BUILTIN_RESOURCES);
   const counters = new RequestCounter();
   const faults = new FaultTable();
+  /** Requests answered already and applied later (a fault's holdMs); dropped at close. */
+  const held = new Set<NodeJS.Timeout>();
   const watches = new Set<ActiveWatch>();
   const watchIndex = new WatchIndex(store);
   const access = new AccessControl(store, {
@@ -418,6 +420,35 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     try {
       const fault = faults.take(verb, route.plural, sub);
       if (fault && !fault.afterCommit) throw fault.error;
+      if (fault?.holdMs !== undefined) {
+        // Answered now, applied later (post-timeout activity: faults.ts).
+        const timer = setTimeout(() => {
+          held.delete(timer);
+          serveResource(
+            req,
+            unanswered(res),
+            resInfo,
+            route.version,
+            verb,
+            ns,
+            route.name,
+            route.subresource,
+            q,
+            raw,
+            user,
+          ).then(
+            (code) => logger.debug('held request applied', { verb, resource: route.plural, code }),
+            (err: unknown) =>
+              logger.debug('held request refused', {
+                verb,
+                resource: route.plural,
+                error: String(err),
+              }),
+          );
+        }, fault.holdMs);
+        held.add(timer);
+        throw fault.error;
+      }
       const code = await serveResource(
         req,
         fault ? unanswered(res) : res,
@@ -858,6 +889,8 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     },
     close: () => {
       closed ??= new Promise<void>((resolve) => {
+        for (const t of held) clearTimeout(t);
+        held.clear();
         for (const w of [...watches]) w.stop();
         server.close(() => resolve());
         server.closeAllConnections();

@@ -27,6 +27,7 @@ interface FulfillerFlags extends AzureFlags {
   max: number;
   exhaustionThreshold?: number;
   exhaustionHold: number;
+  quarantine: number;
   workers: number;
   logLevel: LogLevel;
   backend: 'cidr' | 'azure';
@@ -113,6 +114,12 @@ export function fulfillerCommand(): Command {
       30,
     )
     .option('--workers <n>', 'nodes served in parallel', integerOption('--workers', 1), 8)
+    .option(
+      '--quarantine <seconds>',
+      "keep a deleted Node's addresses this long (given back if it re-registers)",
+      integerOption('--quarantine', 0),
+      120,
+    )
     .option('--log-level <level>', 'log level: error, warn, info or debug', logLevelOption, 'info')
     .addOption(
       new Option('--backend <kind>', 'who owns the addresses')
@@ -181,6 +188,7 @@ export function fulfillerCommand(): Command {
       exhaustionThreshold: flags.exhaustionThreshold ?? flags.batch,
       recoveryMargin: flags.batch,
       exhaustionHoldMs: flags.exhaustionHold * 1000,
+      quarantineMs: flags.quarantine * 1000,
       workers: flags.workers,
       ...(flags.nodeSelector !== undefined ? { nodeSelector: flags.nodeSelector } : {}),
     });

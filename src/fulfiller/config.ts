@@ -40,6 +40,11 @@ export interface FulfillerConfig {
   nodeSelector?: string;
   /** The subnets' exhaustion forecast on /metrics (default: 10 min window, 1 min of history first). */
   forecast?: ForecastOptions;
+  /**
+   * How long a deleted Node's addresses stay quarantined, in ms (quarantine.ts):
+   * longer than the pod GC's 40 s plus a pod's termination grace period (30 s).
+   */
+  quarantineMs: number;
 }
 
 export const DEFAULT_SCALER: Required<ScalerSpec> = {
@@ -61,6 +66,7 @@ export const DEFAULT_FULFILLER_CONFIG: FulfillerConfig = {
   minIntervalMs: 100,
   backoff: { initialMs: 200, maxMs: 30_000, factor: 2, jitter: 0.2 },
   conflictRetries: 5,
+  quarantineMs: 120_000,
 };
 
 function positiveInt(name: string, value: number, min = 1): void {
@@ -100,6 +106,7 @@ export function makeFulfillerConfig(overrides: Partial<FulfillerConfig> = {}): F
   positiveInt('resync interval', config.resyncMs);
   positiveInt('minimum interval', config.minIntervalMs, 0);
   positiveInt('conflict retries', config.conflictRetries);
+  positiveInt('quarantine', config.quarantineMs, 0);
   if (
     config.subnetName !== undefined &&
     !/^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/.test(config.subnetName)

@@ -6,7 +6,11 @@
 // a term: a NodeQueue serving nodes largest deficit first with bounded
 // parallelism, minimum interval per node and backoff, the CSS publisher and
 // the periodic resync. Nothing is done before both first lists completed, so
-// the ledger knows every address already handed out.
+// the ledger knows every address already handed out. A term starts from the
+// truth (README "High availability"): on taking the Lease the NNCs and Nodes are listed afresh
+// and loaded before the first action, and while the NNC or Node watch is not
+// running and synced nothing is done: the node waits, /readyz and the log
+// say why (view.ts).
 import { randomUUID } from 'node:crypto';
 import type { NodeNetworkConfig } from '../nnc/types.ts';
 import { GROUP } from '../nnc/types.ts';
@@ -24,7 +28,14 @@ import { needsWork, priorityFor, syncNode } from './node-sync.ts';
 import type { SyncContext, SyncCounters } from './node-sync.ts';
 import type { NodeInfo, NodeObject } from './nodes.ts';
 import { nodeInfo, nodeSelector } from './nodes.ts';
-import type { NncLifecycleApi, NncStatusApi, SubnetStateApi } from './ports.ts';
+import type { ClusterListApi, NncLifecycleApi, NncStatusApi, SubnetStateApi } from './ports.ts';
+import { Backoff } from '../kube/backoff.ts';
+import { vanished } from './fresh-lists.ts';
+import { ViewFreshness } from './view.ts';
+import { TermFence } from './term-fence.ts';
+import { QuarantineBook, parseQuarantine, quarantineEntries } from './quarantine.ts';
+import { UNANSWERED_WRITE_MS } from './status-round.ts';
+import type { ViewSource } from './view.ts';
 import { NodeQueue, realClock } from './queue.ts';
 import type { QueueClock } from './queue.ts';
 import { STATUS_SUBNET_FULL, jsonEqual } from './status.ts';
@@ -48,6 +59,11 @@ export interface FulfillerDeps {
   newId?: () => string;
   /** Writes are allowed right now (the lease is held and fresh); default: while leading. */
   canWrite?: () => boolean;
+  /**
+   * Fresh lists, read on taking the Lease before the first action; without
+   * it (in-memory tests only) a term starts from what the watches delivered.
+   */
+  lists?: ClusterListApi;
 }
 
 export interface FulfillerStats {
@@ -100,6 +116,23 @@ export class Fulfiller {
   private draining: Promise<void> | undefined;
   private stopped = false;
   private readonly forecaster: ExhaustionForecaster;
+  private readonly view = new ViewFreshness();
+  /** Bumped by every lead() and follow(): a list read for an older one is not loaded. */
+  private leadGeneration = 0;
+  private loading = false;
+  /** Nodes whose action waits for a fresh view; queued again when it is. */
+  private readonly waiting = new Set<string>();
+  /** The reason last logged for waiting (logged once per change). */
+  private waitLogged: string | undefined;
+  /** The previous term's writes that may still land (term-fence.ts); set with the fresh lists. */
+  private fence: TermFence | undefined;
+  private fenceTimer: unknown;
+  private fenceLogged = false;
+  /** Deleted Nodes' kept addresses, as recorded in the cluster (with `lists` only). */
+  private readonly quarantine = new QuarantineBook();
+  private readonly quarantineTimers = new Map<string, unknown>();
+  private persisting: Promise<void> = Promise.resolve();
+  private readonly pauses = new Set<() => void>();
 
   constructor(deps: FulfillerDeps) {
     this.deps = deps;
@@ -125,6 +158,15 @@ export class Fulfiller {
       now: () => this.clock.now(),
       node: (name) => this.nodes.get(name),
       selected: this.selected,
+      ...(deps.lists ? { quarantine: this.quarantine } : {}),
+      persistQuarantine: () => this.persistQuarantine(),
+      allocationWait: (name) => this.fence?.waitReason(this.fenceView(), this.clock.now(), name),
+      waitFor: (name, reason) => {
+        this.waiting.add(name);
+        if (this.fenceLogged) return;
+        this.fenceLogged = true;
+        this.log.warn('allocations wait', { node: name, reason });
+      },
       guard: () => {
         if (!this.term || !canWrite()) throw new NotLeaderError('this replica does not lead');
       },
@@ -162,7 +204,10 @@ export class Fulfiller {
       // Deleted and recreated while the watch was away: the deletion first.
       this.ledger.deleted(previous, this.nodes.has(name) || !this.nodesListed);
     }
-    if (this.ledger.observe(nnc)) this.touch(name);
+    if (this.ledger.observe(nnc)) {
+      this.touch(name);
+      this.fenceMoved();
+    }
   }
 
   /** A watched NNC was deleted: its addresses stay in use while its Node lives. */
@@ -177,14 +222,26 @@ export class Fulfiller {
     });
     this.touch(name);
     this.ctx.subnetsChanged(!retain);
+    this.fenceMoved();
   }
 
   /** The NNC watch completed a full list: `all` is every NNC. */
   synced(all: NodeNetworkConfig[]): void {
     if (this.stopped) return;
     for (const nnc of all) this.upsert(nnc);
+    // An NNC known only from a write's answer that a re-list no longer holds
+    // was deleted (the watch never showed it, so no deletion comes): absent,
+    // and older than the newest version listed, it is gone (found by the
+    // interleaving explorer).
+    let newest: bigint | undefined;
+    for (const nnc of all) {
+      const rv = rvNumber(nnc?.metadata?.resourceVersion);
+      if (rv !== undefined && (newest === undefined || rv > newest)) newest = rv;
+    }
+    if (newest !== undefined) this.loadNncs(all, String(newest));
     this.nncsListed = true;
     this.sampleSubnets(); // the forecast's first point: what is free once the NNCs are known
+    this.watchUp('nnc');
     this.maybeStartTerm();
   }
 
@@ -200,15 +257,17 @@ export class Fulfiller {
   /** A watched Node was deleted: its NNC goes, and its addresses are freed. */
   removeNode(node: NodeObject): void {
     const name = node?.metadata?.name;
-    if (this.stopped || !name || !this.newerNode(name, node)) return;
+    // A re-list reports a deletion with the last version it had cached: the same one counts.
+    if (this.stopped || !name || !this.newerNode(name, node, true)) return;
     if (!this.nodes.delete(name)) return;
     this.log.info('node deleted', { node: name });
     this.touch(name);
   }
 
-  private newerNode(name: string, node: NodeObject): boolean {
+  private newerNode(name: string, node: NodeObject, orSame = false): boolean {
     const rv = rvNumber(node.metadata?.resourceVersion);
-    if (!isNewer(rv, this.nodeVersions.get(name))) return false;
+    const seen = this.nodeVersions.get(name);
+    if (!isNewer(rv, seen) && !(orSame && rv === seen)) return false;
     if (rv !== undefined) this.nodeVersions.set(name, rv);
     return true;
   }
@@ -218,6 +277,7 @@ export class Fulfiller {
     if (this.stopped) return;
     for (const node of all) this.upsertNode(node);
     this.nodesListed = true;
+    this.watchUp('node');
     this.maybeStartTerm();
   }
 
@@ -225,12 +285,277 @@ export class Fulfiller {
   lead(): void {
     if (this.stopped) return;
     this.wantLead = true;
+    this.leadGeneration++;
+    this.view.unload();
+    if (this.deps.lists) void this.loadFreshLists();
+    else this.maybeStartTerm();
+  }
+
+  /** A watch failed or waits to restart: nothing is allocated until it runs and has listed again. */
+  watchDown(source: ViewSource, reason: string): void {
+    if (this.stopped) return;
+    this.view.down(source, reason, this.clock.now());
+    this.noteWaiting();
+  }
+
+  /** A watch listed and runs again. */
+  watchUp(source: ViewSource): void {
+    if (this.stopped) return;
+    this.view.up(source);
+    this.noteWaiting();
+    if (this.view.waitReason(this.clock.now()) === undefined) this.wakeWaiting();
+  }
+
+  /** Why the fulfiller's actions wait now (a watch down, the term's lists not read yet); undefined when they do not. */
+  waitReason(): string | undefined {
+    const down = this.view.waitReason(this.clock.now());
+    if (down) return down;
+    if (this.wantLead && !this.term && this.deps.lists && !this.view.isLoaded)
+      return 'the new term lists the NodeNetworkConfigs and Nodes afresh';
+    return undefined;
+  }
+
+  /** Logs a change of why actions wait (once per change, not per node). */
+  private noteWaiting(): void {
+    const reason = this.waitReason();
+    if (reason === this.waitLogged) return;
+    const before = this.waitLogged;
+    this.waitLogged = reason;
+    if (!this.wantLead) return;
+    if (reason) this.log.warn('allocations wait', { reason, view: this.view.statement() });
+    else if (before) this.log.info('allocations resume', { view: this.view.statement() });
+  }
+
+  /**
+   * Lists the NNCs and Nodes afresh after the Lease was taken and loads them
+   * (a list read for an earlier lead() is thrown away); retried with backoff
+   * while this replica still wants to lead. Then the term starts.
+   */
+  private async loadFreshLists(): Promise<void> {
+    if (this.loading) return;
+    this.loading = true;
+    const backoff = new Backoff(this.deps.config.backoff, this.deps.random);
+    try {
+      this.noteWaiting();
+      while (this.wantLead && !this.stopped && !this.view.isLoaded) {
+        const generation = this.leadGeneration;
+        try {
+          const [nncs, nodes] = await Promise.all([
+            this.deps.lists!.listNncs(),
+            this.deps.lists!.listNodes(),
+          ]);
+          if (generation !== this.leadGeneration || !this.wantLead || this.stopped) continue;
+          const quarantined = await this.deps.cssApi.readQuarantine(this.quarantineSubnet());
+          if (generation !== this.leadGeneration || !this.wantLead || this.stopped) continue;
+          this.loadNodes(nodes.items, nodes.resourceVersion);
+          this.loadNncs(nncs.items, nncs.resourceVersion);
+          this.loadQuarantine(quarantined);
+          this.view.loaded(nncs.resourceVersion, nodes.resourceVersion, this.clock.now());
+          this.raiseFence();
+          void this.moveFencedNncs(generation);
+          this.log.info('fresh lists loaded', {
+            nncs: nncs.items.length,
+            nodes: nodes.items.length,
+            nncListRv: nncs.resourceVersion,
+            nodeListRv: nodes.resourceVersion,
+          });
+        } catch (err) {
+          const delayMs = backoff.next();
+          this.log.warn('new leader cannot list yet; nothing is allocated', {
+            error: apiErrorInfo(err).message,
+            retryInMs: delayMs,
+          });
+          await this.pause(delayMs);
+        }
+      }
+    } finally {
+      this.loading = false;
+    }
+    this.noteWaiting();
     this.maybeStartTerm();
+  }
+
+  /** The CSS the quarantine records live on: the first subnet's. */
+  private quarantineSubnet(): string {
+    return this.deps.backend.subnets()[0]?.name ?? this.deps.config.subnetName ?? 'pods';
+  }
+
+  /** The records read from the cluster: their addresses stay kept (unless an NNC holds them again). */
+  private loadQuarantine(raw: unknown): void {
+    const { records, skipped } = parseQuarantine(raw);
+    if (skipped.length > 0) this.log.warn('quarantine records skipped', { skipped });
+    this.quarantine.clear();
+    for (const r of records) {
+      if (this.ledger.nnc(r.node)) continue; // recreated: its NNC holds what is still used
+      this.quarantine.put(r);
+      this.ledger.retain(r.node, r.containers);
+      this.armQuarantine(r.node, r.until);
+    }
+    if (records.length > 0)
+      this.log.info('quarantine loaded', {
+        nodes: this.quarantine.all().length,
+        addresses: this.quarantine.addresses(),
+      });
+  }
+
+  /** The node gets another go once its quarantine is over. */
+  private armQuarantine(name: string, until: number): void {
+    this.clock.clearTimeout(this.quarantineTimers.get(name));
+    this.quarantineTimers.set(
+      name,
+      this.clock.setTimeout(
+        () => {
+          this.quarantineTimers.delete(name);
+          this.touch(name);
+        },
+        Math.max(0, until - this.clock.now()) + 1,
+      ),
+    );
+  }
+
+  /** Writes every record (one write at a time, in order); leader only. */
+  private persistQuarantine(): Promise<void> {
+    const write = this.persisting.then(async () => {
+      this.ctx.guard();
+      await this.deps.cssApi.publishQuarantine(
+        this.quarantineSubnet(),
+        quarantineEntries(this.quarantine.all()),
+      );
+      for (const r of this.quarantine.all())
+        if (!this.quarantineTimers.has(r.node)) this.armQuarantine(r.node, r.until);
+    });
+    this.persisting = write.catch(() => {});
+    return write;
+  }
+
+  /** Every NNC as listed may still receive a write of the previous term (term-fence.ts). */
+  private raiseFence(): void {
+    const listed: Array<[string, bigint]> = [];
+    for (const name of this.ledger.names()) {
+      const rv = rvNumber(this.ledger.nnc(name)?.metadata.resourceVersion);
+      if (rv !== undefined) listed.push([name, rv]);
+    }
+    this.clock.clearTimeout(this.fenceTimer);
+    this.fence = new TermFence(listed, this.clock.now(), UNANSWERED_WRITE_MS);
+    this.fenceLogged = false;
+    this.fenceTimer = this.clock.setTimeout(() => this.wakeWaiting(), UNANSWERED_WRITE_MS + 1);
+  }
+
+  /**
+   * The new term's first write of every NNC it listed: a metadata-only
+   * patch that moves its resourceVersion, so a previous leader's status
+   * write based on an older version can never land (docs/decisions/0022).
+   * An NNC this fails for stays fenced until read at a newer version or the
+   * request timeout is over.
+   */
+  private async moveFencedNncs(generation: number): Promise<void> {
+    const fence = this.fence;
+    if (!fence) return;
+    const term = this.ctx.newId();
+    const backoff = new Backoff(this.deps.config.backoff, this.deps.random);
+    const current = (): boolean =>
+      generation === this.leadGeneration && !this.stopped && this.fence === fence;
+    let names = [...this.ledger.names()];
+    let moved = 0;
+    const next = async (): Promise<void> => {
+      for (let name = names.pop(); name !== undefined; name = names.pop()) {
+        if (!current()) return;
+        if (fence.unfenced(this.fenceView(), this.clock.now()).indexOf(name) < 0) continue;
+        try {
+          if (!this.deps.canWrite || this.deps.canWrite()) {
+            this.upsert(await this.deps.lifecycleApi.markTerm(name, term));
+            moved++;
+          }
+        } catch (err) {
+          if (apiErrorInfo(err).statusCode === 404) continue; // deleted: its deletion event comes
+          this.log.warn('node network config not fenced', {
+            node: name,
+            error: apiErrorInfo(err).message,
+          });
+        }
+      }
+    };
+    // Patches that failed are tried again (with backoff) while the fence stands.
+    for (;;) {
+      await Promise.all(Array.from({ length: this.deps.config.workers }, next));
+      names = fence.unfenced(this.fenceView(), this.clock.now());
+      if (names.length === 0 || !current()) break;
+      const delayMs = backoff.next();
+      await this.pause(delayMs);
+      if (!current()) return;
+    }
+    if (current()) this.log.info('previous term fenced', { moved, term });
+  }
+
+  /** A retry's wait on the clock; follow() ends every one at once (nothing keeps a stopping process alive). */
+  private pause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const done = (): void => {
+        this.pauses.delete(done);
+        this.clock.clearTimeout(handle);
+        resolve();
+      };
+      const handle = this.clock.setTimeout(done, ms);
+      this.pauses.add(done);
+    });
+  }
+
+  private fenceView(): { version(name: string): bigint | undefined } {
+    return { version: (n) => rvNumber(this.ledger.nnc(n)?.metadata.resourceVersion) };
+  }
+
+  /** Nodes that waited get another go (each waits again if it still must). */
+  private wakeWaiting(): void {
+    if (this.waiting.size === 0 || !this.term) return;
+    const names = [...this.waiting];
+    this.waiting.clear();
+    for (const name of names) this.touch(name);
+  }
+
+  /** An NNC changed: nodes that waited for the fence get another go once it lets them. */
+  private fenceMoved(): void {
+    const fence = this.fence;
+    if (!fence || this.waiting.size === 0) return;
+    if (fence.unfenced(this.fenceView(), this.clock.now()).length <= 1) this.wakeWaiting();
+  }
+
+  private loadNodes(items: NodeObject[], listRv: string | undefined): void {
+    for (const node of items) this.upsertNode(node);
+    const listed = new Set<string>(items.map((n) => n?.metadata?.name ?? ''));
+    const known = [...this.nodes.keys()].map((n): [string, bigint | undefined] => [
+      n,
+      this.nodeVersions.get(n),
+    ]);
+    for (const name of vanished(known, listed, listRv))
+      this.removeNode({ metadata: { name, resourceVersion: listRv } } as NodeObject);
+  }
+
+  private loadNncs(items: NodeNetworkConfig[], listRv: string | undefined): void {
+    for (const nnc of items) this.upsert(nnc);
+    const listed = new Set<string>(items.map((n) => n?.metadata?.name ?? ''));
+    const known = [...this.ledger.names()].map((n): [string, bigint | undefined] => [
+      n,
+      rvNumber(this.ledger.nnc(n)?.metadata.resourceVersion),
+    ]);
+    for (const name of vanished(known, listed, listRv)) {
+      const last = this.ledger.nnc(name)!;
+      this.remove({ ...last, metadata: { ...last.metadata, resourceVersion: listRv } });
+    }
   }
 
   /** The lease is lost or being released: stop taking work, finish what runs. */
   async follow(): Promise<void> {
     this.wantLead = false;
+    this.leadGeneration++;
+    this.view.unload();
+    this.waiting.clear();
+    this.waitLogged = undefined;
+    this.clock.clearTimeout(this.fenceTimer);
+    this.fence = undefined;
+    for (const t of this.quarantineTimers.values()) this.clock.clearTimeout(t);
+    this.quarantineTimers.clear();
+    this.quarantine.clear();
+    for (const done of [...this.pauses]) done();
     const term = this.term;
     if (!term) return this.draining;
     this.term = undefined;
@@ -306,6 +631,10 @@ export class Fulfiller {
 
   private maybeStartTerm(): void {
     if (this.term || this.draining || !this.wantLead || this.stopped || !this.ready) return;
+    if (this.deps.lists && !this.view.isLoaded) {
+      void this.loadFreshLists();
+      return;
+    }
     const { config } = this.deps;
     const term: Term = {
       queue: this.newQueue(),
@@ -326,6 +655,7 @@ export class Fulfiller {
       nncs: this.ledger.size,
       backend: this.deps.backend.kind,
       subnets: this.deps.backend.subnets().map((s) => `${s.name}=${s.cidr} free ${s.free}`),
+      view: this.view.statement(),
     });
     this.resync();
   }
@@ -340,6 +670,12 @@ export class Fulfiller {
       random: this.deps.random,
       priority: (name) => priorityFor(this.ctx, name),
       handler: async (name) => {
+        // No action from a view that may miss changes: the node waits for it.
+        if (this.waitReason() !== undefined) {
+          this.waiting.add(name);
+          this.noteWaiting();
+          return;
+        }
         const started = performance.now();
         let outcome = 'failed';
         try {

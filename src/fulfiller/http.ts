@@ -1,8 +1,9 @@
 // The fulfiller's own HTTP listener (--listen, default 127.0.0.1:10093):
 //   GET /healthz  200 while the process runs its loops (503 once stopping);
-//   GET /readyz   200 once the Node and NNC watches have listed (on the
-//                 leader and the standby alike: a standby is ready to take
-//                 over), 503 before and while stopping;
+//   GET /readyz   200 once the Node and NNC watches have listed and while
+//                 both run (on the leader and the standby alike: a standby
+//                 is ready to take over), 503 before, while an action waits
+//                 for a fresh view (`waiting` says why) and while stopping;
 //   GET /metrics  the fulfiller's registry in Prometheus text.
 // Both probes answer JSON with the facts behind them.
 import { createServer } from 'node:http';
@@ -13,6 +14,8 @@ import type { FulfillerMetrics } from './metrics.ts';
 export interface HealthSource {
   /** Both watches listed. */
   ready(): boolean;
+  /** Why actions wait for a fresh view (a watch down), if they do. */
+  waiting?(): string | undefined;
   leading(): boolean;
   stopping(): boolean;
 }
@@ -44,7 +47,13 @@ export async function startFulfillerHttp(
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method !== 'GET' && req.method !== 'HEAD') return json(res, 405, { error: 'GET only' });
-    const facts = { ready: health.ready(), leader: health.leading(), stopping: health.stopping() };
+    const waiting = health.waiting?.();
+    const facts = {
+      ready: health.ready() && waiting === undefined,
+      leader: health.leading(),
+      stopping: health.stopping(),
+      ...(waiting !== undefined ? { waiting } : {}),
+    };
     switch (path) {
       case '/healthz':
         return json(res, facts.stopping ? 503 : 200, facts);

@@ -1,7 +1,13 @@
 // The fulfiller's ports over the real API server (client-node 2.x): NNC
 // status replace and read, NNC create (owned by its Node) and delete (with a
-// uid precondition), ClusterSubnetState create + status merge-patch.
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+// uid precondition), ClusterSubnetState create + status merge-patch, and the
+// fresh NNC and Node lists a new leader starts from.
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { NodeNetworkConfig } from '../nnc/types.ts';
 import {
@@ -14,7 +20,11 @@ import {
   NNC_VERSION,
 } from '../nnc/types.ts';
 import { isConflict, isNotFound } from '../kube/errors.ts';
-import type { NncLifecycleApi, NncStatusApi, SubnetStateApi } from './ports.ts';
+import type { NodeObject } from './nodes.ts';
+import type { ClusterListApi, NncLifecycleApi, NncStatusApi, SubnetStateApi } from './ports.ts';
+
+/** The annotation a new leader sets on every NNC it took over (docs/decisions/0022). */
+export const TERM_ANNOTATION = 'pool-monitor.acn.azure.com/leader-term';
 
 /** The label on every NNC the fulfiller creates. */
 export const MANAGED_BY = { 'app.kubernetes.io/managed-by': 'pool-monitor-fulfiller' };
@@ -40,30 +50,43 @@ export function kubeSubnetStateApi(kc: KubeConfig, namespace: string): SubnetSta
   const api = kc.makeApiClient(CustomObjectsApi);
   const base = { group: GROUP, version: CSS_VERSION, namespace, plural: CSS_PLURAL };
   const known = new Set<string>();
-  return {
-    async publish(name, status) {
-      if (!known.has(name)) {
-        try {
-          await api.createNamespacedCustomObject({
-            ...base,
-            body: {
-              apiVersion: `${GROUP}/${CSS_VERSION}`,
-              kind: CSS_KIND,
-              metadata: { name, namespace },
-            },
-          });
-        } catch (err) {
-          if (!isConflict(err)) throw err; // 409: it exists already
-        }
-        known.add(name);
-      }
+  const patchStatus = async (name: string, status: Record<string, unknown>): Promise<void> => {
+    if (!known.has(name)) {
       try {
-        await api.patchNamespacedCustomObjectStatus(
-          { ...base, name, body: { status } },
-          setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-        );
+        await api.createNamespacedCustomObject({
+          ...base,
+          body: {
+            apiVersion: `${GROUP}/${CSS_VERSION}`,
+            kind: CSS_KIND,
+            metadata: { name, namespace },
+          },
+        });
       } catch (err) {
-        known.delete(name); // deleted behind our back? create it again next time
+        if (!isConflict(err)) throw err; // 409: it exists already
+      }
+      known.add(name);
+    }
+    try {
+      await api.patchNamespacedCustomObjectStatus(
+        { ...base, name, body: { status } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+    } catch (err) {
+      known.delete(name); // deleted behind our back? create it again next time
+      throw err;
+    }
+  };
+  return {
+    publish: (name, status) => patchStatus(name, { ...status }),
+    publishQuarantine: (name, entries) => patchStatus(name, { quarantine: entries }),
+    async readQuarantine(name) {
+      try {
+        const css = (await api.getNamespacedCustomObject({ ...base, name })) as {
+          status?: { quarantine?: unknown };
+        };
+        return css.status?.quarantine;
+      } catch (err) {
+        if (isNotFound(err)) return undefined;
         throw err;
       }
     },
@@ -93,6 +116,12 @@ export function kubeNncLifecycleApi(kc: KubeConfig, namespace: string): NncLifec
         },
       })) as NodeNetworkConfig;
     },
+    async markTerm(name, term) {
+      return (await api.patchNamespacedCustomObject(
+        { ...base, name, body: { metadata: { annotations: { [TERM_ANNOTATION]: term } } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      )) as NodeNetworkConfig;
+    },
     async delete(name, uid) {
       try {
         await api.deleteNamespacedCustomObject({
@@ -103,6 +132,36 @@ export function kubeNncLifecycleApi(kc: KubeConfig, namespace: string): NncLifec
       } catch (err) {
         if (!isNotFound(err)) throw err;
       }
+    },
+  };
+}
+
+export function kubeClusterListApi(kc: KubeConfig, namespace: string): ClusterListApi {
+  const objects = kc.makeApiClient(CustomObjectsApi);
+  const core = kc.makeApiClient(CoreV1Api);
+  return {
+    async listNncs() {
+      const list = (await objects.listNamespacedCustomObject({
+        group: GROUP,
+        version: NNC_VERSION,
+        namespace,
+        plural: NNC_PLURAL,
+      })) as { items?: NodeNetworkConfig[]; metadata?: { resourceVersion?: string } };
+      return {
+        items: list.items ?? [],
+        ...(list.metadata?.resourceVersion
+          ? { resourceVersion: list.metadata.resourceVersion }
+          : {}),
+      };
+    },
+    async listNodes() {
+      const list = await core.listNode();
+      return {
+        items: (list.items ?? []) as NodeObject[],
+        ...(list.metadata?.resourceVersion
+          ? { resourceVersion: list.metadata.resourceVersion }
+          : {}),
+      };
     },
   };
 }

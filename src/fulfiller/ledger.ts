@@ -127,6 +127,16 @@ export class AddressLedger {
     }
   }
 
+  /** Keeps a node's containers' addresses in use without an NNC (a quarantine); false if kept already. */
+  retain(name: string, containers: NetworkContainer[]): boolean {
+    if (this.retainedBy.has(name)) return false;
+    const addresses = addressesOf(containers);
+    if (addresses.size === 0) return false;
+    this.retainedBy.set(name, { containers: structuredClone(containers), addresses });
+    for (const ip of addresses) this.ref(ip, +1);
+    return true;
+  }
+
   /** The retained containers were written into the recreated NNC (or are no longer owed). */
   unretain(name: string): void {
     const kept = this.retainedBy.get(name);

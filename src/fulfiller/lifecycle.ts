@@ -1,6 +1,7 @@
 // The NNC lifecycle as one pure decision per node (shared/DESIGN.md "NNC
 // lifecycle"): every selected Node gets an NNC; a Node deleted takes its NNC
-// and its addresses with it; an NNC deleted while its Node lives is recreated
+// with it, and its addresses once their quarantine is over (quarantine.ts:
+// given back if the Node re-registers first); an NNC deleted while its Node lives is recreated
 // with the addresses it held, never freed under a running pod. The inputs are
 // what the fulfiller knows from its Node and NNC watches; the effects are the
 // fulfiller's.
@@ -16,7 +17,9 @@ export type LifecycleAction =
   | 'status'
   /** The Node is gone: free what the NNC holds in the backend, then delete the NNC. */
   | 'delete'
-  /** The Node is gone and so is its NNC, but addresses were kept for it: free them. */
+  /** The Node is gone and so is its NNC, but addresses were kept for it: quarantine them. */
+  | 'quarantine'
+  /** The Node is gone, so is its NNC, and its quarantine is over: free its addresses. */
   | 'forget';
 
 export interface LifecycleInput {
@@ -28,12 +31,16 @@ export interface LifecycleInput {
   nncExists: boolean;
   /** Addresses of a deleted NNC are kept for this node. */
   retained: boolean;
+  /** A deleted Node's quarantine (quarantine.ts): none recorded, still holding, or over. */
+  quarantine?: 'none' | 'held' | 'over';
 }
 
 export function lifecycleAction(s: LifecycleInput): LifecycleAction {
   if (!s.nodeExists) {
     if (s.nncExists) return 'delete';
-    return s.retained ? 'forget' : 'none';
+    if (!s.retained) return 'none';
+    const q = s.quarantine ?? 'over';
+    return q === 'over' ? 'forget' : q === 'none' ? 'quarantine' : 'none';
   }
   if (s.nncExists) return s.retained ? 'restore' : 'status';
   // An NNC deleted under a live Node comes back whatever the selector says:

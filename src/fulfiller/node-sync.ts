@@ -3,7 +3,7 @@
 // delete it with its Node, free what a deleted Node kept, or a status round
 // (status-round.ts). Shared by every backend.
 import { isConflict } from '../kube/errors.ts';
-import type { NodeNetworkConfig } from '../nnc/types.ts';
+import type { NetworkContainer, NodeNetworkConfig } from '../nnc/types.ts';
 import { dynamicContainers } from '../nnc/types.ts';
 import { addressesOf } from './ledger.ts';
 import { lifecycleAction } from './lifecycle.ts';
@@ -31,6 +31,13 @@ export function actionFor(ctx: SyncContext, name: string): LifecycleAction {
     selected: node !== undefined && ctx.selected(node),
     nncExists: ctx.ledger.nnc(name) !== undefined,
     retained: ctx.ledger.retained(name) !== undefined,
+    quarantine: !ctx.quarantine
+      ? 'over'
+      : !ctx.quarantine.get(name)
+        ? 'none'
+        : ctx.quarantine.holds(name, ctx.now())
+          ? 'held'
+          : 'over',
   });
 }
 
@@ -56,7 +63,7 @@ export function needsWork(ctx: SyncContext, name: string): boolean {
 export function priorityFor(ctx: SyncContext, name: string): number {
   const action = actionFor(ctx, name);
   if (action === 'create' || action === 'restore') return priorityOf(1);
-  if (action === 'delete' || action === 'forget') return priorityOf(-1);
+  if (action === 'delete' || action === 'forget' || action === 'quarantine') return priorityOf(-1);
   const nnc = ctx.ledger.nnc(name);
   return nnc ? priorityOf(neededAddresses(planFor(ctx, nnc))) : 0;
 }
@@ -71,6 +78,8 @@ export async function syncNode(ctx: SyncContext, name: string): Promise<SyncOutc
       return restoreNnc(ctx, name);
     case 'delete':
       return deleteNnc(ctx, name);
+    case 'quarantine':
+      return quarantine(ctx, name, ctx.ledger.retained(name) ?? []);
     case 'forget':
       return forgetNode(ctx, name);
     case 'status':
@@ -115,6 +124,7 @@ async function restoreNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> 
     if (!nnc) return 'noop';
     if (statusHolds(nnc.status, containers)) {
       ctx.ledger.unretain(name);
+      if (ctx.quarantine?.drop(name)) await ctx.persistQuarantine();
       return 'noop';
     }
     const plan = planFor(ctx, nnc);
@@ -122,6 +132,8 @@ async function restoreNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> 
     const written = await writeStatus(ctx, nnc, status, []);
     if (written !== 'conflict') {
       ctx.ledger.unretain(name);
+      // The Node re-registered and has its addresses back: no quarantine any more.
+      if (ctx.quarantine?.drop(name)) await ctx.persistQuarantine();
       ctx.log.info('node network config restored', {
         node: name,
         addresses: addressesOf(containers).size,
@@ -133,10 +145,43 @@ async function restoreNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> 
   throw new ConflictLoopError(`status of ${name} kept conflicting`);
 }
 
+/**
+ * Records a deleted Node's addresses as quarantined, in the cluster first
+ * (a fulfiller that dies next still keeps them), then in the ledger.
+ */
+async function quarantine(
+  ctx: SyncContext,
+  name: string,
+  containers: NetworkContainer[],
+): Promise<SyncOutcome> {
+  const book = ctx.quarantine!;
+  const until = ctx.now() + ctx.config.quarantineMs;
+  book.put({ node: name, until, containers: structuredClone(containers) });
+  try {
+    await ctx.persistQuarantine();
+  } catch (err) {
+    book.drop(name);
+    throw err;
+  }
+  ctx.ledger.retain(name, containers);
+  ctx.log.info('addresses of a deleted node quarantined', {
+    node: name,
+    addresses: addressesOf(containers).size,
+    until: new Date(until).toISOString(),
+  });
+  return 'quarantined';
+}
+
 async function deleteNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> {
   const nnc = ctx.ledger.nnc(name)!;
-  ctx.guard();
-  await ctx.backend.releaseAll(nodeRef(name, undefined), dynamicContainers(nnc)[0]);
+  const containers = dynamicContainers(nnc);
+  if (ctx.quarantine && addressesOf(containers).size > 0) {
+    // Its pods may still run: the addresses stay kept after the NNC is gone.
+    await quarantine(ctx, name, containers);
+  } else {
+    ctx.guard();
+    await ctx.backend.releaseAll(nodeRef(name, undefined), containers[0]);
+  }
   ctx.guard();
   await ctx.lifecycleApi.delete(name, nnc.metadata.uid);
   ctx.metrics?.lifecycle('deleted');
@@ -148,6 +193,7 @@ async function forgetNode(ctx: SyncContext, name: string): Promise<SyncOutcome> 
   const containers = ctx.ledger.retained(name);
   ctx.guard();
   await ctx.backend.releaseAll(nodeRef(name, undefined), containers?.[0]);
+  if (ctx.quarantine?.drop(name)) await ctx.persistQuarantine();
   ctx.ledger.forgetNode(name);
   ctx.log.info('addresses of a deleted node freed', {
     node: name,

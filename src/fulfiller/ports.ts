@@ -1,8 +1,10 @@
 // What the fulfiller needs from the API server, as small interfaces: the
 // Kubernetes adapters (kube-api.ts) implement them over HTTP, tests with
-// in-memory fakes. Every method here writes except `get`; the fulfiller calls
+// in-memory fakes. Every method here writes except `get` and the lists; the fulfiller calls
 // them only while it leads (and run.ts gates them on the lease besides).
 import type { NodeNetworkConfig } from '../nnc/types.ts';
+import type { NodeObject } from './nodes.ts';
+import type { QuarantineEntry } from './quarantine.ts';
 
 export interface NncStatusApi {
   /** Reads the NNC fresh from the server (after a conflict or a write in doubt). */
@@ -24,6 +26,12 @@ export interface NncLifecycleApi {
   create(owner: NncOwner): Promise<NodeNetworkConfig>;
   /** Deletes the NNC of that uid (a recreated one of the same name is left alone); 404 is success. */
   delete(name: string, uid: string | undefined): Promise<void>;
+  /**
+   * Sets the NNC's leader-term annotation (a merge patch of metadata only,
+   * never the spec): it moves the resourceVersion, so no status write based
+   * on an older version (a previous leader's late one) can land any more.
+   */
+  markTerm(name: string, term: string): Promise<NodeNetworkConfig>;
 }
 
 export interface SubnetStateStatus {
@@ -34,4 +42,20 @@ export interface SubnetStateStatus {
 export interface SubnetStateApi {
   /** Creates the ClusterSubnetState when missing, then writes its status. */
   publish(name: string, status: SubnetStateStatus): Promise<void>;
+  /** Creates it when missing, then writes `status.quarantine` (the whole list). */
+  publishQuarantine(name: string, entries: QuarantineEntry[]): Promise<void>;
+  /** Reads `status.quarantine` (undefined when the CSS does not exist). */
+  readQuarantine(name: string): Promise<unknown>;
+}
+
+/** A list and the resourceVersion it was read at. */
+export interface Listed<T> {
+  items: T[];
+  resourceVersion?: string;
+}
+
+/** Fresh lists, read by a new leader before its first allocation (README "High availability"). */
+export interface ClusterListApi {
+  listNncs(): Promise<Listed<NodeNetworkConfig>>;
+  listNodes(): Promise<Listed<NodeObject>>;
 }

@@ -30,7 +30,12 @@ import type { FulfillerConfig } from './config.ts';
 import { Fulfiller, NotLeaderError } from './fulfiller.ts';
 import { startFulfillerHttp } from './http.ts';
 import type { FulfillerHttp } from './http.ts';
-import { kubeNncLifecycleApi, kubeNncStatusApi, kubeSubnetStateApi } from './kube-api.ts';
+import {
+  kubeClusterListApi,
+  kubeNncLifecycleApi,
+  kubeNncStatusApi,
+  kubeSubnetStateApi,
+} from './kube-api.ts';
 import { AddressLedger } from './ledger.ts';
 import { FulfillerMetrics } from './metrics.ts';
 import type { NodeObject } from './nodes.ts';
@@ -90,11 +95,19 @@ function gatedEventsApi(api: EventsApi, canWrite: () => boolean): EventsApi {
 }
 
 function gatedCss(api: SubnetStateApi, canWrite: () => boolean): SubnetStateApi {
+  const gate = (): void => {
+    if (!canWrite()) throw new NotLeaderError('this replica does not lead');
+  };
   return {
     publish: async (name, status) => {
-      if (!canWrite()) throw new NotLeaderError('this replica does not lead');
+      gate();
       return api.publish(name, status);
     },
+    publishQuarantine: async (name, entries) => {
+      gate();
+      return api.publishQuarantine(name, entries);
+    },
+    readQuarantine: (name) => api.readQuarantine(name),
   };
 }
 
@@ -130,6 +143,7 @@ export async function startFulfiller(options: StartFulfillerOptions): Promise<Ru
     logger,
     metrics,
     canWrite,
+    lists: kubeClusterListApi(kc, config.namespace),
     ...(recorder ? { events: recorder } : {}),
   });
 
@@ -163,12 +177,14 @@ export async function startFulfiller(options: StartFulfillerOptions): Promise<Ru
         fulfiller.upsert(event.object as NodeNetworkConfig);
       else if (event.type === 'delete') fulfiller.remove(event.object as NodeNetworkConfig);
       else if (event.type === 'synced') fulfiller.synced(watch.list() as NodeNetworkConfig[]);
+      else if (event.type === 'error') fulfiller.watchDown('nnc', event.info.message);
     }),
     nodeWatch.events$.subscribe((event) => {
       if (event.type === 'add' || event.type === 'update')
         fulfiller.upsertNode(event.object as NodeObject);
       else if (event.type === 'delete') fulfiller.removeNode(event.object as NodeObject);
       else if (event.type === 'synced') fulfiller.nodesSynced(nodeWatch.list() as NodeObject[]);
+      else if (event.type === 'error') fulfiller.watchDown('node', event.info.message);
     }),
   ];
 
@@ -232,6 +248,7 @@ export async function startFulfiller(options: StartFulfillerOptions): Promise<Ru
         options.listen,
         {
           ready: () => fulfiller.ready,
+          waiting: () => fulfiller.waitReason(),
           leading: () => fulfiller.leading,
           stopping: () => stopping,
         },

@@ -4,8 +4,11 @@
 // re-reads and recomputes). A write that fails without saying whether it
 // landed leaves its claims (a Doubt): a newer version read settles them in
 // the ledger; a read still at the write's base version settles them here
-// once that is proof it never lands (the server answered with a 5xx, or the
-// API server's request timeout has passed since).
+// only once the API server's request timeout has passed since: an answered
+// 5xx proves nothing (README "High availability"). kube-apiserver answers 504 when its
+// request timeout fires while the write goes on to commit, and etcd's
+// "etcdserver: request timed out" comes back as a 500 for a proposal that
+// may still be applied; only when the timeout is over can nothing land.
 import { apiErrorInfo } from '../kube/errors.ts';
 import type { NncStatus, NodeNetworkConfig, ScalerSpec } from '../nnc/types.ts';
 import { NodeSetupError, SubnetFullError } from './backend.ts';
@@ -16,7 +19,10 @@ import { containerFrom, desiredStatus, jsonEqual, STATUS_SUBNET_FULL } from './s
 import { ConflictLoopError, planFor, scalerFor, warn } from './sync-context.ts';
 import type { SyncContext, SyncOutcome } from './sync-context.ts';
 
-/** Kubernetes' default request timeout: a write unanswered this long is over. */
+/**
+ * kube-apiserver's default --request-timeout (1m0s): a write in doubt this
+ * long after it failed can no longer land.
+ */
 export const UNANSWERED_WRITE_MS = 60_000;
 
 /** Whether a status round must call the backend; false when only the status may change. */
@@ -86,7 +92,10 @@ export async function serveStatus(ctx: SyncContext, name: string): Promise<SyncO
   throw new ConflictLoopError(`status of ${name} kept conflicting`);
 }
 
-/** Drops the claims of doubtful writes that a read at their base version proves never landed. */
+/**
+ * Drops the claims of doubtful writes that a read at their base version
+ * proves never landed: one taken after the request timeout, whatever the answer was.
+ */
 export function settleDoubts(ctx: SyncContext, name: string, nnc: NodeNetworkConfig): void {
   const doubts = ctx.doubts.get(name);
   if (!doubts) return;
@@ -96,7 +105,7 @@ export function settleDoubts(ctx: SyncContext, name: string, nnc: NodeNetworkCon
     const base = rvNumber(d.base);
     if (rv === undefined || base === undefined || rv > base) return false; // the ledger settled it
     if (rv < base) return true;
-    if (!d.answered && ctx.now() - d.at < UNANSWERED_WRITE_MS) return true;
+    if (ctx.now() - d.at < UNANSWERED_WRITE_MS) return true;
     ctx.ledger.unclaim(name, d.ips);
     freed ||= d.ips.length > 0;
     return false;
@@ -142,7 +151,7 @@ export async function writeStatus(
       doubts.push({
         base: nnc.metadata.resourceVersion ?? '',
         ips: added,
-        answered: code !== undefined,
+        ...(code !== undefined ? { code } : {}),
         at: ctx.now(),
       });
       ctx.doubts.set(name, doubts);
@@ -197,9 +206,18 @@ export async function statusRound(
 async function backendRound(
   ctx: SyncContext,
   nnc: NodeNetworkConfig,
-  plan: NodePlan,
+  planned: NodePlan,
 ): Promise<SyncOutcome | 'conflict'> {
   const name = nnc.metadata.name;
+  let plan = planned;
+  // A new address (or a first container) may be one a previous leader's late
+  // write puts on another NNC: it waits; releases go on (term-fence.ts).
+  const why = plan.allocate > 0 || !plan.container ? ctx.allocationWait(name) : undefined;
+  if (why !== undefined) {
+    ctx.waitFor(name, why);
+    if (!plan.container || plan.release.length === 0) return 'noop';
+    plan = { ...plan, allocate: 0 };
+  }
   const node = ctx.node(name);
   const scaler = scalerFor(ctx, name);
   ctx.guard();

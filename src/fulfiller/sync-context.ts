@@ -13,10 +13,11 @@ import type { NodeInfo } from './nodes.ts';
 import { maxIpCountFor } from './nodes.ts';
 import { planNode } from './plan.ts';
 import type { NodePlan } from './plan.ts';
+import type { QuarantineBook } from './quarantine.ts';
 import type { NncLifecycleApi, NncStatusApi } from './ports.ts';
 
 export type SyncOutcome =
-  'noop' | 'written' | 'invalid' | 'created' | 'restored' | 'deleted' | 'forgotten';
+  'noop' | 'written' | 'invalid' | 'created' | 'restored' | 'deleted' | 'quarantined' | 'forgotten';
 
 export interface SyncCounters {
   writes: number;
@@ -41,6 +42,14 @@ export interface SyncContext {
   invalidReported: Map<string, string>;
   node(name: string): NodeInfo | undefined;
   selected(node: NodeInfo): boolean;
+  /** Deleted Nodes' kept addresses (quarantine.ts); absent: freed at once (in-memory tests). */
+  quarantine?: QuarantineBook;
+  /** Writes the quarantine records to the cluster (awaited before an NNC is deleted). */
+  persistQuarantine(): Promise<void>;
+  /** Why no new address may go to this node now (term-fence.ts), or undefined. */
+  allocationWait(name: string): string | undefined;
+  /** The node waits (for `allocationWait`): it is queued again when that may have changed. */
+  waitFor(name: string, reason: string): void;
   /** Throws NotLeaderError unless this replica may write now. */
   guard(): void;
   /** Writes whose outcome is unknown, per node (see status-round.ts). */
@@ -61,8 +70,8 @@ export interface Doubt {
   base: string;
   /** The addresses it added (claimed in the ledger). */
   ips: string[];
-  /** The server answered (5xx): a read at `base` proves it did not land. */
-  answered: boolean;
+  /** The server's answer (a 5xx), if any: it proves nothing about the outcome (README "High availability"). */
+  code?: number;
   /** When it failed (ctx.now()). */
   at: number;
 }

@@ -9,7 +9,7 @@
 // createDispatcher method: shareDispatchers throws at start if a client-node
 // upgrade removed it, and test/kube/shared-dispatcher.test.ts pins it.
 import type { KubeConfig, RequestContext } from '@kubernetes/client-node';
-import { Agent } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 
 interface Closable {
   destroy(): Promise<void>;
@@ -56,6 +56,22 @@ export function isWatchUrl(url: string): boolean {
 
 type SetDispatcher = Parameters<RequestContext['setDispatcher']>[0];
 
+/**
+ * undici closes a connection after a DELETE that carries a body (RFC 7231
+ * gives DELETE no body semantics), and every NNC delete sends its uid
+ * precondition as one: each would cost the pool a new TLS connection. The
+ * API server reads DeleteOptions from a DELETE's body, so the connection
+ * stays in the pool (`reset: false`).
+ */
+const keepAliveAfterDelete: Dispatcher.DispatcherComposeInterceptor =
+  (dispatch) => (options, handler) =>
+    dispatch(
+      options.method === 'DELETE' && options.reset === undefined
+        ? { ...options, reset: false }
+        : options,
+      handler,
+    );
+
 /** Makes `kc` reuse one keep-alive dispatcher per distinct option set. */
 export function shareDispatchers(kc: KubeConfig, opts: ShareOptions = {}): SharedDispatchers {
   /** Request pools and pooled-watch dispatchers, by option set. */
@@ -86,7 +102,9 @@ export function shareDispatchers(kc: KubeConfig, opts: ShareOptions = {}): Share
       const o = hooks.createDispatcherOptions(cluster, agentOptions);
       if (!capped || opts.maxConnections === undefined || o.type !== 'agent')
         return original(cluster, agentOptions);
-      return new Agent({ connect: o.connect ?? {}, connections: opts.maxConnections });
+      return new Agent({ connect: o.connect ?? {}, connections: opts.maxConnections }).compose(
+        keepAliveAfterDelete,
+      );
     };
     // The option set holds the server and its TLS settings, not the user's
     // token (a header): KubeConfigs of different users share the pool.

@@ -5,6 +5,7 @@
 import type { Fulfiller } from '../../src/fulfiller/fulfiller.ts';
 import type { NodeObject } from '../../src/fulfiller/nodes.ts';
 import type {
+  ClusterListApi,
   NncLifecycleApi,
   NncStatusApi,
   SubnetStateApi,
@@ -44,6 +45,7 @@ export class FakeCluster {
   writes = 0;
   creates = 0;
   deletes = 0;
+  marks = 0;
   private rv = 0;
   private uids = 0;
   fulfiller?: Fulfiller;
@@ -166,6 +168,25 @@ export class FakeCluster {
       this.emit({ kind: 'nnc', type: 'upsert', object: nnc });
       return clone(nnc);
     },
+    markTerm: async (name, term) => {
+      const current = this.nncs.get(name);
+      if (!current) throw new ApiError(404);
+      const next: NodeNetworkConfig = {
+        ...current,
+        metadata: {
+          ...current.metadata,
+          annotations: {
+            ...current.metadata.annotations,
+            'pool-monitor.acn.azure.com/leader-term': term,
+          },
+          resourceVersion: this.nextRv(),
+        },
+      };
+      this.nncs.set(name, next);
+      this.marks++;
+      this.emit({ kind: 'nnc', type: 'upsert', object: next });
+      return clone(next);
+    },
     delete: async (name, uid) => {
       const nnc = this.nncs.get(name);
       if (!nnc) return;
@@ -175,11 +196,30 @@ export class FakeCluster {
     },
   };
 
+  /** How many of the next lists fail (503), as a standby's reads during an API hiccup. */
+  failLists = 0;
+
+  /** Fresh lists at the current resourceVersion (a new leader's first read). */
+  readonly listApi: ClusterListApi = {
+    listNncs: async () => {
+      if (this.failLists > 0 && this.failLists--) throw new ApiError(503);
+      return { items: this.list(), resourceVersion: String(this.rv) };
+    },
+    listNodes: async () => ({ items: this.nodeList(), resourceVersion: String(this.rv) }),
+  };
+
+  /** `status.quarantine` per CSS name. */
+  readonly quarantine = new Map<string, unknown>();
+
   readonly cssApi: SubnetStateApi = {
     publish: async (name, status) => {
       this.css.set(name, { ...status });
       this.cssWrites.push({ name, ...status });
     },
+    publishQuarantine: async (name, entries) => {
+      this.quarantine.set(name, clone(entries));
+    },
+    readQuarantine: async (name) => clone(this.quarantine.get(name)),
   };
 
   /** Every secondary and primary IP in every NNC status, with its owner. */

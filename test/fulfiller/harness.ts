@@ -24,6 +24,8 @@ export interface HarnessOptions {
   /** Wraps the CIDR backend (to inject backend failures). */
   wrap?: (cidr: CidrBackend) => IpBackend;
   metrics?: FulfillerMetrics;
+  /** A new term lists the NNCs and Nodes afresh from the cluster (as run.ts wires it). */
+  lists?: boolean;
 }
 
 export function newFulfiller(opts: HarnessOptions) {
@@ -46,6 +48,7 @@ export function newFulfiller(opts: HarnessOptions) {
     ...(opts.events ? { events: opts.events } : {}),
     ...(opts.newId ? { newId: opts.newId } : {}),
     ...(opts.metrics ? { metrics: opts.metrics } : {}),
+    ...(opts.lists ? { lists: cluster.listApi } : {}),
   });
   cluster.fulfiller = fulfiller;
   fulfiller.nodesSynced(cluster.nodeList());

@@ -144,24 +144,88 @@ describe('fulfiller: the NNC lifecycle over HTTP', function () {
     await served('node-a', 20);
   });
 
-  it('a deleted Node takes its NNC with it, and its addresses serve other nodes afterwards', async () => {
+  const addressesOf = (o: NodeNetworkConfig | undefined) =>
+    o
+      ? dynamicContainers(o).flatMap((nc) => [
+          nc.primaryIP!,
+          ...(nc.ipAssignments ?? []).map((x) => x.ip),
+        ])
+      : [];
+  const quarantineOnCss = async () =>
+    (
+      (await api
+        .getNamespacedCustomObject({
+          ...NNC,
+          version: 'v1alpha1',
+          plural: 'clustersubnetstates',
+          name: 'pods',
+        })
+        .catch(() => undefined)) as
+        { status?: { quarantine?: Array<{ node: string }> } } | undefined
+    )?.status?.quarantine ?? [];
+
+  it('a deleted Node takes its NNC with it; its addresses are quarantined, then serve other nodes', async () => {
     await createNode('node-a');
     await createNode('node-b');
-    await start();
+    await start({ quarantineMs: 2000 });
     await waitFor('NNCs', async () => (await get('node-a')) && (await get('node-b')));
     await setRequest('node-a', 20);
     const a = await served('node-a', 20);
-    const held = new Set([
-      dynamicContainers(a)[0]!.primaryIP,
-      ...dynamicContainers(a)[0]!.ipAssignments!.map((x) => x.ip),
-    ]);
+    const held = new Set(addressesOf(a));
     await core.deleteNode({ name: 'node-a' });
     await waitFor('node-a NNC deleted', async () => ((await get('node-a')) ? undefined : true));
-    // /27: 27 usable, node-b's primary is one: 26 are free again.
+    expect((await quarantineOnCss()).map((q) => q.node)).to.deep.equal(['node-a']);
+    // /27: 27 usable, node-a's 21 quarantined, node-b's primary: 5 are free.
     await setRequest('node-b', 26);
+    const short = await waitFor('node-b short', async () => {
+      const o = await get('node-b');
+      return o?.status?.status === 'SubnetFull' ? o : undefined;
+    });
+    expect(
+      addressesOf(short).filter((ip) => held.has(ip)),
+      'quarantined, handed out',
+    ).to.deep.equal([]);
+    // The quarantine over, they serve node-b.
     const b = await served('node-b', 26);
     const reused = b.status!.networkContainers![0]!.ipAssignments!.filter((x) => held.has(x.ip));
     expect(reused.length).to.be.at.least(20);
+    expect(await quarantineOnCss()).to.deep.equal([]);
+  });
+
+  it('a deleted Node that re-registers gets its addresses back, even across a fulfiller restart', async () => {
+    await createNode('node-a');
+    await createNode('node-b');
+    const first = await start({ quarantineMs: 60_000 });
+    await waitFor('NNCs', async () => (await get('node-a')) && (await get('node-b')));
+    await setRequest('node-a', 12);
+    const a = await served('node-a', 12);
+    await core.deleteNode({ name: 'node-a' });
+    await waitFor('node-a NNC deleted', async () => ((await get('node-a')) ? undefined : true));
+    await waitFor('the quarantine recorded', async () => (await quarantineOnCss()).length === 1);
+    // The fulfiller restarts: the quarantine is read back from the cluster.
+    await first.stop();
+    running.splice(running.indexOf(first), 1);
+    await start({ quarantineMs: 60_000 });
+    await setRequest('node-b', 26);
+    const short = await waitFor('node-b short', async () => {
+      const o = await get('node-b');
+      return o?.status?.status === 'SubnetFull' ? o : undefined;
+    });
+    const held = new Set(addressesOf(a));
+    expect(
+      addressesOf(short).filter((ip) => held.has(ip)),
+      'quarantined, handed out',
+    ).to.deep.equal([]);
+    // The kubelet re-registers node-a: its NNC comes back with its addresses, as they were.
+    await createNode('node-a');
+    const back = await waitFor('node-a restored', async () => {
+      const o = await get('node-a');
+      return addressesOf(o).length === 13 ? o : undefined;
+    });
+    expect(dynamicContainers(back)[0]!.ipAssignments).to.deep.equal(
+      dynamicContainers(a)[0]!.ipAssignments,
+    );
+    await waitFor('the quarantine dropped', async () => (await quarantineOnCss()).length === 0);
   });
 
   it('at start, an NNC whose Node is gone is deleted; one of a live Node is kept as it is', async () => {

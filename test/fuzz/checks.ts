@@ -127,7 +127,12 @@ export function fulfillerWriteProblems(
         problems.push(`fulfiller ${w.method} ${w.path}: ${p}`);
     } else if (/\/clustersubnetstates(\/[^/]+\/status)?$/.test(w.path)) {
       const status = body?.status as Record<string, unknown> | undefined;
-      if (status !== undefined && typeof status.exhausted !== 'boolean')
+      // A quarantine write (README "High availability") carries status.quarantine alone.
+      const quarantineOnly =
+        status !== undefined && 'quarantine' in status && !('exhausted' in status);
+      if (quarantineOnly && !Array.isArray(status.quarantine))
+        problems.push(`fulfiller wrote CSS status.quarantine ${JSON.stringify(status.quarantine)}`);
+      else if (!quarantineOnly && status !== undefined && typeof status.exhausted !== 'boolean')
         problems.push(`fulfiller wrote CSS status.exhausted ${JSON.stringify(status.exhausted)}`);
     } else if (
       !(w.method === 'POST' && /\/nodenetworkconfigs$/.test(w.path)) &&

@@ -101,9 +101,9 @@ describe('manifests', () => {
     // nodes, patch NNC status, get/list/watch ClusterSubnetStates.
     expect(grants(rulesOf(join(MANIFESTS, 'fulfiller/rbac.yaml')))).to.deep.equal({
       'core/nodes': ['list', 'watch'],
-      'acn.azure.com/nodenetworkconfigs': ['create', 'delete', 'get', 'list', 'watch'],
+      'acn.azure.com/nodenetworkconfigs': ['create', 'delete', 'get', 'list', 'patch', 'watch'],
       'acn.azure.com/nodenetworkconfigs/status': ['update'],
-      'acn.azure.com/clustersubnetstates': ['create'],
+      'acn.azure.com/clustersubnetstates': ['create', 'get'],
       'acn.azure.com/clustersubnetstates/status': ['patch'],
       'coordination.k8s.io/leases': ['create'],
       'coordination.k8s.io/leases[pool-monitor-fulfiller]': ['get', 'list', 'update', 'watch'],

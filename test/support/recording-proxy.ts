@@ -32,8 +32,12 @@ export interface RecordingProxy {
   close(): Promise<void>;
 }
 
-/** Told of each request before it is forwarded; 'drop' cuts the connection instead (the request never lands). */
-export type Intercept = (req: { method: string; path: string }) => 'forward' | 'drop';
+/**
+ * Told of each request before it is forwarded; 'drop' cuts the connection
+ * instead (the request never lands); 'throttle' answers 429 with Retry-After: 1
+ * as priority and fairness would (refused: the request never lands).
+ */
+export type Intercept = (req: { method: string; path: string }) => 'forward' | 'drop' | 'throttle';
 
 /**
  * A proxy to `target.url`; its kubeconfig carries `token` (default: the
@@ -50,8 +54,32 @@ export async function startRecordingProxy(
     const sentAt = Date.now();
     const chunks: Buffer[] = [];
     const path = (req.url ?? '').split('?')[0]!;
-    if (intercept?.({ method: req.method ?? 'GET', path }) === 'drop') {
+    const verdict = intercept?.({ method: req.method ?? 'GET', path }) ?? 'forward';
+    if (verdict === 'drop') {
       req.socket.destroy();
+      return;
+    }
+    if (verdict === 'throttle') {
+      requests.push({
+        method: req.method ?? 'GET',
+        path,
+        url: req.url ?? '',
+        status: 429,
+        sentAt,
+        at: Date.now(),
+      });
+      req.resume();
+      res.writeHead(429, { 'Content-Type': 'application/json', 'Retry-After': '1' });
+      res.end(
+        JSON.stringify({
+          kind: 'Status',
+          apiVersion: 'v1',
+          status: 'Failure',
+          reason: 'TooManyRequests',
+          message: 'throttled by the test proxy',
+          code: 429,
+        }),
+      );
       return;
     }
     if (req.method !== 'GET') req.on('data', (c: Buffer) => chunks.push(c));

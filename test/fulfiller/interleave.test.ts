@@ -1,0 +1,38 @@
+// The interleaving explorer (test/fulfiller/interleave/; README "High
+// availability"): two fulfillers in one process over the local API server, a
+// seeded scheduler of watch delays and cuts per replica, held, lost and 5xx-
+// after-apply writes, Lease handovers, Nodes deleted and re-registered, NNCs
+// deleted; after every step no address is on two NNCs and no quarantined one
+// on another node's NNC; once the faults stop, every NNC converges.
+// `make test` runs the fixed fixtures only. The random-seed sweep runs only
+// when INTERLEAVE_SEEDS is set (`make interleave-long`: 10,000);
+// INTERLEAVE_FIRST_SEED starts elsewhere; INTERLEAVE_DEBUG=1 prints every
+// step. Some seeds still fail: README "Known open failures".
+import { expect } from 'chai';
+import { explore, REVIEW_CASE } from './interleave/explorer.ts';
+
+const SEEDS = Number(process.env.INTERLEAVE_SEEDS ?? 0);
+const FIRST = Number(process.env.INTERLEAVE_FIRST_SEED ?? 1);
+
+describe('fulfiller: interleavings of two replicas over the local API server', function () {
+  this.timeout(0);
+
+  it("the review's case (the first fixture): the standby leads with its NNC watch down", async () => {
+    expect(await explore(0, 0, REVIEW_CASE)).to.equal(undefined);
+  });
+
+  it(`${SEEDS || 'no'} seeded runs from seed ${FIRST} (INTERLEAVE_SEEDS; make interleave-long): no violation`, async function () {
+    if (SEEDS <= 0) this.skip();
+    const failures: string[] = [];
+    const started = Date.now();
+    for (let seed = FIRST; seed < FIRST + SEEDS; seed++) {
+      const found = await explore(seed);
+      if (found) failures.push(found);
+    }
+    if (SEEDS >= 1000)
+      console.log(
+        `interleave: ${SEEDS} seeds, ${failures.length} violations, ${Date.now() - started} ms`,
+      );
+    expect(failures).to.deep.equal([]);
+  });
+});
