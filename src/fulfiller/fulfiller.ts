@@ -154,6 +154,7 @@ export class Fulfiller {
       newId: deps.newId ?? randomUUID,
       counters: this.counters,
       invalidReported: new Map(),
+      setupReported: new Map(),
       doubts: new Map(),
       now: () => this.clock.now(),
       node: (name) => this.nodes.get(name),
@@ -217,6 +218,7 @@ export class Fulfiller {
     const retain = this.nodes.has(name) || !this.nodesListed;
     if (!this.ledger.deleted(nnc, retain)) return;
     this.ctx.invalidReported.delete(name);
+    this.ctx.setupReported?.delete(name);
     this.log.info(retain ? 'node network config deleted under a live node' : 'node removed', {
       node: name,
     });

@@ -230,12 +230,13 @@ async function backendRound(
     });
   } catch (err) {
     if (err instanceof SubnetFullError) return writeSubnetFull(ctx, nnc, scaler, err.message);
-    if (err instanceof NodeSetupError) {
+    if (err instanceof NodeSetupError && isNewVerdict(ctx, name, err)) {
       ctx.log.warn('node cannot be set up', { node: name, reason: err.reason, error: err.message });
       warn(ctx, nnc, err.reason, err.message);
     }
     throw err;
   }
+  ctx.setupReported?.delete(name);
   const before = addressesOf(plan.container ? [plan.container] : []);
   const added = [...addressesOf([{ id: '', ...result.held }])].filter((ip) => !before.has(ip));
   let handedOver = false;
@@ -308,4 +309,16 @@ async function writeSubnetFull(
   ctx.log.warn('node waits for a free subnet address', { node: nnc.metadata.name, error: reason });
   warn(ctx, nnc, 'SubnetFull', reason);
   return 'written';
+}
+
+/**
+ * A verdict that waits for a change is reported (log line and Warning Event)
+ * once while it stays the same; any other setup failure every time.
+ */
+function isNewVerdict(ctx: SyncContext, name: string, err: NodeSetupError): boolean {
+  if (!err.waitsForChange || !ctx.setupReported) return true;
+  const said = `${err.reason}: ${err.message}`;
+  if (ctx.setupReported.get(name) === said) return false;
+  ctx.setupReported.set(name, said);
+  return true;
 }

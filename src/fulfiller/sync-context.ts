@@ -40,6 +40,11 @@ export interface SyncContext {
   counters: SyncCounters;
   /** Last invalid-spec message per node, so its Warning is raised once. */
   invalidReported: Map<string, string>;
+  /**
+   * Last "cannot be set up" verdict per node that waits for a change (a NIC
+   * outside the pod subnet): its Warning is raised once, not at every look.
+   */
+  setupReported?: Map<string, string>;
   node(name: string): NodeInfo | undefined;
   selected(node: NodeInfo): boolean;
   /** Deleted Nodes' kept addresses (quarantine.ts); absent: freed at once (in-memory tests). */
