@@ -16,6 +16,7 @@
 // Every request needs `Authorization: Bearer <one of the accepted tokens>`.
 // Injected faults (faults.ts) answer before the real handling. Each request
 // is logged (time, operation, NIC, status) for tests and reports.
+import type { ArmObject } from './nic-put.ts';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
@@ -300,29 +301,8 @@ export class ArmEmulator {
     }
     if (operation === 'NetworkInterfaces.CreateOrUpdate') {
       const [, rg, name] = NIC_PATH.exec(url.pathname)!;
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(body);
-      } catch {
-        throw new ArmHttpError(400, 'InvalidRequestFormat', 'the request body is not JSON');
-      }
-      const ifMatch = req.headers['if-match'];
-      const { nic: stored, operationId } = net.putNic(
-        rg!,
-        name!,
-        parsed,
-        typeof ifMatch === 'string' ? ifMatch : undefined,
-      );
-      const poll = `${this.base}/subscriptions/${net.subscriptionId}/providers/Microsoft.Network/locations/${net.location}/operations/${operationId}?api-version=${API_VERSION}`;
-      return {
-        status: 200,
-        body: stored,
-        headers: {
-          'azure-asyncoperation': poll,
-          'retry-after': String(this.pollRetryAfterSeconds),
-          etag: String(stored.etag),
-        },
-      };
+      const { nic, operationId } = net.putNic(rg!, name!, jsonBody(body), ifMatchOf(req));
+      return this.writeAccepted('Microsoft.Network', operationId, nic);
     }
     if (operation.startsWith('ScaleSet')) {
       const [, rg, ss, id, nicName] = SS_PATH.exec(url.pathname) ?? [];
@@ -347,30 +327,8 @@ export class ArmEmulator {
         if (!vm) throw new ArmHttpError(404, 'NotFound', `scale set VM ${ss}/${id} not found`);
         return { status: 200, body: vm, headers: { etag: String(vm.etag) } };
       }
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(body);
-      } catch {
-        throw new ArmHttpError(400, 'InvalidRequestFormat', 'the request body is not JSON');
-      }
-      const ifMatch = req.headers['if-match'];
-      const { vm, operationId } = net.putScaleSetVm(
-        rg!,
-        ss!,
-        id!,
-        parsed,
-        typeof ifMatch === 'string' ? ifMatch : undefined,
-      );
-      const poll = `${this.base}/subscriptions/${net.subscriptionId}/providers/Microsoft.Compute/locations/${net.location}/operations/${operationId}?api-version=${API_VERSION}`;
-      return {
-        status: 200,
-        body: vm,
-        headers: {
-          'azure-asyncoperation': poll,
-          'retry-after': String(this.pollRetryAfterSeconds),
-          etag: String(vm.etag),
-        },
-      };
+      const { vm, operationId } = net.putScaleSetVm(rg!, ss!, id!, jsonBody(body), ifMatchOf(req));
+      return this.writeAccepted('Microsoft.Compute', operationId, vm);
     }
     if (operation === 'AsyncOperation.Get' || operation === 'ComputeOperation.Get') {
       const id = OP_PATH.exec(url.pathname)![1]!;
@@ -409,6 +367,28 @@ export class ArmEmulator {
     );
   }
 
+  /**
+   * A long-running write's first answer: the resource as stored, its etag, and
+   * where to poll (Azure-AsyncOperation) after how long (Retry-After).
+   */
+  private writeAccepted(
+    provider: 'Microsoft.Network' | 'Microsoft.Compute',
+    operationId: string,
+    resource: ArmObject,
+  ): { status: number; body: unknown; headers: Record<string, string> } {
+    const net = this.network;
+    const poll = `${this.base}/subscriptions/${net.subscriptionId}/providers/${provider}/locations/${net.location}/operations/${operationId}?api-version=${API_VERSION}`;
+    return {
+      status: 200,
+      body: resource,
+      headers: {
+        'azure-asyncoperation': poll,
+        'retry-after': String(this.pollRetryAfterSeconds),
+        etag: String(resource.etag),
+      },
+    };
+  }
+
   /** One page of `items` from the `$skiptoken` offset, with a nextLink when more follow. */
   private page(items: unknown[], url: URL): { value: unknown[]; nextLink?: string } {
     const start = Number(url.searchParams.get('$skiptoken') ?? '0') || 0;
@@ -419,6 +399,21 @@ export class ArmEmulator {
     next.searchParams.set('$skiptoken', String(start + this.pageSize));
     return { value, nextLink: next.toString() };
   }
+}
+
+/** A write's JSON body; anything else is ARM's 400 InvalidRequestFormat. */
+function jsonBody(body: string): unknown {
+  try {
+    return JSON.parse(body) as unknown;
+  } catch {
+    throw new ArmHttpError(400, 'InvalidRequestFormat', 'the request body is not JSON');
+  }
+}
+
+/** The If-Match header's etag, when one was sent. */
+function ifMatchOf(req: IncomingMessage): string | undefined {
+  const ifMatch = req.headers['if-match'];
+  return typeof ifMatch === 'string' ? ifMatch : undefined;
 }
 
 /** The distinct subnet ids a scale-set VM body's network profile references. */
