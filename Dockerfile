@@ -6,9 +6,12 @@ FROM node:24-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY package.json package-lock.json ./
-# The image has its own Node 24: no node-linux-<cpu> (optional) in it (docs/decisions/0013).
+# The image has its own Node 24: no node-linux-<cpu> (optional) in it (docs/decisions/0015).
 RUN npm ci --omit=dev --omit=optional --no-audit --no-fund && npm cache clean --force
 COPY bin ./bin
+# The product only: the harness (local API server, embedded cluster, ARM
+# emulator, simulated kubelet) stays out; bin/pool-monitor then runs
+# src/cli/main.ts, whose commands are sidecar, fulfiller and simulate.
 COPY src ./src
 USER 65532:65532
 ENTRYPOINT ["node", "--disable-warning=ExperimentalWarning", "--import", "./src/cli/early-exit.ts", "src/cli/main.ts"]

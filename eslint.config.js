@@ -2,6 +2,7 @@
 // rules that catch the mistakes that matter in long-running async code.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import layers from './scripts/lint/layers.js';
 
 export default tseslint.config(
   { ignores: ['node_modules/', 'coverage/', '.state/', 'dist/'] },
@@ -22,6 +23,12 @@ export default tseslint.config(
       ],
       eqeqeq: ['error', 'smart'],
     },
+  },
+  {
+    // The product imports neither the CLI nor the harness (scripts/lint/layers.js).
+    files: ['src/**/*.ts', 'harness/**/*.ts'],
+    plugins: { layers },
+    rules: { 'layers/imports': 'error' },
   },
   {
     files: ['test/**/*.ts'],

@@ -13,15 +13,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { RbacIndex } from '../src/apiserver/auth/rbac-index.ts';
+import { RbacIndex } from '../harness/apiserver/auth/rbac-index.ts';
 import {
   rbacAuthorize,
   type RbacSource,
   type RequestAttributes,
-} from '../src/apiserver/auth/rbac.ts';
-import type { KObject } from '../src/apiserver/objects.ts';
-import { startApiServer, type ApiServer } from '../src/apiserver/server.ts';
-import { grantProductAccess } from '../src/embedded/access.ts';
+} from '../harness/apiserver/auth/rbac.ts';
+import type { KObject } from '../src/kube/json-object.ts';
+import { startApiServer, type ApiServer } from '../harness/apiserver/server.ts';
+import { grantProductAccess } from '../harness/embedded/access.ts';
 import { loadKubeConfig } from '../src/kube/config.ts';
 
 const arg = (name: string, dflt: number): number => {

@@ -18,16 +18,16 @@
 // WORKERS (default 8): one run.
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { fileURLToPath } from 'node:url';
-import { startApiServer } from '../src/apiserver/server.ts';
-import { EmulatedCloud } from '../src/azure/emulator/cloud.ts';
+import { startApiServer } from '../harness/apiserver/server.ts';
+import { EmulatedCloud } from '../harness/azure-emulator/cloud.ts';
 import {
   DEFAULT_AZURE_BURST,
   DEFAULT_AZURE_QPS,
   DEFAULT_AZURE_READ_BURST,
   DEFAULT_AZURE_READ_QPS,
 } from '../src/azure/settings.ts';
-import { EMBEDDED_OPERATION_MS } from '../src/embedded/azure.ts';
-import { inBatches } from '../src/embedded/cluster.ts';
+import { EMBEDDED_OPERATION_MS } from '../harness/embedded/azure.ts';
+import { inBatches } from '../harness/embedded/cluster.ts';
 import { makeFulfillerConfig } from '../src/fulfiller/config.ts';
 import { startFulfiller } from '../src/fulfiller/run.ts';
 import { loadKubeConfig } from '../src/kube/config.ts';

@@ -6,7 +6,7 @@
 // standby. `node bench/failover.ts [rounds]` (about 20 s a round).
 import { CoordinationV1Api } from '@kubernetes/client-node';
 import { fileURLToPath } from 'node:url';
-import { startApiServer } from '../src/apiserver/server.ts';
+import { startApiServer } from '../harness/apiserver/server.ts';
 import { loadKubeConfig } from '../src/kube/config.ts';
 import { silentLogger } from '../src/log/logger.ts';
 import { spawnFulfiller } from '../test/support/fulfiller-process.ts';

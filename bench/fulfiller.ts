@@ -11,12 +11,12 @@
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { fileURLToPath } from 'node:url';
-import { startApiServer } from '../src/apiserver/server.ts';
-import type { ApiServer } from '../src/apiserver/server.ts';
+import { startApiServer } from '../harness/apiserver/server.ts';
+import type { ApiServer } from '../harness/apiserver/server.ts';
 import { makeFulfillerConfig } from '../src/fulfiller/config.ts';
 import { startFulfiller } from '../src/fulfiller/run.ts';
 import type { RunningFulfiller } from '../src/fulfiller/run.ts';
-import { inBatches } from '../src/embedded/cluster.ts';
+import { inBatches } from '../harness/embedded/cluster.ts';
 import { loadKubeConfig } from '../src/kube/config.ts';
 import { silentLogger } from '../src/log/logger.ts';
 import type { NodeNetworkConfig } from '../src/nnc/types.ts';

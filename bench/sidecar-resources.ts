@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { percentile } from '../src/scaling/advise/percentile.ts';
-import { startApiServer } from '../src/apiserver/server.ts';
+import { startApiServer } from '../harness/apiserver/server.ts';
 
 const SAMPLES = Number(process.argv[2] ?? 40);
 const PODS = 250;

@@ -7,12 +7,12 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { performance } from 'node:perf_hooks';
 import type { NodeNetworkConfig } from '../src/nnc/types.ts';
 import { checkClusterInvariants } from '../src/sim/invariants.ts';
-import { httpCniClient } from '../src/sim/kubelet/cni.ts';
-import { SimKubelet, type PodStatusWriter } from '../src/sim/kubelet/kubelet.ts';
+import { httpCniClient } from '../harness/kubelet/cni.ts';
+import { SimKubelet, type PodStatusWriter } from '../harness/kubelet/kubelet.ts';
 import { buildReport, renderReport } from '../src/sim/report/report.ts';
 import { clusterSample } from '../src/sim/report/sample.ts';
-import { planScenario } from '../src/sim/workload/plan.ts';
-import { parseScenario } from '../src/sim/workload/scenario.ts';
+import { planScenario } from '../harness/workload/plan.ts';
+import { parseScenario } from '../harness/workload/scenario.ts';
 import { startFakeCns, type FakeCns } from '../test/sim/kubelet/fake-cns.ts';
 
 const NODES = Number(process.env.BENCH_NODES ?? 1000);

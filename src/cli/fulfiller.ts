@@ -5,8 +5,8 @@
 // the holder writes. Runs until SIGINT/SIGTERM, then steps down, releases the
 // lease (a standby takes over at once) and exits 0.
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { AzureFlags } from '../azure/cli-options.ts';
-import { azureOptions, azureSettingsFromFlags } from '../azure/cli-options.ts';
+import type { AzureFlags } from './azure-options.ts';
+import { azureOptions, azureSettingsFromFlags } from './azure-options.ts';
 import { makeFulfillerConfig } from '../fulfiller/config.ts';
 import { parseCidr } from '../fulfiller/cidr.ts';
 import { parseListen } from '../fulfiller/http.ts';

@@ -7,7 +7,7 @@ import { adviseOnTrace, formatAdvice } from '../sim/advise.ts';
 import { comparisonTable, formatComparison, runComparison } from '../sim/compare.ts';
 import { renderComparisonHtml } from '../sim/report/html.ts';
 import type { Trace } from '../sim/trace.ts';
-import type { ReleaseDelay } from './release-delay.ts';
+import type { ReleaseDelay } from '../scaling/release-delay-value.ts';
 
 export interface CompareCommandOptions {
   trace: Trace;

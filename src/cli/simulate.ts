@@ -4,8 +4,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
 import type { SimulationSummary } from '../sim/summary.ts';
 import { BUILT_IN_TRACES, DEFAULT_TRACE, parseTraceCsv, type Trace } from '../sim/trace.ts';
-import { BUILT_IN_SCENARIO_NAMES } from '../sim/workload/builtins.ts';
-import { parseReleaseDelay, type ReleaseDelay } from './release-delay.ts';
+import { parseReleaseDelay, type ReleaseDelay } from '../scaling/release-delay-value.ts';
 import { integerOption, numberOption } from './parse.ts';
 import type { CompareCommandOptions } from './simulate-compare.ts';
 
@@ -17,7 +16,12 @@ function releaseDelayOption(value: string): ReleaseDelay {
   }
 }
 
-export function loadTrace(scenario: string): Trace {
+/**
+ * Reads `--scenario`: a built-in trace or a CSV file. `otherScenarios` are
+ * names another command owns (the embedded cluster's, when the development
+ * commands are there): naming one gets a pointer to that command.
+ */
+export function loadTrace(scenario: string, otherScenarios: OtherScenarios = NO_OTHER): Trace {
   const builtIn = Object.hasOwn(BUILT_IN_TRACES, scenario) ? BUILT_IN_TRACES[scenario] : undefined;
   if (builtIn) return builtIn();
   let text: string;
@@ -25,9 +29,9 @@ export function loadTrace(scenario: string): Trace {
     text = readFileSync(scenario, 'utf8');
   } catch {
     const traces = Object.keys(BUILT_IN_TRACES).join(', ');
-    if (BUILT_IN_SCENARIO_NAMES.includes(scenario)) {
+    if (otherScenarios.names.includes(scenario)) {
       throw new Error(
-        `--scenario: "${scenario}" is a scenario of the embedded cluster (bin/pool-monitor embedded); simulate replays ${traces} or a CSV file`,
+        `--scenario: "${scenario}" is a scenario of ${otherScenarios.owner}; simulate replays ${traces} or a CSV file`,
       );
     }
     throw new Error(
@@ -59,7 +63,15 @@ export function formatSummary(s: SimulationSummary): string {
   return ['simulation summary', ...rows.map(([k, v]) => `  ${k.padEnd(width)}  ${v}`)].join('\n');
 }
 
-export function simulateCommand(): Command {
+/** Scenario names that belong to another command, and how to name that command. */
+export interface OtherScenarios {
+  names: readonly string[];
+  owner: string;
+}
+
+const NO_OTHER: OtherScenarios = { names: [], owner: '' };
+
+export function simulateCommand(otherScenarios: OtherScenarios = NO_OTHER): Command {
   return (
     new Command('simulate')
       .description('Replay a demand trace through the real pool monitor in virtual time')
@@ -119,7 +131,7 @@ export function simulateCommand(): Command {
         async (
           opts: Omit<CompareCommandOptions, 'trace'> & { scenario: string; verbose?: boolean },
         ) => {
-          const trace = loadTrace(opts.scenario);
+          const trace = loadTrace(opts.scenario, otherScenarios);
           if (opts.compare || opts.report !== undefined || opts.advise) {
             const { runCompareCommand } = await import('./simulate-compare.ts');
             await runCompareCommand({ ...opts, trace });

@@ -2,8 +2,8 @@
 // for the Azure backend), its InternalIP (the NC's nodeIP), how many pods the
 // kubelet will run (`status.allocatable.pods`, the cap of its pool) and its
 // labels (for --node-selector). Pure; the Node objects come from the watch.
-import { labelSelector } from '../apiserver/selectors.ts';
-import type { KObject } from '../apiserver/objects.ts';
+import { labelSelector } from '../kube/selectors.ts';
+import type { KObject } from '../kube/json-object.ts';
 import type { NodeRef } from './backend.ts';
 
 export interface NodeInfo {

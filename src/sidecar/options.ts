@@ -6,8 +6,8 @@ import { isAbsolute } from 'node:path';
 import { readTokenFile } from '../secrets/token-file.ts';
 import { LOG_LEVELS, type LogLevel } from '../log/levels.ts';
 import { DEFAULT_NAMESPACE } from '../nnc/types.ts';
-import { parseReleaseDelay, type ReleaseDelay } from '../cli/release-delay.ts';
-import { DEFAULT_IDLE_BUDGET, parseIdleBudget } from '../cli/idle-budget.ts';
+import { parseReleaseDelay, type ReleaseDelay } from '../scaling/release-delay-value.ts';
+import { DEFAULT_IDLE_BUDGET, parseIdleBudget } from '../scaling/idle-budget-value.ts';
 
 export type SubnetStateMode = 'name' | 'any';
 

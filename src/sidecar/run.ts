@@ -30,7 +30,7 @@ import { poolObservation } from '../metrics/observation.ts';
 import { PoolMonitor } from '../monitor/pool-monitor.ts';
 import type { NodeNetworkConfig } from '../nnc/types.ts';
 import type { Observation } from '../scaling/policies/policy.ts';
-import { formatReleaseDelay } from '../cli/release-delay.ts';
+import { formatReleaseDelay } from '../scaling/release-delay-value.ts';
 import { releasePolicy } from '../scaling/policies/release-delay.ts';
 import { dynamicContainers, GROUP, NNC_KIND, NNC_VERSION } from '../nnc/types.ts';
 import { poolStatusSource } from '../nodeapi/debug-pool.ts';

@@ -3,29 +3,11 @@
 // platform team asks about first; a CSV file `seconds,demand[,exhausted]`
 // replays a real one.
 
-export interface TracePoint {
-  /** Seconds from the start of the trace. */
-  t: number;
-  demand: number;
-  /** Subnet exhaustion from this point on; unchanged when absent. */
-  exhausted?: boolean;
-}
-
-export interface Trace {
-  name: string;
-  description: string;
-  /** Sorted by `t`, first point at t = 0. */
-  points: TracePoint[];
-  /** Seconds the replay runs: past the last point, so the pool can settle. */
-  durationSeconds: number;
-}
-
-export class TraceError extends Error {
-  override readonly name = 'TraceError';
-}
-
+import { TraceError, type Trace, type TracePoint } from './trace-types.ts';
 import { HOLDOUT_TRACES } from './traces/holdout.ts';
 import { YARDSTICK_TRACES } from './traces/yardstick.ts';
+
+export { TraceError, type Trace, type TracePoint };
 
 const MINUTE = 60;
 const HOUR = 60 * MINUTE;
@@ -108,7 +90,7 @@ function diurnal(): Trace {
 
 /**
  * The built-in traces, named with the time they span. Their names never
- * collide with the embedded cluster's scenarios (src/sim/workload/builtins.ts),
+ * collide with the embedded cluster's scenarios (harness/workload/builtins.ts),
  * which run minutes on many nodes: one name, one workload.
  */
 export const BUILT_IN_TRACES: Record<string, () => Trace> = {

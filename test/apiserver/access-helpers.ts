@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, fetch } from 'undici';
-import type { ApiServer, ApiServerOptions } from '../../src/apiserver/server.ts';
+import type { ApiServer, ApiServerOptions } from '../../harness/apiserver/server.ts';
 import { withCrds, type Reply } from './helpers.ts';
 
 export interface StrictServer {

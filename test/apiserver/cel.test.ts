@@ -1,14 +1,14 @@
 // The CEL subset admission policies use, evaluated by @bufbuild/cel over
 // Kubernetes JSON as Kubernetes types it; and the admission rule matcher.
 import { expect } from 'chai';
-import { evaluate, toCel } from '../../src/apiserver/admission/cel.ts';
+import { evaluate, toCel } from '../../harness/apiserver/admission/cel.ts';
 import {
   evaluatePolicy,
   lazyBindings,
   ruleMatches,
   type AdmissionAttributes,
-} from '../../src/apiserver/admission/policy.ts';
-import type { KObject } from '../../src/apiserver/objects.ts';
+} from '../../harness/apiserver/admission/policy.ts';
+import type { KObject } from '../../src/kube/json-object.ts';
 
 const object = {
   metadata: { name: 'node-a', labels: { tier: 'x' } },

@@ -13,7 +13,7 @@ import {
   type V1Pod,
 } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import type { ApiServer } from '../../src/apiserver/server.ts';
+import type { ApiServer } from '../../harness/apiserver/server.ts';
 import { withCrds } from './helpers.ts';
 
 const G = 'acn.azure.com';

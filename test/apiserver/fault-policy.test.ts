@@ -2,8 +2,8 @@
 // asked about every request no counted fault matched, its answer replaces the
 // request (nothing is applied, Retry-After is sent).
 import { expect } from 'chai';
-import type { ApiServer } from '../../src/apiserver/server.ts';
-import type { FaultRequest } from '../../src/apiserver/faults.ts';
+import type { ApiServer } from '../../harness/apiserver/server.ts';
+import type { FaultRequest } from '../../harness/apiserver/faults.ts';
 import { call, NNC_PATH, nnc, openWatch, withCrds } from './helpers.ts';
 
 describe('apiserver: fault policy', () => {

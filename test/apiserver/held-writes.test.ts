@@ -1,8 +1,8 @@
 // A write answered 504 and applied later (kube-apiserver's post-timeout
-// activity, src/apiserver/faults.ts): the answer comes at once, the change
+// activity, harness/apiserver/faults.ts): the answer comes at once, the change
 // holdMs later, and only if its resourceVersion precondition still holds.
 import { expect } from 'chai';
-import type { ApiServer } from '../../src/apiserver/server.ts';
+import type { ApiServer } from '../../harness/apiserver/server.ts';
 import { sleep } from '../support/wait.ts';
 import { call, NNC_PATH, nnc, withCrds } from './helpers.ts';
 

@@ -5,7 +5,7 @@ import {
   startApiServer,
   type ApiServer,
   type ApiServerOptions,
-} from '../../src/apiserver/server.ts';
+} from '../../harness/apiserver/server.ts';
 
 export const CRDS_DIR = fileURLToPath(new URL('../../manifests/crds/', import.meta.url));
 export const NNC_PATH = '/apis/acn.azure.com/v1alpha/namespaces/kube-system/nodenetworkconfigs';

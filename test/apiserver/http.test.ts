@@ -3,7 +3,7 @@
 import { expect } from 'chai';
 import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { startApiServer, type ApiServer } from '../../src/apiserver/server.ts';
+import { startApiServer, type ApiServer } from '../../harness/apiserver/server.ts';
 import { call, NNC_PATH, nnc, openWatch, withCrds } from './helpers.ts';
 
 describe('cluster: API server over HTTP', () => {
@@ -148,6 +148,16 @@ describe('cluster: API server over HTTP', () => {
     const pruned = await call(server, 'POST', NNC_PATH, body);
     expect(pruned.status).to.equal(201);
     expect(pruned.body.spec).to.deep.equal({ requestedIPCount: 1 });
+  });
+
+  it('answers a selector that does not parse with 400 BadRequest, as kube-apiserver does', async () => {
+    const labels = await call(server, 'GET', `${NNC_PATH}?labelSelector=a%20b%20c`);
+    expect(labels.status).to.equal(400);
+    expect(labels.body.reason).to.equal('BadRequest');
+    expect(labels.body.message).to.match(/found 'a b c'/);
+    const fields = await call(server, 'GET', `${NNC_PATH}?watch=true&fieldSelector=nonsense`);
+    expect(fields.status).to.equal(400);
+    expect(fields.body.message).to.match(/can't understand 'nonsense'/);
   });
 
   it('filters lists by label and field selectors and pages with limit/continue', async () => {

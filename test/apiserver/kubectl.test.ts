@@ -6,8 +6,8 @@ import { execFile, spawn, execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import type { ApiServer } from '../../src/apiserver/server.ts';
-import { startApiServer } from '../../src/apiserver/server.ts';
+import type { ApiServer } from '../../harness/apiserver/server.ts';
+import { startApiServer } from '../../harness/apiserver/server.ts';
 import { CRDS_DIR } from './helpers.ts';
 
 function kubectlDir(): string | undefined {

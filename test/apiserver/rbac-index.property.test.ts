@@ -4,14 +4,14 @@
 // invalidate() it follows the new objects.
 import { expect } from 'chai';
 import fc from 'fast-check';
-import type { KObject } from '../../src/apiserver/objects.ts';
-import { RbacIndex } from '../../src/apiserver/auth/rbac-index.ts';
+import type { KObject } from '../../src/kube/json-object.ts';
+import { RbacIndex } from '../../harness/apiserver/auth/rbac-index.ts';
 import {
   rbacAuthorize,
   type RbacSource,
   type RequestAttributes,
-} from '../../src/apiserver/auth/rbac.ts';
-import type { UserInfo } from '../../src/apiserver/auth/user.ts';
+} from '../../harness/apiserver/auth/rbac.ts';
+import type { UserInfo } from '../../harness/apiserver/auth/user.ts';
 
 const NAMESPACES = ['ns1', 'ns2'];
 const ROLE_NAMES = ['r1', 'r2', 'r3', 'missing'];

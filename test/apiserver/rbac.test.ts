@@ -4,7 +4,7 @@
 // accounts, Role vs ClusterRole, RoleBinding vs ClusterRoleBinding; 401 and
 // 403 bodies as kube-apiserver sends them.
 import { expect } from 'chai';
-import { parseTokenFile, TokenFileError } from '../../src/apiserver/auth/token-file.ts';
+import { parseTokenFile, TokenFileError } from '../../harness/apiserver/auth/token-file.ts';
 import { NNC_PATH, nnc } from './helpers.ts';
 import { RBAC, strictServer, type StrictServer } from './access-helpers.ts';
 

@@ -6,7 +6,7 @@ import { expect } from 'chai';
 import { Writable } from 'node:stream';
 import winston from 'winston';
 import { sameSecret } from '../../src/secrets/same-secret.ts';
-import { startApiServer } from '../../src/apiserver/server.ts';
+import { startApiServer } from '../../harness/apiserver/server.ts';
 import { createLogger } from '../../src/log/logger.ts';
 
 function collect(): {

@@ -3,8 +3,8 @@
 // pkg/registry/core/serviceaccount/storage/token.go (minting) or
 // pkg/serviceaccount/claims.go (validating on every request) it follows.
 import { expect } from 'chai';
-import { ServiceAccountTokens } from '../../src/apiserver/auth/service-account-tokens.ts';
-import { parseFeatureGates } from '../../src/apiserver/auth/feature-gates.ts';
+import { ServiceAccountTokens } from '../../harness/apiserver/auth/service-account-tokens.ts';
+import { parseFeatureGates } from '../../harness/apiserver/auth/feature-gates.ts';
 import { strictServer, type StrictServer } from './access-helpers.ts';
 
 const NS = '/api/v1/namespaces/kube-system';

@@ -4,12 +4,12 @@
 // index send exactly what watches subscribed to the whole store send.
 import { expect } from 'chai';
 import fc from 'fast-check';
-import type { KObject } from '../../src/apiserver/objects.ts';
-import { BUILTIN_RESOURCES } from '../../src/apiserver/resources.ts';
-import { fieldSelector, labelSelector, bothSelectors } from '../../src/apiserver/selectors.ts';
-import { ObjectStore, type StoreEvent } from '../../src/apiserver/store.ts';
-import { startWatch } from '../../src/apiserver/watch.ts';
-import { indexKeyOf, WatchIndex } from '../../src/apiserver/watch-index.ts';
+import type { KObject } from '../../src/kube/json-object.ts';
+import { BUILTIN_RESOURCES } from '../../harness/apiserver/resources.ts';
+import { fieldSelector, labelSelector, bothSelectors } from '../../src/kube/selectors.ts';
+import { ObjectStore, type StoreEvent } from '../../harness/apiserver/store.ts';
+import { startWatch } from '../../harness/apiserver/watch.ts';
+import { indexKeyOf, WatchIndex } from '../../harness/apiserver/watch-index.ts';
 
 const pods = BUILTIN_RESOURCES.find((r) => r.plural === 'pods')!;
 

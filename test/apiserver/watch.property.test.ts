@@ -3,11 +3,11 @@
 // every event of its resource exactly once, in order.
 import { expect } from 'chai';
 import fc from 'fast-check';
-import type { KObject } from '../../src/apiserver/objects.ts';
-import { BUILTIN_RESOURCES } from '../../src/apiserver/resources.ts';
-import type { ApiServer } from '../../src/apiserver/server.ts';
-import { ObjectStore } from '../../src/apiserver/store.ts';
-import { startWatch, type ActiveWatch } from '../../src/apiserver/watch.ts';
+import type { KObject } from '../../src/kube/json-object.ts';
+import { BUILTIN_RESOURCES } from '../../harness/apiserver/resources.ts';
+import type { ApiServer } from '../../harness/apiserver/server.ts';
+import { ObjectStore } from '../../harness/apiserver/store.ts';
+import { startWatch, type ActiveWatch } from '../../harness/apiserver/watch.ts';
 import { call, NNC_PATH, nnc, openWatch, withCrds } from './helpers.ts';
 
 type Op = { op: 'write'; id: number; resource: 'pods' | 'nodes' } | { op: 'reconnect' };

@@ -14,7 +14,7 @@ import { parseSubnetId } from '../../src/azure/arm/ids.ts';
 import type { NodeRef } from '../../src/fulfiller/backend.ts';
 import { SubnetFullError } from '../../src/fulfiller/backend.ts';
 import type { NetworkContainer } from '../../src/nnc/types.ts';
-import { CLOUD_TOKEN, EmulatedCloud } from '../../src/azure/emulator/cloud.ts';
+import { CLOUD_TOKEN, EmulatedCloud } from '../../harness/azure-emulator/cloud.ts';
 import { createAzureBackend } from '../../src/azure/setup.ts';
 import { addNodes, clientFor, RG, startRig, staticToken } from './helpers.ts';
 import type { Rig } from './helpers.ts';

@@ -2,8 +2,8 @@
 // variable, clear errors for what is missing or bad.
 import { expect } from 'chai';
 import { Command } from 'commander';
-import type { AzureFlags } from '../../src/azure/cli-options.ts';
-import { azureOptions, azureSettingsFromFlags } from '../../src/azure/cli-options.ts';
+import type { AzureFlags } from '../../src/cli/azure-options.ts';
+import { azureOptions, azureSettingsFromFlags } from '../../src/cli/azure-options.ts';
 
 const SUB = '11111111-2222-3333-4444-555555555555';
 const SUBNET = `/subscriptions/${SUB}/resourceGroups/net/providers/Microsoft.Network/virtualNetworks/v/subnets/pods`;

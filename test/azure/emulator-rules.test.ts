@@ -1,5 +1,5 @@
 // The ARM emulator is as strict as ARM: each rule of its conformance table
-// (src/azure/emulator/README.md), through the real @azure/arm-network client.
+// (harness/azure-emulator/README.md), through the real @azure/arm-network client.
 import { expect } from 'chai';
 import type { NetworkInterface } from '@azure/arm-network';
 import { addNodes, clientFor, RG, startRig } from './helpers.ts';

@@ -22,8 +22,8 @@ import {
   startAzureCluster,
 } from '../support/azure-cluster.ts';
 import { waitFor } from '../support/wait.ts';
-import type { EmulatedCloudOptions } from '../../src/azure/emulator/cloud.ts';
-import { CLOUD_RESOURCE_GROUP } from '../../src/azure/emulator/cloud.ts';
+import type { EmulatedCloudOptions } from '../../harness/azure-emulator/cloud.ts';
+import { CLOUD_RESOURCE_GROUP } from '../../harness/azure-emulator/cloud.ts';
 
 const FAST_RETRY = { backoff: { initialMs: 20, maxMs: 200, factor: 2, jitter: 0.2 } };
 

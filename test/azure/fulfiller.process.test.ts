@@ -12,7 +12,7 @@ import {
   CLOUD_RESOURCE_GROUP,
   CLOUD_SUBSCRIPTION,
   CLOUD_TOKEN,
-} from '../../src/azure/emulator/cloud.ts';
+} from '../../harness/azure-emulator/cloud.ts';
 import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
 import { dynamicContainers } from '../../src/nnc/types.ts';
 import type { AzureCluster } from '../support/azure-cluster.ts';

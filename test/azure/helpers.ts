@@ -7,8 +7,8 @@ import type { RetryOptions } from '../../src/azure/arm/policies.ts';
 import { ArmBudget } from '../../src/azure/arm/budget.ts';
 import { TokenBucket } from '../../src/azure/arm/token-bucket.ts';
 import type { BucketConfig } from '../../src/azure/arm/token-bucket.ts';
-import type { ArmEmulatorOptions } from '../../src/azure/emulator/server.ts';
-import { ArmEmulator } from '../../src/azure/emulator/server.ts';
+import type { ArmEmulatorOptions } from '../../harness/azure-emulator/server.ts';
+import { ArmEmulator } from '../../harness/azure-emulator/server.ts';
 import type { ArmMetricsSink } from '../../src/azure/metrics.ts';
 
 export const SUB = '00000000-0000-0000-0000-000000000001';

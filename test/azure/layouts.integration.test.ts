@@ -8,7 +8,7 @@ import { parseSubnetId } from '../../src/azure/arm/ids.ts';
 import { ArmMetrics } from '../../src/azure/metrics.ts';
 import { sdkNicApi } from '../../src/azure/nic-api.ts';
 import { NodeSetupError } from '../../src/fulfiller/backend.ts';
-import type { ArmObject } from '../../src/azure/emulator/nic-put.ts';
+import type { ArmObject } from '../../harness/azure-emulator/nic-put.ts';
 import { addNodes, clientFor, RG, startRig, SUB } from './helpers.ts';
 import type { Rig } from './helpers.ts';
 

@@ -8,13 +8,13 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseSubnetId } from '../../src/azure/arm/ids.ts';
-import type { RoleAssignment } from '../../src/azure/emulator/authorization.ts';
+import type { RoleAssignment } from '../../harness/azure-emulator/authorization.ts';
 import {
   CLOUD_RESOURCE_GROUP,
   CLOUD_SUBSCRIPTION,
   CLOUD_TOKEN,
   EmulatedCloud,
-} from '../../src/azure/emulator/cloud.ts';
+} from '../../harness/azure-emulator/cloud.ts';
 import { createAzureBackend } from '../../src/azure/setup.ts';
 import { dynamicContainers } from '../../src/nnc/types.ts';
 import type { AzureCluster } from '../support/azure-cluster.ts';

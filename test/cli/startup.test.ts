@@ -9,9 +9,9 @@ import { fileURLToPath } from 'node:url';
 
 const BIN = fileURLToPath(new URL('../../bin/pool-monitor', import.meta.url));
 const HOOK = fileURLToPath(new URL('../support/record-imports.ts', import.meta.url));
-const SRC = new URL('../../src/', import.meta.url).href;
+const ROOT = new URL('../../', import.meta.url).href;
 
-/** The modules `bin/pool-monitor ...args` loads: npm packages and src/ files. */
+/** The modules `bin/pool-monitor ...args` loads: npm packages and src/ and harness/ files. */
 function loaded(...args: string[]): { packages: string[]; src: string[] } {
   const dir = mkdtempSync(join(tmpdir(), 'pm-imports-'));
   try {
@@ -30,7 +30,9 @@ function loaded(...args: string[]): { packages: string[]; src: string[] } {
     }
     return {
       packages: [...packages].sort(),
-      src: urls.filter((u) => u.startsWith(SRC)).map((u) => u.slice(SRC.length)),
+      src: urls
+        .filter((u) => u.startsWith(`${ROOT}src/`) || u.startsWith(`${ROOT}harness/`))
+        .map((u) => u.slice(ROOT.length)),
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -46,12 +48,13 @@ describe('bin/pool-monitor start-up', function () {
       expect(packages).to.deep.equal(['commander']);
       // Command definitions and the pure modules their flags need (the
       // authorization modes and feature gates, the label selector parser behind
-      // --node-selector, option parsers, the --azure-* flags and their
-      // settings check without the Azure SDK), nothing that runs.
+      // --node-selector, option parsers and values, the embedded scenarios'
+      // names, the --azure-* flags and their settings check without the Azure
+      // SDK), nothing that runs.
       const pure =
-        /^cli\/.*|^apiserver\/auth\/(modes|feature-gates)\.ts$|^apiserver\/(selectors|errors|objects)\.ts$/;
+        /^(src|harness)\/cli\/.*|^harness\/apiserver\/auth\/(modes|feature-gates)\.ts$|^src\/kube\/(selectors|json-object)\.ts$|^src\/scaling\/(release-delay|idle-budget)-value\.ts$|^harness\/workload\/(builtins|scenario|leaks)\.ts$/;
       const running = src.filter((f) =>
-        /^(apiserver|embedded|ipstore|kube|metrics|monitor|nodeapi|scaling)\/|^log\/logger|run\.ts$|simulate\.ts$/.test(
+        /^harness\/|^src\/(ipstore|kube|metrics|monitor|nodeapi|scaling)\/|^src\/log\/logger|run\.ts$|simulate\.ts$/.test(
           f.replace(pure, ''),
         ),
       );

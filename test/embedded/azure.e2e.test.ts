@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { EmbeddedReport } from '../../src/embedded/run.ts';
+import type { EmbeddedReport } from '../../harness/embedded/run.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/pool-monitor', import.meta.url));
 

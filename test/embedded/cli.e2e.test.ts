@@ -14,7 +14,7 @@ import {
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { EmbeddedReport } from '../../src/embedded/run.ts';
+import type { EmbeddedReport } from '../../harness/embedded/run.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/pool-monitor', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'embedded-e2e-'));

@@ -8,7 +8,7 @@ import {
   runLeaks,
   stillLeaked,
   sumLeakCounts,
-} from '../../src/embedded/leaks.ts';
+} from '../../harness/embedded/leaks.ts';
 import type { IpRecord } from '../../src/ipstore/types.ts';
 import type { PodSnapshot } from '../../src/sim/invariants.ts';
 

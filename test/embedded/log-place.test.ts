@@ -10,7 +10,7 @@ import {
   newRunLogFile,
   runLogName,
   stateLogDir,
-} from '../../src/embedded/log-place.ts';
+} from '../../harness/embedded/log-place.ts';
 
 describe('embedded: run log place', () => {
   it('uses $XDG_STATE_HOME, else ~/.local/state', () => {

@@ -7,14 +7,14 @@ import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { accessObjects, serviceAccountOf } from '../../src/embedded/access.ts';
+import { accessObjects, serviceAccountOf } from '../../harness/embedded/access.ts';
 import {
   inNamespace,
   isNamespaced,
   MANIFESTS_DIR,
   readKustomization,
   type ManifestObject,
-} from '../../src/embedded/manifests.ts';
+} from '../../harness/embedded/manifests.ts';
 
 /** kubectl 1.33 (it has kustomize built in), when the machine has it. */
 function kubectl133(): string | undefined {

@@ -4,9 +4,9 @@
 import { expect } from 'chai';
 import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
 import type { PodSnapshot } from '../../src/sim/invariants.ts';
-import { ClusterSampler, type ClusterSnapshot } from '../../src/embedded/sampler.ts';
-import { defaultSampleMs, exhaustionLine } from '../../src/embedded/run.ts';
-import { inBatches, nodeAddress } from '../../src/embedded/cluster.ts';
+import { ClusterSampler, type ClusterSnapshot } from '../../harness/embedded/sampler.ts';
+import { defaultSampleMs, exhaustionLine } from '../../harness/embedded/run.ts';
+import { inBatches, nodeAddress } from '../../harness/embedded/cluster.ts';
 
 const nnc = (
   node: string,

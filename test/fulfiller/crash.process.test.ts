@@ -22,7 +22,7 @@ import {
   setHeaderOptions,
 } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { startApiServer, type ApiServer } from '../../src/apiserver/server.ts';
+import { startApiServer, type ApiServer } from '../../harness/apiserver/server.ts';
 import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
 import { seededRandom } from '../../src/sim/random.ts';
 import { statusProblems } from '../fuzz/checks.ts';

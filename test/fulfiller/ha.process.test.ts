@@ -11,7 +11,7 @@
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import type { ApiServer } from '../../src/apiserver/server.ts';
+import type { ApiServer } from '../../harness/apiserver/server.ts';
 import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
 import { dynamicContainers } from '../../src/nnc/types.ts';
 import { spawnFulfiller } from '../support/fulfiller-process.ts';

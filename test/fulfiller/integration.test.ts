@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { strictCluster, type StrictCluster } from '../support/rbac.ts';
 import { waitFor } from '../support/wait.ts';
-import type { ApiServer } from '../../src/apiserver/server.ts';
+import type { ApiServer } from '../../harness/apiserver/server.ts';
 import { NodeSetupError, type BackendFactory } from '../../src/fulfiller/backend.ts';
 import { CidrBackend } from '../../src/fulfiller/cidr-backend.ts';
 import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';

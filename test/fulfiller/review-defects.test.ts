@@ -7,7 +7,7 @@
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import type { ApiServer } from '../../src/apiserver/server.ts';
+import type { ApiServer } from '../../harness/apiserver/server.ts';
 import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
 import type { FulfillerConfig } from '../../src/fulfiller/config.ts';
 import { startFulfiller } from '../../src/fulfiller/run.ts';

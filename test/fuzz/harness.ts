@@ -14,7 +14,7 @@ import {
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startApiServer, type ApiServer } from '../../src/apiserver/server.ts';
+import { startApiServer, type ApiServer } from '../../harness/apiserver/server.ts';
 import { spawnFulfiller, type FulfillerProcess } from '../support/fulfiller-process.ts';
 import { startRecordingProxy, type RecordingProxy } from '../support/recording-proxy.ts';
 import { schemalessCrds } from '../support/schemaless-crds.ts';

@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { nncPath } from '../../src/nnc/types.ts';
 import { CRDS_DIR, waitFor } from '../support/wait.ts';
-import { startApiServer } from '../../src/apiserver/server.ts';
-import type { ApiServer } from '../../src/apiserver/server.ts';
+import { startApiServer } from '../../harness/apiserver/server.ts';
+import type { ApiServer } from '../../harness/apiserver/server.ts';
 import {
   Backoff,
   backoffDelay,

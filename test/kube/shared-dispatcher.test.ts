@@ -4,7 +4,7 @@ import { CoreV1Api, KubeConfig, RequestContext, HttpMethod } from '@kubernetes/c
 import { expect } from 'chai';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { kubeconfigYaml } from '../../src/apiserver/kubeconfig.ts';
+import { kubeconfigYaml } from '../../harness/apiserver/kubeconfig.ts';
 import { isWatchUrl, shareDispatchers } from '../../src/kube/shared-dispatcher.ts';
 
 /** A fake API server answering every request with an empty NamespaceList; counts connections. */

@@ -8,8 +8,8 @@ import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-
 import { expect } from 'chai';
 import { nncPath } from '../../src/nnc/types.ts';
 import { CRDS_DIR, sleep, waitFor } from '../support/wait.ts';
-import { startApiServer } from '../../src/apiserver/server.ts';
-import type { ApiServer } from '../../src/apiserver/server.ts';
+import { startApiServer } from '../../harness/apiserver/server.ts';
+import type { ApiServer } from '../../harness/apiserver/server.ts';
 import { loadKubeConfig } from '../../src/kube/config.ts';
 import { bookmarkingWatch, watchResource } from '../../src/kube/watch.ts';
 import type { ResourceWatch, WatchEvent } from '../../src/kube/watch.ts';

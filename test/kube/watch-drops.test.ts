@@ -7,7 +7,7 @@
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { startApiServer, type ApiServer } from '../../src/apiserver/server.ts';
+import { startApiServer, type ApiServer } from '../../harness/apiserver/server.ts';
 import { watchResource } from '../../src/kube/watch.ts';
 import { silentLogger } from '../../src/log/logger.ts';
 import { nncPath } from '../../src/nnc/types.ts';

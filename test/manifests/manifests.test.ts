@@ -8,13 +8,13 @@ import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { startApiServer, type ApiServer } from '../../src/apiserver/server.ts';
+import { startApiServer, type ApiServer } from '../../harness/apiserver/server.ts';
 import { CoreV1Api } from '@kubernetes/client-node';
-import type { AuthorizationRecord } from '../../src/apiserver/auth/decisions.ts';
-import { accessObjects, serviceAccountOf } from '../../src/embedded/access.ts';
-import { readKustomization } from '../../src/embedded/manifests.ts';
+import type { AuthorizationRecord } from '../../harness/apiserver/auth/decisions.ts';
+import { accessObjects, serviceAccountOf } from '../../harness/embedded/access.ts';
+import { readKustomization } from '../../harness/embedded/manifests.ts';
 import { grants, rulesOf, strictCluster, unusedGrants } from '../support/rbac.ts';
-import { azureSettingsFromFlags } from '../../src/azure/cli-options.ts';
+import { azureSettingsFromFlags } from '../../src/cli/azure-options.ts';
 import type { AzureSettings } from '../../src/azure/settings.ts';
 import { fulfillerCommand } from '../../src/cli/fulfiller.ts';
 

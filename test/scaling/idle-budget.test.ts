@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { parseIdleBudget } from '../../src/cli/idle-budget.ts';
+import { parseIdleBudget } from '../../src/scaling/idle-budget-value.ts';
 import { autoPolicy } from '../../src/scaling/policies/auto/auto.ts';
 import {
   advanceAccount,

@@ -14,7 +14,7 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeKubeconfig } from '../../src/apiserver/kubeconfig.ts';
+import { writeKubeconfig } from '../../harness/apiserver/kubeconfig.ts';
 import { writePrivateFile } from '../../src/secrets/private-file.ts';
 
 const mode = (p: string): number => statSync(p).mode & 0o777;

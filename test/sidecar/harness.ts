@@ -17,7 +17,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ApiServer } from '../../src/apiserver/server.ts';
+import type { ApiServer } from '../../harness/apiserver/server.ts';
 import { CaptureTransport } from '../../src/log/capture.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import type { NetworkContainer, NodeNetworkConfig, ScalerSpec } from '../../src/nnc/types.ts';

@@ -12,7 +12,7 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startApiServer } from '../../src/apiserver/server.ts';
+import { startApiServer } from '../../harness/apiserver/server.ts';
 import { schemalessCrds } from '../support/schemaless-crds.ts';
 import {
   container,

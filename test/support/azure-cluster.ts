@@ -11,11 +11,11 @@
 //   lists (nothing leaked, nothing missing).
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { startApiServer } from '../../src/apiserver/server.ts';
-import type { ApiServer } from '../../src/apiserver/server.ts';
-import { EmulatedCloud } from '../../src/azure/emulator/cloud.ts';
-import type { CloudLayout, EmulatedCloudOptions } from '../../src/azure/emulator/cloud.ts';
-import type { ArmObject } from '../../src/azure/emulator/nic-put.ts';
+import { startApiServer } from '../../harness/apiserver/server.ts';
+import type { ApiServer } from '../../harness/apiserver/server.ts';
+import { EmulatedCloud } from '../../harness/azure-emulator/cloud.ts';
+import type { CloudLayout, EmulatedCloudOptions } from '../../harness/azure-emulator/cloud.ts';
+import type { ArmObject } from '../../harness/azure-emulator/nic-put.ts';
 import { NC_PRIMARY_NAME } from '../../src/azure/nic-plan.ts';
 import { loadKubeConfig } from '../../src/kube/config.ts';
 import { silentLogger } from '../../src/log/logger.ts';

@@ -5,11 +5,11 @@
 // Usage: node test/support/rbac-audit.ts FILE...   (exit 1 when anything
 // was refused or granted in vain).
 import { readFileSync } from 'node:fs';
-import type { AuthorizationRecord } from '../../src/apiserver/auth/decisions.ts';
-import { accessObjects, serviceAccountOf, usernameOf } from '../../src/embedded/access.ts';
-import type { Component } from '../../src/embedded/access.ts';
-import type { EmbeddedReport } from '../../src/embedded/run.ts';
-import { readKustomization } from '../../src/embedded/manifests.ts';
+import type { AuthorizationRecord } from '../../harness/apiserver/auth/decisions.ts';
+import { accessObjects, serviceAccountOf, usernameOf } from '../../harness/embedded/access.ts';
+import type { Component } from '../../harness/embedded/access.ts';
+import type { EmbeddedReport } from '../../harness/embedded/run.ts';
+import { readKustomization } from '../../harness/embedded/manifests.ts';
 import { unusedGrants } from './rbac.ts';
 
 /** The authorization records of one file (JSON lines of {decisions}, or an embedded report). */

@@ -1,7 +1,7 @@
 // The one RBAC helper of the tests:
 // - strictCluster(): the local API server as strict as a real cluster (RBAC,
 //   tokens) with the access objects of manifests/ applied
-//   (src/embedded/access.ts, as the embedded cluster does), and the sidecar's
+//   (harness/embedded/access.ts, as the embedded cluster does), and the sidecar's
 //   and the fulfiller's own tokens, as KubeConfigs or kubeconfig files for
 //   processes; refusals() lists whatever the product was refused, and close()
 //   fails when there was any. With RBAC_AUDIT_FILE set, close() appends the
@@ -14,15 +14,15 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import type { AuthorizationRecord } from '../../src/apiserver/auth/decisions.ts';
-import { ruleAllows, type PolicyRule } from '../../src/apiserver/auth/rbac.ts';
-import type { UserInfo } from '../../src/apiserver/auth/user.ts';
-import { writeKubeconfig } from '../../src/apiserver/kubeconfig.ts';
+import type { AuthorizationRecord } from '../../harness/apiserver/auth/decisions.ts';
+import { ruleAllows, type PolicyRule } from '../../harness/apiserver/auth/rbac.ts';
+import type { UserInfo } from '../../harness/apiserver/auth/user.ts';
+import { writeKubeconfig } from '../../harness/apiserver/kubeconfig.ts';
 import {
   startApiServer,
   type ApiServer,
   type ApiServerOptions,
-} from '../../src/apiserver/server.ts';
+} from '../../harness/apiserver/server.ts';
 import {
   grantProductAccess,
   productAccessReport,
@@ -31,8 +31,8 @@ import {
   type Component,
   type ProductAccess,
   type ServiceAccountRef,
-} from '../../src/embedded/access.ts';
-import type { ManifestObject } from '../../src/embedded/manifests.ts';
+} from '../../harness/embedded/access.ts';
+import type { ManifestObject } from '../../harness/embedded/manifests.ts';
 import { loadKubeConfig } from '../../src/kube/config.ts';
 import { silentLogger } from '../../src/log/logger.ts';
 

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeKubeconfig } from '../../src/apiserver/kubeconfig.ts';
+import { writeKubeconfig } from '../../harness/apiserver/kubeconfig.ts';
 
 export interface RecordedRequest {
   method: string;

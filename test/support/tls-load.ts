@@ -14,8 +14,8 @@ import {
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeKubeconfig } from '../../src/apiserver/kubeconfig.ts';
-import { startApiServer, type ApiServer } from '../../src/apiserver/server.ts';
+import { writeKubeconfig } from '../../harness/apiserver/kubeconfig.ts';
+import { startApiServer, type ApiServer } from '../../harness/apiserver/server.ts';
 import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
 import { startFulfiller } from '../../src/fulfiller/run.ts';
 import { loadKubeConfig } from '../../src/kube/config.ts';

@@ -6,7 +6,7 @@
 // observed history and the time. `--release-delay 0`, `N` and `auto` are the
 // product's policies; `simulate --compare` plugs in models of the peers'.
 import type { Scaler } from '../scaler.ts';
-import type { IdleAccountView } from './budget/idle-budget.ts';
+import type { IdleAccountView } from './budget/idle-account-view.ts';
 
 /** One observation: demand and the target it gives, from `at` on (ms). */
 export interface Observation {

@@ -1,6 +1,6 @@
 // The policy a `--release-delay` value stands for; `auto` keeps within the
 // idle budget (`--idle-budget`, idle IP-seconds as a multiple of CNS v2's).
-import type { ReleaseDelay } from '../../cli/release-delay.ts';
+import type { ReleaseDelay } from '../release-delay-value.ts';
 import { autoPolicy } from './auto/auto.ts';
 import { DEFAULT_IDLE_BUDGET, withIdleBudget } from './budget/idle-budget.ts';
 import { fixedDelayPolicy } from './fixed-delay.ts';

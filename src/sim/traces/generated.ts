@@ -3,7 +3,7 @@
 // over the base), repeated with a little jitter, so that a learning policy
 // has gaps to learn and something to hold. Deterministic per seed.
 import { seededRandom } from '../random.ts';
-import type { Trace, TracePoint } from '../trace.ts';
+import type { Trace, TracePoint } from '../trace-types.ts';
 
 export interface GeneratedShape {
   /** Most repeats of the pattern (at least 4). */

@@ -1,7 +1,7 @@
 // Hold-out traces: shapes the auto policy was NOT designed against, to check
 // that it does not only fit the yardsticks. Deterministic: a fixed seed each.
 import { seededRandom } from '../random.ts';
-import type { Trace, TracePoint } from '../trace.ts';
+import type { Trace, TracePoint } from '../trace-types.ts';
 import { churningPods, demandOf, exponential, type PodLife } from './pods.ts';
 import { dayCurve } from './yardstick.ts';
 

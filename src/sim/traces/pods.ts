@@ -2,7 +2,7 @@
 // end, and demand at any time is the number of pods alive. Used by the
 // yardstick and hold-out traces, whose shapes come from how workloads create
 // and finish pods rather than from a drawn curve.
-import type { TracePoint } from '../trace.ts';
+import type { TracePoint } from '../trace-types.ts';
 
 export interface PodLife {
   /** Seconds from the start of the trace. */

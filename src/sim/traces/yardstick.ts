@@ -1,7 +1,7 @@
 // The yardstick traces of issue 15's goal table, each built the way the
 // workload would make it (see pods.ts). Deterministic: a fixed seed each.
 import { seededRandom } from '../random.ts';
-import type { Trace, TracePoint } from '../trace.ts';
+import type { Trace, TracePoint } from '../trace-types.ts';
 import { churningPods, demandOf, type PodLife } from './pods.ts';
 
 const MINUTE = 60;

@@ -4,7 +4,7 @@
 // followed by a drop, all within the chaos window.
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { CHAOS_WINDOW, planChaos } from '../../../src/embedded/chaos/plan.ts';
+import { CHAOS_WINDOW, planChaos } from '../../../harness/embedded/chaos/plan.ts';
 
 describe('embedded/chaos: plan', () => {
   it('is the same for the same seed and differs for another', () => {

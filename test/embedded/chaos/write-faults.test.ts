@@ -2,7 +2,7 @@
 // only writes, the same ones for the same seed, no 409 on a create.
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { WriteFaults } from '../../../src/embedded/chaos/write-faults.ts';
+import { WriteFaults } from '../../../harness/embedded/chaos/write-faults.ts';
 import { seededRandom } from '../../../src/sim/random.ts';
 
 const VERBS = ['create', 'update', 'patch', 'delete', 'get', 'list', 'watch'] as const;

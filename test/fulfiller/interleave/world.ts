@@ -9,8 +9,8 @@
 // before the clock passes the request timeout.
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { ApiServer } from '../../../src/apiserver/server.ts';
-import { startApiServer } from '../../../src/apiserver/server.ts';
+import type { ApiServer } from '../../../harness/apiserver/server.ts';
+import { startApiServer } from '../../../harness/apiserver/server.ts';
 import { CidrBackend } from '../../../src/fulfiller/cidr-backend.ts';
 import { makeFulfillerConfig } from '../../../src/fulfiller/config.ts';
 import { Fulfiller } from '../../../src/fulfiller/fulfiller.ts';

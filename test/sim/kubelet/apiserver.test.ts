@@ -1,19 +1,19 @@
 // The simulated kubelet and the workload driver against the real local API
-// server (src/apiserver) over HTTP, with a fake CNS endpoint for IPAM.
+// server (harness/apiserver) over HTTP, with a fake CNS endpoint for IPAM.
 import { expect } from 'chai';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { V1Pod } from '@kubernetes/client-node';
-import { startApiServer, type ApiServer } from '../../../src/apiserver/server.ts';
+import { startApiServer, type ApiServer } from '../../../harness/apiserver/server.ts';
 import { silentLogger } from '../../../src/log/logger.ts';
 import type { NodeNetworkConfig } from '../../../src/nnc/types.ts';
 import { checkClusterInvariants } from '../../../src/sim/invariants.ts';
-import { startSimKubelet } from '../../../src/sim/kubelet/start.ts';
+import { startSimKubelet } from '../../../harness/kubelet/start.ts';
 import { requestsByVerb } from '../../../src/sim/report/report.ts';
-import { WorkloadDriver } from '../../../src/sim/workload/driver.ts';
-import { kubePodApi } from '../../../src/sim/workload/kube.ts';
-import { planScenario } from '../../../src/sim/workload/plan.ts';
-import { WORKLOAD_SELECTOR } from '../../../src/sim/workload/pod.ts';
-import { parseScenario } from '../../../src/sim/workload/scenario.ts';
+import { WorkloadDriver } from '../../../harness/workload/driver.ts';
+import { kubePodApi } from '../../../harness/workload/kube.ts';
+import { planScenario } from '../../../harness/workload/plan.ts';
+import { WORKLOAD_SELECTOR } from '../../../harness/workload/pod.ts';
+import { parseScenario } from '../../../harness/workload/scenario.ts';
 import { startFakeCns, type FakeCns } from './fake-cns.ts';
 
 const IPS = ['10.240.0.10', '10.240.0.11', '10.240.0.12'];

@@ -9,6 +9,7 @@
 // the release's own lag, it applies the target, as CNS v2 would, until the
 // budget is earned back. Pure: memory and time in, decision out.
 import type { PoolPolicy, PolicyDecision, PolicyView } from '../policy.ts';
+import type { IdleAccountView } from './idle-account-view.ts';
 import {
   advanceAccount,
   budgetLeft,
@@ -20,7 +21,7 @@ import {
   type IdleAccount,
 } from './idle-account.ts';
 
-export { DEFAULT_IDLE_BUDGET } from '../../../cli/idle-budget.ts';
+export { DEFAULT_IDLE_BUDGET } from '../../idle-budget-value.ts';
 /**
  * Seconds a release takes to show in the status (write window plus the
  * control plane's fulfilment): held back from the budget so that a release
@@ -37,30 +38,7 @@ export interface BudgetMemory<M> {
   account: IdleAccount;
 }
 
-/** The account as /debug/pool, /metrics and simulate --compare show it. */
-export interface IdleAccountView {
-  /** The budget: idle IP-seconds allowed, as a multiple of CNS v2's. */
-  budget: number;
-  /** Counting since (ms); absent until the first live observation. */
-  since?: number;
-  heldIdleIpSeconds: number;
-  cnsV2IdleIpSeconds: number;
-  /** held / CNS v2 (1 when both are 0). */
-  idleRatio: number;
-  window: {
-    seconds: number;
-    heldIdleIpSeconds: number;
-    cnsV2IdleIpSeconds: number;
-    idleRatio: number;
-  };
-  /** Idle IP-seconds the pool may still hold beyond CNS v2 (negative: overspent, following the target). */
-  budgetLeftIpSeconds: number;
-  /** NNC writes and IP churn CNS v2 would have made on the same demand. */
-  cnsV2Writes: number;
-  cnsV2Churn: number;
-  /** The pool's own IP churn (the status's gains plus losses). */
-  churn: number;
-}
+export type { IdleAccountView };
 
 function ratioOf(a: number, b: number): number {
   if (b <= 0) return a <= 0 ? 1 : Number.POSITIVE_INFINITY;

@@ -1,0 +1,212 @@
+// A small Azure "cloud" for demos and benches: the emulator with one VNet
+// (node subnet and pod subnet), a VM per node, and the settings the Azure
+// backend needs to talk to it. The embedded cluster gives each Node the
+// providerID returned here. A node's VM comes in one of the two layouts the
+// backend serves (nic-choice.ts), or in neither ('unfit', for tests):
+//   pod-nic      primary NIC in the node subnet, a second NIC in the pod subnet
+//   node-subnet  one NIC, in the pod subnet
+//   scale-set    an instance of the Uniform scale set `aks-pool`, its NIC in
+//                the pod subnet (written through the scale-set VM)
+//   mixed        (default) node 0 pod-nic, 1 node-subnet, 2 scale-set, 3 pod-nic...
+// Every NIC's primary ipConfiguration is in an application security group,
+// so every new ipConfiguration must carry it too.
+import type { BackendFactory } from '../../src/fulfiller/backend.ts';
+import type { BearerTokenSource } from '../../src/azure/arm/credentials.ts';
+import type { RetryOptions } from '../../src/azure/arm/policies.ts';
+import type { AzureSettings } from '../../src/azure/settings.ts';
+import type { AzureBuildExtra } from '../../src/azure/setup.ts';
+import { azureBackendFactory } from '../../src/azure/setup.ts';
+import type { SubnetFullMode } from './network.ts';
+import type { RoleAssignment } from './authorization.ts';
+import type { QuotaSpec } from './quota.ts';
+import { ArmEmulator } from './server.ts';
+
+export type CloudLayout = 'pod-nic' | 'node-subnet' | 'scale-set' | 'unfit';
+
+export interface EmulatedCloudOptions {
+  nodePrefix?: string;
+  podPrefix?: string;
+  subnetFullMode?: SubnetFullMode;
+  /** How long a NIC PUT's operation runs (its polls say InProgress, Retry-After its length). */
+  operationMs?: number;
+  /** The layout of every node's VM; default 'mixed'. */
+  layout?: CloudLayout | 'mixed';
+  /** The identity's role assignments (absent: allowed everything). */
+  roleAssignments?: RoleAssignment[];
+  /** ARM's read/write buckets (default ARM's); false: none. */
+  quota?: QuotaSpec | false;
+  /** Keep the per-request log (for reports; default true). */
+  log?: boolean;
+}
+
+export const CLOUD_SUBSCRIPTION = '00000000-0000-0000-0000-0000000c10d0';
+export const CLOUD_RESOURCE_GROUP = 'mc_pool-monitor';
+export const CLOUD_TOKEN = 'emulated-cloud-token';
+/** The Uniform scale set of the cloud's scale-set nodes. */
+export const SCALE_SET = 'aks-pool';
+
+export class EmulatedCloud {
+  readonly emulator: ArmEmulator;
+  readonly nodeSubnetId: string;
+  readonly podSubnetId: string;
+  readonly asgId: string;
+  private readonly layout: CloudLayout | 'mixed';
+  private readonly providerIDs = new Map<string, string>();
+  /** Per node: its NIC's name, and its scale-set instance id when it is one. */
+  private readonly nicKeys = new Map<string, { nic: string; scaleSet?: string }>();
+  private scaleSetInstances = 0;
+
+  constructor(options: EmulatedCloudOptions = {}) {
+    this.emulator = new ArmEmulator({
+      subscriptionId: CLOUD_SUBSCRIPTION,
+      tokens: [CLOUD_TOKEN],
+      ...(options.subnetFullMode ? { subnetFullMode: options.subnetFullMode } : {}),
+      ...(options.operationMs !== undefined ? { operationMs: options.operationMs } : {}),
+      ...(options.log !== undefined ? { log: options.log } : {}),
+      ...(options.roleAssignments ? { roleAssignments: options.roleAssignments } : {}),
+      ...(options.quota !== undefined ? { quota: options.quota } : {}),
+    });
+    this.layout = options.layout ?? 'mixed';
+    this.asgId = `/subscriptions/${CLOUD_SUBSCRIPTION}/resourceGroups/${CLOUD_RESOURCE_GROUP}/providers/Microsoft.Network/applicationSecurityGroups/aks-nodes`;
+    const ids = this.emulator.network.addVirtualNetwork(CLOUD_RESOURCE_GROUP, 'aks-vnet', {
+      'aks-nodes': options.nodePrefix ?? '10.224.0.0/16',
+      'aks-pods': options.podPrefix ?? '10.240.0.0/16',
+    });
+    this.nodeSubnetId = ids['aks-nodes']!;
+    this.podSubnetId = ids['aks-pods']!;
+  }
+
+  async start(): Promise<void> {
+    await this.emulator.listen();
+  }
+
+  stop(): Promise<void> {
+    return this.emulator.close();
+  }
+
+  /** Adds a VM (and its NICs) for a node; returns the Node's providerID. Idempotent. */
+  addNode(name: string, layout?: CloudLayout): string {
+    const known = this.providerIDs.get(name);
+    if (known) return known;
+    const chosen = layout ?? this.layoutOf(this.providerIDs.size);
+    if (chosen === 'scale-set') {
+      const instance = this.emulator.network.addScaleSetVm({
+        resourceGroup: CLOUD_RESOURCE_GROUP,
+        scaleSet: SCALE_SET,
+        instanceId: String(this.scaleSetInstances++),
+        subnetId: this.podSubnetId,
+        asgIds: [this.asgId],
+      });
+      this.providerIDs.set(name, instance.providerID);
+      this.nicKeys.set(name, { scaleSet: instance.vmId.split('/').pop()!, nic: instance.nicName });
+      return instance.providerID;
+    }
+    const vm = this.emulator.network.addVm({
+      resourceGroup: CLOUD_RESOURCE_GROUP,
+      name,
+      subnetId: chosen === 'node-subnet' ? this.podSubnetId : this.nodeSubnetId,
+      ...(chosen === 'pod-nic' ? { podNicSubnetId: this.podSubnetId } : {}),
+      asgIds: [this.asgId],
+    });
+    this.providerIDs.set(name, vm.providerID);
+    this.nicKeys.set(name, { nic: vm.nicName });
+    return vm.providerID;
+  }
+
+  private layoutOf(index: number): CloudLayout {
+    if (this.layout !== 'mixed') return this.layout;
+    return (['pod-nic', 'node-subnet', 'scale-set'] as const)[index % 3]!;
+  }
+
+  /** The backend's settings for this cloud (token passed separately, see CLOUD_TOKEN). */
+  settings(qps?: number, burst?: number, readQps?: number, readBurst?: number): AzureSettings {
+    return {
+      subscriptionId: CLOUD_SUBSCRIPTION,
+      resourceGroup: CLOUD_RESOURCE_GROUP,
+      podSubnetId: this.podSubnetId,
+      endpoint: this.emulator.endpoint,
+      ...(qps !== undefined ? { qps } : {}),
+      ...(burst !== undefined ? { burst } : {}),
+      // Reads default to the writes' budget when only that is given (tests that set one budget).
+      ...((readQps ?? qps) !== undefined ? { readQps: readQps ?? qps } : {}),
+      ...((readBurst ?? burst) !== undefined ? { readBurst: readBurst ?? burst } : {}),
+    };
+  }
+
+  /** The bearer token this cloud accepts. */
+  tokens(): BearerTokenSource {
+    return {
+      token: () => Promise.resolve(CLOUD_TOKEN),
+      invalidate: () => {},
+      description: 'the emulated cloud token',
+    };
+  }
+
+  /** The fulfiller's Azure backend on this cloud (through the real SDK, over HTTP). */
+  backendFactory(
+    options: {
+      qps?: number;
+      burst?: number;
+      readQps?: number;
+      readBurst?: number;
+      retry?: Partial<RetryOptions>;
+      backend?: NonNullable<AzureBuildExtra>['backend'];
+    } = {},
+  ): BackendFactory {
+    return azureBackendFactory(
+      this.settings(options.qps, options.burst, options.readQps, options.readBurst),
+      {
+        tokens: this.tokens(),
+        ...(options.retry ? { retry: options.retry } : {}),
+        ...(options.backend ? { backend: options.backend } : {}),
+      },
+    );
+  }
+
+  /** The NIC that takes a node's pod IPs (or its only NIC), as the emulator holds it now. */
+  nicOf(node: string) {
+    const k = this.nicKeys.get(node);
+    if (k?.scaleSet !== undefined) {
+      return this.emulator.network.getScaleSetNic(
+        CLOUD_RESOURCE_GROUP,
+        SCALE_SET,
+        k.scaleSet,
+        k.nic,
+      );
+    }
+    return this.emulator.network.getNic(CLOUD_RESOURCE_GROUP, k?.nic ?? `${node}-nic`);
+  }
+
+  /** What the emulator's request log calls a node's NIC writes (its NIC, or its scale-set VM). */
+  private writeKey(node: string): string {
+    const k = this.nicKeys.get(node);
+    if (k?.scaleSet !== undefined) return `vmss:${SCALE_SET}/${k.scaleSet}`;
+    return k?.nic ?? `${node}-nic`;
+  }
+
+  /** ARM requests by operation and status, and PUTs per NIC, for reports. */
+  report(): {
+    byOperationAndStatus: Record<string, number>;
+    putsPerNode: { min: number; max: number; mean: number };
+  } {
+    const byOperationAndStatus: Record<string, number> = {};
+    const puts = new Map<string, number>();
+    for (const r of this.emulator.requests) {
+      const k = `${r.operation} ${r.status}`;
+      byOperationAndStatus[k] = (byOperationAndStatus[k] ?? 0) + 1;
+      const write =
+        r.operation === 'NetworkInterfaces.CreateOrUpdate' || r.operation === 'ScaleSetVMs.Update';
+      if (write && r.nic) puts.set(r.nic, (puts.get(r.nic) ?? 0) + 1);
+    }
+    const counts = [...this.providerIDs.keys()].map((n) => puts.get(this.writeKey(n)) ?? 0);
+    const sum = counts.reduce((a, b) => a + b, 0);
+    return {
+      byOperationAndStatus,
+      putsPerNode: {
+        min: counts.length ? Math.min(...counts) : 0,
+        max: counts.length ? Math.max(...counts) : 0,
+        mean: counts.length ? Number((sum / counts.length).toFixed(2)) : 0,
+      },
+    };
+  }
+}

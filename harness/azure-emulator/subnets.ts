@@ -1,0 +1,93 @@
+// The emulator's virtual networks and their subnets' address books. Dynamic
+// addresses are handed out as Azure documents it: never the first four
+// addresses of a subnet (network, gateway, two DNS) nor the last (broadcast).
+// Next-fit from a cursor keeps allocation O(1) amortised at 30,000 addresses.
+import type { Cidr } from '../../src/fulfiller/cidr.ts';
+import {
+  firstUsable,
+  gatewayOf,
+  intToIp,
+  ipToInt,
+  isUsable,
+  lastUsable,
+  parseCidr,
+  usableCount,
+} from '../../src/fulfiller/cidr.ts';
+
+export class EmulatedSubnet {
+  readonly id: string;
+  readonly name: string;
+  readonly addressPrefix: string;
+  readonly cidr: Cidr;
+  private readonly used = new Set<number>();
+  private cursor: number;
+
+  constructor(id: string, name: string, addressPrefix: string) {
+    this.id = id;
+    this.name = name;
+    this.cidr = parseCidr(addressPrefix);
+    this.addressPrefix = this.cidr.text;
+    this.cursor = firstUsable(this.cidr);
+  }
+
+  get gateway(): string {
+    return gatewayOf(this.cidr);
+  }
+
+  /** Addresses that may ever be handed out (the usage API's `limit`). */
+  get limit(): number {
+    return usableCount(this.cidr);
+  }
+
+  /** Addresses held by ipConfigurations (the usage API's `currentValue`). */
+  get inUse(): number {
+    return this.used.size;
+  }
+
+  get free(): number {
+    return this.limit - this.used.size;
+  }
+
+  /** Takes the next free address; undefined when the subnet is full. */
+  allocate(): string | undefined {
+    if (this.free <= 0) return undefined;
+    const first = firstUsable(this.cidr);
+    const last = lastUsable(this.cidr);
+    for (let n = 0; n < this.limit; n++) {
+      const value = this.cursor;
+      this.cursor = value >= last ? first : value + 1;
+      if (!this.used.has(value)) {
+        this.used.add(value);
+        return intToIp(value);
+      }
+    }
+    return undefined;
+  }
+
+  /** Takes one given address (Static allocation); false when taken or outside. */
+  take(ip: string): boolean {
+    const value = ipToInt(ip);
+    if (!isUsable(this.cidr, value) || this.used.has(value)) return false;
+    this.used.add(value);
+    return true;
+  }
+
+  release(ip: string): void {
+    this.used.delete(ipToInt(ip));
+  }
+
+  holds(ip: string): boolean {
+    return this.used.has(ipToInt(ip));
+  }
+
+  /** The subnet resource as ARM returns it (without the ipConfigurations back-references). */
+  toArm(etag: string): Record<string, unknown> {
+    return {
+      id: this.id,
+      name: this.name,
+      etag,
+      type: 'Microsoft.Network/virtualNetworks/subnets',
+      properties: { addressPrefix: this.addressPrefix, provisioningState: 'Succeeded' },
+    };
+  }
+}

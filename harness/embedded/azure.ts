@@ -1,0 +1,65 @@
+// `embedded --backend azure`: the embedded cluster's Azure. The project's ARM
+// emulator on a loopback port, as strict as ARM (its README), with the pod
+// subnet of the scenario; a VM for every node (created in node order), the
+// even ones with a pod NIC, the odd ones with their one NIC in the pod
+// subnet (both layouts the backend serves); NIC operations that run a second
+// and are polled at their Retry-After; ARM's read and write buckets. The
+// fulfiller's Azure backend talks to it through the real SDK with the
+// product's ARM budgets, and the report adds ARM requests by operation and
+// status, reads and writes against their budgets, 429s, and NIC PUTs per node.
+import type { BackendFactory } from '../../src/fulfiller/backend.ts';
+import { EmulatedCloud } from '../azure-emulator/cloud.ts';
+import {
+  DEFAULT_AZURE_BURST,
+  DEFAULT_AZURE_QPS,
+  DEFAULT_AZURE_READ_BURST,
+  DEFAULT_AZURE_READ_QPS,
+} from '../../src/azure/settings.ts';
+import type { AzureReport } from './azure-report.ts';
+
+export interface EmbeddedAzure {
+  /** The backend the fulfiller runs on. */
+  backend: BackendFactory;
+  /** The providerID of a node's VM (every node has one). */
+  providerID(node: string): string | undefined;
+  report(): AzureReport;
+  stop(): Promise<void>;
+}
+
+/** How long an emulated NIC operation runs (ARM's take seconds; polls wait for it). */
+export const EMBEDDED_OPERATION_MS = 1000;
+
+export async function startEmbeddedAzure(
+  podSubnet: string,
+  nodeNames: readonly string[],
+  budget: { qps?: number; burst?: number; readQps?: number; readBurst?: number } = {},
+): Promise<EmbeddedAzure> {
+  const qps = budget.qps ?? DEFAULT_AZURE_QPS;
+  const burst = budget.burst ?? DEFAULT_AZURE_BURST;
+  const readQps = budget.readQps ?? DEFAULT_AZURE_READ_QPS;
+  const readBurst = budget.readBurst ?? DEFAULT_AZURE_READ_BURST;
+  const cloud = new EmulatedCloud({ podPrefix: podSubnet, operationMs: EMBEDDED_OPERATION_MS });
+  await cloud.start();
+  const ids = new Map(nodeNames.map((name) => [name, cloud.addNode(name)]));
+  return {
+    backend: cloud.backendFactory({ qps, burst, readQps, readBurst }),
+    providerID: (node) => ids.get(node),
+    report() {
+      const r = cloud.report();
+      const requests = Object.values(r.byOperationAndStatus).reduce((a, b) => a + b, 0);
+      const writes = cloud.emulator.requests.filter((q) => q.method !== 'GET').length;
+      return {
+        qps,
+        burst,
+        readQps,
+        readBurst,
+        requests,
+        reads: requests - writes,
+        writes,
+        throttled: cloud.emulator.quota?.throttled ?? 0,
+        ...r,
+      };
+    },
+    stop: () => cloud.stop(),
+  };
+}

@@ -1,0 +1,219 @@
+// Runs a chaos plan against a running embedded cluster: installs the write
+// fault policy on the API server, then at each planned moment drops
+// watches, compacts history or kills a component with SIGKILL and starts it
+// again. Actions on one component run one after the other (a kill waits for
+// the previous restart); everything else runs at its time. stop() ends the
+// chaos (no more faults or kills) and waits for restarts in progress.
+import type { ApiServer } from '../../apiserver/server.ts';
+import type { Logger } from '../../../src/log/logger.ts';
+import { seededRandom } from '../../../src/sim/random.ts';
+import type { ChaosHost } from './host.ts';
+import type { ChaosAction, FulfillerRole } from './plan.ts';
+import type { ComponentProcess } from './processes.ts';
+import { WriteFaults } from './write-faults.ts';
+
+/** The report's `chaos` section. */
+export interface ChaosSummary {
+  seed: number;
+  rate: number;
+  apiWrites: number;
+  apiFaults: number;
+  /** apiFaults / apiWrites. */
+  faultShare: number;
+  faultsByStatus: Record<string, number>;
+  /** Of the 500s, writes that were applied and then answered 500 (the answer lost). */
+  lostAnswers: number;
+  /** Watch streams the API server ended. */
+  watchDrops: number;
+  /** Times it ended them (all, or one resource's). */
+  watchDropEvents: number;
+  compactions: number;
+  /** Watches that resumed from compacted history and got 410 Gone. */
+  goneWatches: number;
+  sidecarRestarts: number;
+  fulfillerRestarts: number;
+  /** Restarts by component (sidecar-node-0, fulfiller-1, ...). */
+  restarts: Record<string, number>;
+  /** Fulfiller kills that hit the replica holding the Lease. */
+  leaderKills: number;
+  /** Components that exited on their own (crashes of the product): none expected. */
+  crashes: { component: string; how: string }[];
+  /** Components that did not exit 0 on SIGTERM at the end. */
+  uncleanShutdowns: { component: string; how: string }[];
+}
+
+export interface ChaosHarnessOptions {
+  seed: number;
+  rate: number;
+  plan: readonly ChaosAction[];
+  server: ApiServer;
+  host: ChaosHost;
+  namespace: string;
+  logger: Logger;
+}
+
+export class ChaosHarness {
+  readonly faults: WriteFaults;
+  private readonly o: ChaosHarnessOptions;
+  private readonly log: Logger;
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly chains = new Map<string, Promise<void>>();
+  private readonly crashes: { component: string; how: string }[] = [];
+  private watchDrops = 0;
+  private watchDropEvents = 0;
+  private compactions = 0;
+  private leaderKills = 0;
+  private stopped = false;
+
+  constructor(options: ChaosHarnessOptions) {
+    this.o = options;
+    this.log = options.logger.child({ component: 'chaos' });
+    // Faults draw from their own stream: the plan's stream is used up before the run.
+    this.faults = new WriteFaults(options.rate, seededRandom(options.seed ^ 0x5eed));
+  }
+
+  /** Installs the fault policy now; the plan's actions run from now on. */
+  start(): void {
+    this.o.server.faults.setPolicy(this.faults.policy());
+    this.log.info('chaos started', {
+      seed: this.o.seed,
+      rate: this.o.rate,
+      actions: this.o.plan.length,
+    });
+    for (const action of this.o.plan) {
+      const timer = setTimeout(() => {
+        this.timers.delete(timer);
+        this.run(action);
+      }, action.atMs);
+      this.timers.add(timer);
+    }
+  }
+
+  /** A component exited on its own: a crash of the product. It is started again, as a kubelet would. */
+  noteCrash(component: string, how: string): void {
+    this.crashes.push({ component, how });
+    this.log.error('component crashed', { target: component, how });
+    const p = this.o.host.all().find((c) => c.name === component);
+    if (!p || this.stopped) return;
+    const previous = this.chains.get(p.name) ?? Promise.resolve();
+    this.chains.set(
+      p.name,
+      previous.then(async () => {
+        await new Promise((r) => setTimeout(r, 1000));
+        if (!p.running && !this.stopped) await p.start().catch(() => {});
+      }),
+    );
+  }
+
+  private run(action: ChaosAction): void {
+    if (this.stopped) return;
+    switch (action.kind) {
+      case 'drop-watches': {
+        const n = this.o.server.faults.dropWatches(action.resource);
+        this.watchDrops += n;
+        this.watchDropEvents += 1;
+        this.log.info('chaos: watches dropped', { resource: action.resource ?? 'all', watches: n });
+        return;
+      }
+      case 'compact':
+        this.o.server.faults.compactHistory();
+        this.compactions += 1;
+        this.log.info('chaos: history compacted');
+        return;
+      case 'kill-sidecar': {
+        const p = this.o.host.sidecars.get(action.node);
+        if (p) this.chain(p, action.downMs);
+        return;
+      }
+      case 'kill-fulfiller': {
+        const p = this.fulfillerFor(action.role);
+        if (p) this.chain(p, action.downMs, action.role);
+        return;
+      }
+    }
+  }
+
+  /** The replica holding the Lease ('leader') or another one ('standby'). */
+  private fulfillerFor(role: FulfillerRole): ComponentProcess | undefined {
+    const replicas = this.o.host.fulfillers;
+    const lease = this.o.server
+      .objects('coordination.k8s.io', 'leases', this.o.namespace)
+      .find((l) => l.metadata?.name === 'pool-monitor-fulfiller') as
+      { spec?: { holderIdentity?: string } } | undefined;
+    const holder = lease?.spec?.holderIdentity ?? '';
+    const leader = replicas.find((p) => holder.startsWith(`${p.name}_`));
+    if (role === 'leader') return leader ?? replicas[0];
+    return replicas.find((p) => p !== leader) ?? replicas[0];
+  }
+
+  private chain(p: ComponentProcess, downMs: number, role?: FulfillerRole): void {
+    const previous = this.chains.get(p.name) ?? Promise.resolve();
+    const next = previous.then(async () => {
+      if (this.stopped) return;
+      if (role === 'leader' && this.fulfillerFor('leader') === p) this.leaderKills += 1;
+      this.log.info('chaos: kill -9', { target: p.name, pid: p.pid, role, downMs });
+      try {
+        await p.crashAndRestart(downMs);
+        this.log.info('chaos: restarted', { target: p.name, pid: p.pid });
+      } catch (err) {
+        const how = `restart failed: ${err instanceof Error ? err.message : String(err)}`;
+        this.crashes.push({ component: p.name, how });
+        this.log.error('component crashed', { target: p.name, how });
+      }
+    });
+    this.chains.set(p.name, next);
+  }
+
+  /** No more actions or faults; waits for restarts in progress. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+    this.faults.disable();
+    await Promise.all(this.chains.values());
+    this.log.info('chaos stopped', { ...this.summary() });
+  }
+
+  /** Removes the fault policy from the API server. */
+  detach(): void {
+    this.o.server.faults.setPolicy(undefined);
+  }
+
+  summary(): ChaosSummary {
+    const c = this.faults.counts;
+    const restarts: Record<string, number> = {};
+    let sidecarRestarts = 0;
+    let fulfillerRestarts = 0;
+    for (const p of this.o.host.sidecars.values()) {
+      restarts[p.name] = p.restarts;
+      sidecarRestarts += p.restarts;
+    }
+    for (const p of this.o.host.fulfillers) {
+      restarts[p.name] = p.restarts;
+      fulfillerRestarts += p.restarts;
+    }
+    return {
+      seed: this.o.seed,
+      rate: this.o.rate,
+      apiWrites: c.writes,
+      apiFaults: c.faults,
+      faultShare: c.writes === 0 ? 0 : Math.round((c.faults / c.writes) * 1000) / 1000,
+      faultsByStatus: { ...c.byStatus },
+      lostAnswers: c.lostAnswers,
+      watchDrops: this.watchDrops,
+      watchDropEvents: this.watchDropEvents,
+      compactions: this.compactions,
+      goneWatches: this.o.server
+        .counters()
+        .entries()
+        .filter((e) => e.verb === 'watch' && e.code === 410)
+        .reduce((n, e) => n + e.count, 0),
+      sidecarRestarts,
+      fulfillerRestarts,
+      restarts,
+      leaderKills: this.leaderKills,
+      crashes: [...this.crashes],
+      uncleanShutdowns: this.o.host.shutdowns.filter((s) => s.how !== 'exit 0'),
+    };
+  }
+}

@@ -1,0 +1,179 @@
+// The chaos harness's component host: every sidecar and two fulfiller
+// replicas (leader election on the Lease, as the Deployment runs them) as
+// `bin/pool-monitor` processes, each with the kubeconfig the caller gives
+// it. The harness kills them with SIGKILL and starts them again on the same
+// state dir and port (processes.ts).
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { FulfillerConfig } from '../../../src/fulfiller/config.ts';
+import type { LeaseTimings } from '../../../src/leader/lease.ts';
+import type { LogLevel } from '../../../src/log/levels.ts';
+import type { ComponentHost, ControlPlane, NodeAgent } from '../components.ts';
+import { ComponentProcess } from './processes.ts';
+
+/** Lease timings under chaos: client-go's proportions, short enough for a run of a minute or two. */
+export const CHAOS_LEASE_TIMINGS: LeaseTimings = {
+  leaseDurationMs: 4000,
+  renewDeadlineMs: 3000,
+  retryPeriodMs: 500,
+};
+
+export interface ChaosHostOptions {
+  /**
+   * The kubeconfig file a component's process uses, written from the
+   * KubeConfig the cluster gives that component (its own identity: the
+   * fulfiller's service account, a sidecar's token bound to its Node).
+   */
+  kubeconfigFor(component: string, kc: KubeConfig): string | Promise<string>;
+  logFile: string;
+  logLevel: LogLevel;
+  /** Fulfiller replicas (default 2: a leader and a standby). */
+  replicas?: number;
+  lease?: LeaseTimings;
+  /** Told about a component that exited on its own (a crash of the product). */
+  onCrash?: (component: string, how: string) => void;
+}
+
+const ms = (v: number): string => `${v}ms`;
+
+/** The fulfiller command line for `config`, as the Deployment would run it. */
+export function fulfillerArgs(
+  config: FulfillerConfig,
+  kubeconfig: string,
+  lease: LeaseTimings,
+  logLevel: LogLevel,
+  port: number,
+): string[] {
+  const s = config.scaler;
+  return [
+    'fulfiller',
+    '--kubeconfig',
+    kubeconfig,
+    '--namespace',
+    config.namespace,
+    '--subnet',
+    config.subnet,
+    ...(config.subnetName !== undefined ? ['--subnet-name', config.subnetName] : []),
+    '--batch',
+    String(s.batchSize),
+    '--request-threshold',
+    String(s.requestThresholdPercent),
+    '--release-threshold',
+    String(s.releaseThresholdPercent),
+    '--max',
+    String(s.maxIPCount),
+    '--exhaustion-threshold',
+    String(config.exhaustionThreshold),
+    '--exhaustion-hold',
+    String(Math.round(config.exhaustionHoldMs / 1000)),
+    '--workers',
+    String(config.workers),
+    '--log-level',
+    logLevel,
+    '--leader-elect',
+    'true',
+    '--leader-elect-lease-duration',
+    ms(lease.leaseDurationMs),
+    '--leader-elect-renew-deadline',
+    ms(lease.renewDeadlineMs),
+    '--leader-elect-retry-period',
+    ms(lease.retryPeriodMs),
+    '--listen',
+    `127.0.0.1:${port}`,
+  ];
+}
+
+async function answers(url: string, path: string): Promise<boolean> {
+  const res = await fetch(`${url}${path}`, { signal: AbortSignal.timeout(2000) });
+  await res.arrayBuffer();
+  return res.status === 200;
+}
+
+export class ChaosHost implements ComponentHost {
+  readonly sidecars = new Map<string, ComponentProcess>();
+  readonly fulfillers: ComponentProcess[] = [];
+  /** How each component ended at the clean shutdown (SIGTERM): 'exit 0' expected. */
+  readonly shutdowns: { component: string; how: string }[] = [];
+  private readonly o: ChaosHostOptions;
+
+  constructor(options: ChaosHostOptions) {
+    this.o = options;
+  }
+
+  async startControlPlane(args: {
+    config: FulfillerConfig;
+    kc: KubeConfig;
+  }): Promise<ControlPlane> {
+    const lease = this.o.lease ?? CHAOS_LEASE_TIMINGS;
+    const replicas = this.o.replicas ?? 2;
+    for (let r = 0; r < replicas; r += 1) {
+      const name = `fulfiller-${r}`;
+      const kubeconfig = await this.o.kubeconfigFor(name, args.kc);
+      this.fulfillers.push(
+        new ComponentProcess({
+          name,
+          args: (port) => fulfillerArgs(args.config, kubeconfig, lease, this.o.logLevel, port),
+          // The leader-election identity starts with POD_NAME.
+          env: { POD_NAME: name },
+          logFile: this.o.logFile,
+          ready: (url) => answers(url, '/healthz'),
+          onUnexpectedExit: (how) => this.o.onCrash?.(name, how),
+        }),
+      );
+    }
+    await Promise.all(this.fulfillers.map((f) => f.start()));
+    return {
+      stop: async () => {
+        await Promise.all(this.fulfillers.map((f) => this.stopOne(f)));
+      },
+    };
+  }
+
+  async startSidecar(place: {
+    name: string;
+    stateDir: string;
+    kc: KubeConfig;
+  }): Promise<NodeAgent> {
+    const name = `sidecar-${place.name}`;
+    const kubeconfig = await this.o.kubeconfigFor(name, place.kc);
+    const p = new ComponentProcess({
+      name,
+      args: (port) => [
+        'sidecar',
+        '--node-name',
+        place.name,
+        '--kubeconfig',
+        kubeconfig,
+        '--state-dir',
+        place.stateDir,
+        '--listen',
+        `127.0.0.1:${port}`,
+        '--log-level',
+        this.o.logLevel,
+      ],
+      logFile: this.o.logFile,
+      ready: (url) => answers(url, '/healthz'),
+      onUnexpectedExit: (how) => this.o.onCrash?.(name, how),
+    });
+    this.sidecars.set(place.name, p);
+    await p.start();
+    return {
+      get url() {
+        return p.url;
+      },
+      get port() {
+        return Number(new URL(p.url).port);
+      },
+      ready: () => answers(p.url, '/readyz').catch(() => false),
+      stop: () => this.stopOne(p),
+    };
+  }
+
+  private async stopOne(p: ComponentProcess): Promise<void> {
+    this.shutdowns.push({ component: p.name, how: await p.stop() });
+  }
+
+  /** Every component process, sidecars first. */
+  all(): ComponentProcess[] {
+    return [...this.sidecars.values(), ...this.fulfillers];
+  }
+}

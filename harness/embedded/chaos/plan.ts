@@ -1,0 +1,100 @@
+// The chaos timeline of a run, drawn from the seed before anything starts,
+// so the same seed, rate, nodes and duration give the same actions at the
+// same moments (a failing run can be replayed). Pure.
+//
+// Within the first 85 % of the run (the rest lets the cluster settle):
+// - every sidecar is killed (SIGKILL) at least once and restarted after a
+//   short random pause, more often the higher the rate;
+// - the fulfiller replicas are killed at least three times: the leader, then
+//   the standby, then the leader again (so each replica dies at least once
+//   and leadership moves both ways), each restarted after a pause;
+// - the API server drops watches (all, or those of one resource) at least
+//   five times, and forgets its history at least once, each time followed by
+//   a drop so that the resuming watches get 410 Gone.
+import { seededRandom } from '../../../src/sim/random.ts';
+
+export type FulfillerRole = 'leader' | 'standby';
+
+export type ChaosAction =
+  | { atMs: number; kind: 'drop-watches'; resource?: string }
+  | { atMs: number; kind: 'compact' }
+  | { atMs: number; kind: 'kill-sidecar'; node: string; downMs: number }
+  | { atMs: number; kind: 'kill-fulfiller'; role: FulfillerRole; downMs: number };
+
+export interface ChaosPlanInput {
+  seed: number;
+  rate: number;
+  durationMs: number;
+  nodes: readonly string[];
+}
+
+/** Resources whose watches a single drop may target (else every watch). */
+export const WATCHED_RESOURCES = [
+  'pods',
+  'nodes',
+  'nodenetworkconfigs',
+  'clustersubnetstates',
+  'leases',
+] as const;
+
+/** The share of the run chaos acts in; the rest lets the cluster settle. */
+export const CHAOS_WINDOW = 0.85;
+
+/** How many of each action a run gets: at least the quality bar's, more with rate and time. */
+export function actionCounts(
+  rate: number,
+  durationMs: number,
+): { sidecarKills: number; fulfillerKills: number; watchDrops: number; compactions: number } {
+  if (rate <= 0) return { sidecarKills: 0, fulfillerKills: 0, watchDrops: 0, compactions: 0 };
+  const minutes = durationMs / 60_000;
+  return {
+    // per node: one per 1/rate minutes (rate 0.2: one per 5 min), at least one
+    sidecarKills: Math.max(1, Math.round(rate * minutes)),
+    fulfillerKills: Math.max(3, Math.round(rate * minutes * 3)),
+    watchDrops: Math.max(5, Math.round(rate * minutes * 30)),
+    compactions: Math.max(1, Math.round(rate * minutes * 3)),
+  };
+}
+
+export function planChaos(input: ChaosPlanInput): ChaosAction[] {
+  const random = seededRandom(input.seed);
+  const counts = actionCounts(input.rate, input.durationMs);
+  const window = input.durationMs * CHAOS_WINDOW;
+  // Not in the first 5 %: the cluster comes up then.
+  const at = (): number =>
+    Math.round(input.durationMs * 0.05 + random() * (window - input.durationMs * 0.05));
+  const actions: ChaosAction[] = [];
+  for (const node of input.nodes) {
+    for (let k = 0; k < counts.sidecarKills; k += 1) {
+      actions.push({ atMs: at(), kind: 'kill-sidecar', node, downMs: Math.round(random() * 1000) });
+    }
+  }
+  // Fulfiller kills spread out (a failover takes a lease duration): one per slot.
+  const slots = counts.fulfillerKills;
+  for (let k = 0; k < slots; k += 1) {
+    const from = input.durationMs * 0.05 + ((window - input.durationMs * 0.05) * k) / slots;
+    const width = (window - input.durationMs * 0.05) / slots;
+    actions.push({
+      atMs: Math.round(from + random() * width * 0.8),
+      kind: 'kill-fulfiller',
+      role: k % 3 === 1 ? 'standby' : 'leader',
+      downMs: Math.round(random() * 2000),
+    });
+  }
+  for (let k = 0; k < counts.watchDrops; k += 1) {
+    const pick = Math.floor(random() * (WATCHED_RESOURCES.length + 1));
+    const resource = WATCHED_RESOURCES[pick];
+    actions.push(
+      resource
+        ? { atMs: at(), kind: 'drop-watches', resource }
+        : { atMs: at(), kind: 'drop-watches' },
+    );
+  }
+  for (let k = 0; k < counts.compactions; k += 1) {
+    const t = at();
+    actions.push({ atMs: t, kind: 'compact' });
+    // Resumes after a compaction get 410 Gone: make every watch resume.
+    actions.push({ atMs: t + 1, kind: 'drop-watches' });
+  }
+  return actions.sort((a, b) => a.atMs - b.atMs);
+}

@@ -1,0 +1,120 @@
+// The harness's eye on the cluster: every sample reads the pods, NNCs and
+// ClusterSubnetStates straight from the local API server's store, adds one
+// timeline point, follows IP churn, notes when a subnet was exhausted, and
+// checks the safety invariants. A violation counts only when it is still
+// there in the next sample (pods and NNCs change through separate writes, so
+// one snapshot can catch a release half-way through); persistent ones are
+// kept, deduplicated, for the loud failure at the end. Pure of timers: the
+// run decides when to call sample().
+import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
+import {
+  checkClusterInvariants,
+  persistentViolations,
+  violationKey,
+  type PodSnapshot,
+  type Violation,
+} from '../../src/sim/invariants.ts';
+import { clusterSample, IpChurnTracker } from '../../src/sim/report/sample.ts';
+import type { Sample } from '../../src/sim/summary.ts';
+
+/** A ClusterSubnetState as the sampler reads it. */
+export interface SubnetStateSnapshot {
+  metadata?: { name?: string };
+  status?: { exhausted?: boolean };
+}
+
+export interface ClusterSnapshot {
+  pods: readonly PodSnapshot[];
+  nncs: readonly NodeNetworkConfig[];
+  subnets: readonly SubnetStateSnapshot[];
+}
+
+export interface ExhaustionSummary {
+  /** Whether any subnet was seen exhausted during the run. */
+  happened: boolean;
+  /** Seconds from the start when it was first seen, or null. */
+  firstAtSeconds: number | null;
+  /** Seconds when no subnet was exhausted any more after that, or null. */
+  recoveredAtSeconds: number | null;
+  /** Samples in which some subnet was exhausted. */
+  exhaustedSamples: number;
+}
+
+export class ClusterSampler {
+  readonly samples: Sample[] = [];
+  readonly churn = new IpChurnTracker();
+  /** Persistent violations, first occurrence of each. */
+  readonly violations: Violation[] = [];
+  private readonly seenViolations = new Set<string>();
+  private previous: Violation[] = [];
+  private exhaustion: ExhaustionSummary = {
+    happened: false,
+    firstAtSeconds: null,
+    recoveredAtSeconds: null,
+    exhaustedSamples: 0,
+  };
+  private last: ClusterSnapshot | undefined;
+
+  /** Takes one sample at `tSeconds`; returns the violations that became persistent now. */
+  sample(tSeconds: number, snap: ClusterSnapshot): Violation[] {
+    this.last = snap;
+    this.samples.push(clusterSample(tSeconds, snap.pods, snap.nncs));
+    this.churn.observe(snap.nncs);
+    const exhausted = snap.subnets.some((s) => s.status?.exhausted === true);
+    const e = this.exhaustion;
+    if (exhausted) {
+      e.exhaustedSamples += 1;
+      if (!e.happened) {
+        e.happened = true;
+        e.firstAtSeconds = round1(tSeconds);
+      }
+      e.recoveredAtSeconds = null;
+    } else if (e.happened && e.recoveredAtSeconds === null) {
+      e.recoveredAtSeconds = round1(tSeconds);
+    }
+    const current = checkClusterInvariants(snap.pods, snap.nncs);
+    const fresh: Violation[] = [];
+    for (const v of persistentViolations(this.previous, current)) {
+      const key = violationKey(v);
+      if (this.seenViolations.has(key)) continue;
+      this.seenViolations.add(key);
+      this.violations.push(v);
+      fresh.push(v);
+    }
+    this.previous = current;
+    return fresh;
+  }
+
+  exhaustionSummary(): ExhaustionSummary {
+    return { ...this.exhaustion };
+  }
+
+  /** Pods that hold a place on a node but have no IP yet, in the latest sample. */
+  waitingPods(): number {
+    let n = 0;
+    for (const p of this.last?.pods ?? []) {
+      const phase = p.status?.phase;
+      if (p.spec?.hostNetwork === true || phase === 'Succeeded' || phase === 'Failed') continue;
+      if (!p.status?.podIP) n += 1;
+    }
+    return n;
+  }
+
+  /** Whether the timeline shows the pool growing and later shrinking (requested IPs). */
+  scaling(): { up: boolean; down: boolean } {
+    let peak = 0;
+    let up = false;
+    let down = false;
+    const first = this.samples[0]?.requested ?? 0;
+    for (const s of this.samples) {
+      if (s.requested > first && s.requested > peak) up = true;
+      if (s.requested > peak) peak = s.requested;
+      else if (up && s.requested < peak) down = true;
+    }
+    return { up, down };
+  }
+}
+
+function round1(v: number): number {
+  return Math.round(v * 10) / 10;
+}

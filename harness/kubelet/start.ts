@@ -1,0 +1,68 @@
+// One call to run a simulated kubelet for a node: the kubelet itself, wired
+// to the node's sidecar over HTTP and to the API server through the pod
+// informer and status writer. stop() ends the watch, then the kubelet.
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from '../../src/log/logger.ts';
+import type { BackoffOptions } from '../../src/kube/backoff.ts';
+import { httpCniClient } from './cni.ts';
+import { kubePodStatusWriter, watchNodePods } from './kube.ts';
+import { SimKubelet, type PodWait } from './kubelet.ts';
+
+export interface StartSimKubeletOptions {
+  kc: KubeConfig;
+  nodeName: string;
+  /** The node's sidecar, e.g. http://127.0.0.1:PORT (a function: asked on every call). */
+  sidecarUrl: string | (() => string);
+  logger: Logger;
+  /** Pods of this namespace only; every namespace when absent. */
+  namespace?: string;
+  /** Which pods to serve; every pod on the node by default, as a real kubelet. */
+  labelSelector?: string;
+  /** The node's InternalIP, for host-network pods. */
+  nodeIp?: string;
+  /** Share of CNI DELs dropped (simulated leaks), drawn with `random`. */
+  dropReleaseRate?: number;
+  random?: () => number;
+  concurrency?: number;
+  backoff?: BackoffOptions;
+  onRunning?: (wait: PodWait) => void;
+}
+
+export interface RunningSimKubelet {
+  kubelet: SimKubelet;
+  /** Resolves once the pod watch has listed the node's pods. */
+  whenSynced(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function startSimKubelet(options: StartSimKubeletOptions): RunningSimKubelet {
+  const kubelet = new SimKubelet({
+    nodeName: options.nodeName,
+    cni: httpCniClient(options.sidecarUrl),
+    writer: kubePodStatusWriter(options.kc),
+    logger: options.logger,
+    ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
+    ...(options.backoff ? { backoff: options.backoff } : {}),
+    ...(options.onRunning ? { onRunning: options.onRunning } : {}),
+    ...(options.nodeIp ? { nodeIp: options.nodeIp } : {}),
+    ...(options.dropReleaseRate ? { dropReleaseRate: options.dropReleaseRate } : {}),
+    ...(options.random ? { random: options.random } : {}),
+  });
+  const selector = options.labelSelector;
+  const watch = watchNodePods({
+    kc: options.kc,
+    nodeName: options.nodeName,
+    handler: kubelet,
+    logger: options.logger,
+    ...(options.namespace ? { namespace: options.namespace } : {}),
+    ...(selector ? { labelSelector: selector } : {}),
+  });
+  return {
+    kubelet,
+    whenSynced: () => watch.whenSynced(),
+    async stop() {
+      await watch.stop();
+      await kubelet.stop();
+    },
+  };
+}
