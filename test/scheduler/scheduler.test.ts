@@ -4,14 +4,14 @@
 // is bound once a node can take it; the server refuses a second binding.
 import { expect } from 'chai';
 import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { startApiServer, type ApiServer } from '../../../harness/apiserver/server.ts';
-import { apiErrorInfo } from '../../../src/kube/errors.ts';
-import { silentLogger } from '../../../src/log/logger.ts';
+import { startApiServer, type ApiServer } from '../../harness/apiserver/server.ts';
+import { apiErrorInfo } from '../../src/kube/errors.ts';
+import { silentLogger } from '../../src/log/logger.ts';
 import {
   startSimScheduler,
   type RunningSimScheduler,
-} from '../../../harness/scheduler/scheduler.ts';
-import { waitFor } from '../../support/wait.ts';
+} from '../../harness/scheduler/scheduler.ts';
+import { waitFor } from '../support/wait.ts';
 
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 

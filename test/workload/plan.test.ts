@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { planScenario, plannedDemand, spreadTimes } from '../../../harness/workload/plan.ts';
-import { parseScenario } from '../../../harness/workload/scenario.ts';
+import { planScenario, plannedDemand, spreadTimes } from '../../harness/workload/plan.ts';
+import { parseScenario } from '../../harness/workload/scenario.ts';
 
 const scenario = (steps: unknown[], durationSeconds = 60) =>
   parseScenario({ name: 't', durationSeconds, steps });

@@ -1,13 +1,13 @@
 import { expect } from 'chai';
 import type { V1Pod } from '@kubernetes/client-node';
-import { classifyAnswer, httpCniClient, ipConfigsRequest } from '../../../harness/kubelet/cni.ts';
+import { classifyAnswer, httpCniClient, ipConfigsRequest } from '../../harness/kubelet/cni.ts';
 import {
   scheduledAt,
   SimKubelet,
   type PodStatusWriter,
   type StatusWriteResult,
-} from '../../../harness/kubelet/kubelet.ts';
-import { ANNOTATION_SCHEDULED_AT } from '../../../harness/workload/pod.ts';
+} from '../../harness/kubelet/kubelet.ts';
+import { ANNOTATION_SCHEDULED_AT } from '../../harness/workload/pod.ts';
 import { startFakeCns, type FakeCns } from './fake-cns.ts';
 
 function pod(

@@ -11,7 +11,7 @@ import {
   pickNode,
   podsPerNode,
   type NodeView,
-} from '../../../harness/scheduler/pick.ts';
+} from '../../harness/scheduler/pick.ts';
 
 const view = (name: string, used: number, extra: Partial<NodeView> = {}): NodeView => ({
   name,

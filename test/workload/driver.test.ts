@@ -1,14 +1,14 @@
 import { expect } from 'chai';
 import type { V1Pod } from '@kubernetes/client-node';
-import type { Clock } from '../../../src/sim/clock.ts';
-import { WorkloadDriver, type PodApi } from '../../../harness/workload/driver.ts';
-import { planScenario } from '../../../harness/workload/plan.ts';
+import type { Clock } from '../../src/sim/clock.ts';
+import { WorkloadDriver, type PodApi } from '../../harness/workload/driver.ts';
+import { planScenario } from '../../harness/workload/plan.ts';
 import {
   ANNOTATION_SCHEDULED_AT,
   LABEL_GROUP,
   WORKLOAD_SELECTOR,
-} from '../../../harness/workload/pod.ts';
-import { parseScenario } from '../../../harness/workload/scenario.ts';
+} from '../../harness/workload/pod.ts';
+import { parseScenario } from '../../harness/workload/scenario.ts';
 
 /**
  * Virtual time: a sleep first lets pending work run (one macrotask), then

@@ -3,17 +3,17 @@
 import { expect } from 'chai';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { V1Pod } from '@kubernetes/client-node';
-import { startApiServer, type ApiServer } from '../../../harness/apiserver/server.ts';
-import { silentLogger } from '../../../src/log/logger.ts';
-import type { NodeNetworkConfig } from '../../../src/nnc/types.ts';
-import { checkClusterInvariants } from '../../../src/sim/invariants.ts';
-import { startSimKubelet } from '../../../harness/kubelet/start.ts';
-import { requestsByVerb } from '../../../src/sim/report/report.ts';
-import { WorkloadDriver } from '../../../harness/workload/driver.ts';
-import { kubePodApi } from '../../../harness/workload/kube.ts';
-import { planScenario } from '../../../harness/workload/plan.ts';
-import { WORKLOAD_SELECTOR } from '../../../harness/workload/pod.ts';
-import { parseScenario } from '../../../harness/workload/scenario.ts';
+import { startApiServer, type ApiServer } from '../../harness/apiserver/server.ts';
+import { silentLogger } from '../../src/log/logger.ts';
+import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
+import { checkClusterInvariants } from '../../src/sim/invariants.ts';
+import { startSimKubelet } from '../../harness/kubelet/start.ts';
+import { requestsByVerb } from '../../src/sim/report/report.ts';
+import { WorkloadDriver } from '../../harness/workload/driver.ts';
+import { kubePodApi } from '../../harness/workload/kube.ts';
+import { planScenario } from '../../harness/workload/plan.ts';
+import { WORKLOAD_SELECTOR } from '../../harness/workload/pod.ts';
+import { parseScenario } from '../../harness/workload/scenario.ts';
 import { startFakeCns, type FakeCns } from './fake-cns.ts';
 
 const IPS = ['10.240.0.10', '10.240.0.11', '10.240.0.12'];

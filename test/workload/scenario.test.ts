@@ -7,10 +7,10 @@ import {
   BUILT_IN_SCENARIO_NAMES,
   builtInScenario,
   DEFAULT_SCENARIO,
-} from '../../../harness/workload/builtins.ts';
-import { loadScenario, parseScenarioText } from '../../../harness/workload/load.ts';
-import { planScenario, plannedDemand } from '../../../harness/workload/plan.ts';
-import { parseScenario, ScenarioError } from '../../../harness/workload/scenario.ts';
+} from '../../harness/workload/builtins.ts';
+import { loadScenario, parseScenarioText } from '../../harness/workload/load.ts';
+import { planScenario, plannedDemand } from '../../harness/workload/plan.ts';
+import { parseScenario, ScenarioError } from '../../harness/workload/scenario.ts';
 
 const base = { name: 'x', durationSeconds: 30, steps: [{ at: 0, create: 1 }] };
 const bad = (doc: unknown, message: string) =>
