@@ -13,7 +13,7 @@ import { buildReport, renderReport } from '../src/sim/report/report.ts';
 import { clusterSample } from '../src/sim/report/sample.ts';
 import { planScenario } from '../harness/workload/plan.ts';
 import { parseScenario } from '../harness/workload/scenario.ts';
-import { startFakeCns, type FakeCns } from '../test/sim/kubelet/fake-cns.ts';
+import { startFakeCns, type FakeCns } from '../test/kubelet/fake-cns.ts';
 
 const NODES = Number(process.env.BENCH_NODES ?? 1000);
 const PODS = Number(process.env.BENCH_PODS ?? 30);

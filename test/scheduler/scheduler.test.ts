@@ -7,10 +7,7 @@ import { CoreV1Api, KubeConfig, PatchStrategy, setHeaderOptions } from '@kuberne
 import { startApiServer, type ApiServer } from '../../harness/apiserver/server.ts';
 import { apiErrorInfo } from '../../src/kube/errors.ts';
 import { silentLogger } from '../../src/log/logger.ts';
-import {
-  startSimScheduler,
-  type RunningSimScheduler,
-} from '../../harness/scheduler/scheduler.ts';
+import { startSimScheduler, type RunningSimScheduler } from '../../harness/scheduler/scheduler.ts';
 import { waitFor } from '../support/wait.ts';
 
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
