@@ -159,9 +159,12 @@ export class AzureBackend implements IpBackend {
         this.doubtful.delete(node.name);
         return result;
       } catch (err) {
-        // ARM refused the identity (a missing role assignment): nothing was
-        // written; the node says why (a Warning Event) instead of a bare retry.
+        // ARM refused the identity (a missing role assignment): the node says
+        // why (a Warning Event) instead of a bare retry. A refused poll comes
+        // after the write was accepted: the NIC is read afresh next time.
         if (armErrorKind(err) === 'forbidden') {
+          this.doubtful.add(node.name);
+          this.nics.delete(node.name);
           throw new NodeSetupError(
             'ArmForbidden',
             `node ${node.name}: ARM refused (403, check the role assignments): ${(err as Error).message}`,

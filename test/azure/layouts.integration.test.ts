@@ -147,6 +147,7 @@ describe('Azure backend: layouts and NIC rules on the strict emulator', function
           actions: [
             'Microsoft.Network/networkInterfaces/read',
             'Microsoft.Network/networkInterfaces/write',
+            'Microsoft.Network/locations/operations/read',
             'Microsoft.Network/virtualNetworks/subnets/read',
             'Microsoft.Network/virtualNetworks/subnets/join/action',
           ],
