@@ -107,7 +107,10 @@ export class NicDirectory {
 
   async lookup(node: NodeRef): Promise<FoundNic> {
     if (!node.providerID) {
-      throw new NodeSetupError('NoProviderID', `node ${node.name} has no spec.providerID`);
+      // Only the Node can cure these two: no backoff retry (a Node change looks again).
+      throw new NodeSetupError('NoProviderID', `node ${node.name} has no spec.providerID`, {
+        waitsForChange: true,
+      });
     }
     let vm: string;
     try {
@@ -123,7 +126,9 @@ export class NicDirectory {
         }
       }
     } catch (err) {
-      throw new NodeSetupError('BadProviderID', `node ${node.name}: ${(err as Error).message}`);
+      throw new NodeSetupError('BadProviderID', `node ${node.name}: ${(err as Error).message}`, {
+        waitsForChange: true,
+      });
     }
     const choose = () => {
       const nics = this.map.get(vm);

@@ -10,7 +10,8 @@ import type { FulfillerConfig } from '../../src/fulfiller/config.ts';
 import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
 import { startFulfiller } from '../../src/fulfiller/run.ts';
 import type { RunningFulfiller } from '../../src/fulfiller/run.ts';
-import { silentLogger } from '../../src/log/logger.ts';
+import { CaptureTransport } from '../../src/log/capture.ts';
+import { createLogger } from '../../src/log/logger.ts';
 import type { ClusterSubnetState } from '../../src/nnc/types.ts';
 import { CSS_PLURAL, dynamicContainers, GROUP } from '../../src/nnc/types.ts';
 import type { AzureCluster } from '../support/azure-cluster.ts';
@@ -31,6 +32,7 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
   this.timeout(30_000);
   let cluster: AzureCluster;
   let running: RunningFulfiller | undefined;
+  let logs: CaptureTransport;
 
   const start = async (
     cloud: EmulatedCloudOptions = {},
@@ -45,6 +47,7 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
     config: Partial<FulfillerConfig> = {},
     backend: { usageRefreshMs?: number; fullHoldMs?: number } = {},
   ): Promise<RunningFulfiller> => {
+    logs = new CaptureTransport();
     running = await startFulfiller({
       kc: cluster.kc,
       config: makeFulfillerConfig({
@@ -52,7 +55,7 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
         backoff: { initialMs: 20, maxMs: 200 },
         ...config,
       }),
-      logger: silentLogger(),
+      logger: createLogger({ transports: [logs], level: 'info' }),
       defaultMetrics: false,
       listen: { host: '127.0.0.1', port: 0 },
       backend: cluster.cloud.backendFactory({ qps: 1000, burst: 1000, retry: FAST_RETRY, backend }),
@@ -366,6 +369,13 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
     await new Promise((res) => setTimeout(res, 300));
     await r.fulfiller.whenIdle();
     const [a0, q0, e0] = [attempts(), armRequests(), warnings('NicNotInPodSubnet').length];
+    // Its log line says it waits for a change (no retry delay, and no
+    // `"retryInMs": null` in the JSON log, which is what Infinity becomes).
+    const failed = logs.find('node action failed').filter((r) => r.node === 'odd');
+    expect(failed).to.have.length(a0);
+    for (const r of failed) {
+      expect(r).to.include({ waitsForChange: true }).and.not.have.property('retryInMs');
+    }
     expect(a0).to.be.within(1, 3);
     expect(e0).to.be.within(1, a0);
     // The backoff (20 ms .. 200 ms here) would have retried it several times.

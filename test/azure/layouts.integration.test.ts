@@ -83,6 +83,28 @@ describe('Azure backend: layouts and NIC rules on the strict emulator', function
     expect(backend.needsRound(node, undefined)).to.equal(false);
   });
 
+  it('a node without a providerID, or with one that names no Azure VM, waits for a change (no backoff retry), no ARM call', async () => {
+    rig = await startRig();
+    const backend = backendFor(rig);
+    const cases: Array<[string | undefined, string]> = [
+      [undefined, 'NoProviderID'],
+      ['aws:///eu-west-1a/i-0123456789', 'BadProviderID'],
+      [
+        `azure:///subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Compute/disks/d`,
+        'BadProviderID',
+      ],
+    ];
+    for (const [providerID, reason] of cases) {
+      const err = await backend
+        .apply({ name: 'n', ...(providerID ? { providerID } : {}) }, { add: 2, remove: [] })
+        .catch((e: unknown) => e);
+      expect(err, providerID)
+        .to.be.instanceOf(NodeSetupError)
+        .and.include({ reason, waitsForChange: true });
+    }
+    expect(rig.em.requests).to.deep.equal([]);
+  });
+
   it('stops at the per-VM cap: an IpConfigurationLimit error and the metric, no failing PUT', async () => {
     rig = await startRig({ perVmCap: 256 });
     const [vm] = addNodes(rig, 1); // pod NIC layout: the primary NIC holds 1 of the VM's 256
