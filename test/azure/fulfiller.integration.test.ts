@@ -72,7 +72,7 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
       },
       15_000,
     );
-  const css = async () =>
+  const css = async (name = 'aks-pods') =>
     (await cluster.kc
       .makeApiClient(CustomObjectsApi)
       .getNamespacedCustomObject({
@@ -80,7 +80,7 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
         version: 'v1alpha1',
         namespace: NS,
         plural: CSS_PLURAL,
-        name: 'aks-pods',
+        name,
       })
       .catch(() => undefined)) as ClusterSubnetState | undefined;
   const warnings = (reason: string) =>
@@ -299,6 +299,44 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
       expect(r.fulfiller.stats().subnets[0]!.free).to.equal(27 - 2 - 2 - 17);
     });
   }
+
+  it("node subnet layout without --pod-subnet-id: each NNC names its NIC's subnet, one ClusterSubnetState per subnet in use", async () => {
+    await start({ layout: 'node-subnets' }, { resyncMs: 200 }, { usageRefreshMs: 100 });
+    // node-0 in aks-nodes, node-1 in aks-pods, node-2 a scale-set instance in aks-nodes.
+    const nodes = ['node-0', 'node-1', 'node-2'];
+    for (const n of nodes) await cluster.addNode(n);
+    for (const n of nodes) await cluster.setSpec(n, { requestedIPCount: 6 });
+    const ncs = await Promise.all(
+      nodes.map(async (n) => dynamicContainers(await filled(n, 6))[0]!),
+    );
+    expect(
+      ncs.map((nc) => [nc.subnetName, nc.subnetAddressSpace, nc.defaultGateway]),
+    ).to.deep.equal([
+      ['aks-nodes', '10.224.0.0/16', '10.224.0.1'],
+      ['aks-pods', '10.240.0.0/16', '10.240.0.1'],
+      ['aks-nodes', '10.224.0.0/16', '10.224.0.1'],
+    ]);
+    // Each subnet's CSS, exhausted or not by its own usage.
+    await waitFor('both CSS', async () =>
+      (await css('aks-nodes'))?.status?.exhausted === false &&
+      (await css('aks-pods'))?.status?.exhausted === false
+        ? true
+        : undefined,
+    );
+    // Each subnet's own usage (65,531 usable each; aks-nodes: 2 NICs + 2 × 7,
+    // aks-pods: 1 NIC + 7), once a usage read lands after the rounds (one in
+    // flight during a round errs towards less free).
+    const free = () =>
+      Object.fromEntries(running!.fulfiller.stats().subnets.map((x) => [x.name, x.free]));
+    await waitFor('each subnet its own usage', async () => {
+      const f = free();
+      return f['aks-nodes'] === 65_531 - 16 && f['aks-pods'] === 65_531 - 8 ? true : undefined;
+    }).catch((err: Error) => {
+      throw new Error(`${err.message}: ${JSON.stringify(free())}`);
+    });
+    expect(safetyViolations(cluster)).to.deep.equal([]);
+    expect(leaks(cluster)).to.deep.equal([]);
+  });
 
   it('a node that gets no NC primary (SubnetIsFull, usage not yet stale) flips the CSS at once', async () => {
     // /28: 11 usable. The usage is read at start and not again for a minute.

@@ -2,19 +2,23 @@
 // keep it current, and a usage read in flight while a round lands must not
 // wipe that round out (the read may have been counted before it).
 import { expect } from 'chai';
+import { parseSubnetId } from '../../src/azure/arm/ids.ts';
 import type { NicApi } from '../../src/azure/nic-api.ts';
 import { PodSubnet } from '../../src/azure/pod-subnet.ts';
+
+const ID =
+  '/subscriptions/s/resourceGroups/g/providers/Microsoft.Network/virtualNetworks/v/subnets/aks-pods';
 
 function fakeApi(): { api: NicApi; answerUsage: (inUse: number) => void } {
   let answer: (inUse: number) => void = () => {};
   const api = {
-    podSubnet: () =>
+    subnet: () =>
       Promise.resolve({
-        id: '/subscriptions/s/resourceGroups/g/providers/Microsoft.Network/virtualNetworks/v/subnets/aks-pods',
+        id: ID,
         name: 'aks-pods',
         addressPrefix: '10.240.0.0/24',
       }),
-    podSubnetUsage: () =>
+    subnetUsage: () =>
       new Promise((resolve) => {
         answer = (inUse) => resolve({ limit: 251, currentValue: inUse });
       }),
@@ -25,7 +29,7 @@ function fakeApi(): { api: NicApi; answerUsage: (inUse: number) => void } {
 describe('azure: pod subnet free count', () => {
   it('follows the rounds between usage reads', async () => {
     const { api, answerUsage } = fakeApi();
-    const subnet = new PodSubnet({ api });
+    const subnet = new PodSubnet({ api, ref: parseSubnetId(ID) });
     await subnet.get();
     const read = subnet.refresh();
     answerUsage(10);
@@ -37,7 +41,7 @@ describe('azure: pod subnet free count', () => {
 
   it('keeps a round that lands while a usage read is in flight', async () => {
     const { api, answerUsage } = fakeApi();
-    const subnet = new PodSubnet({ api });
+    const subnet = new PodSubnet({ api, ref: parseSubnetId(ID) });
     await subnet.get();
     const first = subnet.refresh();
     answerUsage(10);
