@@ -37,7 +37,7 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
   const start = async (
     cloud: EmulatedCloudOptions = {},
     config: Partial<FulfillerConfig> = {},
-    backend: { usageRefreshMs?: number; fullHoldMs?: number } = {},
+    backend: { usageRefreshMs?: number; fullHoldMs?: number; minRelistMs?: number } = {},
   ): Promise<RunningFulfiller> => {
     cluster = await startAzureCluster(cloud);
     return run(config, backend);
@@ -45,7 +45,7 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
   /** A fresh fulfiller (nothing cached) on the cluster. */
   const run = async (
     config: Partial<FulfillerConfig> = {},
-    backend: { usageRefreshMs?: number; fullHoldMs?: number } = {},
+    backend: { usageRefreshMs?: number; fullHoldMs?: number; minRelistMs?: number } = {},
   ): Promise<RunningFulfiller> => {
     logs = new CaptureTransport();
     running = await startFulfiller({
@@ -436,6 +436,34 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
     await new Promise((res) => setTimeout(res, 500));
     expect(attempts()).to.equal(a0 + 2);
     expect(cluster.cloud.emulator.requests.filter((q) => q.method !== 'GET')).to.deep.equal([]);
+    expect(safetyViolations(cluster)).to.deep.equal([]);
+  });
+
+  it("a NIC attached to an unfit node's VM is found at the next resync (ARM tells nobody: one NIC list, no Node change)", async () => {
+    // Relisting allowed at every resync here (the product's: once a minute).
+    const r = await start({}, { resyncMs: 60_000 }, { minRelistMs: 0 });
+    await cluster.addNode('odd', { layout: 'unfit' });
+    await cluster.setSpec('odd', { requestedIPCount: 8 });
+    await waitFor('the Warning Event on odd', async () =>
+      warnings('NicNotInPodSubnet').length > 0 ? true : undefined,
+    );
+    await r.fulfiller.whenIdle();
+    const lists = () =>
+      cluster.cloud.emulator.requests.filter((q) => q.operation === 'NetworkInterfaces.List')
+        .length;
+    // A pod NIC attached out of band: ARM sends no event, and nothing looks yet.
+    cluster.cloud.attachPodNic('odd');
+    const l0 = lists();
+    await new Promise((res) => setTimeout(res, 500));
+    expect(lists()).to.equal(l0);
+    expect(dynamicContainers((await cluster.get('odd'))!)).to.deep.equal([]);
+    // The resync looks at the unfit node again: one list finds the new NIC.
+    r.fulfiller.resync();
+    await filled('odd', 8);
+    expect(lists()).to.equal(l0 + 1);
+    expect(
+      cluster.cloud.emulator.requests.filter((q) => q.nic === 'odd-nic' && q.method !== 'GET'),
+    ).to.deep.equal([]);
     expect(safetyViolations(cluster)).to.deep.equal([]);
   });
 

@@ -121,6 +121,19 @@ export class EmulatedCloud {
     return vm.providerID;
   }
 
+  /** Attaches a NIC in the pod subnet to a node's VM (an unfit node made fit, out of band). */
+  attachPodNic(node: string): void {
+    const nic = `${node}-pod-nic`;
+    this.emulator.network.attachNic({
+      resourceGroup: CLOUD_RESOURCE_GROUP,
+      name: node,
+      nicName: nic,
+      subnetId: this.podSubnetId,
+      asgIds: [this.asgId],
+    });
+    this.nicKeys.set(node, { nic });
+  }
+
   private layoutOf(index: number): CloudLayout {
     if (this.layout === 'mixed')
       return (['pod-nic', 'node-subnet', 'scale-set'] as const)[index % 3]!;

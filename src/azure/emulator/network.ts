@@ -159,6 +159,16 @@ export class EmulatedNetwork {
     };
   }
 
+  /**
+   * Attaches a second NIC, its primary ipConfiguration in `subnetId`, to a VM
+   * added before (what an operator does to a stopped VM out of band).
+   */
+  attachNic(options: VmOptions & { nicName: string }): { name: string; id: string } {
+    const id = vmId(this.subscriptionId, options.resourceGroup, options.name);
+    const nic = { ...options, nicProperties: {}, primaryConfigProperties: {} };
+    return this.addNic(nic, options.nicName, options.subnetId, false, id);
+  }
+
   private addNic(
     options: VmOptions,
     nicName: string,
