@@ -7,7 +7,7 @@
 // scale-set instance) and `node-subnets` (no --pod-subnet-id: each NIC's own
 // subnet, two subnets, a scale-set instance).
 import { expect } from 'chai';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +21,24 @@ describe('embedded --backend azure end to end', function () {
   let work: string;
   before(() => (work = mkdtempSync(join(tmpdir(), 'embedded-azure-'))));
   after(() => rmSync(work, { recursive: true, force: true }));
+
+  it('--azure-layout: only with --backend azure, one of its layouts (exit 1, one line)', () => {
+    const run = (args: string[]) =>
+      spawnSync(BIN, ['embedded', ...args], {
+        encoding: 'utf8',
+        timeout: 30_000,
+        env: { ...process.env, XDG_STATE_HOME: work },
+      });
+    const cidr = run(['--azure-layout', 'node-subnets']);
+    expect(cidr.status, cidr.stderr).to.equal(1);
+    expect(cidr.stderr.trim().split('\n')).to.deep.equal([
+      'pool-monitor: --azure-layout needs --backend azure',
+    ]);
+    const bad = run(['--backend', 'azure', '--azure-layout', 'flat']);
+    expect(bad.status, bad.stderr).to.equal(1);
+    expect(bad.stderr.trim().split('\n')).to.have.length(1);
+    expect(bad.stderr).to.include('mixed, node-subnets');
+  });
 
   const layouts: Array<[string, RegExp]> = [
     ['mixed', /layout mixed, pod subnet 10\.240\.0\.0\/16, 4 qps, burst 20\)/],
