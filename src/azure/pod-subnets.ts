@@ -56,9 +56,8 @@ export class PodSubnets {
   /** Reads a subnet's name, prefix and usage now (a 403 is reported, not thrown). */
   async read(id: string): Promise<void> {
     const subnet = this.of(id);
-    const facts = await subnet.get().catch((e: unknown) => this.readFailed('subnet', e));
+    await subnet.get().catch((e: unknown) => this.readFailed('subnet', e));
     await subnet.refresh().catch((e: unknown) => this.readFailed('usage', e));
-    if (facts && !DNS_1123.test(facts.name)) this.warnOnce(facts.name, 'is not a Kubernetes name');
   }
 
   /**
@@ -73,8 +72,12 @@ export class PodSubnets {
     for (const subnet of this.byId.values()) {
       if (this.started) this.refreshInBackground(subnet);
       for (const info of subnet.info()) {
+        if (!DNS_1123.test(info.name)) this.warnOnce(info.name, 'is not a Kubernetes name');
         if (out.some((o) => o.name === info.name)) {
-          this.warnOnce(info.name, 'names two subnets in use: one ClusterSubnetState for both');
+          this.warnOnce(
+            info.name,
+            'is shared by two subnets in use: one ClusterSubnetState for both',
+          );
           continue;
         }
         out.push(info);
