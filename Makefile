@@ -43,7 +43,7 @@ bench: install
 
 # The Azure backend at the product's ARM budgets (writes 4/s, burst 20; reads
 # 10/s, burst 50): 1,000 nodes x 30 IPs through the real fulfiller, 198.5 s
-# measured (what make bench runs for bench/azure.ts).
+# and 206.5 s measured (bound 198.4 s; what make bench runs for bench/azure.ts).
 bench-azure-full: install
 	AZURE_QPS=4 AZURE_BURST=20 node $(NODE_FLAGS) bench/azure.ts 1000 30
 

@@ -15,7 +15,8 @@
 // `node bench/azure.ts` (make bench): 1,000 × 30 at the product's budgets
 // (writes 4/s, burst 20; reads 10/s, burst 50). `node bench/azure.ts NODES
 // IPS` with AZURE_QPS, AZURE_BURST, AZURE_READ_QPS, AZURE_READ_BURST and
-// WORKERS (default 8): one run.
+// WORKERS (default 8): one run. AZURE_LAYOUT=node-subnets: no --pod-subnet-id,
+// each NIC's own subnet (two subnets in use; a third of the nodes a scale set).
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { fileURLToPath } from 'node:url';
 import { startApiServer } from '../harness/apiserver/server.ts';
@@ -43,6 +44,7 @@ interface Run {
   readQps: number;
   readBurst: number;
   workers: number;
+  layout: 'mixed' | 'node-subnets';
 }
 
 const NS = 'kube-system';
@@ -58,6 +60,7 @@ async function bench(run: Run): Promise<Record<string, unknown>> {
   const cloud = new EmulatedCloud({
     podPrefix: '10.240.0.0/16',
     operationMs: EMBEDDED_OPERATION_MS,
+    layout: run.layout,
   });
   await cloud.start();
   const { kc, connections } = loadKubeConfig({ kubeconfig: server.kubeconfigPath });
@@ -134,6 +137,7 @@ async function bench(run: Run): Promise<Record<string, unknown>> {
   );
   return {
     bench: 'azure-fulfiller',
+    layout: run.layout,
     nodes: run.nodes,
     ipsPerNode: run.ips,
     budgets: {
@@ -179,6 +183,7 @@ const runs: Run[] = [
     ips: Number(process.argv[3] ?? 30),
     ...budgets,
     workers,
+    layout: process.env.AZURE_LAYOUT === 'node-subnets' ? 'node-subnets' : 'mixed',
   },
 ];
 for (const run of runs) console.log(JSON.stringify(await bench(run)));

@@ -8,6 +8,10 @@
 //   scale-set    an instance of the Uniform scale set `aks-pool`, its NIC in
 //                the pod subnet (written through the scale-set VM)
 //   mixed        (default) node 0 pod-nic, 1 node-subnet, 2 scale-set, 3 pod-nic...
+//   node-subnets no --pod-subnet-id: each VM's own NIC takes its pod IPs in
+//                its own subnet; node 0 in aks-nodes, 1 in aks-pods, 2 a
+//                scale-set instance in aks-nodes, 3 in aks-nodes... (two
+//                subnets in use, so two ClusterSubnetStates)
 // Every NIC's primary ipConfiguration is in an application security group,
 // so every new ipConfiguration must carry it too.
 import type { BackendFactory } from '../../src/fulfiller/backend.ts';
@@ -30,7 +34,7 @@ export interface EmulatedCloudOptions {
   /** How long a NIC PUT's operation runs (its polls say InProgress, Retry-After its length). */
   operationMs?: number;
   /** The layout of every node's VM; default 'mixed'. */
-  layout?: CloudLayout | 'mixed';
+  layout?: CloudLayout | 'mixed' | 'node-subnets';
   /** The identity's role assignments (absent: allowed everything). */
   roleAssignments?: RoleAssignment[];
   /** ARM's read/write buckets (default ARM's); false: none. */
@@ -50,7 +54,7 @@ export class EmulatedCloud {
   readonly nodeSubnetId: string;
   readonly podSubnetId: string;
   readonly asgId: string;
-  private readonly layout: CloudLayout | 'mixed';
+  private readonly layout: CloudLayout | 'mixed' | 'node-subnets';
   private readonly providerIDs = new Map<string, string>();
   /** Per node: its NIC's name, and its scale-set instance id when it is one. */
   private readonly nicKeys = new Map<string, { nic: string; scaleSet?: string }>();
@@ -88,13 +92,17 @@ export class EmulatedCloud {
   addNode(name: string, layout?: CloudLayout): string {
     const known = this.providerIDs.get(name);
     if (known) return known;
-    const chosen = layout ?? this.layoutOf(this.providerIDs.size);
+    const index = this.providerIDs.size;
+    const chosen = layout ?? this.layoutOf(index);
+    // Without a pod subnet, the node subnet layout's NICs are in either subnet.
+    const ownSubnet =
+      this.layout === 'node-subnets' && index % 3 !== 1 ? this.nodeSubnetId : this.podSubnetId;
     if (chosen === 'scale-set') {
       const instance = this.emulator.network.addScaleSetVm({
         resourceGroup: CLOUD_RESOURCE_GROUP,
         scaleSet: SCALE_SET,
         instanceId: String(this.scaleSetInstances++),
-        subnetId: this.podSubnetId,
+        subnetId: ownSubnet,
         asgIds: [this.asgId],
       });
       this.providerIDs.set(name, instance.providerID);
@@ -104,7 +112,7 @@ export class EmulatedCloud {
     const vm = this.emulator.network.addVm({
       resourceGroup: CLOUD_RESOURCE_GROUP,
       name,
-      subnetId: chosen === 'node-subnet' ? this.podSubnetId : this.nodeSubnetId,
+      subnetId: chosen === 'node-subnet' ? ownSubnet : this.nodeSubnetId,
       ...(chosen === 'pod-nic' ? { podNicSubnetId: this.podSubnetId } : {}),
       asgIds: [this.asgId],
     });
@@ -113,9 +121,24 @@ export class EmulatedCloud {
     return vm.providerID;
   }
 
+  /** Attaches a NIC in the pod subnet to a node's VM (an unfit node made fit, out of band). */
+  attachPodNic(node: string): void {
+    const nic = `${node}-pod-nic`;
+    this.emulator.network.attachNic({
+      resourceGroup: CLOUD_RESOURCE_GROUP,
+      name: node,
+      nicName: nic,
+      subnetId: this.podSubnetId,
+      asgIds: [this.asgId],
+    });
+    this.nicKeys.set(node, { nic });
+  }
+
   private layoutOf(index: number): CloudLayout {
-    if (this.layout !== 'mixed') return this.layout;
-    return (['pod-nic', 'node-subnet', 'scale-set'] as const)[index % 3]!;
+    if (this.layout === 'mixed')
+      return (['pod-nic', 'node-subnet', 'scale-set'] as const)[index % 3]!;
+    if (this.layout === 'node-subnets') return index % 3 === 2 ? 'scale-set' : 'node-subnet';
+    return this.layout;
   }
 
   /** The backend's settings for this cloud (token passed separately, see CLOUD_TOKEN). */
@@ -123,7 +146,8 @@ export class EmulatedCloud {
     return {
       subscriptionId: CLOUD_SUBSCRIPTION,
       resourceGroup: CLOUD_RESOURCE_GROUP,
-      podSubnetId: this.podSubnetId,
+      // The node subnet layout without --pod-subnet-id: each NIC's own subnet.
+      ...(this.layout === 'node-subnets' ? {} : { podSubnetId: this.podSubnetId }),
       endpoint: this.emulator.endpoint,
       ...(qps !== undefined ? { qps } : {}),
       ...(burst !== undefined ? { burst } : {}),

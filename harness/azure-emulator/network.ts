@@ -55,6 +55,8 @@ export interface AddedVm {
 interface Operation {
   id: string;
   nicKey: string;
+  /** The resource group of the resource the operation writes (where its polls are authorized). */
+  resourceGroupId: string;
   doneAt: number;
   failure?: ArmHttpError;
   settled: boolean;
@@ -69,6 +71,10 @@ const newEtag = (): string => `W/"${randomUUID()}"`;
 const key = (resourceGroup: string, name: string): string =>
   `${resourceGroup.toLowerCase()}/${name.toLowerCase()}`;
 const MAX_OPERATIONS = 20_000;
+
+/** `/subscriptions/S/resourceGroups/G` of an ARM resource id. */
+const resourceGroupIdOf = (id: string): string =>
+  /^\/subscriptions\/[^/]+\/resourceGroups\/[^/]+/i.exec(id)?.[0] ?? id;
 
 export class EmulatedNetwork {
   readonly subscriptionId: string;
@@ -151,6 +157,16 @@ export class EmulatedNetwork {
       nicId: pod.id,
       primaryNicName,
     };
+  }
+
+  /**
+   * Attaches a second NIC, its primary ipConfiguration in `subnetId`, to a VM
+   * added before (what an operator does to a stopped VM out of band).
+   */
+  attachNic(options: VmOptions & { nicName: string }): { name: string; id: string } {
+    const id = vmId(this.subscriptionId, options.resourceGroup, options.name);
+    const nic = { ...options, nicProperties: {}, primaryConfigProperties: {} };
+    return this.addNic(nic, options.nicName, options.subnetId, false, id);
   }
 
   private addNic(
@@ -413,6 +429,7 @@ export class EmulatedNetwork {
     const op: Operation = {
       id: randomUUID(),
       nicKey: k,
+      resourceGroupId: resourceGroupIdOf(String(stored.id)),
       doneAt: this.now() + this.operationMs,
       settled: false,
     };
@@ -455,6 +472,11 @@ export class EmulatedNetwork {
     if (this.operationMs > 0) this.busy.set(k, op.id);
     else this.settle();
     return { nic: structuredClone(nic), operationId: op.id };
+  }
+
+  /** The resource group an operation's resource is in (undefined: no such operation). */
+  operationScope(id: string): string | undefined {
+    return this.operations.get(id)?.resourceGroupId;
   }
 
   operation(id: string): OperationStatus | undefined {

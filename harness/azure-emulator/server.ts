@@ -265,6 +265,21 @@ export class ArmEmulator {
             scope: id,
           })),
         ];
+      // A poll is a read of the operation, authorized at the resource group of
+      // the resource its write changed: ARM's status URL is not under the
+      // resource, so a role at the resource alone starts the operation but
+      // cannot follow it (Azure docs, "Track asynchronous Azure operations",
+      // permission for tracking async status; MicrosoftDocs/azure-docs#111535).
+      // An unknown operation is the 404 below.
+      case 'AsyncOperation.Get':
+      case 'ComputeOperation.Get': {
+        const scope = this.network.operationScope(OP_PATH.exec(path)?.[1] ?? '');
+        const provider = operation === 'AsyncOperation.Get' ? 'Network' : 'Compute';
+        return [
+          scope ? { action: `Microsoft.${provider}/locations/operations/read`, scope } : undefined,
+          [],
+        ];
+      }
       case 'VirtualNetworks.ListUsage':
         return [
           {

@@ -3,6 +3,7 @@
 // and a workload scenario — ending with a report. SIGINT/SIGTERM end it
 // cleanly (exit 0, report printed); persistent invariant violations exit 1.
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { EMBEDDED_AZURE_LAYOUTS, type EmbeddedAzureLayout } from '../embedded/azure-report.ts';
 import { LOG_LEVELS, type LogLevel } from '../../src/log/levels.ts';
 import { BUILT_IN_SCENARIO_NAMES, DEFAULT_SCENARIO } from '../workload/builtins.ts';
 import { ScenarioError } from '../workload/scenario.ts';
@@ -21,6 +22,7 @@ interface EmbeddedFlags {
   logLevel: LogLevel;
   leakRate?: number;
   backend: 'cidr' | 'azure';
+  azureLayout?: EmbeddedAzureLayout;
   chaos?: number;
   seed?: number;
 }
@@ -86,6 +88,15 @@ export function embeddedCommand(): Command {
         .choices(['cidr', 'azure'])
         .default('cidr'),
     )
+    .addOption(
+      // Dev-only (hidden): which VM layout the emulated Azure has.
+      new Option(
+        '--azure-layout <layout>',
+        'with --backend azure: mixed (--pod-subnet-id; pod NIC, node subnet and scale-set nodes) or node-subnets (no --pod-subnet-id; nodes in two subnets, scale-set nodes)',
+      )
+        .choices([...EMBEDDED_AZURE_LAYOUTS])
+        .hideHelp(),
+    )
     .option('--report <file>', 'also write the report as JSON', writableFileOption('--report'))
     .option(
       '--log-file <file>',
@@ -116,6 +127,8 @@ export function embeddedCommand(): Command {
     .action(async (flags: EmbeddedFlags) => {
       if (flags.seed !== undefined && flags.chaos === undefined)
         throw new Error('--seed needs --chaos');
+      if (flags.azureLayout !== undefined && flags.backend !== 'azure')
+        throw new Error('--azure-layout needs --backend azure');
       if (flags.chaos !== undefined && flags.backend === 'azure')
         throw new Error(
           '--chaos runs the fulfiller as processes on the CIDR backend: it cannot be combined with --backend azure',
@@ -144,6 +157,7 @@ export function embeddedCommand(): Command {
             logLevel: flags.logLevel,
             ...(flags.leakRate !== undefined ? { leakRate: flags.leakRate } : {}),
             backend: flags.backend,
+            ...(flags.azureLayout !== undefined ? { azureLayout: flags.azureLayout } : {}),
             ...(flags.chaos !== undefined
               ? {
                   chaos: {

@@ -4,6 +4,12 @@
 
 export type EmbeddedBackend = 'cidr' | 'azure';
 
+/** The emulated VMs' layouts (EmulatedCloud): with --pod-subnet-id, or without. */
+export const EMBEDDED_AZURE_LAYOUTS = ['mixed', 'node-subnets'] as const;
+export type EmbeddedAzureLayout = (typeof EMBEDDED_AZURE_LAYOUTS)[number];
+/** The node subnet of the emulated VNet (the scenario's pod subnet is the other). */
+export const EMBEDDED_NODE_SUBNET = '10.224.0.0/16';
+
 export interface AzureReport {
   /** The write budget. */
   qps: number;

@@ -1,8 +1,10 @@
 // `embedded --backend azure`: the embedded cluster's Azure. The project's ARM
 // emulator on a loopback port, as strict as ARM (its README), with the pod
-// subnet of the scenario; a VM for every node (created in node order), the
-// even ones with a pod NIC, the odd ones with their one NIC in the pod
-// subnet (both layouts the backend serves); NIC operations that run a second
+// subnet of the scenario; a VM for every node (created in node order) in
+// the layout asked for (EmulatedCloud): `mixed` (--pod-subnet-id given: pod
+// NIC, node subnet and Uniform scale-set nodes in turn) or `node-subnets`
+// (no --pod-subnet-id: each NIC's own subnet, two subnets and a scale set);
+// NIC operations that run a second
 // and are polled at their Retry-After; ARM's read and write buckets. The
 // fulfiller's Azure backend talks to it through the real SDK with the
 // product's ARM budgets, and the report adds ARM requests by operation and
@@ -15,7 +17,8 @@ import {
   DEFAULT_AZURE_READ_BURST,
   DEFAULT_AZURE_READ_QPS,
 } from '../../src/azure/settings.ts';
-import type { AzureReport } from './azure-report.ts';
+import type { AzureReport, EmbeddedAzureLayout } from './azure-report.ts';
+import { EMBEDDED_NODE_SUBNET } from './azure-report.ts';
 
 export interface EmbeddedAzure {
   /** The backend the fulfiller runs on. */
@@ -33,12 +36,18 @@ export async function startEmbeddedAzure(
   podSubnet: string,
   nodeNames: readonly string[],
   budget: { qps?: number; burst?: number; readQps?: number; readBurst?: number } = {},
+  layout: EmbeddedAzureLayout = 'mixed',
 ): Promise<EmbeddedAzure> {
   const qps = budget.qps ?? DEFAULT_AZURE_QPS;
   const burst = budget.burst ?? DEFAULT_AZURE_BURST;
   const readQps = budget.readQps ?? DEFAULT_AZURE_READ_QPS;
   const readBurst = budget.readBurst ?? DEFAULT_AZURE_READ_BURST;
-  const cloud = new EmulatedCloud({ podPrefix: podSubnet, operationMs: EMBEDDED_OPERATION_MS });
+  const cloud = new EmulatedCloud({
+    podPrefix: podSubnet,
+    nodePrefix: EMBEDDED_NODE_SUBNET,
+    operationMs: EMBEDDED_OPERATION_MS,
+    layout,
+  });
   await cloud.start();
   const ids = new Map(nodeNames.map((name) => [name, cloud.addNode(name)]));
   return {

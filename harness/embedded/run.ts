@@ -34,7 +34,13 @@ import {
   type ProductAccessReport,
 } from './access.ts';
 import type { EmbeddedAzure } from './azure.ts';
-import { azureReportLines, type AzureReport, type EmbeddedBackend } from './azure-report.ts';
+import {
+  azureReportLines,
+  EMBEDDED_NODE_SUBNET,
+  type AzureReport,
+  type EmbeddedAzureLayout,
+  type EmbeddedBackend,
+} from './azure-report.ts';
 import { startEmbeddedCluster, WORKLOAD_NAMESPACE, type EmbeddedCluster } from './cluster.ts';
 import { startLeakRun, type LeakRun } from './leak-run.ts';
 import { leakLines, runLeaks, type LeakReport } from './leaks.ts';
@@ -77,6 +83,8 @@ export interface EmbeddedOptions {
   leakRate?: number;
   /** The fulfiller's backend: cidr (default) or azure (the ARM emulator, azure.ts). */
   backend?: EmbeddedBackend;
+  /** With the azure backend: the emulated VMs' layout (default mixed). */
+  azureLayout?: EmbeddedAzureLayout;
   /** Fail writes, drop watches, compact history, kill -9 the components (harness/embedded/chaos/). */
   chaos?: ChaosOptions;
 }
@@ -245,10 +253,15 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
     say(`  component logs (JSON lines, level ${opts.logLevel}): ${logFile}`);
     if (opts.backend === 'azure') {
       const { startEmbeddedAzure } = await import('./azure.ts');
-      azure = await startEmbeddedAzure(podSubnet, nodeNames);
+      const layout = opts.azureLayout ?? 'mixed';
+      azure = await startEmbeddedAzure(podSubnet, nodeNames, {}, layout);
       const { qps, burst } = azure.report();
+      const subnets =
+        layout === 'mixed'
+          ? `pod subnet ${podSubnet}`
+          : `no pod subnet id: each NIC's own subnet, ${EMBEDDED_NODE_SUBNET} or ${podSubnet}`;
       say(
-        `  fulfiller backend: azure (ARM emulator, pod subnet ${podSubnet}, ${qps} qps, burst ${burst})`,
+        `  fulfiller backend: azure (ARM emulator, layout ${layout}, ${subnets}, ${qps} qps, burst ${burst})`,
       );
     }
     cluster = await startEmbeddedCluster({

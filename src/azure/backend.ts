@@ -6,8 +6,10 @@
 // again with what still fits, then with no additions; never more than three
 // PUTs for one full round, so nothing loops hot (the fulfiller's backoff
 // spaces rounds). Releases never need an address and always go through.
-// The node's NIC is the VM's NIC in the pod subnet (nic-choice.ts); a VM
-// without one is refused with NicNotInPodSubnet before any write. Azure's
+// The node's NIC is the VM's NIC in the pod subnet, or without
+// --pod-subnet-id its primary NIC in its own subnet (nic-choice.ts); a VM
+// without one is refused with NicNotInPodSubnet before any write. Each pod
+// subnet in use has its own usage and CSS (pod-subnets.ts). Azure's
 // caps (256 per NIC, 256 per VM, the virtual network's) are counted before
 // the PUT and, when ARM reports one, not retried: the node is told why
 // (NodeSetupError → a Warning Event) and the limit counted. A 403 on a read
@@ -24,8 +26,10 @@ import { noArmMetrics } from './metrics.ts';
 import type { NicApi, NicRef } from './nic-api.ts';
 import { armErrorKind, nicLabel, nicRefOf, sameNicRef } from './nic-api.ts';
 import { NicDirectory } from './nic-directory.ts';
+import { nicSubnetId } from './nic-choice.ts';
 import { isManagedSecondary, planNic, planRelease } from './nic-plan.ts';
-import { PodSubnet } from './pod-subnet.ts';
+import type { PodSubnet } from './pod-subnet.ts';
+import { PodSubnets } from './pod-subnets.ts';
 import type {
   ApplyResult,
   IpBackend,
@@ -35,12 +39,10 @@ import type {
 } from '../fulfiller/backend.ts';
 import { NodeSetupError, SubnetFullError } from '../fulfiller/backend.ts';
 
-/** What a ClusterSubnetState may be named (a DNS-1123 subdomain). */
-const DNS_1123 = /^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/;
-
 export interface AzureBackendOptions {
   api: NicApi;
-  podSubnetId: string;
+  /** Absent: each node's pod IPs go in its own NIC's subnet (node subnet layout). */
+  podSubnetId?: string;
   metrics?: ArmMetricsSink;
   now?: () => number;
   newName?: () => string;
@@ -73,9 +75,9 @@ export class AzureBackend implements IpBackend {
     released: 0,
   };
   readonly directory: NicDirectory;
-  readonly podSubnet: PodSubnet;
+  readonly podSubnets: PodSubnets;
   private readonly api: NicApi;
-  private readonly podSubnetId: string;
+  private readonly podSubnetId: string | undefined;
   private readonly metrics: ArmMetricsSink;
   private readonly newName: () => string;
   private readonly preconditionRetries: number;
@@ -84,8 +86,6 @@ export class AzureBackend implements IpBackend {
   private readonly locks = new Map<string, Promise<unknown>>();
   /** Nodes whose last round failed after a write may have landed. */
   private readonly doubtful = new Set<string>();
-  private readonly logger: Logger | undefined;
-  private started = false;
 
   constructor(options: AzureBackendOptions) {
     this.api = options.api;
@@ -93,63 +93,40 @@ export class AzureBackend implements IpBackend {
     this.metrics = options.metrics ?? noArmMetrics;
     this.newName = options.newName ?? randomUUID;
     this.preconditionRetries = options.preconditionRetries ?? 5;
-    this.logger = options.logger;
     this.directory = new NicDirectory({
       list: () => options.api.list(),
       listScaleSet: (rg, ss) => options.api.listScaleSet(rg, ss),
-      podSubnetId: options.podSubnetId,
+      ...(options.podSubnetId ? { podSubnetId: options.podSubnetId } : {}),
       ...(options.now ? { now: options.now } : {}),
       ...(options.minRelistMs !== undefined ? { minRelistMs: options.minRelistMs } : {}),
     });
-    this.podSubnet = new PodSubnet({
+    this.podSubnets = new PodSubnets({
       api: options.api,
       ...(options.now ? { now: options.now } : {}),
       ...(options.usageRefreshMs !== undefined ? { usageRefreshMs: options.usageRefreshMs } : {}),
       ...(options.fullHoldMs !== undefined ? { fullHoldMs: options.fullHoldMs } : {}),
+      ...(options.logger ? { logger: options.logger } : {}),
     });
-  }
-
-  /** Reads the pod subnet and its usage (so subnets() has something to say) and lists the NICs. */
-  async start(): Promise<void> {
-    const subnet = await this.podSubnet.get().catch((e: unknown) => this.readFailed('subnet', e));
-    await this.podSubnet.refresh().catch((e: unknown) => this.readFailed('usage', e));
-    // The NICs as they are: a predecessor's interrupted rounds show in needsRound().
-    await this.directory.relist().catch((e: unknown) => this.readFailed('NIC list', e));
-    this.started = true;
-    if (subnet && !DNS_1123.test(subnet.name)) {
-      this.logger?.warn('pod subnet name is not a Kubernetes object name', {
-        subnet: subnet.name,
-        error: 'its ClusterSubnetState cannot be published under that name',
-      });
-    }
   }
 
   /**
-   * The pod subnet as last known. Asked often (each CSS update, the resync,
-   * metrics scrapes): a usage older than its refresh interval is re-read in
-   * the background, so the next answer follows what others took or freed.
+   * Reads the pod subnet and its usage (so subnets() has something to say)
+   * and lists the NICs; without --pod-subnet-id, the subnets of the NICs
+   * that already hold pod IPs.
    */
-  subnets(): SubnetInfo[] {
-    if (this.started) {
-      this.podSubnet.refreshIfStale().catch((err: unknown) => {
-        this.logger?.warn('pod subnet usage read failed', { error: (err as Error).message });
-      });
-      if (!this.podSubnet.known) {
-        this.podSubnet.get().catch((err: unknown) => {
-          this.logger?.warn('pod subnet read failed', { error: (err as Error).message });
-        });
-      }
+  async start(): Promise<void> {
+    if (this.podSubnetId) await this.podSubnets.read(this.podSubnetId);
+    // The NICs as they are: a predecessor's interrupted rounds show in needsRound().
+    await this.directory.relist().catch((e: unknown) => this.podSubnets.readFailed('NIC list', e));
+    if (!this.podSubnetId) {
+      for (const id of this.directory.subnetsInUse()) await this.podSubnets.read(id);
     }
-    return this.podSubnet.info();
+    this.podSubnets.started = true;
   }
 
-  /** A read at start that ARM refused (403): reported, not fatal. Anything else is. */
-  private readFailed(what: string, err: unknown): undefined {
-    if (armErrorKind(err) !== 'forbidden') throw err;
-    this.logger?.warn(`pod subnet ${what} read refused (403): check the role assignments`, {
-      error: (err as Error).message,
-    });
-    return undefined;
+  /** The pod subnets in use as last known (pod-subnets.ts). */
+  subnets(): SubnetInfo[] {
+    return this.podSubnets.info();
   }
 
   apply(node: NodeRef, change: PoolChange): Promise<ApplyResult> {
@@ -159,9 +136,12 @@ export class AzureBackend implements IpBackend {
         this.doubtful.delete(node.name);
         return result;
       } catch (err) {
-        // ARM refused the identity (a missing role assignment): nothing was
-        // written; the node says why (a Warning Event) instead of a bare retry.
+        // ARM refused the identity (a missing role assignment): the node says
+        // why (a Warning Event) instead of a bare retry. A refused poll comes
+        // after the write was accepted: the NIC is read afresh next time.
         if (armErrorKind(err) === 'forbidden') {
+          this.doubtful.add(node.name);
+          this.nics.delete(node.name);
           throw new NodeSetupError(
             'ArmForbidden',
             `node ${node.name}: ARM refused (403, check the role assignments): ${(err as Error).message}`,
@@ -187,8 +167,9 @@ export class AzureBackend implements IpBackend {
     const nic = this.nics.get(node.name) ?? this.directory.peek(node);
     if (!nic) return false;
     const listed = new Set((container?.ipAssignments ?? []).map((a) => a.name));
+    const subnet = this.subnetOf(nic);
     return (nic.ipConfigurations ?? []).some(
-      (c) => isManagedSecondary(c, this.podSubnetId) && c.privateIPAddress && !listed.has(c.name!),
+      (c) => subnet && isManagedSecondary(c, subnet) && c.privateIPAddress && !listed.has(c.name!),
     );
   }
 
@@ -211,8 +192,9 @@ export class AzureBackend implements IpBackend {
 
   private async round(node: NodeRef, change: PoolChange): Promise<ApplyResult> {
     const found = await this.directory.lookup(node);
-    const subnet = await this.podSubnet.get();
-    await this.podSubnet.refreshIfStale().catch((e: unknown) => this.readFailed('usage', e));
+    const pod = this.podSubnets.of(found.podSubnetId);
+    const subnet = await pod.get();
+    await pod.refreshIfStale().catch((e: unknown) => this.podSubnets.readFailed('usage', e));
     const cached = this.nicOf(node.name, found.ref);
     // A scale-set instance's NIC as listed carries the NIC's etag, not its VM's: read it first.
     let nic =
@@ -229,17 +211,11 @@ export class AzureBackend implements IpBackend {
       // While the subnet is known full, ask for no more than it has free:
       // a node asking again costs no failing PUT. (Free count unknown: this
       // round's own retries ask what they computed; other rounds nothing.)
-      const free = this.podSubnet.free;
-      const limit = !this.podSubnet.full
-        ? undefined
-        : free !== undefined
-          ? free
-          : fulls > 0
-            ? undefined
-            : 0;
+      const free = pod.free;
+      const limit = !pod.full ? undefined : free !== undefined ? free : fulls > 0 ? undefined : 0;
       const plan = planNic({
         nic,
-        podSubnetId: this.podSubnetId,
+        podSubnetId: found.podSubnetId,
         add,
         remove,
         known,
@@ -260,7 +236,7 @@ export class AzureBackend implements IpBackend {
         const written = await this.put(found.ref, plan.nic, nic.etag);
         this.nics.set(node.name, written);
         const taken = plan.added.length + (plan.createsPrimary ? 1 : 0);
-        this.count(taken, plan.removed.length);
+        this.count(pod, taken, plan.removed.length);
         return { held: this.held(node, written, subnet, found.nodeIP), short };
       } catch (err) {
         const kind = armErrorKind(err);
@@ -279,7 +255,7 @@ export class AzureBackend implements IpBackend {
         }
         if (kind !== 'subnet-full' && kind !== 'vnet-full') throw err;
         this.stats.subnetFull++;
-        this.podSubnet.markFull();
+        pod.markFull();
         short = true;
         fulls++;
         // The virtual network's cap: no address anywhere in it, nothing new this round.
@@ -287,10 +263,10 @@ export class AzureBackend implements IpBackend {
           this.metrics.limitReached('vnet');
           fulls = Math.max(fulls, 2);
         }
-        await this.podSubnet.refresh().catch((e: unknown) => this.readFailed('usage', e));
+        await pod.refresh().catch((e: unknown) => this.podSubnets.readFailed('usage', e));
         nic = await this.reread(node, found.ref);
         // Undefined: the usage is unknown (its read refused); the answer alone must do.
-        const free = this.podSubnet.free;
+        const free = pod.free;
         if (plan.createsPrimary && ((free !== undefined && free < 1) || fulls >= 3)) {
           throw new SubnetFullError(
             `pod subnet ${subnet.name} has no free address for node ${node.name}'s NC primary IP`,
@@ -319,11 +295,12 @@ export class AzureBackend implements IpBackend {
       throw err;
     });
     for (let attempt = 0; nic; attempt++) {
-      const plan = planRelease(nic, this.podSubnetId);
-      if (plan.removed.length === 0) break;
+      const subnet = this.subnetOf(nic);
+      const plan = subnet ? planRelease(nic, subnet) : undefined;
+      if (!subnet || !plan || plan.removed.length === 0) break;
       try {
         await this.put(found.ref, plan.nic, nic.etag);
-        this.count(0, plan.removed.length);
+        this.count(this.podSubnets.of(subnet), 0, plan.removed.length);
         break;
       } catch (err) {
         const kind = armErrorKind(err);
@@ -336,34 +313,18 @@ export class AzureBackend implements IpBackend {
     this.forget(node.name);
   }
 
-  /**
-   * The NIC of a node being let go: by its providerID while the Node exists;
-   * once it is gone, the NIC this process last wrote for it, else the NIC
-   * holding its NC primary address. Undefined: no such NIC any more.
-   */
+  /** The NIC of a node being let go (nic-directory.ts), or the one this process last wrote. */
   private async locate(
     node: NodeRef,
     container: NetworkContainer | undefined,
   ): Promise<NicRef | undefined> {
-    if (node.providerID) {
-      try {
-        return (await this.directory.lookup(node)).ref;
-      } catch (err) {
-        if (err instanceof NodeSetupError) return undefined;
-        throw err;
-      }
-    }
-    const cached = this.nics.get(node.name);
-    if (cached?.name) return nicRefOf(cached);
-    if (!container?.primaryIP) return undefined;
-    const nic = await this.directory.findByNcPrimary(container.primaryIP);
-    // Azure may have handed a gone VM's NC primary address to another NIC:
-    // that NIC is this node's only if its own primary address is the node's too.
-    const nodeIP =
-      (nic && this.directory.nodeIpOf(nic)) ??
-      nic?.ipConfigurations?.find((c) => c.primary === true)?.privateIPAddress;
-    if (!nic?.name || (container.nodeIP && nodeIP !== container.nodeIP)) return undefined;
-    return nicRefOf(nic);
+    const cached = node.providerID ? undefined : this.nics.get(node.name);
+    return cached?.name ? nicRefOf(cached) : this.directory.locate(node, container);
+  }
+
+  /** The subnet a NIC's pod IPs are in: --pod-subnet-id, else its own. */
+  private subnetOf(nic: NetworkInterface): string | undefined {
+    return this.podSubnetId ?? nicSubnetId(nic);
   }
 
   private forget(node: string): void {
@@ -419,11 +380,11 @@ export class AzureBackend implements IpBackend {
     return held;
   }
 
-  private count(taken: number, freed: number): void {
+  private count(pod: PodSubnet, taken: number, freed: number): void {
     this.stats.allocated += taken;
     this.stats.released += freed;
     this.metrics.allocated(taken);
     this.metrics.released(freed);
-    this.podSubnet.record(taken, freed);
+    pod.record(taken, freed);
   }
 }

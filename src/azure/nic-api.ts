@@ -52,15 +52,15 @@ export interface NicApi {
    * re-read: resolves to the NIC as written.
    */
   put(ref: NicRef, nic: NetworkInterface, etag: string | undefined): Promise<NetworkInterface>;
-  podSubnet(): Promise<Subnet>;
-  /** The pod subnet's entry of virtualNetworks.listUsage; undefined when absent. */
-  podSubnetUsage(): Promise<VirtualNetworkUsage | undefined>;
+  /** A pod subnet (its name and prefix). */
+  subnet(ref: SubnetRef): Promise<Subnet>;
+  /** The subnet's entry of its virtual network's listUsage; undefined when absent. */
+  subnetUsage(ref: SubnetRef): Promise<VirtualNetworkUsage | undefined>;
 }
 
 export function sdkNicApi(
   client: NetworkManagementClient,
   resourceGroup: string,
-  podSubnet: SubnetRef,
   /** Poll interval when the service gives no Retry-After (the SDK's default: 2 s). */
   pollIntervalMs?: number,
   /** The Compute client (its own budget), for Uniform scale-set instances. */
@@ -138,14 +138,13 @@ export function sdkNicApi(
       // The poller's last read is the VM as written: its etag is the next If-Match.
       return scaleSetNic(ref, written.etag);
     },
-    podSubnet: () =>
-      client.subnets.get(podSubnet.resourceGroup, podSubnet.virtualNetwork, podSubnet.subnet),
-    podSubnetUsage: async () => {
+    subnet: (ref) => client.subnets.get(ref.resourceGroup, ref.virtualNetwork, ref.subnet),
+    subnetUsage: async (ref) => {
       for await (const usage of client.virtualNetworks.listUsage(
-        podSubnet.resourceGroup,
-        podSubnet.virtualNetwork,
+        ref.resourceGroup,
+        ref.virtualNetwork,
       )) {
-        if (sameArmId(usage.id, podSubnet.id)) return usage;
+        if (sameArmId(usage.id, ref.id)) return usage;
       }
       return undefined;
     },

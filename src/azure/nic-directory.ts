@@ -19,6 +19,7 @@ import type { NicRef } from './nic-api.ts';
 import { nicRefOf } from './nic-api.ts';
 import { chooseNic } from './nic-choice.ts';
 import { NC_PRIMARY_NAME } from './nic-plan.ts';
+import type { NetworkContainer } from '../nnc/types.ts';
 import type { NodeRef } from '../fulfiller/backend.ts';
 import { NodeSetupError } from '../fulfiller/backend.ts';
 
@@ -27,8 +28,11 @@ export interface NicDirectoryOptions {
   list: () => AsyncIterable<NetworkInterface>;
   /** Every NIC of a Uniform scale set. */
   listScaleSet?: (resourceGroup: string, scaleSet: string) => AsyncIterable<NetworkInterface>;
-  /** The pod subnet: the node's NIC is the VM's NIC whose primary ipConfiguration is in it. */
-  podSubnetId: string;
+  /**
+   * The pod subnet: the node's NIC is the VM's NIC whose primary
+   * ipConfiguration is in it. Absent: the VM's primary NIC, in its own subnet.
+   */
+  podSubnetId?: string;
   now?: () => number;
   /** Shortest time between two lists, in ms (default 60 s). */
   minRelistMs?: number;
@@ -40,6 +44,8 @@ export interface FoundNic {
   ref: NicRef;
   /** The NIC as the list showed it (its etag may be stale by now). */
   listed: NetworkInterface;
+  /** The subnet its pod IPs go in. */
+  podSubnetId: string;
   /** The VM's own address (its primary NIC's primary IP). */
   nodeIP?: string;
   /** ipConfigurations on the VM's other NICs. */
@@ -107,7 +113,10 @@ export class NicDirectory {
 
   async lookup(node: NodeRef): Promise<FoundNic> {
     if (!node.providerID) {
-      throw new NodeSetupError('NoProviderID', `node ${node.name} has no spec.providerID`);
+      // Only the Node can cure these two: no backoff retry (a Node change looks again).
+      throw new NodeSetupError('NoProviderID', `node ${node.name} has no spec.providerID`, {
+        waitsForChange: true,
+      });
     }
     let vm: string;
     try {
@@ -123,7 +132,9 @@ export class NicDirectory {
         }
       }
     } catch (err) {
-      throw new NodeSetupError('BadProviderID', `node ${node.name}: ${(err as Error).message}`);
+      throw new NodeSetupError('BadProviderID', `node ${node.name}: ${(err as Error).message}`, {
+        waitsForChange: true,
+      });
     }
     const choose = () => {
       const nics = this.map.get(vm);
@@ -161,6 +172,7 @@ export class NicDirectory {
       name: choice.nic.name!,
       ref: nicRefOf(choice.nic),
       listed: choice.nic,
+      podSubnetId: choice.podSubnetId,
       otherConfigs: choice.otherConfigs,
       ...(choice.nodeIP ? { nodeIP: choice.nodeIP } : {}),
     };
@@ -180,12 +192,52 @@ export class NicDirectory {
     return nic;
   }
 
+  /**
+   * The NIC of a node being let go: by its providerID while the Node exists;
+   * once it is gone, the NIC holding its NC primary address. Undefined: no
+   * such NIC any more.
+   */
+  async locate(
+    node: NodeRef,
+    container: NetworkContainer | undefined,
+  ): Promise<NicRef | undefined> {
+    if (node.providerID) {
+      try {
+        return (await this.lookup(node)).ref;
+      } catch (err) {
+        if (err instanceof NodeSetupError) return undefined;
+        throw err;
+      }
+    }
+    if (!container?.primaryIP) return undefined;
+    const nic = await this.findByNcPrimary(container.primaryIP);
+    // Azure may have handed a gone VM's NC primary address to another NIC:
+    // that NIC is this node's only if its own primary address is the node's too.
+    const nodeIP =
+      (nic && this.nodeIpOf(nic)) ??
+      nic?.ipConfigurations?.find((c) => c.primary === true)?.privateIPAddress;
+    if (!nic?.name || (container.nodeIP && nodeIP !== container.nodeIP)) return undefined;
+    return nicRefOf(nic);
+  }
+
   /** The address of the VM a NIC belongs to (its primary NIC's primary IP), as last listed. */
   nodeIpOf(nic: NetworkInterface): string | undefined {
     const vm = nic.virtualMachine?.id?.replace(/\/$/, '').toLowerCase();
     const nics = vm ? this.map.get(vm) : undefined;
     const choice = nics ? chooseNic(nics, this.options.podSubnetId) : undefined;
     return choice && 'nic' in choice ? choice.nodeIP : undefined;
+  }
+
+  /** The pod subnets of the NICs, as last listed, that hold a node's network container. */
+  subnetsInUse(): string[] {
+    const ids = new Map<string, string>();
+    for (const nics of this.map.values()) {
+      const choice = chooseNic(nics, this.options.podSubnetId);
+      if (!('nic' in choice)) continue;
+      const holds = (choice.nic.ipConfigurations ?? []).some((c) => c.name === NC_PRIMARY_NAME);
+      if (holds) ids.set(choice.podSubnetId.toLowerCase(), choice.podSubnetId);
+    }
+    return [...ids.values()];
   }
 
   /** Forgets a node's NIC (it is gone): its next lookup lists again, at most once a minute. */

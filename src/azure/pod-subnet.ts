@@ -7,17 +7,21 @@
 import { gatewayOf, parseCidr, usableCount } from '../fulfiller/cidr.ts';
 import type { PodSubnetFacts } from './container.ts';
 import { podSubnetFacts } from './container.ts';
+import type { SubnetRef } from './arm/ids.ts';
 import type { NicApi } from './nic-api.ts';
 import type { SubnetInfo } from '../fulfiller/backend.ts';
 
 export interface PodSubnetOptions {
   api: NicApi;
+  /** Which subnet. */
+  ref: SubnetRef;
   now?: () => number;
   usageRefreshMs?: number;
   fullHoldMs?: number;
 }
 
 export class PodSubnet {
+  readonly ref: SubnetRef;
   private readonly api: NicApi;
   private readonly now: () => number;
   private readonly usageRefreshMs: number;
@@ -33,6 +37,7 @@ export class PodSubnet {
 
   constructor(options: PodSubnetOptions) {
     this.api = options.api;
+    this.ref = options.ref;
     this.now = options.now ?? Date.now;
     this.usageRefreshMs = options.usageRefreshMs ?? 30_000;
     this.fullHoldMs = options.fullHoldMs ?? 30_000;
@@ -42,7 +47,7 @@ export class PodSubnet {
   async get(): Promise<PodSubnetFacts> {
     if (this.facts) return this.facts;
     this.factsInFlight ??= this.api
-      .podSubnet()
+      .subnet(this.ref)
       .then((s) => (this.facts = podSubnetFacts(s)))
       .finally(() => (this.factsInFlight = undefined));
     return this.factsInFlight;
@@ -60,7 +65,7 @@ export class PodSubnet {
     this.usageInFlight ??= (async () => {
       this.deltaDuringRead = 0;
       try {
-        const u = await this.api.podSubnetUsage();
+        const u = await this.api.subnetUsage(this.ref);
         const limit = u?.limit ?? -1;
         // Rounds that landed while the read was on its way may or may not be
         // in its count: add them, erring towards less free (the next read

@@ -9,8 +9,11 @@ export interface AzureSettings {
   subscriptionId: string;
   /** The resource group holding the nodes' NICs. */
   resourceGroup: string;
-  /** Full ARM id of the pod subnet. */
-  podSubnetId: string;
+  /**
+   * Full ARM id of the pod subnet. Absent: each node's pod IPs go in its own
+   * NIC's subnet (node subnet layout).
+   */
+  podSubnetId?: string;
   endpoint?: string;
   /** Bearer token file; absent: DefaultAzureCredential. */
   tokenFile?: string;
@@ -34,9 +37,10 @@ const RESOURCE_GROUP = /^[-\w.()]{1,90}$/u;
 
 /** Validates settings; throws a one-line error naming the flag. */
 export function validateAzureSettings(s: AzureSettings): Required<
-  Omit<AzureSettings, 'tokenFile'>
+  Omit<AzureSettings, 'tokenFile' | 'podSubnetId'>
 > & {
   tokenFile?: string;
+  podSubnetId?: string;
 } {
   if (!SUBSCRIPTION.test(s.subscriptionId ?? '')) {
     throw new Error(
@@ -48,17 +52,7 @@ export function validateAzureSettings(s: AzureSettings): Required<
       `--azure-resource-group: invalid resource group name "${s.resourceGroup ?? ''}"`,
     );
   }
-  let subnet;
-  try {
-    subnet = parseSubnetId(s.podSubnetId ?? '');
-  } catch (err) {
-    throw new Error(`--pod-subnet-id: ${(err as Error).message}`);
-  }
-  if (subnet.subscriptionId.toLowerCase() !== s.subscriptionId.toLowerCase()) {
-    throw new Error(
-      `--pod-subnet-id is in subscription ${subnet.subscriptionId}, not in --azure-subscription-id ${s.subscriptionId}`,
-    );
-  }
+  if (s.podSubnetId !== undefined) checkPodSubnetId(s.podSubnetId, s.subscriptionId);
   let endpoint: string;
   try {
     endpoint = checkEndpoint(s.endpoint ?? DEFAULT_ARM_ENDPOINT);
@@ -72,4 +66,18 @@ export function validateAzureSettings(s: AzureSettings): Required<
   const readBurst = s.readBurst ?? DEFAULT_AZURE_READ_BURST;
   validateBucket({ qps: readQps, burst: readBurst }, '--azure-read');
   return { ...s, endpoint, qps, burst, readQps, readBurst };
+}
+
+function checkPodSubnetId(id: string, subscriptionId: string): void {
+  let subnet;
+  try {
+    subnet = parseSubnetId(id);
+  } catch (err) {
+    throw new Error(`--pod-subnet-id: ${(err as Error).message}`);
+  }
+  if (subnet.subscriptionId.toLowerCase() !== subscriptionId.toLowerCase()) {
+    throw new Error(
+      `--pod-subnet-id is in subscription ${subnet.subscriptionId}, not in --azure-subscription-id ${subscriptionId}`,
+    );
+  }
 }

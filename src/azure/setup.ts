@@ -7,7 +7,6 @@ import type { BackendFactory } from '../fulfiller/backend.ts';
 import { createArmClient, createComputeClient } from './arm/client.ts';
 import type { BearerTokenSource } from './arm/credentials.ts';
 import { defaultCredentialSource, TokenFileSource } from './arm/credentials.ts';
-import { parseSubnetId } from './arm/ids.ts';
 import type { RetryOptions } from './arm/policies.ts';
 import { ArmBudget } from './arm/budget.ts';
 import { AzureBackend } from './backend.ts';
@@ -61,11 +60,11 @@ export async function createAzureBackend(
   };
   const client = createArmClient({ ...common, bucket: budget });
   const compute = createComputeClient({ ...common, bucket: computeBudget });
-  const api = sdkNicApi(client, s.resourceGroup, parseSubnetId(s.podSubnetId), undefined, compute);
+  const api = sdkNicApi(client, s.resourceGroup, undefined, compute);
   const backend = new AzureBackend({
     ...extra.backend,
     api,
-    podSubnetId: s.podSubnetId,
+    ...(s.podSubnetId ? { podSubnetId: s.podSubnetId } : {}),
     ...(metrics ? { metrics } : {}),
   });
   return { backend, budget, computeBudget, tokens };

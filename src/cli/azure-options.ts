@@ -44,7 +44,10 @@ export function azureOptions(): Option[] {
     new Option('--azure-resource-group <name>', "resource group holding the nodes' NICs").env(
       'AZURE_RESOURCE_GROUP',
     ),
-    new Option('--pod-subnet-id <id>', 'full ARM id of the pod subnet').env('AZURE_POD_SUBNET_ID'),
+    new Option(
+      '--pod-subnet-id <id>',
+      "full ARM id of the pod subnet (without it: each node's pod IPs in its own NIC's subnet)",
+    ).env('AZURE_POD_SUBNET_ID'),
     new Option(
       '--azure-endpoint <url>',
       `ARM endpoint (default ${DEFAULT_ARM_ENDPOINT}; http only to loopback)`,
@@ -72,7 +75,6 @@ export function azureOptions(): Option[] {
 const REQUIRED: Array<[keyof AzureFlags, string, string]> = [
   ['azureSubscriptionId', '--azure-subscription-id', 'AZURE_SUBSCRIPTION_ID'],
   ['azureResourceGroup', '--azure-resource-group', 'AZURE_RESOURCE_GROUP'],
-  ['podSubnetId', '--pod-subnet-id', 'AZURE_POD_SUBNET_ID'],
 ];
 
 /** The settings the flags give; throws a one-line error naming the missing or bad flag. */
@@ -83,7 +85,7 @@ export function azureSettingsFromFlags(flags: AzureFlags): AzureSettings {
   const settings: AzureSettings = {
     subscriptionId: flags.azureSubscriptionId!,
     resourceGroup: flags.azureResourceGroup!,
-    podSubnetId: flags.podSubnetId!,
+    ...(flags.podSubnetId ? { podSubnetId: flags.podSubnetId } : {}),
     ...(flags.azureEndpoint ? { endpoint: flags.azureEndpoint } : {}),
     ...(flags.azureTokenFile ? { tokenFile: flags.azureTokenFile } : {}),
     qps: flags.azureQps ?? DEFAULT_AZURE_QPS,

@@ -210,7 +210,7 @@ export function fulfillerCommand(): Command {
       backend: flags.backend,
       ...(azure
         ? {
-            podSubnetId: azure.podSubnetId,
+            podSubnetId: azure.podSubnetId ?? "none: each NIC's own subnet",
             armEndpoint: azure.endpoint ?? 'default',
             credential: azure.tokenFile ? 'token file' : 'DefaultAzureCredential',
             azureQps: azure.qps,

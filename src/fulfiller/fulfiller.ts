@@ -688,10 +688,11 @@ export class Fulfiller {
       },
       onError: (name, error, retryInMs) => {
         this.counters.failures++;
+        // Infinity (no retry before a change) would read `null` in the JSON log.
         this.log.warn('node action failed', {
           node: name,
           error: apiErrorInfo(error).message,
-          retryInMs,
+          ...(Number.isFinite(retryInMs) ? { retryInMs } : { waitsForChange: true }),
         });
       },
     });

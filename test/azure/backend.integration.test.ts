@@ -10,7 +10,6 @@ import { TokenBucket } from '../../src/azure/arm/token-bucket.ts';
 import { AzureBackend } from '../../src/azure/backend.ts';
 import { ArmMetrics } from '../../src/azure/metrics.ts';
 import { sdkNicApi } from '../../src/azure/nic-api.ts';
-import { parseSubnetId } from '../../src/azure/arm/ids.ts';
 import type { NodeRef } from '../../src/fulfiller/backend.ts';
 import { SubnetFullError } from '../../src/fulfiller/backend.ts';
 import type { NetworkContainer } from '../../src/nnc/types.ts';
@@ -28,7 +27,7 @@ function backendFor(
 ) {
   const client = clientFor(rig, options);
   return new AzureBackend({
-    api: sdkNicApi(client, RG, parseSubnetId(rig.podSubnetId), 10),
+    api: sdkNicApi(client, RG, 10),
     podSubnetId: rig.podSubnetId,
     ...extra,
   });

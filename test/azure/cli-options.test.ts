@@ -51,6 +51,13 @@ describe('--azure-* flags', () => {
     });
   });
 
+  it("--pod-subnet-id is optional (node subnet layout: each NIC's own subnet)", () => {
+    const flags = parse(['--azure-subscription-id', SUB, '--azure-resource-group', 'g']);
+    const settings = azureSettingsFromFlags(flags);
+    expect(settings).to.not.have.property('podSubnetId');
+    expect(settings).to.include({ subscriptionId: SUB, resourceGroup: 'g' });
+  });
+
   it('names what is missing or bad', () => {
     expect(() => azureSettingsFromFlags(parse([]))).to.throw(
       '--azure-subscription-id (or AZURE_SUBSCRIPTION_ID) is required with --backend azure',

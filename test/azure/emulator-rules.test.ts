@@ -177,10 +177,32 @@ describe('ARM emulator: the rules ARM keeps (real SDK)', () => {
       scope: rig.podSubnetId,
       actions: ['Microsoft.Network/virtualNetworks/subnets/join/action'],
     });
+    // The write is accepted; following its operation is a read at the NIC's
+    // resource group, which the NIC write alone does not grant.
+    const poll = await failure(
+      client.networkInterfaces.createOrUpdate(RG, vm!.nicName, plus(nic, rig.podSubnetId, ['x'])),
+    );
+    expect(poll).to.include({ statusCode: 403, code: 'AuthorizationFailed' });
+    expect(poll.message).to.include(
+      `perform action 'Microsoft.Network/locations/operations/read' over scope '${rg}'`,
+    );
+    // At the NIC itself it is not enough: the status URL is not under the NIC.
+    rig.em.roleAssignments!.push({
+      scope: `${rg}/providers/Microsoft.Network/networkInterfaces/${vm!.nicName}`,
+      actions: ['Microsoft.Network/locations/operations/read'],
+    });
+    const again = await failure(
+      client.networkInterfaces.createOrUpdate(RG, vm!.nicName, plus(nic, rig.podSubnetId, ['y'])),
+    );
+    expect(again).to.include({ statusCode: 403, code: 'AuthorizationFailed' });
+    rig.em.roleAssignments!.push({
+      scope: rg,
+      actions: ['Microsoft.Network/locations/operations/read'],
+    });
     const ok = await client.networkInterfaces.createOrUpdate(
       RG,
       vm!.nicName,
-      plus(nic, rig.podSubnetId, ['x']),
+      plus(nic, rig.podSubnetId, ['z']),
     );
     expect(ok.ipConfigurations).to.have.length(2);
   });

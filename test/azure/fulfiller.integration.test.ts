@@ -10,7 +10,8 @@ import type { FulfillerConfig } from '../../src/fulfiller/config.ts';
 import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
 import { startFulfiller } from '../../src/fulfiller/run.ts';
 import type { RunningFulfiller } from '../../src/fulfiller/run.ts';
-import { silentLogger } from '../../src/log/logger.ts';
+import { CaptureTransport } from '../../src/log/capture.ts';
+import { createLogger } from '../../src/log/logger.ts';
 import type { ClusterSubnetState } from '../../src/nnc/types.ts';
 import { CSS_PLURAL, dynamicContainers, GROUP } from '../../src/nnc/types.ts';
 import type { AzureCluster } from '../support/azure-cluster.ts';
@@ -31,11 +32,12 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
   this.timeout(30_000);
   let cluster: AzureCluster;
   let running: RunningFulfiller | undefined;
+  let logs: CaptureTransport;
 
   const start = async (
     cloud: EmulatedCloudOptions = {},
     config: Partial<FulfillerConfig> = {},
-    backend: { usageRefreshMs?: number; fullHoldMs?: number } = {},
+    backend: { usageRefreshMs?: number; fullHoldMs?: number; minRelistMs?: number } = {},
   ): Promise<RunningFulfiller> => {
     cluster = await startAzureCluster(cloud);
     return run(config, backend);
@@ -43,8 +45,9 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
   /** A fresh fulfiller (nothing cached) on the cluster. */
   const run = async (
     config: Partial<FulfillerConfig> = {},
-    backend: { usageRefreshMs?: number; fullHoldMs?: number } = {},
+    backend: { usageRefreshMs?: number; fullHoldMs?: number; minRelistMs?: number } = {},
   ): Promise<RunningFulfiller> => {
+    logs = new CaptureTransport();
     running = await startFulfiller({
       kc: cluster.kc,
       config: makeFulfillerConfig({
@@ -52,7 +55,7 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
         backoff: { initialMs: 20, maxMs: 200 },
         ...config,
       }),
-      logger: silentLogger(),
+      logger: createLogger({ transports: [logs], level: 'info' }),
       defaultMetrics: false,
       listen: { host: '127.0.0.1', port: 0 },
       backend: cluster.cloud.backendFactory({ qps: 1000, burst: 1000, retry: FAST_RETRY, backend }),
@@ -69,7 +72,7 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
       },
       15_000,
     );
-  const css = async () =>
+  const css = async (name = 'aks-pods') =>
     (await cluster.kc
       .makeApiClient(CustomObjectsApi)
       .getNamespacedCustomObject({
@@ -77,7 +80,7 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
         version: 'v1alpha1',
         namespace: NS,
         plural: CSS_PLURAL,
-        name: 'aks-pods',
+        name,
       })
       .catch(() => undefined)) as ClusterSubnetState | undefined;
   const warnings = (reason: string) =>
@@ -297,6 +300,44 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
     });
   }
 
+  it("node subnet layout without --pod-subnet-id: each NNC names its NIC's subnet, one ClusterSubnetState per subnet in use", async () => {
+    await start({ layout: 'node-subnets' }, { resyncMs: 200 }, { usageRefreshMs: 100 });
+    // node-0 in aks-nodes, node-1 in aks-pods, node-2 a scale-set instance in aks-nodes.
+    const nodes = ['node-0', 'node-1', 'node-2'];
+    for (const n of nodes) await cluster.addNode(n);
+    for (const n of nodes) await cluster.setSpec(n, { requestedIPCount: 6 });
+    const ncs = await Promise.all(
+      nodes.map(async (n) => dynamicContainers(await filled(n, 6))[0]!),
+    );
+    expect(
+      ncs.map((nc) => [nc.subnetName, nc.subnetAddressSpace, nc.defaultGateway]),
+    ).to.deep.equal([
+      ['aks-nodes', '10.224.0.0/16', '10.224.0.1'],
+      ['aks-pods', '10.240.0.0/16', '10.240.0.1'],
+      ['aks-nodes', '10.224.0.0/16', '10.224.0.1'],
+    ]);
+    // Each subnet's CSS, exhausted or not by its own usage.
+    await waitFor('both CSS', async () =>
+      (await css('aks-nodes'))?.status?.exhausted === false &&
+      (await css('aks-pods'))?.status?.exhausted === false
+        ? true
+        : undefined,
+    );
+    // Each subnet's own usage (65,531 usable each; aks-nodes: 2 NICs + 2 × 7,
+    // aks-pods: 1 NIC + 7), once a usage read lands after the rounds (one in
+    // flight during a round errs towards less free).
+    const free = () =>
+      Object.fromEntries(running!.fulfiller.stats().subnets.map((x) => [x.name, x.free]));
+    await waitFor('each subnet its own usage', async () => {
+      const f = free();
+      return f['aks-nodes'] === 65_531 - 16 && f['aks-pods'] === 65_531 - 8 ? true : undefined;
+    }).catch((err: Error) => {
+      throw new Error(`${err.message}: ${JSON.stringify(free())}`);
+    });
+    expect(safetyViolations(cluster)).to.deep.equal([]);
+    expect(leaks(cluster)).to.deep.equal([]);
+  });
+
   it('a node that gets no NC primary (SubnetIsFull, usage not yet stale) flips the CSS at once', async () => {
     // /28: 11 usable. The usage is read at start and not again for a minute.
     await start(
@@ -366,6 +407,13 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
     await new Promise((res) => setTimeout(res, 300));
     await r.fulfiller.whenIdle();
     const [a0, q0, e0] = [attempts(), armRequests(), warnings('NicNotInPodSubnet').length];
+    // Its log line says it waits for a change (no retry delay, and no
+    // `"retryInMs": null` in the JSON log, which is what Infinity becomes).
+    const failed = logs.find('node action failed').filter((r) => r.node === 'odd');
+    expect(failed).to.have.length(a0);
+    for (const r of failed) {
+      expect(r).to.include({ waitsForChange: true }).and.not.have.property('retryInMs');
+    }
     expect(a0).to.be.within(1, 3);
     expect(e0).to.be.within(1, a0);
     // The backoff (20 ms .. 200 ms here) would have retried it several times.
@@ -388,6 +436,38 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
     await new Promise((res) => setTimeout(res, 500));
     expect(attempts()).to.equal(a0 + 2);
     expect(cluster.cloud.emulator.requests.filter((q) => q.method !== 'GET')).to.deep.equal([]);
+    expect(safetyViolations(cluster)).to.deep.equal([]);
+  });
+
+  it("a NIC attached to an unfit node's VM is found at the next resync (ARM tells nobody: one NIC list, no Node change)", async () => {
+    // Relisting allowed at every resync here (the product's: once a minute).
+    const r = await start({}, { resyncMs: 60_000 }, { minRelistMs: 0 });
+    await cluster.addNode('odd', { layout: 'unfit' });
+    await cluster.setSpec('odd', { requestedIPCount: 8 });
+    await waitFor('the Warning Event on odd', async () =>
+      warnings('NicNotInPodSubnet').length > 0 ? true : undefined,
+    );
+    // Let the looks its own changes cause (the NNC created, the spec set,
+    // whose watch events may come late) land before the NIC comes.
+    await r.fulfiller.whenIdle();
+    await new Promise((res) => setTimeout(res, 300));
+    await r.fulfiller.whenIdle();
+    const lists = () =>
+      cluster.cloud.emulator.requests.filter((q) => q.operation === 'NetworkInterfaces.List')
+        .length;
+    // A pod NIC attached out of band: ARM sends no event, and nothing looks yet.
+    cluster.cloud.attachPodNic('odd');
+    const l0 = lists();
+    await new Promise((res) => setTimeout(res, 500));
+    expect(lists()).to.equal(l0);
+    expect(dynamicContainers((await cluster.get('odd'))!)).to.deep.equal([]);
+    // The resync looks at the unfit node again: one list finds the new NIC.
+    r.fulfiller.resync();
+    await filled('odd', 8);
+    expect(lists()).to.equal(l0 + 1);
+    expect(
+      cluster.cloud.emulator.requests.filter((q) => q.nic === 'odd-nic' && q.method !== 'GET'),
+    ).to.deep.equal([]);
     expect(safetyViolations(cluster)).to.deep.equal([]);
   });
 

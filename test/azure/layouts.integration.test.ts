@@ -4,10 +4,10 @@
 import { expect } from 'chai';
 import { Registry } from 'prom-client';
 import { AzureBackend } from '../../src/azure/backend.ts';
-import { parseSubnetId } from '../../src/azure/arm/ids.ts';
 import { ArmMetrics } from '../../src/azure/metrics.ts';
 import { sdkNicApi } from '../../src/azure/nic-api.ts';
 import { NodeSetupError } from '../../src/fulfiller/backend.ts';
+import type { HeldContainer } from '../../src/fulfiller/backend.ts';
 import type { ArmObject } from '../../harness/azure-emulator/nic-put.ts';
 import { addNodes, clientFor, RG, startRig, SUB } from './helpers.ts';
 import type { Rig } from './helpers.ts';
@@ -18,7 +18,7 @@ function backendFor(rig: Rig, registry?: Registry) {
   const metrics = registry ? new ArmMetrics(registry) : undefined;
   const client = clientFor(rig, metrics ? { metrics } : {});
   return new AzureBackend({
-    api: sdkNicApi(client, RG, parseSubnetId(rig.podSubnetId), 10),
+    api: sdkNicApi(client, RG, 10),
     podSubnetId: rig.podSubnetId,
     ...(metrics ? { metrics } : {}),
   });
@@ -66,6 +66,54 @@ describe('Azure backend: layouts and NIC rules on the strict emulator', function
     });
   }
 
+  it("node subnet layout without --pod-subnet-id: pod IPs in each NIC's own subnet, one subnet entry each, found again at start", async () => {
+    rig = await startRig();
+    const a = rig.em.network.addVm({ resourceGroup: RG, name: 'a', subnetId: rig.nodeSubnetId });
+    const b = rig.em.network.addVm({ resourceGroup: RG, name: 'b', subnetId: rig.podSubnetId });
+    // A second NIC does not matter here: the VM's primary NIC takes the pod IPs.
+    const c = rig.em.network.addVm({
+      resourceGroup: RG,
+      name: 'c',
+      subnetId: rig.nodeSubnetId,
+      podNicSubnetId: rig.podSubnetId,
+    });
+    const api = () => sdkNicApi(clientFor(rig), RG, 10);
+    const backend = new AzureBackend({ api: api() });
+    await backend.start();
+    expect(backend.subnets()).to.deep.equal([]);
+    const held = new Map<string, HeldContainer>();
+    for (const vm of [a, b, c]) {
+      const name = vm.providerID.split('/').pop()!;
+      const r = await backend.apply({ name, providerID: vm.providerID }, { add: 3, remove: [] });
+      held.set(name, r.held);
+    }
+    expect(held.get('a')).to.include({ subnetName: 'nodes', subnetAddressSpace: '10.224.0.0/16' });
+    expect(held.get('b')).to.include({ subnetName: 'pods', subnetAddressSpace: '10.240.0.0/16' });
+    expect(held.get('c')).to.include({ subnetName: 'nodes', nodeIP: '10.224.0.5' });
+    for (const [name, h] of held) {
+      const ips = [h.primaryIP, ...h.ipAssignments.map((x) => x.ip)];
+      const prefix = h.subnetName === 'nodes' ? '10.224.' : '10.240.';
+      expect(
+        ips.every((ip) => ip.startsWith(prefix)),
+        name,
+      ).to.equal(true);
+    }
+    expect(configs(rig.em.network.getNic(RG, c.primaryNicName))).to.have.length(5);
+    expect(configs(rig.em.network.getNic(RG, c.nicName))).to.have.length(1);
+    const free = (n: string) => backend.subnets().find((x) => x.name === n)?.free;
+    expect(backend.subnets().map((x) => x.name)).to.have.members(['nodes', 'pods']);
+    // /16: 65,531 usable; the NICs' own (a, c in nodes; b, c's second in pods) and 4 each.
+    expect(free('nodes')).to.equal(65_531 - 2 - 8);
+    expect(free('pods')).to.equal(65_531 - 2 - 4);
+    // A fresh backend (a restart) knows both subnets before any round: its NICs hold NCs in them.
+    const again = new AzureBackend({ api: api() });
+    await again.start();
+    expect(again.subnets().map((x) => x.name)).to.have.members(['nodes', 'pods']);
+    // Release takes them back from each NIC's own subnet.
+    await again.releaseAll({ name: 'a', providerID: a.providerID }, undefined);
+    expect(configs(rig.em.network.getNic(RG, a.nicName))).to.have.length(1);
+  });
+
   it('a node whose VM has no NIC in the pod subnet: NicNotInPodSubnet naming NIC and subnets, no PUT, no re-list within a minute', async () => {
     rig = await startRig();
     const vm = rig.em.network.addVm({ resourceGroup: RG, name: 'odd', subnetId: rig.nodeSubnetId });
@@ -81,6 +129,28 @@ describe('Azure backend: layouts and NIC rules on the strict emulator', function
     expect(rig.em.count('NetworkInterfaces.CreateOrUpdate')).to.equal(0);
     expect(rig.em.count('NetworkInterfaces.List')).to.equal(1);
     expect(backend.needsRound(node, undefined)).to.equal(false);
+  });
+
+  it('a node without a providerID, or with one that names no Azure VM, waits for a change (no backoff retry), no ARM call', async () => {
+    rig = await startRig();
+    const backend = backendFor(rig);
+    const cases: Array<[string | undefined, string]> = [
+      [undefined, 'NoProviderID'],
+      ['aws:///eu-west-1a/i-0123456789', 'BadProviderID'],
+      [
+        `azure:///subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Compute/disks/d`,
+        'BadProviderID',
+      ],
+    ];
+    for (const [providerID, reason] of cases) {
+      const err = await backend
+        .apply({ name: 'n', ...(providerID ? { providerID } : {}) }, { add: 2, remove: [] })
+        .catch((e: unknown) => e);
+      expect(err, providerID)
+        .to.be.instanceOf(NodeSetupError)
+        .and.include({ reason, waitsForChange: true });
+    }
+    expect(rig.em.requests).to.deep.equal([]);
   });
 
   it('stops at the per-VM cap: an IpConfigurationLimit error and the metric, no failing PUT', async () => {
@@ -147,6 +217,7 @@ describe('Azure backend: layouts and NIC rules on the strict emulator', function
           actions: [
             'Microsoft.Network/networkInterfaces/read',
             'Microsoft.Network/networkInterfaces/write',
+            'Microsoft.Network/locations/operations/read',
             'Microsoft.Network/virtualNetworks/subnets/read',
             'Microsoft.Network/virtualNetworks/subnets/join/action',
           ],

@@ -108,6 +108,52 @@ describe("README's Azure role assignments, on the strict emulator", function () 
     expect(safetyViolations(cluster)).to.deep.equal([]);
   });
 
+  it("without --pod-subnet-id (each NIC's own subnet), the same rows on each subnet in use fill both subnets and a scale set, no 403", async () => {
+    const rows = readmeRoles();
+    const probe = new EmulatedCloud({ layout: 'node-subnets' });
+    cluster = await startAzureCluster({
+      layout: 'node-subnets',
+      roleAssignments: [
+        ...assignments(rows, probe.nodeSubnetId),
+        ...assignments(rows, probe.podSubnetId),
+      ],
+    });
+    dir = mkdtempSync(join(tmpdir(), 'pm-azure-roles-'));
+    writeFileSync(join(dir, 'token'), CLOUD_TOKEN);
+    proc = spawnFulfiller(
+      'roles-node-subnets',
+      [
+        ...['--kubeconfig', cluster.server.kubeconfigPath, '--leader-elect', 'false'],
+        ...['--backend', 'azure', '--azure-token-file', join(dir, 'token')],
+      ],
+      {
+        AZURE_SUBSCRIPTION_ID: CLOUD_SUBSCRIPTION,
+        AZURE_RESOURCE_GROUP: CLOUD_RESOURCE_GROUP,
+        AZURE_RESOURCE_MANAGER_ENDPOINT: cluster.cloud.emulator.endpoint,
+      },
+    );
+    const nodes = ['node-0', 'node-1', 'node-2']; // aks-nodes, aks-pods, scale set in aks-nodes
+    for (const n of nodes) await cluster.addNode(n);
+    for (const n of nodes) await cluster.setSpec(n, { requestedIPCount: 4 });
+    const subnetNames: string[] = [];
+    for (const n of nodes) {
+      const nnc = await waitFor(
+        `${n} filled`,
+        async () => {
+          const o = await cluster!.get(n);
+          return o && dynamicContainers(o)[0]?.ipAssignments?.length === 4 ? o : undefined;
+        },
+        30_000,
+      ).catch((err: Error) => {
+        throw new Error(`${err.message}; the fulfiller said: ${proc!.output().slice(-2000)}`);
+      });
+      subnetNames.push(dynamicContainers(nnc)[0]!.subnetName!);
+    }
+    expect(subnetNames).to.deep.equal(['aks-nodes', 'aks-pods', 'aks-nodes']);
+    expect(cluster.cloud.emulator.requests.filter((r) => r.status === 403)).to.deep.equal([]);
+    expect(safetyViolations(cluster)).to.deep.equal([]);
+  });
+
   it('each row is needed: without it, a 403 for the call it is for', async () => {
     const rows = readmeRoles();
     for (let i = 0; i < rows.length; i++) {

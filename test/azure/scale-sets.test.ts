@@ -4,7 +4,7 @@
 // never directly; a Flexible instance is a standalone VM with its own NIC.
 import { expect } from 'chai';
 import { createComputeClient } from '../../src/azure/arm/client.ts';
-import { parseProviderId, parseSubnetId } from '../../src/azure/arm/ids.ts';
+import { parseProviderId } from '../../src/azure/arm/ids.ts';
 import { TokenBucket } from '../../src/azure/arm/token-bucket.ts';
 import { AzureBackend } from '../../src/azure/backend.ts';
 import { sdkNicApi } from '../../src/azure/nic-api.ts';
@@ -21,7 +21,7 @@ function backendFor(rig: Rig) {
     bucket: new TokenBucket({ qps: 1000, burst: 1000 }),
   });
   return new AzureBackend({
-    api: sdkNicApi(clientFor(rig), RG, parseSubnetId(rig.podSubnetId), 10, compute),
+    api: sdkNicApi(clientFor(rig), RG, 10, compute),
     podSubnetId: rig.podSubnetId,
   });
 }

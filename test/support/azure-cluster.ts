@@ -17,6 +17,7 @@ import { EmulatedCloud } from '../../harness/azure-emulator/cloud.ts';
 import type { CloudLayout, EmulatedCloudOptions } from '../../harness/azure-emulator/cloud.ts';
 import type { ArmObject } from '../../harness/azure-emulator/nic-put.ts';
 import { NC_PRIMARY_NAME } from '../../src/azure/nic-plan.ts';
+import { contains, ipToInt, parseCidr } from '../../src/fulfiller/cidr.ts';
 import { loadKubeConfig } from '../../src/kube/config.ts';
 import { silentLogger } from '../../src/log/logger.ts';
 import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
@@ -108,10 +109,11 @@ function configsOf(nic: ArmObject | undefined): NicConfig[] {
   }));
 }
 
-/** The NIC's ipConfigurations of ours: UUID-named secondaries and the NC primary. */
+/** The NIC's ipConfigurations of ours: UUID-named secondaries and the NC primary, in its subnet. */
 export function managedConfigs(cloud: EmulatedCloud, node: string): NicConfig[] {
-  const pods = cloud.podSubnetId.toLowerCase();
-  return configsOf(cloud.nicOf(node)).filter(
+  const configs = configsOf(cloud.nicOf(node));
+  const pods = configs.find((c) => c.primary)?.subnet ?? cloud.podSubnetId.toLowerCase();
+  return configs.filter(
     (c) => !c.primary && c.subnet === pods && (UUID.test(c.name) || c.name === NC_PRIMARY_NAME),
   );
 }
@@ -127,7 +129,11 @@ export function safetyViolations(cluster: AzureCluster): string[] {
     const onNic = new Map(configsOf(cluster.cloud.nicOf(node)).map((c) => [c.name, c.ip]));
     const notInUse = new Set((nnc.spec?.ipsNotInUse as string[] | undefined) ?? []);
     const ips = [nc.primaryIP ?? '', ...(nc.ipAssignments ?? []).map((a) => a.ip)];
+    const space = parseCidr(nc.subnetAddressSpace ?? '0.0.0.0/32');
     for (const ip of ips) {
+      if (!contains(space, ipToInt(ip))) {
+        out.push(`${node}: ${ip} is outside its NC's subnet ${nc.subnetName} ${space.text}`);
+      }
       const other = owner.get(ip);
       if (other) out.push(`${ip} is on the NNCs of ${other} and ${node}`);
       owner.set(ip, node);

@@ -1,0 +1,118 @@
+// The pod subnets in use, one PodSubnet (pod-subnet.ts) each, and so one
+// ClusterSubnetState each, named after the subnet (its ARM name, which is
+// also the NC's `subnetName`). With --pod-subnet-id there is one, read at
+// start; without it (node subnet layout), a node's pod subnet is its own
+// NIC's subnet: the subnets of NICs that already hold pod IPs are read at
+// start, the others as their first node is served. A 403 on these reads is
+// reported, never fatal: without the usage, the CSS follows SubnetIsFull.
+import type { Logger } from '../log/logger.ts';
+import { parseSubnetId } from './arm/ids.ts';
+import { armErrorKind } from './nic-api.ts';
+import type { NicApi } from './nic-api.ts';
+import { PodSubnet } from './pod-subnet.ts';
+import type { SubnetInfo } from '../fulfiller/backend.ts';
+
+/** What a ClusterSubnetState may be named (a DNS-1123 subdomain). */
+const DNS_1123 = /^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/;
+
+export interface PodSubnetsOptions {
+  api: NicApi;
+  now?: () => number;
+  usageRefreshMs?: number;
+  fullHoldMs?: number;
+  logger?: Logger;
+}
+
+export class PodSubnets {
+  private readonly options: PodSubnetsOptions;
+  private readonly byId = new Map<string, PodSubnet>();
+  /** Names already warned about (not a Kubernetes name, or two subnets share it). */
+  private readonly warned = new Set<string>();
+  /** Reads in the background only once the backend has started. */
+  started = false;
+
+  constructor(options: PodSubnetsOptions) {
+    this.options = options;
+  }
+
+  /** The subnet with this ARM id (added when first asked for). */
+  of(id: string): PodSubnet {
+    const k = id.toLowerCase();
+    let subnet = this.byId.get(k);
+    if (!subnet) {
+      const { api, now, usageRefreshMs, fullHoldMs } = this.options;
+      subnet = new PodSubnet({
+        api,
+        ref: parseSubnetId(id),
+        ...(now ? { now } : {}),
+        ...(usageRefreshMs !== undefined ? { usageRefreshMs } : {}),
+        ...(fullHoldMs !== undefined ? { fullHoldMs } : {}),
+      });
+      this.byId.set(k, subnet);
+    }
+    return subnet;
+  }
+
+  /** Reads a subnet's name, prefix and usage now (a 403 is reported, not thrown). */
+  async read(id: string): Promise<void> {
+    const subnet = this.of(id);
+    await subnet.get().catch((e: unknown) => this.readFailed('subnet', e));
+    await subnet.refresh().catch((e: unknown) => this.readFailed('usage', e));
+  }
+
+  /**
+   * Every subnet in use, for the CSS. Asked often (each CSS update, the
+   * resync, metrics scrapes): a usage older than its refresh interval is
+   * re-read in the background, so the next answer follows what others took
+   * or freed. Two subnets of one name (in two VNets) share one CSS name:
+   * the first is published, and a warning says so.
+   */
+  info(): SubnetInfo[] {
+    const out: SubnetInfo[] = [];
+    for (const subnet of this.byId.values()) {
+      if (this.started) this.refreshInBackground(subnet);
+      for (const info of subnet.info()) {
+        if (!DNS_1123.test(info.name)) this.warnOnce(info.name, 'is not a Kubernetes name');
+        if (out.some((o) => o.name === info.name)) {
+          this.warnOnce(
+            info.name,
+            'is shared by two subnets in use: one ClusterSubnetState for both',
+          );
+          continue;
+        }
+        out.push(info);
+      }
+    }
+    return out;
+  }
+
+  /** A read that ARM refused (403): reported, not fatal. Anything else is. */
+  readFailed(what: string, err: unknown): undefined {
+    if (armErrorKind(err) !== 'forbidden') throw err;
+    this.options.logger?.warn(`pod subnet ${what} read refused (403): check the role assignments`, {
+      error: (err as Error).message,
+    });
+    return undefined;
+  }
+
+  private refreshInBackground(subnet: PodSubnet): void {
+    const log = this.options.logger;
+    subnet.refreshIfStale().catch((err: unknown) => {
+      log?.warn('pod subnet usage read failed', { error: (err as Error).message });
+    });
+    if (!subnet.known) {
+      subnet.get().catch((err: unknown) => {
+        log?.warn('pod subnet read failed', { error: (err as Error).message });
+      });
+    }
+  }
+
+  private warnOnce(name: string, problem: string): void {
+    if (this.warned.has(name)) return;
+    this.warned.add(name);
+    this.options.logger?.warn(`pod subnet name ${problem}`, {
+      subnet: name,
+      error: 'its ClusterSubnetState is named after the subnet',
+    });
+  }
+}
