@@ -2,7 +2,7 @@
 // server: the sidecar's hot write (a server-side apply of its NNC's spec)
 // and read (a list of its NNC by name), sequential over one kept-alive
 // connection, in CPU time, best of alternating rounds, (a) as the admin on an open server (AlwaysAllow, no policy:
-// the embedded cluster before issue 12) and (b) as the sidecar with its
+// the embedded cluster before docs/decisions/0018) and (b) as the sidecar with its
 // Node-bound token under RBAC with manifests/ applied (its isolation policy
 // evaluated on every write). Then RBAC decisions alone, in process: the
 // scan of every binding vs the index by subject, with 600 bindings.

@@ -5,7 +5,7 @@
 //   listed and looked at every node, and the writes it sent (nothing to do);
 // - resync: one resync over every NNC with nothing to do: time, requests;
 // - work: K NNCs change their request: requests per NNC that needed work.
-// Targets (issue 11): a resync over 5,000 NNCs with nothing to do in <= 5 s,
+// Targets (docs/design/fulfiller.md#shape): a resync over 5,000 NNCs with nothing to do in <= 5 s,
 // and <= 1 API request per NNC that needs work.
 // `node bench/fulfiller.ts [nodes] [ips] [changed]`.
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';

@@ -1,5 +1,5 @@
 // The alternatives docs/decisions/0021 weighed for `--release-delay auto`,
-// measured on issue 15's yardstick and hold-out traces (--fulfil-delay 2,
+// measured on the goal table's yardstick and hold-out traces (--fulfil-delay 2,
 // batch 16) through the product's own simulate path:
 //
 // - fixed delays (30, 60, 180 s: damping.ts),

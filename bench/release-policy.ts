@@ -1,7 +1,8 @@
-// Issue 15's goal table for `--release-delay auto` and issue 26's idle-budget
-// promise. Every trace runs through CNS v2 (`--release-delay 0`) once and
-// through auto at --idle-budget 1.2, 1.5 (the default) and 2.0 (--fulfil-delay
-// 2, batch 16, the product's own simulate path).
+// The goal table for `--release-delay auto` and the idle-budget promise
+// (docs/design/scaling.md#the-goal-table). Every trace runs through CNS v2
+// (`--release-delay 0`) once and through auto at --idle-budget 1.2, 1.5 (the
+// default) and 2.0 (--fulfil-delay 2, batch 16, the product's own simulate
+// path).
 // 1. The goal table: the yardsticks at the default budget, every figure next
 //    to its goal with PASS or FAIL; the hold-outs held to doing no harm.
 // 2. The budget table: on every built-in trace, writes, churn and idle as
@@ -69,7 +70,7 @@ async function runAll(trace: Trace, fulfilDelaySeconds = FULFIL_DELAY_SECONDS): 
   return { cns, auto };
 }
 
-/** The promise of issue 26 at one budget; the names of the figures that break it. */
+/** The idle-budget promise at one budget; the names of the figures that break it. */
 function promiseBroken(budget: number, a: SimulationSummary, c: SimulationSummary): string[] {
   const broken: string[] = [];
   if (a.idleIpSeconds > budget * c.idleIpSeconds * 1.01) broken.push('idle');
@@ -135,7 +136,7 @@ const yardstick = goalRows(Object.keys(YARDSTICK_GOALS), (n) => YARDSTICK_GOALS[
 const holdout = goalRows(Object.keys(HOLDOUT_TRACES), () => HOLDOUT_GOALS);
 const goals = [...yardstick, ...holdout].flatMap(([, v]) => v).filter((v) => v.hasGoal);
 console.log(
-  `\nGoal table (issue 15), auto at --idle-budget ${DEFAULT_IDLE_BUDGET}: figure (ratio to CNS v2; goal) mark`,
+  `\nGoal table (docs/design/scaling.md), auto at --idle-budget ${DEFAULT_IDLE_BUDGET}: figure (ratio to CNS v2; goal) mark`,
 );
 console.log(goalTable(yardstick));
 console.log(
@@ -145,7 +146,7 @@ console.log(goalTable(holdout));
 console.log(`\ngoals met: ${goals.filter((v) => v.met).length} of ${goals.length}`);
 
 console.log(
-  '\nIdle budget (issue 26): auto as writes / churn / idle, each x CNS v2; BROKEN when idle > budget x CNS v2 (1 %), ' +
+  '\nIdle budget promise: auto as writes / churn / idle, each x CNS v2; BROKEN when idle > budget x CNS v2 (1 %), ' +
     'writes or churn > CNS v2, or wait p99 > CNS v2 + 0.5 s',
 );
 console.log(`| trace | ${BUDGETS.map((b) => `budget ${b}`).join(' | ')} |`);

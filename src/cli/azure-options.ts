@@ -1,5 +1,5 @@
 // The fulfiller's --azure-* flags, with the environment fallbacks
-// shared/DESIGN.md gives (a flag wins over its variable). Kept here so the
+// README "Commands" gives (a flag wins over its variable). Kept here so the
 // fulfiller command only adds them and turns them into AzureSettings.
 import { InvalidArgumentError, Option } from 'commander';
 import { integerOption } from './parse.ts';

@@ -1,5 +1,5 @@
 // The one seam between the fulfiller and whatever really owns the addresses
-// (issue 10 item 2, shape agreed in SEAM.md). One round for one node is ONE
+// (docs/design/fulfiller.md#the-backend-seam). One round for one node is ONE
 // backend write: release what the node gave back, add up to what it lacks,
 // and say what the node now holds. The backend names the IP ids (an Azure
 // NNC IP id IS the ipConfiguration name; the CIDR backend makes uuids).
@@ -9,7 +9,7 @@
 // bookkeeping of writes in doubt (AddressLedger). A backend never sees an
 // NNC's resourceVersion.
 //
-// Refinements over SEAM.md (issue 11):
+// What the seam adds to `apply` and `subnets`:
 // - `BackendContext` is what a backend gets at construction: the ledger of
 //   addresses in use (the CIDR backend allocates from it; Azure may ignore
 //   it), the fulfiller's metrics registry (a backend adds its own series, e.g.

@@ -1,5 +1,5 @@
-// One truth for the addresses in use (issue 11 item 2). An address is in use
-// while
+// One truth for the addresses in use (docs/design/fulfiller.md, "One truth
+// for addresses in use: the ledger"). An address is in use while
 //   - the newest version read of some NNC holds it in a dynamic container
 //     (an event older than what was already read is ignored, whichever path
 //     it came by: watch, re-list, re-read or a write's response), or

@@ -1,8 +1,9 @@
-// The NNC lifecycle as one pure decision per node (shared/DESIGN.md "NNC
-// lifecycle"): every selected Node gets an NNC; a Node deleted takes its NNC
-// with it, and its addresses once their quarantine is over (quarantine.ts:
-// given back if the Node re-registers first); an NNC deleted while its Node lives is recreated
-// with the addresses it held, never freed under a running pod. The inputs are
+// The NNC lifecycle as one pure decision per node
+// (docs/design/fulfiller.md#nnc-lifecycle): every selected Node gets an NNC;
+// a Node deleted takes its NNC with it, and its addresses once their
+// quarantine is over (quarantine.ts: given back if the Node re-registers
+// first); an NNC deleted while its Node lives is recreated with the
+// addresses it held, never freed under a running pod. The inputs are
 // what the fulfiller knows from its Node and NNC watches; the effects are the
 // fulfiller's.
 

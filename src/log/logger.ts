@@ -1,4 +1,4 @@
-// Structured JSON-lines logging through winston, as shared/DESIGN.md fixes it:
+// Structured JSON-lines logging through winston, as docs/design/contracts.md#logs fixes it:
 // every line carries `level`, `ts` (ISO 8601), `msg`, `component`, then the
 // event's own fields, in that order, on one line.
 import winston from 'winston';

@@ -54,7 +54,7 @@ import { decideTarget } from './decide.ts';
 import type { DampingView, MonitorEvent, PoolSnapshot, ReconcileOutcome, WakeUp } from './types.ts';
 
 export const DEFAULT_TICK_MS = 60_000;
-/** A request change waits at most this long after the previous write (DESIGN: 500 ms). */
+/** A request change waits at most this long after the previous write (docs/design/scaling.md: 500 ms). */
 export const DEFAULT_WRITE_WINDOW_MS = 500;
 /** Failed reconciles retry after 1 s, 2 s, 4 s … up to a minute, ±20 %. */
 export const WRITE_BACKOFF: Required<BackoffOptions> = {

@@ -1,6 +1,7 @@
-// The two custom resources of group acn.azure.com, as shared/DESIGN.md fixes
-// them. Everything read from the API server is untrusted: fields are optional
-// here and validated where they are used.
+// The two custom resources of group acn.azure.com, as
+// docs/design/contracts.md#custom-resources fixes them. Everything read from
+// the API server is untrusted: fields are optional here and validated where
+// they are used.
 
 export const GROUP = 'acn.azure.com';
 export const NNC_VERSION = 'v1alpha';

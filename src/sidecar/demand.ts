@@ -1,5 +1,5 @@
 // Demand and exhaustion as pure functions of what the informers hold, so the
-// rules of shared/DESIGN.md are tested without an API server:
+// rules of docs/design/scaling.md#inputs are tested without an API server:
 // - demand counts the node's pods that need a pod IP: not hostNetwork, not
 //   finished (a completed Job pod stops counting);
 // - a subnet is exhausted when the ClusterSubnetState named as the node's

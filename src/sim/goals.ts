@@ -1,10 +1,11 @@
-// Issue 15's goal table for `--release-delay auto`, checked against CNS v2
+// The goal table for `--release-delay auto`
+// (docs/design/scaling.md#the-goal-table), checked against CNS v2
 // (`--release-delay 0`) run on the same trace: each goal is a limit on one
 // figure, absolute, as a multiple of CNS v2's, or CNS v2's plus a margin.
 // Pure: `make bench` (bench/release-policy.ts) runs the traces and prints what
-// this says. The hold-out traces have no goals of their own in the issue;
-// they are held to the bar every yardstick shares (pod wait p99 within
-// 0.5 s of CNS v2) and to doing no harm (no more writes or churn than CNS v2).
+// this says. The hold-out traces have no goals of their own; they are held to
+// the bar every yardstick shares (pod wait p99 within 0.5 s of CNS v2) and to
+// doing no harm (no more writes or churn than CNS v2).
 import { churn } from './compare.ts';
 import type { SimulationSummary } from './summary.ts';
 
@@ -30,7 +31,7 @@ const times = (figure: Figure, factor: number): Goal => ({
   limit: { kind: 'times', factor },
 });
 
-/** The goals per yardstick trace, as issue 15 states them. */
+/** The goals per yardstick trace, as docs/design/scaling.md#the-goal-table states them. */
 export const YARDSTICK_GOALS: Record<string, Goal[]> = {
   'burst-110-11m': [
     { figure: 'writes', limit: { kind: 'at-most', value: 2 } },
@@ -75,7 +76,7 @@ export interface Verdict {
   baseline: number;
   /** auto / CNS v2 (1 when both are 0). */
   ratio: number;
-  /** The goal as the issue writes it, e.g. "<= 0.2 x", "<= 10", "<= CNS v2 + 0.5 s". */
+  /** The goal as docs/design/scaling.md writes it, e.g. "<= 0.2 x", "<= 10", "<= CNS v2 + 0.5 s". */
   goal: string;
   /** The largest value that meets the goal (Infinity: no goal). */
   bound: number;

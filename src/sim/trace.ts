@@ -99,7 +99,7 @@ export const BUILT_IN_TRACES: Record<string, () => Trace> = {
   'jobs-1h': jobs,
   'exhaustion-20m': exhaustion,
   'diurnal-24h': diurnal,
-  // Issue 15's yardsticks and hold-outs (src/sim/traces/).
+  // The goal table's yardsticks and hold-outs (src/sim/traces/, docs/design/scaling.md#the-goal-table).
   ...YARDSTICK_TRACES,
   ...HOLDOUT_TRACES,
 };

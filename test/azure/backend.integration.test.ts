@@ -1,5 +1,6 @@
 // The Azure backend through the real @azure/arm-network client, over HTTP,
-// against the ARM emulator: the quality bar, backend side.
+// against the ARM emulator: the Azure backend's rules of docs/design/fulfiller.md,
+// backend side.
 import { mkdtemp, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,9 +1,10 @@
-// Crash test of the fulfiller (issue 16 item 4): the real `bin/pool-monitor
-// fulfiller` process is killed with SIGKILL while it allocates and while its
-// status writes are on the wire, over and over; it keeps nothing of its own,
-// so each new process starts from the NNC statuses alone. Between cycles
-// the nodes' "sidecars" (this test) move their requests up and down and give
-// IPs back through spec.ipsNotInUse. Three kinds of kill, in turn:
+// Crash test of the fulfiller (docs/design/fulfiller.md, "the ledger"): the
+// real `bin/pool-monitor fulfiller` process is killed with SIGKILL while it
+// allocates and while its status writes are on the wire, over and over; it
+// keeps nothing of its own, so each new process starts from the NNC
+// statuses alone. Between cycles the nodes' "sidecars" (this test) move their
+// requests up and down and give IPs back through spec.ipsNotInUse. Three
+// kinds of kill, in turn:
 //   - at a random moment while there is work to do (allocation under way);
 //   - the moment a status write reaches the API server, which still applies
 //     it (the write lands, its answer is lost);

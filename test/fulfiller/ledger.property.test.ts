@@ -1,9 +1,10 @@
-// Issue 11 item 2, as a property: whatever the interleaving of watch events
-// (late, reordered, duplicated), re-lists, re-reads after 409s, uncertain
-// writes (landed or not), spec changes, NNCs deleted under live Nodes and
-// Nodes deleted, no address is ever in two NNC statuses, every address a
-// status holds is in use in the ledger, and once everything is delivered and
-// settled none is lost: the free count is the capacity minus what the NNCs hold.
+// One truth for addresses in use (docs/design/fulfiller.md, "the ledger"), as
+// a property: whatever the interleaving of watch events (late, reordered,
+// duplicated), re-lists, re-reads after 409s, uncertain writes (landed or
+// not), spec changes, NNCs deleted under live Nodes and Nodes deleted, no
+// address is ever in two NNC statuses, every address a status holds is in use
+// in the ledger, and once everything is delivered and settled none is lost:
+// the free count is the capacity minus what the NNCs hold.
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';

@@ -1,4 +1,4 @@
-// Found by the CRD-object fuzz (issue 16): a status a foreign writer left on
+// Found by the CRD-object fuzz (test/fuzz/): a status a foreign writer left on
 // an NNC - an IP assignment that is null, ids that are not UUIDs, an address
 // listed twice or malformed - crashed the fulfiller process (TypeError in
 // containerFrom, out of the NNC watch's subscriber), or would have been

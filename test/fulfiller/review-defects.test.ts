@@ -1,5 +1,5 @@
 // The three ways a review found for an address to end up on two nodes or be
-// lost (issue 11), each over real HTTP against the local API server:
+// lost (docs/design/fulfiller.md#review-defects), each over real HTTP against the local API server:
 // 1. an NNC deleted while its Node still exists freed every address it held;
 // 2. (in stale-events.test.ts: a late watch event re-marking a freed address);
 // 3. two fulfiller replicas each kept their own pool and handed out the same
@@ -38,7 +38,7 @@ function addressesOf(nnc: NodeNetworkConfig | undefined): string[] {
   ]);
 }
 
-describe('fulfiller: the review defects of issue 11, over HTTP', function () {
+describe('fulfiller: the review defects, over HTTP', function () {
   this.timeout(30_000);
   let cluster: StrictCluster;
   let server: ApiServer;

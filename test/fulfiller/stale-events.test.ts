@@ -1,4 +1,4 @@
-// Review defect 2 of issue 11: after a 409 the fulfiller re-reads an NNC,
+// Review defect 2 (docs/design/fulfiller.md#review-defects): after a 409 the fulfiller re-reads an NNC,
 // writes a status without address X and frees X; a late watch event carrying
 // the older status must not mark X used again (X would be held by no NNC,
 // lost until restart, and the free count would drift).

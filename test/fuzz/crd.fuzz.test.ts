@@ -1,4 +1,4 @@
-// CRD-object fuzz (issue 16 item 3): FUZZ_OBJECTS (default 1,000; `make
+// CRD-object fuzz (docs/design/invariants.md#writes-the-components-may-make): FUZZ_OBJECTS (default 1,000; `make
 // fuzz-long` 10,000) generated NodeNetworkConfig, ClusterSubnetState and
 // Pod objects, seeded (FUZZ_SEED), written through the API server while a
 // real sidecar and a real fulfiller run. Neither may crash or loop hot,

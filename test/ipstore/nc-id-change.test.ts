@@ -1,4 +1,4 @@
-// Review defect (issue 16): after a network container's id changes (the NNC
+// Review defect (found with the chaos and fuzz runs): after a network container's id changes (the NNC
 // status lists the node's addresses under a new container and new IP ids), an
 // address a pod still holds under its old id was skipped by the inventory
 // sync ("address is held by a pod under id ...") and, once the pod let go of

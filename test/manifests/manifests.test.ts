@@ -97,7 +97,7 @@ describe('manifests', () => {
   });
 
   it('grant the fulfiller exactly what it uses, nothing else', () => {
-    // Issue 11's list less what `make rbac-audit` showed it never uses: get
+    // The fulfiller's first grant list less what `make rbac-audit` showed it never uses: get
     // nodes, patch NNC status, get/list/watch ClusterSubnetStates.
     expect(grants(rulesOf(join(MANIFESTS, 'fulfiller/rbac.yaml')))).to.deep.equal({
       'core/nodes': ['list', 'watch'],

@@ -1,4 +1,4 @@
-// One test per DESIGN bullet the monitor owns, with in-memory fakes.
+// One test per rule of docs/design/scaling.md the monitor owns, with in-memory fakes.
 import { expect } from 'chai';
 import { asyncScheduler, of, Subject } from 'rxjs';
 import { MemoryPoolStore } from './memory-store.ts';

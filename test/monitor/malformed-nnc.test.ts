@@ -1,4 +1,4 @@
-// Found by the CRD-object fuzz (issue 16): a NodeNetworkConfig whose status
+// Found by the CRD-object fuzz (test/fuzz/): a NodeNetworkConfig whose status
 // lists null (or other non-object) network containers or IP assignments
 // crashed the sidecar process (TypeError in staleIds / dynamicContainers,
 // thrown out of the monitor's RxJS scan). Everything an NNC carries is

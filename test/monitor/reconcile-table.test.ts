@@ -1,6 +1,6 @@
 // The reconcile step as a table, run against decide (pure): the CNS IPAM v2
 // monitor's reconcile table ported as data, then one row (or a few) per
-// bullet of shared/DESIGN.md "Scaling semantics". States are built by the
+// rule of docs/design/scaling.md "What a reconcile does". States are built by the
 // monitor's own reducer from the inputs a node would see. The two CNS rows
 // about failing effects (mark, patch) run through the whole monitor below.
 import { expect } from 'chai';
@@ -251,7 +251,7 @@ describe('decide: the CNS reconcile table', () => {
   }
 });
 
-describe('decide: DESIGN "Scaling semantics", bullet by bullet', () => {
+describe('decide: the scaling semantics, rule by rule', () => {
   it('a write that changes the request goes out at once unless one went out < 500 ms ago', () => {
     const s0 = given({ demand: 20, request: 16 });
     const s1 = reduce(s0, wrote(s0, 1_000, 32));

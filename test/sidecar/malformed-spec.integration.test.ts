@@ -1,4 +1,4 @@
-// Found by the CRD-object fuzz (issue 16): an out-of-band edit that leaves
+// Found by the CRD-object fuzz (test/fuzz/): an out-of-band edit that leaves
 // the NNC spec malformed - spec.ipsNotInUse not a list of ids, or
 // spec.requestedIPCount not a count - was never corrected when it read as
 // what the sidecar wanted anyway (garbage read as 0 / as no ids), and a

@@ -1,5 +1,5 @@
-// The sidecar against the local API server over real HTTP: DESIGN's
-// "Scaling semantics", one scenario each.
+// The sidecar against the local API server over real HTTP: the scaling
+// semantics of docs/design/scaling.md, one scenario each.
 import { expect } from 'chai';
 import {
   container,

@@ -1,4 +1,5 @@
-// Issue 15's goal table as `make bench` checks it (src/sim/goals.ts).
+// The goal table (docs/design/scaling.md#the-goal-table) as `make bench`
+// checks it (src/sim/goals.ts).
 import { expect } from 'chai';
 import { checkGoals, HOLDOUT_GOALS, verdictCell, YARDSTICK_GOALS } from '../../src/sim/goals.ts';
 import type { SimulationSummary } from '../../src/sim/summary.ts';
@@ -24,8 +25,8 @@ function summary(s: Partial<SimulationSummary>): SimulationSummary {
   };
 }
 
-describe('sim/goals (issue 15 goal table)', () => {
-  it('has the issue goals for every yardstick trace', () => {
+describe('sim/goals (the goal table)', () => {
+  it('has the goals for every yardstick trace', () => {
     expect(Object.keys(YARDSTICK_GOALS)).to.deep.equal([
       'burst-110-11m',
       'flap-24-25-1h',

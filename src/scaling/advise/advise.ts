@@ -63,7 +63,7 @@ export function candidates(batch: number, max: number): Candidate[] {
   );
 }
 
-/** Pod wait may grow by at most this much over CNS v2 (the goals allow +0.5 s). */
+/** Pod wait may grow by at most this much over CNS v2 (the goal table allows +0.5 s). */
 export const WAIT_ALLOWANCE_SECONDS = 0.5;
 
 /** Ranks evaluated candidates: the ones that fit first, fewest writes, then least churn, then least idle. */

@@ -110,7 +110,7 @@ export function slowBurst(): Trace {
 /**
  * Job waves that come and go fast, over 20 long-running pods: a wave of
  * 30-60 pods every 2-5 min, all created within 10 s, each running 60-90 s;
- * two hours (issue 26).
+ * two hours (a hold-out of the idle-budget promise, docs/design/scaling.md#the-goal-table).
  */
 export function sharpWaves2h(): Trace {
   const random = seededRandom(2601);
@@ -131,7 +131,7 @@ export function sharpWaves2h(): Trace {
   };
 }
 
-/** A day of pods arriving as a Poisson process around the day curve, each living ~30 min (issue 26). */
+/** A day of pods arriving as a Poisson process around the day curve, each living ~30 min (a hold-out of the idle-budget promise). */
 export function poissonDay24h(): Trace {
   const pods = churningPods(seededRandom(2602), dayCurve, 30 * MINUTE, DAY, 180);
   return {

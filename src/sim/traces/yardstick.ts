@@ -1,5 +1,6 @@
-// The yardstick traces of issue 15's goal table, each built the way the
-// workload would make it (see pods.ts). Deterministic: a fixed seed each.
+// The yardstick traces of the goal table
+// (docs/design/scaling.md#the-goal-table), each built the way the workload
+// would make it (see pods.ts). Deterministic: a fixed seed each.
 import { seededRandom } from '../random.ts';
 import type { Trace, TracePoint } from '../trace-types.ts';
 import { churningPods, demandOf, type PodLife } from './pods.ts';
