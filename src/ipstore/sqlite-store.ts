@@ -25,6 +25,7 @@ import type {
   IpRecord,
   IpState,
   NodeIpStore,
+  PoolView,
   RestoreResult,
   StateCounts,
   SyncOptions,
@@ -97,11 +98,6 @@ export class SqliteIpStore implements NodeIpStore {
   private closed = false;
 
   /** Use openIpStore; this takes an already opened and migrated database. */
-  /** The pool history kept in the same database (pool-history.ts). */
-  poolHistory(): PoolHistory {
-    return new PoolHistory(this.db);
-  }
-
   constructor(db: DatabaseSync, location: string, now: () => number = Date.now) {
     this.db = db;
     this.location = location;
@@ -288,6 +284,29 @@ export class SqliteIpStore implements NodeIpStore {
       const done = rows.map((r) => r.id).filter((id) => only === undefined || only.has(id));
       for (const id of done) this.setState(id, 'Available', now);
       return done;
+    });
+  }
+
+  /** The pool history kept in the same database (pool-history.ts). */
+  poolHistory(): PoolHistory {
+    return new PoolHistory(this.db);
+  }
+
+  poolView(): PoolView {
+    return this.transaction(() => {
+      const pendingReleaseIds = (
+        this.sql(`SELECT id FROM ips WHERE state = 'PendingRelease' ORDER BY id`).all() as {
+          id: string;
+        }[]
+      ).map((r) => r.id);
+      const { active, markable } = this.sql(
+        `SELECT
+           count(*) FILTER (WHERE state IN ('Available', 'PendingProgramming')
+             OR (state = 'Assigned' AND backed = 1)) AS active,
+           count(*) FILTER (WHERE state IN ('Available', 'PendingProgramming')) AS markable
+         FROM ips`,
+      ).get() as { active: number; markable: number };
+      return { pendingReleaseIds, activeCount: active, markableCount: markable };
     });
   }
 

@@ -11,7 +11,7 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Subscription } from 'rxjs';
 import { filter, share, Subject, tap } from 'rxjs';
 import type { Synchronous } from '../ipstore/database.ts';
-import { openIpStore, SqliteIpStore } from '../ipstore/sqlite-store.ts';
+import { openIpStore } from '../ipstore/sqlite-store.ts';
 import { followNnc } from '../ipstore/follow-nnc.ts';
 import { followPods, type PodFollower } from '../ipstore/follow-pods.ts';
 import type { PodView } from '../ipstore/pod-plan.ts';
@@ -192,7 +192,7 @@ export async function runSidecar(
     observedIds: () => current?.spec?.ipsNotInUse,
   });
   // What auto learned before a restart: the pool history in the node store.
-  const history = store instanceof SqliteIpStore ? store.poolHistory() : undefined;
+  const history = store.poolHistory();
   let learned: Observation[] = [];
   try {
     learned = history?.load(Date.now() - HISTORY_LOAD_MS) ?? [];
