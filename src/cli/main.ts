@@ -8,6 +8,7 @@ import { fulfillerCommand } from './fulfiller.ts';
 import { errorLine, plainDefaults } from './parse.ts';
 import { simulateCommand } from './simulate.ts';
 import { sidecarCommand } from './sidecar.ts';
+import { errorText } from '../log/error-text.ts';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   version: string;
@@ -47,7 +48,7 @@ async function main(argv: string[]): Promise<number> {
       // --help and --version end here with code 0; bad flags with 1.
       return err.exitCode;
     }
-    process.stderr.write(`pool-monitor: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(`pool-monitor: ${errorText(err)}\n`);
     return 1;
   }
 }

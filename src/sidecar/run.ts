@@ -48,6 +48,7 @@ import type { SidecarOptions } from './options.ts';
 import { ConfigError, DEFAULT_LEAK_GRACE_SECONDS } from './options.ts';
 import { TokenFile } from '../secrets/token-file.ts';
 import { nncReadiness, WaitNotice, waitReason, type WaitReason } from './waiting.ts';
+import { errorText } from '../log/error-text.ts';
 
 export interface RunSidecarDeps {
   /** Stops the sidecar when aborted. */
@@ -111,10 +112,6 @@ export interface RunningSidecar {
 /** How far back the pool history is read at start (the policy's memory is bounded anyway). */
 const HISTORY_LOAD_MS = 24 * 3600_000;
 
-function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
 export async function runSidecar(
   options: SidecarOptions,
   deps: RunSidecarDeps = {},
@@ -141,7 +138,7 @@ export async function runSidecar(
     try {
       tokenFile = new TokenFile(options.nodeApiTokenFile);
     } catch (err) {
-      throw new ConfigError(`--node-api-token-file: ${message(err)}`);
+      throw new ConfigError(`--node-api-token-file: ${errorText(err)}`);
     }
   }
   let store: NodeIpStore;
@@ -153,7 +150,7 @@ export async function runSidecar(
         ...(deps.storeSynchronous ? { synchronous: deps.storeSynchronous } : {}),
       });
   } catch (err) {
-    throw new ConfigError(`--state-dir: ${message(err)}`);
+    throw new ConfigError(`--state-dir: ${errorText(err)}`);
   }
 
   const metrics = new MetricsCollector({ defaultMetrics: deps.defaultMetrics ?? true });
@@ -197,7 +194,7 @@ export async function runSidecar(
   try {
     learned = history?.load(Date.now() - HISTORY_LOAD_MS) ?? [];
   } catch (err) {
-    log.warn('pool history not loaded', { error: message(err) });
+    log.warn('pool history not loaded', { error: errorText(err) });
   }
   const monitor = new PoolMonitor({
     store: asPoolIpStore(store),
@@ -320,7 +317,7 @@ export async function runSidecar(
     store.close();
     const where =
       socket !== undefined ? `unix:${socket}` : `${options.listenHost}:${options.listenPort}`;
-    throw new ConfigError(`--listen ${where}: ${message(err)}`);
+    throw new ConfigError(`--listen ${where}: ${errorText(err)}`);
   }
   const informers = startNodeInformers({
     kc,
@@ -439,7 +436,7 @@ export async function runSidecar(
       }, timeoutMs / 4);
     });
     await Promise.race([
-      p.catch((e: unknown) => log.warn(`${what} failed`, { error: message(e) })),
+      p.catch((e: unknown) => log.warn(`${what} failed`, { error: errorText(e) })),
       timedOut,
     ]);
     clearTimeout(timer);
@@ -462,7 +459,7 @@ export async function runSidecar(
       try {
         store.close();
       } catch (err) {
-        log.warn('store close failed', { error: message(err) });
+        log.warn('store close failed', { error: errorText(err) });
       }
       log.info('sidecar stopped');
       resolveStopped();
