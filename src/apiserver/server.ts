@@ -1,16 +1,18 @@
 // The local Kubernetes API server: node:http, one request at a time through
 // route → resource → verb → registry, JSON in and out, metav1.Status errors.
 // HTTP on 127.0.0.1, or HTTPS with a CA made at start (tls). Every request
-// is authenticated and authorized, every write admitted (access.ts). See the
-// other files of this folder for each concern (store, watch, patches, apply,
-// selectors, discovery, tables).
+// is authenticated and authorized, every write admitted (access.ts). This
+// file builds the parts and listens; the request path is requests.ts, the
+// resource verbs resource-handlers.ts, and the other files of this folder
+// hold each concern (store, watch, patches, apply, selectors, discovery,
+// tables).
 import { rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { silentLogger, type Logger } from '../log/logger.ts';
-import { AccessControl, requestAttributes } from './access.ts';
+import { AccessControl } from './access.ts';
 import type { AuthorizationMode } from './auth/authorize.ts';
 import type { FeatureGates } from './auth/feature-gates.ts';
 import { openServerRisk } from './auth/open-risk.ts';
@@ -18,19 +20,8 @@ import { bootstrapClusterRoleBindings, bootstrapClusterRoles } from './auth/boot
 import type { AdmissionDenial, AuthorizationRecord } from './auth/decisions.ts';
 import { RequestCounter, type RequestCounters } from './counters.ts';
 import { readCrdDir } from './crd-files.ts';
-import {
-  apiGroup,
-  apiGroupList,
-  apiResourceList,
-  apiVersions,
-  openApiGroupVersion,
-  openApiIndex,
-  versionInfo,
-} from './discovery.ts';
-import { ApiError, methodNotAllowed, statusBody } from './errors.ts';
 import { FaultTable, type FaultInjector, type FaultSpec } from './faults.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
-import { openApiV2Protobuf } from './openapi-v2.ts';
 import type { KObject } from './objects.ts';
 import { Registry } from './registry.ts';
 import {
@@ -40,15 +31,14 @@ import {
   resourceKey,
   type ResourceInfo,
 } from './resources.ts';
-import { parseApiPath } from './router.ts';
-import { readBody, send, sendError, truthy, unanswered } from './http.ts';
-import { ResourceHandlers, type ResourceRequest } from './resource-handlers.ts';
-
-export { parseBody } from './http.ts';
+import { ResourceHandlers } from './resource-handlers.ts';
+import { answer, ConnectionLog, type ServerParts } from './requests.ts';
 import { ObjectStore, type StoreEvent } from './store.ts';
 import { makeTlsMaterial, type TlsMaterial } from './tls.ts';
 import type { ActiveWatch } from './watch.ts';
 import { WatchIndex } from './watch-index.ts';
+
+export { parseBody } from './http.ts';
 
 export interface ApiServerOptions {
   /** Port on 127.0.0.1; 0 (the default) picks a free one. */
@@ -112,38 +102,6 @@ export interface ApiServer {
 
 const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
-function verbOf(
-  method: string,
-  name: string | undefined,
-  watch: boolean,
-  subresource?: string,
-): string | undefined {
-  switch (method) {
-    case 'GET':
-      return name ? (watch ? 'watch' : 'get') : watch ? 'watch' : 'list';
-    case 'POST':
-      return name ? (subresource ? 'create' : undefined) : 'create';
-    case 'PUT':
-      return name ? 'update' : undefined;
-    case 'PATCH':
-      return name ? 'patch' : undefined;
-    case 'DELETE':
-      return name ? 'delete' : 'deletecollection';
-    default:
-      return undefined;
-  }
-}
-
-/** POST pods/NAME/binding, the scheduler's subresource. */
-function isBinding(
-  r: ResourceInfo | undefined,
-  sub: string | undefined,
-  name: string | undefined,
-  method: string,
-): boolean {
-  return sub === 'binding' && r?.group === '' && r.plural === 'pods' && !!name && method === 'POST';
-}
-
 export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiServer> {
   const logger = (opts.logger ?? silentLogger()).child({ component: 'apiserver' });
   const now = opts.now ?? (() => new Date());
@@ -186,221 +144,37 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   registry.onNamespaceDeleted = (ns) => {
     for (const r of catalog.all()) if (r.namespaced) registry.deleteAll(resourceKey(r), ns);
   };
-  const nsRes = catalog.find('', 'v1', 'namespaces') as ResourceInfo;
-  for (const ns of DEFAULT_NAMESPACES)
-    registry.create(
-      nsRes,
-      undefined,
-      { metadata: { name: ns } },
-      { fieldManager: 'apiserver', dryRun: false },
-    );
-  for (const [plural, objects] of [
-    ['clusterroles', bootstrapClusterRoles()],
-    ['clusterrolebindings', bootstrapClusterRoleBindings()],
-  ] as const) {
-    const r = catalog.find('rbac.authorization.k8s.io', 'v1', plural) as ResourceInfo;
-    for (const o of objects)
-      registry.create(r, undefined, o, { fieldManager: 'apiserver', dryRun: false });
-  }
-  if (opts.crdsDir) {
-    const crdRes = catalog.find(
-      'apiextensions.k8s.io',
-      'v1',
-      'customresourcedefinitions',
-    ) as ResourceInfo;
-    for (const crd of readCrdDir(opts.crdsDir)) {
-      registry.create(crdRes, undefined, crd, { fieldManager: 'apiserver', dryRun: false });
-      logger.info('custom resource definition applied', { crd: crd.metadata.name });
-    }
-  }
+  seedObjects(registry, catalog, opts.crdsDir, logger);
 
   let address = '';
-  const handlers = new ResourceHandlers({
-    registry,
+  const connections = new ConnectionLog();
+  const parts: ServerParts = {
+    logger,
+    maxBody,
     store,
+    catalog,
+    counters,
+    faults,
+    held,
     access,
-    now,
-    watches,
-    watchIndex,
-    bookmarkMs,
-  });
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const path = url.pathname.replace(/\/+$/, '') || '/';
-    const method = req.method ?? 'GET';
-    const q = url.searchParams;
-    // Bodies first, so an oversized one is refused before anything else.
-    let raw: Buffer | undefined;
-    if (method === 'POST' || method === 'PUT' || method === 'PATCH' || method === 'DELETE')
-      raw = await readBody(req, maxBody);
-
-    const route = parseApiPath(path, (g, v, p) => {
-      const r = catalog.find(g, v, p);
-      return r !== undefined && r.namespaced;
-    });
-    const watch = route.kind === 'resource' && (route.legacyWatch || truthy(q.get('watch')));
-    const verb =
-      route.kind === 'resource' ? verbOf(method, route.name, watch, route.subresource) : undefined;
-    const user = access.authenticate(req.headers.authorization);
-    noteConnection(req, user.username);
-    access.authorize(requestAttributes(user, method, path, route, verb, q));
-
-    switch (path) {
-      case '/version':
-        return send(res, 200, versionInfo());
-      case '/healthz':
-      case '/livez':
-      case '/readyz':
-        res.writeHead(200, { 'Content-Type': 'text/plain' });
-        res.end('ok');
-        return;
-      case '/metrics': {
-        const text = await counters.metrics();
-        res.writeHead(200, { 'Content-Type': counters.registry.contentType });
-        res.end(text);
-        return;
-      }
-      case '/openapi/v2': {
-        const doc = openApiV2Protobuf(catalog);
-        res.writeHead(200, {
-          'Content-Type': 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf',
-          'Content-Length': doc.length,
-        });
-        res.end(doc);
-        return;
-      }
-      case '/openapi/v3':
-        return send(res, 200, openApiIndex(catalog, String(store.currentRv())));
-    }
-    if (path.startsWith('/openapi/v3/')) {
-      const rest = path.slice('/openapi/v3/'.length).split('/');
-      const doc =
-        rest[0] === 'api'
-          ? openApiGroupVersion(catalog, '', rest[1] ?? '')
-          : openApiGroupVersion(catalog, rest[1] ?? '', rest[2] ?? '');
-      if (doc) return send(res, 200, doc);
-      throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
-    }
-
-    if (route.kind === 'discovery-root') {
-      return send(res, 200, route.which === 'api' ? apiVersions(address) : apiGroupList(catalog));
-    }
-    if (route.kind === 'discovery-group') {
-      const doc = apiGroup(catalog, route.group);
-      if (doc) return send(res, 200, doc);
-    }
-    if (route.kind === 'discovery-version') {
-      const doc = apiResourceList(catalog, route.group, route.version);
-      if (doc) return send(res, 200, doc);
-    }
-    if (route.kind !== 'resource')
-      throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
-
-    const resInfo = catalog.find(route.group, route.version, route.plural);
-    const binding = isBinding(resInfo, route.subresource, route.name, method);
-    const sub = route.subresource ?? '';
-    if (!resInfo) {
-      counters.record(verb ?? method.toLowerCase(), route.plural, sub, 404);
-      throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
-    }
-    if (
-      route.subresource !== undefined &&
-      !(route.subresource === 'status' && resInfo.statusSubresource) &&
-      !(
-        route.subresource === 'token' &&
-        resInfo.group === '' &&
-        resInfo.plural === 'serviceaccounts'
-      ) &&
-      !binding
-    ) {
-      counters.record(verb ?? method.toLowerCase(), route.plural, sub, 404);
-      throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
-    }
-    if (!verb) {
-      counters.record(method.toLowerCase(), route.plural, sub, 405);
-      throw methodNotAllowed(`the server does not allow this method on the requested resource`);
-    }
-    const rq: ResourceRequest = {
-      req,
-      res,
-      resource: resInfo,
-      version: route.version,
-      verb,
-      namespace: resInfo.namespaced ? route.namespace : undefined,
-      name: route.name,
-      subresource: route.subresource,
-      query: q,
-      body: raw,
-      user,
-    };
-    try {
-      const fault = faults.take(verb, route.plural, sub);
-      if (fault && !fault.afterCommit) throw fault.error;
-      if (fault?.holdMs !== undefined) {
-        // Answered now, applied later (post-timeout activity: faults.ts).
-        const timer = setTimeout(() => {
-          held.delete(timer);
-          handlers.serve({ ...rq, res: unanswered(res) }).then(
-            (code) => logger.debug('held request applied', { verb, resource: route.plural, code }),
-            (err: unknown) =>
-              logger.debug('held request refused', {
-                verb,
-                resource: route.plural,
-                error: String(err),
-              }),
-          );
-        }, fault.holdMs);
-        held.add(timer);
-        throw fault.error;
-      }
-      const code = await handlers.serve(fault ? { ...rq, res: unanswered(res) } : rq);
-      if (fault) throw fault.error; // applied; the answer is lost
-      counters.record(verb, route.plural, sub, code);
-    } catch (err) {
-      counters.record(verb, route.plural, sub, err instanceof ApiError ? err.code : 500);
-      throw err;
-    }
-  }
-
-  // Connections per user: a socket counts once for each user who sent requests on it.
-  let accepted = 0;
-  const connectionsByUser = new Map<string, number>();
-  const usersOfSocket = new WeakMap<object, Set<string>>();
-  const noteConnection = (req: IncomingMessage, username: string): void => {
-    let users = usersOfSocket.get(req.socket);
-    if (!users) usersOfSocket.set(req.socket, (users = new Set()));
-    if (users.has(username)) return;
-    users.add(username);
-    connectionsByUser.set(username, (connectionsByUser.get(username) ?? 0) + 1);
+    handlers: new ResourceHandlers({
+      registry,
+      store,
+      access,
+      now,
+      watches,
+      watchIndex,
+      bookmarkMs,
+    }),
+    connections,
+    address: () => address,
   };
-
-  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
-    handle(req, res).catch((err: unknown) => {
-      if (res.headersSent) {
-        res.destroy();
-        return;
-      }
-      if (err instanceof ApiError) sendError(res, err);
-      else {
-        logger.error('request failed', {
-          method: req.method,
-          url: req.url,
-          error: (err as Error).message,
-        });
-        send(
-          res,
-          500,
-          statusBody(500, 'InternalError', `Internal error occurred: ${(err as Error).message}`),
-        );
-      }
-    });
-  };
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => answer(parts, req, res);
   const server: Server = tls
     ? (createHttpsServer({ cert: tls.certPem, key: tls.keyPem }, onRequest) as unknown as Server)
     : createServer(onRequest);
   server.keepAliveTimeout = 30_000;
-  server.on('connection', () => (accepted += 1));
+  server.on('connection', () => (connections.accepted += 1));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen({ port: opts.port ?? 0, host: '127.0.0.1', backlog: opts.listenBacklog }, () => {
@@ -441,7 +215,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     ...(tls ? { caPem: tls.caPem } : {}),
     adminToken: access.adminToken,
     counters: () => counters,
-    connections: () => ({ accepted, byUser: Object.fromEntries(connectionsByUser) }),
+    connections: () => connections.counts(),
     authorizations: () => ({
       decisions: access.decisions.entries(),
       admissionDenials: access.decisions.admissionDenials(),
@@ -479,4 +253,40 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       return closed;
     },
   };
+}
+
+/** What a fresh cluster holds: the default namespaces, the bootstrap RBAC, and the CRDs of crdsDir. */
+function seedObjects(
+  registry: Registry,
+  catalog: ResourceCatalog,
+  crdsDir: string | undefined,
+  logger: Logger,
+): void {
+  const nsRes = catalog.find('', 'v1', 'namespaces') as ResourceInfo;
+  for (const ns of DEFAULT_NAMESPACES)
+    registry.create(
+      nsRes,
+      undefined,
+      { metadata: { name: ns } },
+      { fieldManager: 'apiserver', dryRun: false },
+    );
+  for (const [plural, objects] of [
+    ['clusterroles', bootstrapClusterRoles()],
+    ['clusterrolebindings', bootstrapClusterRoleBindings()],
+  ] as const) {
+    const r = catalog.find('rbac.authorization.k8s.io', 'v1', plural) as ResourceInfo;
+    for (const o of objects)
+      registry.create(r, undefined, o, { fieldManager: 'apiserver', dryRun: false });
+  }
+  if (crdsDir) {
+    const crdRes = catalog.find(
+      'apiextensions.k8s.io',
+      'v1',
+      'customresourcedefinitions',
+    ) as ResourceInfo;
+    for (const crd of readCrdDir(crdsDir)) {
+      registry.create(crdRes, undefined, crd, { fieldManager: 'apiserver', dryRun: false });
+      logger.info('custom resource definition applied', { crd: crd.metadata.name });
+    }
+  }
 }
