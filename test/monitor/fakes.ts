@@ -57,10 +57,13 @@ export class FakeStore implements PoolIpStore {
   readonly mem: MemoryPoolStore;
   markError: Error | undefined;
   readError: Error | undefined;
+  /** How many times the store was read (view() calls). */
+  views = 0;
   constructor(mem = new MemoryPoolStore()) {
     this.mem = mem;
   }
   view(): Promise<StoreView> {
+    this.views += 1;
     if (this.readError !== undefined) return rejected(this.readError);
     return resolved(this.mem.viewSync());
   }
