@@ -37,12 +37,21 @@ export const PATCH_TYPES = {
   apply: 'application/apply-patch+yaml',
 } as const;
 
+/**
+ * Validating admission of the object about to be committed (null for a
+ * delete) against the one it replaces (null for a create). Throws to refuse
+ * the write; runs on dry runs and unchanged writes too, as upstream.
+ */
+export type Admission = (object: KObject | null, oldObject: KObject | null) => void;
+
 export interface WriteOptions {
   fieldManager: string;
   dryRun: boolean;
   /** fieldValidation=Strict: unknown fields are rejected (400) instead of pruned. */
   strict?: boolean;
   force?: boolean;
+  /** The request's admission; none for the server's own writes (bootstrap objects). */
+  admission?: Admission;
 }
 
 export interface ListOptions {
@@ -251,14 +260,6 @@ export class Registry {
       );
   }
 
-  /**
-   * Set by the server around one write: validating admission of the object
-   * about to be committed (null for a delete) against the one it replaces
-   * (null for a create). Throws to refuse the write; runs on dry runs and
-   * unchanged writes too, as upstream.
-   */
-  admission: ((object: KObject | null, oldObject: KObject | null) => void) | undefined;
-
   private commit(
     res: ResourceInfo,
     type: 'ADDED' | 'MODIFIED' | 'DELETED',
@@ -316,7 +317,7 @@ export class Registry {
       undefined,
       this.now(),
     );
-    this.admission?.(obj, null);
+    opts.admission?.(obj, null);
     return this.commit(res, 'ADDED', obj, undefined, opts.dryRun);
   }
 
@@ -338,12 +339,17 @@ export class Registry {
   ): KObject {
     const out = this.carryOver(res, prev, next, subresource, opts.strict);
     recordUpdate(prev, out, opts.fieldManager, out.apiVersion as string, subresource, this.now());
-    return this.commitUpdate(res, prev, out, opts.dryRun);
+    return this.commitUpdate(res, prev, out, opts);
   }
 
   /** Commits an updated object: deleted if its last finalizer went away, nothing if unchanged. */
-  private commitUpdate(res: ResourceInfo, prev: KObject, out: KObject, dryRun: boolean): KObject {
-    this.admission?.(out, prev);
+  private commitUpdate(
+    res: ResourceInfo,
+    prev: KObject,
+    out: KObject,
+    { dryRun, admission }: WriteOptions,
+  ): KObject {
+    admission?.(out, prev);
     const finalizers = out.metadata.finalizers;
     if (out.metadata.deletionTimestamp && (!Array.isArray(finalizers) || finalizers.length === 0))
       return this.commit(res, 'DELETED', out, prev, dryRun);
@@ -473,7 +479,7 @@ export class Registry {
       delete m.resourceVersion;
       this.initStatus(res, next);
       if (isCrdResource(res)) decorateCrd(next);
-      this.admission?.(next, null);
+      opts.admission?.(next, null);
       return this.commit(res, 'ADDED', next, undefined, opts.dryRun);
     }
     return this.finishApplied(res, prev, next, opts, subresource);
@@ -491,7 +497,7 @@ export class Registry {
     const out = this.carryOver(res, prev, next, subresource, opts.strict);
     if (managed === undefined) delete out.metadata.managedFields;
     else out.metadata.managedFields = managed;
-    return this.commitUpdate(res, prev, out, opts.dryRun);
+    return this.commitUpdate(res, prev, out, opts);
   }
 
   /** The object a write produces: status or main part from `next`, the rest and immutable metadata from `prev`. */
@@ -552,6 +558,7 @@ export class Registry {
     name: string,
     body: Json | undefined,
     dryRun: boolean,
+    admission?: Admission,
   ): KObject {
     const prev = this.get(res, ns, name);
     if (isObject(body) && isObject(body.preconditions)) {
@@ -575,7 +582,7 @@ export class Registry {
           `Precondition failed: ResourceVersion in precondition: ${String(pre.resourceVersion)}, ResourceVersion in object meta: ${String(prev.metadata.resourceVersion)}`,
         );
     }
-    this.admission?.(null, prev);
+    admission?.(null, prev);
     const finalizers = prev.metadata.finalizers;
     if (Array.isArray(finalizers) && finalizers.length > 0) {
       if (prev.metadata.deletionTimestamp) return prev;

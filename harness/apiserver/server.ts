@@ -1,71 +1,44 @@
 // The local Kubernetes API server: node:http, one request at a time through
 // route → resource → verb → registry, JSON in and out, metav1.Status errors.
 // HTTP on 127.0.0.1, or HTTPS with a CA made at start (tls). Every request
-// is authenticated and authorized, every write admitted (access.ts). See the
-// other files of this folder for each concern (store, watch, patches, apply,
-// selectors, discovery, tables).
+// is authenticated and authorized, every write admitted (access.ts). This
+// file builds the parts and listens; the request path is requests.ts, the
+// resource verbs resource-handlers.ts, and the other files of this folder
+// hold each concern (store, watch, patches, apply, selectors, discovery,
+// tables).
 import { rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import YAML from 'yaml';
 import { silentLogger, type Logger } from '../../src/log/logger.ts';
-import { AccessControl, requestAttributes } from './access.ts';
-import type { AdmissionAttributes, Operation } from './admission/policy.ts';
+import { AccessControl } from './access.ts';
 import type { AuthorizationMode } from './auth/authorize.ts';
 import type { FeatureGates } from './auth/feature-gates.ts';
 import { openServerRisk } from './auth/open-risk.ts';
 import { bootstrapClusterRoleBindings, bootstrapClusterRoles } from './auth/bootstrap.ts';
 import type { AdmissionDenial, AuthorizationRecord } from './auth/decisions.ts';
-import { tokenRequestFromProtobuf } from './auth/token-request-protobuf.ts';
-import { selfSubjectReview, type UserInfo } from './auth/user.ts';
 import { RequestCounter, type RequestCounters } from './counters.ts';
 import { readCrdDir } from './crd-files.ts';
-import {
-  apiGroup,
-  apiGroupList,
-  apiResourceList,
-  apiVersions,
-  openApiGroupVersion,
-  openApiIndex,
-  versionInfo,
-} from './discovery.ts';
-import {
-  ApiError,
-  badRequest,
-  methodNotAllowed,
-  statusBody,
-  tooLarge,
-  unsupportedMediaType,
-} from './errors.ts';
-import { bindingTarget, boundPod } from './binding.ts';
 import { FaultTable, type FaultInjector, type FaultSpec } from './faults.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
-import { openApiV2Protobuf } from './openapi-v2.ts';
-import type { Json, JsonObject, KObject } from '../../src/kube/json-object.ts';
+import type { KObject } from '../../src/kube/json-object.ts';
 import { Registry } from './registry.ts';
 import {
   BUILTIN_RESOURCES,
   ResourceCatalog,
-  apiVersionOf,
   resourceFromCrd,
   resourceKey,
   type ResourceInfo,
 } from './resources.ts';
-import { parseApiPath } from './router.ts';
-import {
-  bothSelectors,
-  fieldSelector,
-  labelSelector,
-  SelectorError,
-  type Selector,
-} from '../../src/kube/selectors.ts';
+import { ResourceHandlers } from './resource-handlers.ts';
+import { answer, ConnectionLog, type ServerParts } from './requests.ts';
 import { ObjectStore, type StoreEvent } from './store.ts';
-import { toTable, wantsTable, type IncludeObject } from './table.ts';
 import { makeTlsMaterial, type TlsMaterial } from './tls.ts';
-import { startWatch, type ActiveWatch } from './watch.ts';
-import { indexKeyOf, WatchIndex } from './watch-index.ts';
+import type { ActiveWatch } from './watch.ts';
+import { WatchIndex } from './watch-index.ts';
+
+export { parseBody } from './http.ts';
 
 export interface ApiServerOptions {
   /** Port on 127.0.0.1; 0 (the default) picks a free one. */
@@ -129,105 +102,6 @@ export interface ApiServer {
 
 const DEFAULT_NAMESPACES = ['default', 'kube-system', 'kube-public', 'kube-node-lease'];
 
-class HttpError extends Error {}
-
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let failed = false;
-    req.on('data', (c: Buffer) => {
-      if (failed) return;
-      size += c.length;
-      if (size > limit) {
-        failed = true;
-        reject(tooLarge(limit));
-        return;
-      }
-      chunks.push(c);
-    });
-    req.on('end', () => {
-      if (!failed) resolve(Buffer.concat(chunks));
-    });
-    req.on('error', (e) => {
-      if (!failed) reject(new HttpError(e.message));
-    });
-  });
-}
-
-/** Parses a request body as JSON, or YAML when the content type says so. */
-export function parseBody(buf: Buffer, contentType: string): Json {
-  const text = buf.toString('utf8');
-  if (text.trim() === '') throw badRequest('the request body is empty');
-  const yaml = /yaml/.test(contentType);
-  try {
-    if (yaml) {
-      const doc = YAML.parseDocument(text, { uniqueKeys: true });
-      if (doc.errors.length > 0) throw new Error(doc.errors[0]?.message ?? 'invalid YAML');
-      return doc.toJS() as Json;
-    }
-    return JSON.parse(text) as Json;
-  } catch (err) {
-    throw badRequest(`error decoding ${yaml ? 'YAML' : 'JSON'} body: ${(err as Error).message}`);
-  }
-}
-
-function verbOf(
-  method: string,
-  name: string | undefined,
-  watch: boolean,
-  subresource?: string,
-): string | undefined {
-  switch (method) {
-    case 'GET':
-      return name ? (watch ? 'watch' : 'get') : watch ? 'watch' : 'list';
-    case 'POST':
-      return name ? (subresource ? 'create' : undefined) : 'create';
-    case 'PUT':
-      return name ? 'update' : undefined;
-    case 'PATCH':
-      return name ? 'patch' : undefined;
-    case 'DELETE':
-      return name ? 'delete' : 'deletecollection';
-    default:
-      return undefined;
-  }
-}
-
-const truthy = (v: string | null): boolean => v === 'true' || v === '1';
-
-/** POST pods/NAME/binding, the scheduler's subresource. */
-function isBinding(
-  r: ResourceInfo | undefined,
-  sub: string | undefined,
-  name: string | undefined,
-  method: string,
-): boolean {
-  return sub === 'binding' && r?.group === '' && r.plural === 'pods' && !!name && method === 'POST';
-}
-
-/**
- * The response of a request whose answer is lost (an `afterCommit` fault):
- * whatever the handler writes goes nowhere; the error is sent instead.
- */
-function unanswered(res: ServerResponse): ServerResponse {
-  const ignore = new Set([
-    'writeHead',
-    'write',
-    'end',
-    'setHeader',
-    'appendHeader',
-    'flushHeaders',
-  ]);
-  return new Proxy(res, {
-    get(target, prop, receiver) {
-      if (typeof prop === 'string' && ignore.has(prop)) return () => receiver as unknown;
-      const v = Reflect.get(target, prop, target) as unknown;
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
-  });
-}
-
 export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiServer> {
   const logger = (opts.logger ?? silentLogger()).child({ component: 'apiserver' });
   const now = opts.now ?? (() => new Date());
@@ -270,574 +144,37 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   registry.onNamespaceDeleted = (ns) => {
     for (const r of catalog.all()) if (r.namespaced) registry.deleteAll(resourceKey(r), ns);
   };
-  const nsRes = catalog.find('', 'v1', 'namespaces') as ResourceInfo;
-  for (const ns of DEFAULT_NAMESPACES)
-    registry.create(
-      nsRes,
-      undefined,
-      { metadata: { name: ns } },
-      { fieldManager: 'apiserver', dryRun: false },
-    );
-  for (const [plural, objects] of [
-    ['clusterroles', bootstrapClusterRoles()],
-    ['clusterrolebindings', bootstrapClusterRoleBindings()],
-  ] as const) {
-    const r = catalog.find('rbac.authorization.k8s.io', 'v1', plural) as ResourceInfo;
-    for (const o of objects)
-      registry.create(r, undefined, o, { fieldManager: 'apiserver', dryRun: false });
-  }
-  if (opts.crdsDir) {
-    const crdRes = catalog.find(
-      'apiextensions.k8s.io',
-      'v1',
-      'customresourcedefinitions',
-    ) as ResourceInfo;
-    for (const crd of readCrdDir(opts.crdsDir)) {
-      registry.create(crdRes, undefined, crd, { fieldManager: 'apiserver', dryRun: false });
-      logger.info('custom resource definition applied', { crd: crd.metadata.name });
-    }
-  }
+  seedObjects(registry, catalog, opts.crdsDir, logger);
 
   let address = '';
-  const encodeCache = new WeakMap<KObject, Map<string, string>>();
-
-  /** The object as served at `version` (CRDs may serve several versions; no conversion needed here). */
-  const atVersion = (res: ResourceInfo, version: string, obj: KObject): KObject =>
-    version === res.version ? obj : { ...obj, apiVersion: apiVersionOf(res.group, version) };
-
-  const send = (
-    res: ServerResponse,
-    code: number,
-    body: unknown,
-    headers: Record<string, string> = {},
-  ): void => {
-    const text = typeof body === 'string' ? body : JSON.stringify(body);
-    res.writeHead(code, {
-      'Content-Type': 'application/json',
-      'Content-Length': Buffer.byteLength(text),
-      ...headers,
-    });
-    res.end(text);
-  };
-  const sendError = (res: ServerResponse, err: ApiError): void => {
-    const headers: Record<string, string> = {};
-    if (err.details?.retryAfterSeconds !== undefined)
-      headers['Retry-After'] = String(err.details.retryAfterSeconds);
-    send(res, err.code, err.toStatus(), headers);
-  };
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    const path = url.pathname.replace(/\/+$/, '') || '/';
-    const method = req.method ?? 'GET';
-    const q = url.searchParams;
-    // Bodies first, so an oversized one is refused before anything else.
-    let raw: Buffer | undefined;
-    if (method === 'POST' || method === 'PUT' || method === 'PATCH' || method === 'DELETE')
-      raw = await readBody(req, maxBody);
-
-    const route = parseApiPath(path, (g, v, p) => {
-      const r = catalog.find(g, v, p);
-      return r !== undefined && r.namespaced;
-    });
-    const watch = route.kind === 'resource' && (route.legacyWatch || truthy(q.get('watch')));
-    const verb =
-      route.kind === 'resource' ? verbOf(method, route.name, watch, route.subresource) : undefined;
-    const user = access.authenticate(req.headers.authorization);
-    noteConnection(req, user.username);
-    access.authorize(requestAttributes(user, method, path, route, verb, q));
-
-    switch (path) {
-      case '/version':
-        return send(res, 200, versionInfo());
-      case '/healthz':
-      case '/livez':
-      case '/readyz':
-        res.writeHead(200, { 'Content-Type': 'text/plain' });
-        res.end('ok');
-        return;
-      case '/metrics': {
-        const text = await counters.metrics();
-        res.writeHead(200, { 'Content-Type': counters.registry.contentType });
-        res.end(text);
-        return;
-      }
-      case '/openapi/v2': {
-        const doc = openApiV2Protobuf(catalog);
-        res.writeHead(200, {
-          'Content-Type': 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf',
-          'Content-Length': doc.length,
-        });
-        res.end(doc);
-        return;
-      }
-      case '/openapi/v3':
-        return send(res, 200, openApiIndex(catalog, String(store.currentRv())));
-    }
-    if (path.startsWith('/openapi/v3/')) {
-      const rest = path.slice('/openapi/v3/'.length).split('/');
-      const doc =
-        rest[0] === 'api'
-          ? openApiGroupVersion(catalog, '', rest[1] ?? '')
-          : openApiGroupVersion(catalog, rest[1] ?? '', rest[2] ?? '');
-      if (doc) return send(res, 200, doc);
-      throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
-    }
-
-    if (route.kind === 'discovery-root') {
-      return send(res, 200, route.which === 'api' ? apiVersions(address) : apiGroupList(catalog));
-    }
-    if (route.kind === 'discovery-group') {
-      const doc = apiGroup(catalog, route.group);
-      if (doc) return send(res, 200, doc);
-    }
-    if (route.kind === 'discovery-version') {
-      const doc = apiResourceList(catalog, route.group, route.version);
-      if (doc) return send(res, 200, doc);
-    }
-    if (route.kind !== 'resource')
-      throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
-
-    const resInfo = catalog.find(route.group, route.version, route.plural);
-    const binding = isBinding(resInfo, route.subresource, route.name, method);
-    const sub = route.subresource ?? '';
-    if (!resInfo) {
-      counters.record(verb ?? method.toLowerCase(), route.plural, sub, 404);
-      throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
-    }
-    if (
-      route.subresource !== undefined &&
-      !(route.subresource === 'status' && resInfo.statusSubresource) &&
-      !(
-        route.subresource === 'token' &&
-        resInfo.group === '' &&
-        resInfo.plural === 'serviceaccounts'
-      ) &&
-      !binding
-    ) {
-      counters.record(verb ?? method.toLowerCase(), route.plural, sub, 404);
-      throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
-    }
-    if (!verb) {
-      counters.record(method.toLowerCase(), route.plural, sub, 405);
-      throw methodNotAllowed(`the server does not allow this method on the requested resource`);
-    }
-    const ns = resInfo.namespaced ? route.namespace : undefined;
-    try {
-      const fault = faults.take(verb, route.plural, sub);
-      if (fault && !fault.afterCommit) throw fault.error;
-      if (fault?.holdMs !== undefined) {
-        // Answered now, applied later (post-timeout activity: faults.ts).
-        const timer = setTimeout(() => {
-          held.delete(timer);
-          serveResource(
-            req,
-            unanswered(res),
-            resInfo,
-            route.version,
-            verb,
-            ns,
-            route.name,
-            route.subresource,
-            q,
-            raw,
-            user,
-          ).then(
-            (code) => logger.debug('held request applied', { verb, resource: route.plural, code }),
-            (err: unknown) =>
-              logger.debug('held request refused', {
-                verb,
-                resource: route.plural,
-                error: String(err),
-              }),
-          );
-        }, fault.holdMs);
-        held.add(timer);
-        throw fault.error;
-      }
-      const code = await serveResource(
-        req,
-        fault ? unanswered(res) : res,
-        resInfo,
-        route.version,
-        verb,
-        ns,
-        route.name,
-        route.subresource,
-        q,
-        raw,
-        user,
-      );
-      if (fault) throw fault.error; // applied; the answer is lost
-      counters.record(verb, route.plural, sub, code);
-    } catch (err) {
-      counters.record(verb, route.plural, sub, err instanceof ApiError ? err.code : 500);
-      throw err;
-    }
-  }
-
-  function fieldsFrom(q: URLSearchParams, name?: string): string {
-    const fields = q.get('fieldSelector') ?? '';
-    if (!name) return fields;
-    return fields ? `${fields},metadata.name=${name}` : `metadata.name=${name}`;
-  }
-
-  function selectorFrom(q: URLSearchParams, name?: string): Selector {
-    try {
-      return bothSelectors(
-        labelSelector(q.get('labelSelector')),
-        fieldSelector(fieldsFrom(q, name)),
-      );
-    } catch (err) {
-      // kube-apiserver answers a selector that does not parse with 400 BadRequest.
-      if (err instanceof SelectorError) throw badRequest(err.message);
-      throw err;
-    }
-  }
-
-  function parsePositiveInt(q: URLSearchParams, key: string): number | undefined {
-    const v = q.get(key);
-    if (v === null || v === '') return undefined;
-    const n = Number(v);
-    if (!Number.isInteger(n) || n < 0) throw badRequest(`invalid ${key}: ${v}`);
-    return n;
-  }
-
-  async function serveResource(
-    req: IncomingMessage,
-    res: ServerResponse,
-    r: ResourceInfo,
-    version: string,
-    verb: string,
-    ns: string | undefined,
-    name: string | undefined,
-    sub: string | undefined,
-    q: URLSearchParams,
-    raw: Buffer | undefined,
-    user: UserInfo,
-  ): Promise<number> {
-    if (verb === 'create' && r.plural === 'selfsubjectreviews') {
-      // `kubectl auth whoami`: the request's own user, extras included.
-      send(res, 201, selfSubjectReview(user));
-      return 201;
-    }
-    if (verb === 'create' && sub === 'token') {
-      if (!raw) throw badRequest('the request body is required');
-      const ct = (req.headers['content-type'] ?? 'application/json').toLowerCase();
-      // kubectl's typed client sends it as protobuf.
-      const body = ct.includes('protobuf') ? tokenRequestFromProtobuf(raw) : parseBody(raw, ct);
-      const tr = access.tokenRequest(ns as string, name as string, body);
-      send(res, 201, tr);
-      return 201;
-    }
-    if (['create', 'update', 'patch', 'delete', 'deletecollection'].includes(verb))
-      return admitted(r, version, verb, ns, name, sub, q, res, user, () =>
-        serveResource2(req, res, r, version, verb, ns, name, sub, q, raw),
-      );
-    return serveResource2(req, res, r, version, verb, ns, name, sub, q, raw);
-  }
-
-  /** Runs a write with validating admission around its commits; warnings go out as headers. */
-  function admitted(
-    r: ResourceInfo,
-    version: string,
-    verb: string,
-    ns: string | undefined,
-    name: string | undefined,
-    sub: string | undefined,
-    q: URLSearchParams,
-    res: ServerResponse,
-    user: UserInfo,
-    write: () => Promise<number>,
-  ): Promise<number> {
-    const namespaceObject =
-      r.namespaced && ns ? (store.get('namespaces', undefined, ns) ?? null) : null;
-    const base = {
-      group: r.group,
-      version,
-      resource: r.plural,
-      subresource: sub ?? '',
-      kind: r.kind,
-      namespace: ns ?? '',
-      user,
-      dryRun: q.getAll('dryRun').includes('All'),
-      namespaceObject,
-    };
-    const warnings: string[] = [];
-    registry.admission = (object, oldObject) => {
-      const operation: Operation =
-        object === null ? 'DELETE' : oldObject === null ? 'CREATE' : 'UPDATE';
-      const a: AdmissionAttributes = {
-        ...base,
-        operation,
-        name: name ?? String((object ?? oldObject)?.metadata.name ?? ''),
-        object,
-        oldObject,
-      };
-      for (const w of access.admit(a)) {
-        warnings.push(w);
-        res.appendHeader('Warning', `299 - ${JSON.stringify(w)}`);
-      }
-    };
-    try {
-      return write();
-    } finally {
-      registry.admission = undefined;
-    }
-  }
-
-  async function serveResource2(
-    req: IncomingMessage,
-    res: ServerResponse,
-    r: ResourceInfo,
-    version: string,
-    verb: string,
-    ns: string | undefined,
-    name: string | undefined,
-    sub: string | undefined,
-    q: URLSearchParams,
-    raw: Buffer | undefined,
-  ): Promise<number> {
-    const accept = req.headers.accept;
-    const table = wantsTable(accept);
-    const include = (q.get('includeObject') ?? 'Metadata') as IncludeObject;
-    const contentType = (req.headers['content-type'] ?? 'application/json').toLowerCase();
-    const dryRun = q.getAll('dryRun').includes('All');
-    const ua = req.headers['user-agent'] ?? '';
-    const fieldManager = q.get('fieldManager') ?? (ua.split('/')[0] || 'unknown');
-    const wopts = {
-      fieldManager,
-      dryRun,
-      force: truthy(q.get('force')),
-      strict: q.get('fieldValidation') === 'Strict',
-    };
-    const body = (): Json => {
-      if (!raw) throw badRequest('the request body is required');
-      const ct = contentType.split(';')[0]?.trim() ?? '';
-      if (verb !== 'patch' && !['application/json', 'application/yaml', '*/*', ''].includes(ct))
-        throw unsupportedMediaType(ct);
-      return parseBody(raw, contentType);
-    };
-    const out = (obj: KObject): KObject => atVersion(r, version, obj);
-    if (sub === 'binding') {
-      // pods/binding: bind the pod to the Binding's node (a main-resource write).
-      const node = bindingTarget(body(), name as string);
-      const pod = registry.get(r, ns, name as string);
-      registry.update(r, ns, name as string, boundPod(pod, node), wopts);
-      send(res, 201, statusBody(201, '', ''));
-      return 201;
-    }
-    switch (verb) {
-      case 'get': {
-        const obj = out(registry.get(r, ns, name as string));
-        send(
-          res,
-          200,
-          table ? toTable(r, [obj], String(obj.metadata.resourceVersion), include, now()) : obj,
-        );
-        return 200;
-      }
-      case 'list': {
-        const limit = parsePositiveInt(q, 'limit');
-        const listed = registry.list(r, ns, {
-          selector: selectorFrom(q),
-          ...(limit ? { limit } : {}),
-          ...(q.get('continue') ? { continueToken: q.get('continue') as string } : {}),
-        });
-        const meta: JsonObject = { resourceVersion: String(listed.rv) };
-        if (listed.continue) {
-          meta.continue = listed.continue;
-          meta.remainingItemCount = listed.remaining ?? 0;
-        }
-        const items = listed.items.map(out);
-        send(
-          res,
-          200,
-          table
-            ? toTable(
-                r,
-                items,
-                String(listed.rv),
-                include,
-                now(),
-                listed.continue ? { continue: listed.continue } : {},
-              )
-            : {
-                kind: r.listKind,
-                apiVersion: apiVersionOf(r.group, version),
-                metadata: meta,
-                items,
-              },
-        );
-        return 200;
-      }
-      case 'watch':
-        return serveWatch(req, res, r, version, ns, name, q, table, include);
-      case 'create': {
-        const obj = registry.create(r, ns, body(), wopts, sub);
-        send(res, 201, out(obj));
-        return 201;
-      }
-      case 'update': {
-        const obj = registry.update(r, ns, name as string, body(), wopts, sub);
-        send(res, 200, out(obj));
-        return 200;
-      }
-      case 'patch': {
-        const ct = Registry.patchType(contentType);
-        if (!raw) throw badRequest('the request body is required');
-        const obj = registry.patch(r, ns, name as string, ct, parseBody(raw, ct), wopts, sub);
-        send(res, 200, out(obj));
-        return 200;
-      }
-      case 'delete': {
-        const opts = raw && raw.length > 0 ? parseBody(raw, contentType) : undefined;
-        const obj = registry.delete(r, ns, name as string, opts, dryRun);
-        send(res, 200, out(obj));
-        return 200;
-      }
-      case 'deletecollection': {
-        const listed = registry.list(r, ns, { selector: selectorFrom(q) });
-        const deleted = listed.items.map((o) =>
-          out(
-            registry.delete(
-              r,
-              o.metadata.namespace as string | undefined,
-              String(o.metadata.name),
-              undefined,
-              dryRun,
-            ),
-          ),
-        );
-        send(res, 200, {
-          kind: r.listKind,
-          apiVersion: apiVersionOf(r.group, version),
-          metadata: { resourceVersion: String(store.currentRv()) },
-          items: deleted,
-        });
-        return 200;
-      }
-    }
-    throw methodNotAllowed(`verb ${verb} is not supported`);
-  }
-
-  function serveWatch(
-    req: IncomingMessage,
-    res: ServerResponse,
-    r: ResourceInfo,
-    version: string,
-    ns: string | undefined,
-    name: string | undefined,
-    q: URLSearchParams,
-    table: boolean,
-    include: IncludeObject,
-  ): number {
-    const rvParam = q.get('resourceVersion') ?? '';
-    let fromRv: number | undefined;
-    if (rvParam !== '' && rvParam !== '0') {
-      fromRv = Number(rvParam);
-      if (!Number.isInteger(fromRv) || fromRv < 0)
-        throw badRequest(`invalid resourceVersion: ${rvParam}`);
-    }
-    const timeoutS = parsePositiveInt(q, 'timeoutSeconds');
-    const selector = selectorFrom(q, name);
-    const indexKey = indexKeyOf(fieldsFrom(q, name));
-    const encode = (type: string, obj: KObject): string => {
-      const o = atVersion(r, version, obj);
-      if (table && type !== 'BOOKMARK')
-        return JSON.stringify({
-          type,
-          object: toTable(r, [o], String(o.metadata.resourceVersion), include, now()),
-        });
-      if (o !== obj) return JSON.stringify({ type, object: o });
-      let m = encodeCache.get(obj);
-      if (!m) {
-        m = new Map();
-        encodeCache.set(obj, m);
-      }
-      let line = m.get(type);
-      if (line === undefined) {
-        line = JSON.stringify({ type, object: obj });
-        m.set(type, line);
-      }
-      return line;
-    };
-    res.writeHead(200, {
-      'Content-Type': 'application/json',
-      'Transfer-Encoding': 'chunked',
-      'Cache-Control': 'no-cache',
-    });
-    res.flushHeaders();
-    // A resume from compacted history ends inside startWatch, before `w` exists.
-    const live: { watch?: ActiveWatch; ended?: boolean } = {};
-    const w = startWatch(
+  const connections = new ConnectionLog();
+  const parts: ServerParts = {
+    logger,
+    maxBody,
+    store,
+    catalog,
+    counters,
+    faults,
+    held,
+    access,
+    handlers: new ResourceHandlers({
+      registry,
       store,
-      {
-        resource: r,
-        ...(ns ? { namespace: ns } : {}),
-        selector,
-        ...(fromRv !== undefined ? { fromRv } : {}),
-        sendInitialEvents: truthy(q.get('sendInitialEvents')),
-        bookmarks: truthy(q.get('allowWatchBookmarks')),
-        bookmarkIntervalMs: bookmarkMs,
-        ...(timeoutS !== undefined ? { timeoutMs: timeoutS * 1000 } : {}),
-        encode,
-        index: watchIndex,
-        ...(indexKey ? { indexKey } : {}),
-      },
-      { send: (line) => res.write(line + '\n'), end: () => res.end() },
-      () => {
-        live.ended = true;
-        if (live.watch) watches.delete(live.watch);
-      },
-    );
-    live.watch = w;
-    if (!live.ended) watches.add(w);
-    req.on('close', () => w.stop());
-    res.on('close', () => w.stop());
-    // A resume from compacted history got 410 Gone in its stream: counted as such.
-    const sendInitial = truthy(q.get('sendInitialEvents'));
-    return fromRv !== undefined && !sendInitial && fromRv < store.oldestWatchableRv() ? 410 : 200;
-  }
-
-  // Connections per user: a socket counts once for each user who sent requests on it.
-  let accepted = 0;
-  const connectionsByUser = new Map<string, number>();
-  const usersOfSocket = new WeakMap<object, Set<string>>();
-  const noteConnection = (req: IncomingMessage, username: string): void => {
-    let users = usersOfSocket.get(req.socket);
-    if (!users) usersOfSocket.set(req.socket, (users = new Set()));
-    if (users.has(username)) return;
-    users.add(username);
-    connectionsByUser.set(username, (connectionsByUser.get(username) ?? 0) + 1);
+      access,
+      now,
+      watches,
+      watchIndex,
+      bookmarkMs,
+    }),
+    connections,
+    address: () => address,
   };
-
-  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
-    handle(req, res).catch((err: unknown) => {
-      if (res.headersSent) {
-        res.destroy();
-        return;
-      }
-      if (err instanceof ApiError) sendError(res, err);
-      else {
-        logger.error('request failed', {
-          method: req.method,
-          url: req.url,
-          error: (err as Error).message,
-        });
-        send(
-          res,
-          500,
-          statusBody(500, 'InternalError', `Internal error occurred: ${(err as Error).message}`),
-        );
-      }
-    });
-  };
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => answer(parts, req, res);
   const server: Server = tls
     ? (createHttpsServer({ cert: tls.certPem, key: tls.keyPem }, onRequest) as unknown as Server)
     : createServer(onRequest);
   server.keepAliveTimeout = 30_000;
-  server.on('connection', () => (accepted += 1));
+  server.on('connection', () => (connections.accepted += 1));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen({ port: opts.port ?? 0, host: '127.0.0.1', backlog: opts.listenBacklog }, () => {
@@ -878,7 +215,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     ...(tls ? { caPem: tls.caPem } : {}),
     adminToken: access.adminToken,
     counters: () => counters,
-    connections: () => ({ accepted, byUser: Object.fromEntries(connectionsByUser) }),
+    connections: () => connections.counts(),
     authorizations: () => ({
       decisions: access.decisions.entries(),
       admissionDenials: access.decisions.admissionDenials(),
@@ -916,4 +253,40 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
       return closed;
     },
   };
+}
+
+/** What a fresh cluster holds: the default namespaces, the bootstrap RBAC, and the CRDs of crdsDir. */
+function seedObjects(
+  registry: Registry,
+  catalog: ResourceCatalog,
+  crdsDir: string | undefined,
+  logger: Logger,
+): void {
+  const nsRes = catalog.find('', 'v1', 'namespaces') as ResourceInfo;
+  for (const ns of DEFAULT_NAMESPACES)
+    registry.create(
+      nsRes,
+      undefined,
+      { metadata: { name: ns } },
+      { fieldManager: 'apiserver', dryRun: false },
+    );
+  for (const [plural, objects] of [
+    ['clusterroles', bootstrapClusterRoles()],
+    ['clusterrolebindings', bootstrapClusterRoleBindings()],
+  ] as const) {
+    const r = catalog.find('rbac.authorization.k8s.io', 'v1', plural) as ResourceInfo;
+    for (const o of objects)
+      registry.create(r, undefined, o, { fieldManager: 'apiserver', dryRun: false });
+  }
+  if (crdsDir) {
+    const crdRes = catalog.find(
+      'apiextensions.k8s.io',
+      'v1',
+      'customresourcedefinitions',
+    ) as ResourceInfo;
+    for (const crd of readCrdDir(crdsDir)) {
+      registry.create(crdRes, undefined, crd, { fieldManager: 'apiserver', dryRun: false });
+      logger.info('custom resource definition applied', { crd: crd.metadata.name });
+    }
+  }
 }

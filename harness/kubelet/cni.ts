@@ -4,6 +4,7 @@
 // retrying (network, 5xx, unexpected) or one that is not (400, bad request).
 import { PATHS, ReturnCode } from '../../src/nodeapi/cns.ts';
 import type { IPConfigsResponse } from '../../src/nodeapi/cns.ts';
+import { errorText } from '../../src/log/error-text.ts';
 
 export interface PodRef {
   podName: string;
@@ -84,7 +85,7 @@ export function httpCniClient(
       return {
         kind: 'error',
         retryable: true,
-        message: `${path}: ${cause ?? (err instanceof Error ? err.message : String(err))}`,
+        message: `${path}: ${cause ?? errorText(err)}`,
       };
     }
     let body: unknown;

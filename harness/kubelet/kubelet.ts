@@ -20,6 +20,7 @@ import { backoffDelay, type BackoffOptions } from '../../src/kube/backoff.ts';
 import { Slots, systemClock, type Clock } from '../../src/sim/clock.ts';
 import { ANNOTATION_SCHEDULED_AT } from '../workload/pod.ts';
 import type { CniClient, PodRef } from './cni.ts';
+import { errorText } from '../../src/log/error-text.ts';
 
 export type StatusWriteResult = 'ok' | 'gone' | 'finished';
 
@@ -257,7 +258,7 @@ export class SimKubelet {
         this.log.warn('pod status write retry', {
           pod: name,
           attempt: attempt + 1,
-          error: err instanceof Error ? err.message : String(err),
+          error: errorText(err),
         });
         await this.o.clock.sleep(backoffDelay(attempt, this.o.backoff, this.o.random));
       }
@@ -268,7 +269,7 @@ export class SimKubelet {
     this.counters.errors += 1;
     this.log.error('pod setup crashed', {
       pod: `${track.ref.podNamespace}/${track.ref.podName}`,
-      error: err instanceof Error ? err.message : String(err),
+      error: errorText(err),
     });
   }
 
@@ -330,7 +331,7 @@ export class SimKubelet {
         this.log.warn('pod status write retry', {
           pod,
           attempt: attempt + 1,
-          error: err instanceof Error ? err.message : String(err),
+          error: errorText(err),
         });
         await clock.sleep(backoffDelay(attempt, backoff, random), signal);
       }

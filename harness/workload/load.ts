@@ -6,6 +6,7 @@ import { parse as parseYaml } from 'yaml';
 import { BUILT_IN_TRACES } from '../../src/sim/trace.ts';
 import { BUILT_IN_SCENARIO_NAMES, builtInScenario } from './builtins.ts';
 import { parseScenario, ScenarioError, type Scenario } from './scenario.ts';
+import { errorText } from '../../src/log/error-text.ts';
 
 /** Parses scenario text (YAML or JSON); `source` names it in errors. */
 export function parseScenarioText(text: string, source: string): Scenario {
@@ -46,7 +47,7 @@ export function loadScenario(nameOrPath: string, options: LoadScenarioOptions = 
       );
     }
     throw new ScenarioError(
-      `scenario file ${nameOrPath}: ${code === 'ENOENT' ? 'file not found' : err instanceof Error ? err.message : String(err)}`,
+      `scenario file ${nameOrPath}: ${code === 'ENOENT' ? 'file not found' : errorText(err)}`,
     );
   }
   return parseScenarioText(text, nameOrPath);

@@ -9,6 +9,7 @@ import { fulfillerCommand } from './fulfiller.ts';
 import { errorLine, plainDefaults } from './parse.ts';
 import { simulateCommand, type OtherScenarios } from './simulate.ts';
 import { sidecarCommand } from './sidecar.ts';
+import { errorText } from '../log/error-text.ts';
 
 const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   version: string;
@@ -56,7 +57,7 @@ export async function runProgram(program: Command, argv: string[]): Promise<numb
       // --help and --version end here with code 0; bad flags with 1.
       return err.exitCode;
     }
-    process.stderr.write(`pool-monitor: ${err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(`pool-monitor: ${errorText(err)}\n`);
     return 1;
   }
 }

@@ -7,6 +7,7 @@ import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { MIGRATIONS, SCHEMA_VERSION } from './schema.ts';
+import { errorText } from '../log/error-text.ts';
 
 export const IPSTORE_FILE = 'ipstore.db';
 
@@ -66,7 +67,7 @@ export function openDatabase(location: string, options: DatabaseOptions = {}): D
       timeout: options.busyTimeoutMs ?? 5000,
     });
   } catch (error) {
-    throw new IpStoreOpenError(`cannot open IP store ${location}: ${message(error)}`);
+    throw new IpStoreOpenError(`cannot open IP store ${location}: ${errorText(error)}`);
   }
   try {
     prepare(db, location, synchronous);
@@ -135,16 +136,12 @@ function migrate(db: DatabaseSync, location: string): void {
   }
 }
 
-function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 /** SQLite's "not a database" (26) and "corrupt" (11) become one clear sentence. */
 function describe(location: string, error: unknown): string {
   const code = (error as { errcode?: number }).errcode;
   const primary = (code ?? 0) & 0xff;
   if (primary === 26 || primary === 11) {
-    return `IP store ${location} is corrupt or not a database (${message(error)}); move it aside to start empty`;
+    return `IP store ${location} is corrupt or not a database (${errorText(error)}); move it aside to start empty`;
   }
-  return `cannot open IP store ${location}: ${message(error)}`;
+  return `cannot open IP store ${location}: ${errorText(error)}`;
 }

@@ -7,6 +7,7 @@
 import type { Logger } from '../log/logger.ts';
 import { dynamicContainers, invalidNncReason, type NodeNetworkConfig } from '../nnc/types.ts';
 import { InvalidIpStoreInputError, type IpRecord, type NodeIpStore } from './types.ts';
+import { errorText } from '../log/error-text.ts';
 
 /** What an operator must hear about (the sidecar turns these into Events). */
 export type StoreNotice =
@@ -17,10 +18,6 @@ export interface NncFollower {
   follow(nnc: NodeNetworkConfig): boolean;
   /** False after the store failed to write (disk, corruption), until a sync succeeds. */
   healthy(): boolean;
-}
-
-function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 function announcedIds(nnc: NodeNetworkConfig): string[] {
@@ -83,7 +80,7 @@ export function followNnc(
         // agent unhealthy.
         if (!(err instanceof InvalidIpStoreInputError)) {
           failed = true;
-          log.error('inventory sync failed', { error: message(err) });
+          log.error('inventory sync failed', { error: errorText(err) });
           return false;
         }
         log.warn('rejected NodeNetworkConfig', {
@@ -92,9 +89,9 @@ export function followNnc(
           name: nnc.metadata?.name,
           resourceVersion: nnc.metadata?.resourceVersion,
           field: statusField(nnc, err.field),
-          error: message(err),
+          error: errorText(err),
         });
-        notify({ type: 'invalid-status', message: message(err) });
+        notify({ type: 'invalid-status', message: errorText(err) });
         return false;
       }
     },

@@ -24,6 +24,7 @@ import {
 } from './pod-plan.ts';
 import type { IpRecord, NodeIpStore } from './types.ts';
 import { isAdopted } from './types.ts';
+import { errorText } from '../log/error-text.ts';
 
 export const DEFAULT_LEAK_GRACE_MS = 60_000;
 /**
@@ -90,10 +91,6 @@ export interface PodFollower {
   notReady(): string | undefined;
   status(): PodFollowingStatus;
   stop(): void;
-}
-
-function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 export function followPods(options: PodFollowerOptions): PodFollower {
@@ -175,7 +172,7 @@ export function followPods(options: PodFollowerOptions): PodFollower {
         carryOut(plan, now);
       } catch (err) {
         // A store that cannot write is the NNC follower's health problem; try again later.
-        log.error('following the pods failed', { error: message(err) });
+        log.error('following the pods failed', { error: errorText(err) });
       }
     }
     arm(nextAt);

@@ -6,21 +6,11 @@ import type { NodeIpStore } from './types.ts';
 
 export function asPoolIpStore(store: NodeIpStore): PoolIpStore {
   return {
-    pendingReleaseIds: () => Promise.resolve().then(() => store.pendingReleaseIds()),
+    // One transaction: the ids and both counts are of one instant. Backed
+    // IPs only count as active: an Assigned IP the status no longer backs is
+    // no surplus (marking for it would release and re-allocate one IP forever).
+    view: () => Promise.resolve().then(() => store.poolView()),
     markPendingRelease: (count: number) =>
       Promise.resolve().then(() => store.markPendingRelease(count)),
-    // Backed IPs only: an Assigned IP the status no longer backs is no
-    // surplus (marking for it would release and re-allocate one IP forever).
-    activeCount: () =>
-      Promise.resolve().then(() => {
-        const c = store.counts();
-        const vanished = store.list(['Assigned']).filter((r) => r.vanished === true).length;
-        return c.Available + c.Assigned - vanished + c.PendingProgramming;
-      }),
-    markableCount: () =>
-      Promise.resolve().then(() => {
-        const c = store.counts();
-        return c.Available + c.PendingProgramming;
-      }),
   };
 }

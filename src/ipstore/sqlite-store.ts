@@ -12,6 +12,7 @@ import { ipSortKey } from './address.ts';
 import { PoolHistory } from './pool-history.ts';
 import type { DatabaseOptions } from './database.ts';
 import { checkStateDir, IpStoreOpenError, openDatabase } from './database.ts';
+import { planInventory, type InventoryPlan } from './inventory-plan.ts';
 import { adoptRow, reclaimRow, releaseOlderSandboxes } from './pod-rows.ts';
 import { dropOrphanContainers, freeRow, SELECT_IP, toRecord, type IpRow } from './rows.ts';
 import type {
@@ -25,6 +26,7 @@ import type {
   IpRecord,
   IpState,
   NodeIpStore,
+  PoolView,
   RestoreResult,
   StateCounts,
   SyncOptions,
@@ -97,11 +99,6 @@ export class SqliteIpStore implements NodeIpStore {
   private closed = false;
 
   /** Use openIpStore; this takes an already opened and migrated database. */
-  /** The pool history kept in the same database (pool-history.ts). */
-  poolHistory(): PoolHistory {
-    return new PoolHistory(this.db);
-  }
-
   constructor(db: DatabaseSync, location: string, now: () => number = Date.now) {
     this.db = db;
     this.location = location;
@@ -112,122 +109,48 @@ export class SqliteIpStore implements NodeIpStore {
     const backed = validateContainers(containers);
     const newState = validateSyncOptions(options);
     return this.transaction(() => {
-      const now = this.now();
-      const change: InventoryChange = {
-        added: [],
-        removed: [],
-        assignedVanished: [],
-        conflicts: [],
-      };
-      const wanted = new Map(backed.flatMap((nc) => nc.ips.map((ip) => [ip.id, ip] as const)));
-
-      const ncIds = new Set(backed.map((nc) => nc.id));
-      for (const nc of backed) {
-        this.sql(
-          `INSERT INTO containers (id, subnet_address_space, default_gateway, primary_ip, backed)
-           VALUES (?, ?, ?, ?, 1)
-           ON CONFLICT (id) DO UPDATE SET subnet_address_space = excluded.subnet_address_space,
-             default_gateway = excluded.default_gateway, primary_ip = excluded.primary_ip, backed = 1`,
-        ).run(nc.id, nc.subnetAddressSpace, nc.defaultGateway, nc.primaryIP);
-      }
-      for (const row of this.sql('SELECT id FROM containers WHERE backed = 1').all() as {
-        id: string;
-      }[]) {
-        if (!ncIds.has(row.id))
-          this.sql('UPDATE containers SET backed = 0 WHERE id = ?').run(row.id);
-      }
-
-      // An address a pod holds under an id the status no longer has, but
-      // which the status lists under a new id (its network container was
-      // replaced): the pod keeps the address, now under the new id and
-      // container. Nothing vanished, and the address stays in the pool when
-      // the pod lets go of it.
-      const wantedByAddress = new Map([...wanted.values()].map((ip) => [ip.ip, ip] as const));
-      const rows = this.sql(`${SELECT_IP} ORDER BY ip_key`).all() as unknown as IpRow[];
-      const ids = new Set(rows.map((r) => r.id));
-      for (const row of rows) {
-        const renamed = wantedByAddress.get(row.ip);
-        if (
-          row.state !== 'Assigned' ||
-          wanted.has(row.id) ||
-          renamed === undefined ||
-          ids.has(renamed.id)
-        )
-          continue;
-        this.sql('UPDATE ips SET id = ?, nc_id = ?, backed = 1 WHERE id = ?').run(
-          renamed.id,
-          renamed.ncId,
-          row.id,
-        );
-        ids.delete(row.id);
-        ids.add(renamed.id);
-        Object.assign(row, { id: renamed.id, nc_id: renamed.ncId, backed: 1 });
-      }
-
-      // IPs the status no longer has (or has under another address) go,
-      // unless a pod holds them.
-      const existing = new Map<string, IpRow>();
-      for (const row of rows) {
-        const target = wanted.get(row.id);
-        if (target !== undefined && target.ip === row.ip) {
-          existing.set(row.id, row);
-          continue;
-        }
-        if (row.state === 'Assigned') {
-          existing.set(row.id, row);
-          if (row.backed === 1) {
-            this.sql('UPDATE ips SET backed = 0 WHERE id = ?').run(row.id);
-            change.assignedVanished.push(toRecord({ ...row, backed: 0 }));
-          }
-        } else {
-          this.sql('DELETE FROM ips WHERE id = ?').run(row.id);
-          change.removed.push(toRecord(row));
-        }
-      }
-
-      for (const ip of wanted.values()) {
-        const row = existing.get(ip.id);
-        if (row !== undefined) {
-          if (row.ip !== ip.ip) {
-            change.conflicts?.push({
-              ...ip,
-              reason: `id is held by a pod under address ${row.ip}`,
-            });
-          } else if (row.nc_id !== ip.ncId || row.backed === 0) {
-            this.sql('UPDATE ips SET nc_id = ?, backed = 1 WHERE id = ?').run(ip.ncId, ip.id);
-          }
-          continue;
-        }
-        const holder = this.sql('SELECT id FROM ips WHERE ip_key = ?').get(ipSortKey(ip.ip)) as
-          { id: string } | undefined;
-        if (holder !== undefined) {
-          change.conflicts?.push({
-            ...ip,
-            reason: `address is held by a pod under id ${holder.id}`,
-          });
-          continue;
-        }
-        const inserted: IpRow = {
-          id: ip.id,
-          ip: ip.ip,
-          ip_key: ipSortKey(ip.ip),
-          nc_id: ip.ncId,
-          state: newState,
-          pod_interface_id: null,
-          infra_container_id: null,
-          pod_name: null,
-          pod_namespace: null,
-          backed: 1,
-          updated_at: now,
-        };
-        this.sql(
-          `INSERT INTO ips (id, ip, ip_key, nc_id, state, backed, updated_at) VALUES (?, ?, ?, ?, ?, 1, ?)`,
-        ).run(ip.id, ip.ip, inserted.ip_key, ip.ncId, newState, now);
-        change.added.push(toRecord(inserted));
-      }
-      dropOrphanContainers(this.q);
-      return change;
+      const plan = planInventory({
+        containers: backed,
+        backedContainerIds: (
+          this.sql('SELECT id FROM containers WHERE backed = 1').all() as { id: string }[]
+        ).map((row) => row.id),
+        rows: this.sql(`${SELECT_IP} ORDER BY ip_key`).all() as unknown as IpRow[],
+        newState,
+        now: this.now(),
+      });
+      this.applyInventory(plan);
+      return plan.change;
     });
+  }
+
+  /** Carries out an inventory plan, in the order its steps depend on. */
+  private applyInventory(plan: InventoryPlan): void {
+    for (const nc of plan.containers) {
+      this.sql(
+        `INSERT INTO containers (id, subnet_address_space, default_gateway, primary_ip, backed)
+         VALUES (?, ?, ?, ?, 1)
+         ON CONFLICT (id) DO UPDATE SET subnet_address_space = excluded.subnet_address_space,
+           default_gateway = excluded.default_gateway, primary_ip = excluded.primary_ip, backed = 1`,
+      ).run(nc.id, nc.subnetAddressSpace, nc.defaultGateway, nc.primaryIP);
+    }
+    for (const id of plan.unbackContainers)
+      this.sql('UPDATE containers SET backed = 0 WHERE id = ?').run(id);
+    for (const r of plan.renames)
+      this.sql('UPDATE ips SET id = ?, nc_id = ?, backed = 1 WHERE id = ?').run(
+        r.id,
+        r.ncId,
+        r.from,
+      );
+    for (const id of plan.unback) this.sql('UPDATE ips SET backed = 0 WHERE id = ?').run(id);
+    for (const id of plan.remove) this.sql('DELETE FROM ips WHERE id = ?').run(id);
+    for (const r of plan.reback)
+      this.sql('UPDATE ips SET nc_id = ?, backed = 1 WHERE id = ?').run(r.ncId, r.id);
+    for (const row of plan.insert) {
+      this.sql(
+        `INSERT INTO ips (id, ip, ip_key, nc_id, state, backed, updated_at) VALUES (?, ?, ?, ?, ?, 1, ?)`,
+      ).run(row.id, row.ip, row.ip_key, row.nc_id, row.state, row.updated_at);
+    }
+    dropOrphanContainers(this.q);
   }
 
   restorePendingRelease(ids: string[]): RestoreResult {
@@ -288,6 +211,29 @@ export class SqliteIpStore implements NodeIpStore {
       const done = rows.map((r) => r.id).filter((id) => only === undefined || only.has(id));
       for (const id of done) this.setState(id, 'Available', now);
       return done;
+    });
+  }
+
+  /** The pool history kept in the same database (pool-history.ts). */
+  poolHistory(): PoolHistory {
+    return new PoolHistory(this.db);
+  }
+
+  poolView(): PoolView {
+    return this.transaction(() => {
+      const pendingReleaseIds = (
+        this.sql(`SELECT id FROM ips WHERE state = 'PendingRelease' ORDER BY id`).all() as {
+          id: string;
+        }[]
+      ).map((r) => r.id);
+      const { active, markable } = this.sql(
+        `SELECT
+           count(*) FILTER (WHERE state IN ('Available', 'PendingProgramming')
+             OR (state = 'Assigned' AND backed = 1)) AS active,
+           count(*) FILTER (WHERE state IN ('Available', 'PendingProgramming')) AS markable
+         FROM ips`,
+      ).get() as { active: number; markable: number };
+      return { pendingReleaseIds, activeCount: active, markableCount: markable };
     });
   }
 

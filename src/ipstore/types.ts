@@ -4,6 +4,7 @@
 // this whole interface. Implementations are synchronous: the store is a local
 // embedded database, and every method is one transaction.
 import type { NetworkContainer } from '../nnc/types.ts';
+import type { PoolHistory } from './pool-history.ts';
 
 export type IpState = 'Available' | 'Assigned' | 'PendingRelease' | 'PendingProgramming';
 export const IP_STATES: readonly IpState[] = [
@@ -197,6 +198,18 @@ export interface NodeIpStore {
   /** Ids of every PendingRelease IP, sorted. */
   pendingReleaseIds(): string[];
   /**
+   * What the pool monitor reads before each decision, in one transaction:
+   * the PendingRelease ids (sorted), the IPs the status backs that are not
+   * PendingRelease (`active`), and those that could be marked (`markable`:
+   * Available and PendingProgramming).
+   */
+  poolView(): PoolView;
+  /**
+   * The pool history kept with the store (what `--release-delay auto`
+   * learns from), or undefined when this store keeps none.
+   */
+  poolHistory(): PoolHistory | undefined;
+  /**
    * Idempotent per podInterfaceID; throws NoAvailableIpError when none is
    * free. A request of pod ns/name under a new infraContainerID releases the
    * pod's assignments under other ones in the same transaction (even when
@@ -224,4 +237,11 @@ export interface NodeIpStore {
   counts(): StateCounts;
   container(ncId: string): ContainerInfo | undefined;
   close(): void;
+}
+
+/** See NodeIpStore.poolView. */
+export interface PoolView {
+  pendingReleaseIds: string[];
+  activeCount: number;
+  markableCount: number;
 }

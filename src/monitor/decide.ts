@@ -7,20 +7,12 @@
 // Effects live in reconcile.ts.
 import type { PolicyExplanation } from '../scaling/policies/policy.ts';
 import { calculateTarget } from '../scaling/target.ts';
-import type { DesiredSpec } from './ports.ts';
+import type { DesiredSpec, StoreView } from './ports.ts';
 import { currentSpec, normaliseIds, releaseCount, sameSpec } from './spec.ts';
 import { effectiveScaler, type MonitorState } from './state.ts';
 import type { DecisionReason, TargetFigures, WakeUp } from './types.ts';
 
-/** What the store holds that a decision depends on, read just before it. */
-export interface StoreView {
-  /** Ids of every PendingRelease IP. */
-  pendingReleaseIds: readonly string[];
-  /** IPs that are not PendingRelease. */
-  activeCount: number;
-  /** IPs that can be marked PendingRelease (Available, PendingProgramming). */
-  markableCount: number;
-}
+export type { StoreView } from './ports.ts';
 
 /** The target side of a decision: needs no store. */
 export interface TargetDecision extends TargetFigures {
@@ -76,8 +68,13 @@ export function decideTarget(state: MonitorState, now: number): TargetDecision {
   };
 }
 
-export function decide(state: MonitorState, view: StoreView, now: number): Decision {
-  const t = decideTarget(state, now);
+/** The whole decision; `t` is decideTarget's answer when the caller already has it. */
+export function decide(
+  state: MonitorState,
+  view: StoreView,
+  now: number,
+  t: TargetDecision = decideTarget(state, now),
+): Decision {
   const damping: { wake?: WakeUp } =
     t.recheckAt !== undefined ? { wake: { reason: 'damping', at: t.recheckAt } } : {};
   const backed = new Set(state.nnc?.backed ?? []);

@@ -39,7 +39,8 @@ import type { NodeNetworkConfig } from '../nnc/types.ts';
 import type { AnyPolicy, Observation } from '../scaling/policies/policy.ts';
 import { oneAtATime } from './one-at-a-time.ts';
 import type { NncSpecWriter, PoolIpStore } from './ports.ts';
-import { errorText, reconcile$, type ReconcileContext } from './reconcile.ts';
+import { errorText } from '../log/error-text.ts';
+import { reconcile$, type ReconcileContext } from './reconcile.ts';
 import { reduce } from './reduce.ts';
 import {
   initialState,

@@ -3,16 +3,13 @@
 // `simulate` alike), the server-side-apply NNC writer in the sidecar and the
 // simulated control plane's writer in `simulate`; tests use fakes.
 
-/** The part of the node IP store the monitor needs. */
-export interface PoolIpStore {
-  /** Ids of every IP currently PendingRelease. */
-  pendingReleaseIds(): Promise<string[]>;
-  /**
-   * Marks `count` IPs PendingRelease (PendingProgramming first, then
-   * Available, never Assigned), all or nothing; resolves to the ids marked,
-   * rejects and changes nothing when it cannot mark them all.
-   */
-  markPendingRelease(count: number): Promise<string[]>;
+/**
+ * What the store holds that a decision depends on: read at once, in one
+ * transaction, so the three figures belong to one instant.
+ */
+export interface StoreView {
+  /** Ids of every PendingRelease IP. */
+  pendingReleaseIds: readonly string[];
   /**
    * How many IPs the NNC status backs that the store holds and that are not
    * PendingRelease (an Assigned IP the status no longer backs does not
@@ -21,14 +18,26 @@ export interface PoolIpStore {
    * IPs twice, as in newer CNS (docs/decisions/0004), and a surplus is
    * given back (0016).
    */
-  activeCount(): Promise<number>;
+  activeCount: number;
   /**
    * How many IPs could be marked PendingRelease now (Available and
    * PendingProgramming). The monitor never asks to mark more, so Assigned
    * IPs (leaked ones included) never make a scale-down fail
    * (docs/decisions/0016).
    */
-  markableCount(): Promise<number>;
+  markableCount: number;
+}
+
+/** The part of the node IP store the monitor needs. */
+export interface PoolIpStore {
+  /** The store as one reconcile sees it: one read, one transaction. */
+  view(): Promise<StoreView>;
+  /**
+   * Marks `count` IPs PendingRelease (PendingProgramming first, then
+   * Available, never Assigned), all or nothing; resolves to the ids marked,
+   * rejects and changes nothing when it cannot mark them all.
+   */
+  markPendingRelease(count: number): Promise<string[]>;
 }
 
 /** The spec the monitor writes: the whole of it, every time (apply semantics). */

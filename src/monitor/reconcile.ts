@@ -1,13 +1,15 @@
-// One reconcile's effects, through the monitor's two ports: read the store,
-// decide (pure, decide.ts), mark IPs PendingRelease, write the NNC spec, and
-// turn what happened into one outcome, failures included (each with its
-// stage and the retry's backoff). It never throws and never changes the
+// One reconcile's effects, through the monitor's two ports: read the store
+// once (one view, one transaction), decide once (pure, decide.ts), mark IPs
+// PendingRelease, write the NNC spec, and turn what happened into one
+// outcome, failures included (each with its stage, the facts known when it
+// failed, and the retry's backoff). It never throws and never changes the
 // monitor's state: the outcome is fed back into the reducer.
 import { defer, from, of, type Observable } from 'rxjs';
 import { catchError, concatMap, map } from 'rxjs/operators';
 import { backoffDelay, retryDelay, type BackoffOptions } from '../kube/backoff.ts';
+import { errorText } from '../log/error-text.ts';
 import type { Logger } from '../log/logger.ts';
-import { decide, decideTarget, withMarked, type Decision, type StoreView } from './decide.ts';
+import { decide, decideTarget, withMarked, type Decision, type TargetDecision } from './decide.ts';
 import {
   SpecWriteError,
   type DesiredSpec,
@@ -29,38 +31,31 @@ export interface ReconcileContext {
   random: () => number;
 }
 
-/** Raised inside a reconcile to carry the stage that failed. */
+/** What an outcome says whatever the end: the facts known so far. */
+type Facts = Omit<ReconcileOutcome, 'kind' | 'to' | 'wrote'>;
+
+/** Raised inside a reconcile: the stage that failed and the facts known then. */
 class StageError extends Error {
   override readonly name = 'StageError';
   readonly stage: FailureStage;
+  readonly facts: Facts;
   override readonly cause: unknown;
-  constructor(stage: FailureStage, cause: unknown) {
+  constructor(stage: FailureStage, facts: Facts, cause: unknown) {
     super(errorText(cause));
     this.stage = stage;
+    this.facts = facts;
     this.cause = cause;
   }
 }
 
-export function errorText(err: unknown): string {
-  if (err instanceof Error) return err.message;
-  try {
-    return String(err);
-  } catch {
-    return 'unknown error';
-  }
-}
-
 /** A port's promise (or a test's synchronous thenable) as one stage of the reconcile. */
-function stage$<T>(stage: FailureStage, call: () => PromiseLike<T>): Observable<T> {
+function stage$<T>(stage: FailureStage, facts: Facts, call: () => PromiseLike<T>): Observable<T> {
   return defer(() => from(call() as Promise<T>)).pipe(
     catchError((err: unknown) => {
-      throw new StageError(stage, err);
+      throw new StageError(stage, facts, err);
     }),
   );
 }
-
-/** What an outcome says whatever the end: filled in as the reconcile goes. */
-type Facts = Omit<ReconcileOutcome, 'kind' | 'to' | 'wrote'>;
 
 export function reconcile$(
   state: MonitorState,
@@ -68,7 +63,18 @@ export function reconcile$(
 ): Observable<ReconcileOutcome> {
   const at = ctx.now();
   const t = decideTarget(state, at);
-  ctx.log.info('calculated new request', {
+  logTarget(t, ctx.log);
+  const { deferred: _d, recheckAt: _r, ...figures } = t;
+  const known: Facts = { ...figures, at, marked: 0 };
+  return stage$('read', known, () => ctx.store.view()).pipe(
+    map((view) => decide(state, view, at, t)),
+    concatMap((d) => act$(d, { ...known, reason: d.reason }, ctx)),
+    catchError((err: unknown) => of(failed(err, known, state, ctx))),
+  );
+}
+
+function logTarget(t: TargetDecision, log: Logger): void {
+  log.info('calculated new request', {
     demand: t.demand,
     batch: t.scaler.batch,
     buffer: t.scaler.buffer,
@@ -77,35 +83,12 @@ export function reconcile$(
     ...(t.applied !== t.target ? { applied: t.applied } : {}),
     exhausted: t.exhausted,
   });
-  const { deferred: _d, recheckAt: _r, ...base } = t;
-  const partial: Facts = { ...base, at, marked: 0 };
-  return defer(() => {
-    const view$ = stage$('read', () => ctx.store.pendingReleaseIds()).pipe(
-      concatMap((ids) =>
-        stage$('read', () => ctx.store.activeCount()).pipe(
-          concatMap((activeCount) =>
-            stage$('read', () => ctx.store.markableCount()).pipe(
-              map((markableCount): StoreView => ({
-                pendingReleaseIds: ids,
-                activeCount,
-                markableCount,
-              })),
-            ),
-          ),
-        ),
-      ),
-    );
-    return view$.pipe(
-      map((view) => decide(state, view, at)),
-      concatMap((d) => act$(d, partial, ctx)),
-    );
-  }).pipe(catchError((err: unknown) => of(failed(err, partial, state, ctx))));
 }
 
-function act$(d: Decision, partial: Facts, ctx: ReconcileContext): Observable<ReconcileOutcome> {
-  partial.reason = d.reason;
-  const done = {
-    ...partial,
+/** Carries out a decision: nothing to write, a dry run, or mark then write. */
+function act$(d: Decision, decided: Facts, ctx: ReconcileContext): Observable<ReconcileOutcome> {
+  const unwritten = {
+    ...decided,
     to: d.from,
     wrote: false,
     ...(d.wake !== undefined ? { wake: d.wake } : {}),
@@ -116,13 +99,13 @@ function act$(d: Decision, partial: Facts, ctx: ReconcileContext): Observable<Re
         delta: d.delta,
         until: d.wake?.at,
       });
-      return of({ ...done, kind: 'throttled' });
+      return of({ ...unwritten, kind: 'throttled' });
     }
     ctx.log.info('already at target', {
       request: d.from,
       ...(d.deferred ? { deferred: d.target } : {}),
     });
-    return of({ ...done, kind: d.deferred ? 'deferred' : 'at-target' });
+    return of({ ...unwritten, kind: d.deferred ? 'deferred' : 'at-target' });
   }
   ctx.log.info('scaling pool', {
     delta: d.delta,
@@ -130,47 +113,57 @@ function act$(d: Decision, partial: Facts, ctx: ReconcileContext): Observable<Re
   });
   if (ctx.dryRun) {
     ctx.log.info('dry run: not writing', { spec: d.spec });
-    return of({ ...done, kind: 'dry-run', spec: d.spec });
+    return of({ ...unwritten, kind: 'dry-run', spec: d.spec });
   }
   const spec = d.spec;
-  const marked$: Observable<string[]> =
-    d.mark === 0 ? of([]) : stage$('mark', () => ctx.store.markPendingRelease(d.mark));
-  return marked$.pipe(
-    catchError((err: unknown) => {
-      ctx.report({ type: 'mark-failed', count: d.mark, error: errorText(err) });
-      throw err;
-    }),
+  return mark$(d, decided, ctx).pipe(
     concatMap((ids) => {
-      partial.marked = Array.isArray(ids) ? ids.length : d.mark;
-      partial.spec = withMarked(spec, Array.isArray(ids) ? ids : []);
-      return write$(partial.spec, ctx);
-    }),
-    map((result): ReconcileOutcome => {
-      const generation = generationOf(result);
-      ctx.log.info('scaled pool', { request: d.applied });
-      return {
-        ...done,
-        ...partial,
-        kind: d.delta === 0 ? 'corrected' : 'scaled',
-        to: d.applied,
-        wrote: true,
-        ...(generation !== undefined ? { generation } : {}),
+      const marked: Facts = {
+        ...decided,
+        marked: Array.isArray(ids) ? ids.length : d.mark,
+        spec: withMarked(spec, Array.isArray(ids) ? ids : []),
       };
+      return write$(marked, ctx).pipe(
+        map((result): ReconcileOutcome => {
+          const generation = generationOf(result);
+          ctx.log.info('scaled pool', { request: d.applied });
+          return {
+            ...unwritten,
+            ...marked,
+            kind: d.delta === 0 ? 'corrected' : 'scaled',
+            to: d.applied,
+            wrote: true,
+            ...(generation !== undefined ? { generation } : {}),
+          };
+        }),
+      );
     }),
   );
 }
 
-function write$(spec: DesiredSpec, ctx: ReconcileContext): Observable<void | SpecWriteResult> {
-  return stage$('write', () => ctx.writer.writeSpec(spec));
+/** Marks the decision's IPs PendingRelease (none to mark: no call). */
+function mark$(d: Decision, decided: Facts, ctx: ReconcileContext): Observable<string[]> {
+  if (d.mark === 0) return of([]);
+  return stage$('mark', decided, () => ctx.store.markPendingRelease(d.mark)).pipe(
+    catchError((err: unknown) => {
+      ctx.report({ type: 'mark-failed', count: d.mark, error: errorText(err) });
+      throw err;
+    }),
+  );
+}
+
+function write$(marked: Facts, ctx: ReconcileContext): Observable<void | SpecWriteResult> {
+  return stage$('write', marked, () => ctx.writer.writeSpec(marked.spec as DesiredSpec));
 }
 
 function failed(
   err: unknown,
-  partial: Facts,
+  known: Facts,
   state: MonitorState,
   ctx: ReconcileContext,
 ): ReconcileOutcome {
   const stage: FailureStage = err instanceof StageError ? err.stage : 'write';
+  const facts = err instanceof StageError ? err.facts : known;
   const cause = err instanceof StageError ? err.cause : err;
   const statusCode = cause instanceof SpecWriteError ? cause.statusCode : undefined;
   const retryAfter = cause instanceof SpecWriteError ? cause.retryAfterSeconds : undefined;
@@ -197,9 +190,9 @@ function failed(
     });
   }
   return {
-    ...partial,
+    ...facts,
     kind: 'failed',
-    to: partial.from,
+    to: facts.from,
     wrote: false,
     error,
     stage,

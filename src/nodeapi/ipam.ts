@@ -15,6 +15,7 @@ import type {
 } from './cns.ts';
 import { prefixLength } from './validate.ts';
 import type { IpConfigsRequest } from './validate.ts';
+import { errorText } from '../log/error-text.ts';
 
 export interface Outcome<B> {
   status: number;
@@ -54,10 +55,6 @@ export function podIpInfo(record: IpRecord, nc: ContainerInfo | undefined): PodI
   };
 }
 
-function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
-}
-
 export function requestIpConfigs(
   store: NodeIpStore,
   req: IpConfigsRequest,
@@ -90,7 +87,7 @@ export function requestIpConfigs(
           podIPInfo: [],
           response: {
             ReturnCode: ReturnCode.FailedToAllocateIPConfig,
-            Message: `AllocateIPConfig failed for ${req.podNamespace}/${req.podName}: ${message(err)}`,
+            Message: `AllocateIPConfig failed for ${req.podNamespace}/${req.podName}: ${errorText(err)}`,
           },
         },
       };
@@ -144,7 +141,7 @@ function unexpected(err: unknown): Outcome<IPConfigsResponse> {
       status: 400,
       body: {
         podIPInfo: [],
-        response: { ReturnCode: ReturnCode.InvalidRequest, Message: message(err) },
+        response: { ReturnCode: ReturnCode.InvalidRequest, Message: errorText(err) },
       },
     };
   }
@@ -152,9 +149,9 @@ function unexpected(err: unknown): Outcome<IPConfigsResponse> {
     status: 500,
     body: {
       podIPInfo: [],
-      response: { ReturnCode: ReturnCode.UnexpectedError, Message: message(err) },
+      response: { ReturnCode: ReturnCode.UnexpectedError, Message: errorText(err) },
     },
-    error: message(err),
+    error: errorText(err),
   };
 }
 
@@ -193,9 +190,9 @@ export function listIpAddresses(
       status: 500,
       body: {
         IPConfigurationStatus: [],
-        Response: { ReturnCode: ReturnCode.UnexpectedError, Message: message(err) },
+        Response: { ReturnCode: ReturnCode.UnexpectedError, Message: errorText(err) },
       },
-      error: message(err),
+      error: errorText(err),
     };
   }
 }

@@ -10,6 +10,7 @@ import {
 } from '../ipstore/pool-history.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Observation } from '../scaling/policies/policy.ts';
+import { errorText } from '../log/error-text.ts';
 
 export interface HistoryRecorderOptions {
   history: PoolHistory;
@@ -53,7 +54,7 @@ export function recordPoolHistory(o: HistoryRecorderOptions): HistoryRecorder {
     } catch (err) {
       o.log.warn('pool history not recorded', {
         rows: rows.length,
-        error: err instanceof Error ? err.message : String(err),
+        error: errorText(err),
       });
     }
   };

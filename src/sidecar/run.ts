@@ -4,50 +4,37 @@
 // sidecars inside the embedded cluster, so it keeps no process-global state,
 // never exits the process, and reports the port it actually bound.
 //
-// Shutdown order matters: informers first (no new input), then the monitor
-// (its in-flight reconcile finishes), then the node API (in-flight CNI calls
-// finish), pending Events, and the store last, everything bounded in time.
+// Start is four named steps, configuration first (nothing is opened when it
+// is bad): open the store, build the monitor (build-monitor.ts), serve the
+// node API, wire the watches (wire-watches.ts). Each step pushes how to undo
+// itself onto one stop list (stop-steps.ts), run last-in-first-out, each
+// step named in the log and bounded in time: informers first (no new input),
+// then the monitor (its in-flight reconcile finishes), the node API
+// (in-flight CNI calls finish), pending Events, and the store last. A start
+// that fails half way runs the same list.
 import type { KubeConfig } from '@kubernetes/client-node';
-import type { Subscription } from 'rxjs';
-import { filter, share, Subject, tap } from 'rxjs';
 import type { Synchronous } from '../ipstore/database.ts';
-import { openIpStore, SqliteIpStore } from '../ipstore/sqlite-store.ts';
-import { followNnc } from '../ipstore/follow-nnc.ts';
-import { followPods, type PodFollower } from '../ipstore/follow-pods.ts';
-import type { PodView } from '../ipstore/pod-plan.ts';
-import { asPoolIpStore } from '../ipstore/pool-adapter.ts';
+import { openIpStore } from '../ipstore/sqlite-store.ts';
+import type { PodFollower } from '../ipstore/follow-pods.ts';
 import type { NodeIpStore } from '../ipstore/types.ts';
 import type { BackoffOptions } from '../kube/backoff.ts';
 import { loadKubeConfig } from '../kube/config.ts';
-import { sidecarEventPrefix } from '../kube/event-names.ts';
-import { createEventRecorder, noopEventRecorder } from '../kube/events.ts';
-import type { EventDetails, EventRecorder, InvolvedObject } from '../kube/events.ts';
+import { errorText } from '../log/error-text.ts';
 import type { Logger } from '../log/logger.ts';
 import { createLogger } from '../log/logger.ts';
-import { MetricsCollector } from '../metrics/collector.ts';
-import { LeakMetrics } from '../metrics/leaks.ts';
-import { poolObservation } from '../metrics/observation.ts';
-import { PoolMonitor } from '../monitor/pool-monitor.ts';
-import type { NodeNetworkConfig } from '../nnc/types.ts';
-import type { Observation } from '../scaling/policies/policy.ts';
+import type { MetricsCollector } from '../metrics/collector.ts';
+import type { PoolMonitor } from '../monitor/pool-monitor.ts';
 import { formatReleaseDelay } from '../scaling/release-delay-value.ts';
-import { releasePolicy } from '../scaling/policies/release-delay.ts';
-import { dynamicContainers, GROUP, NNC_KIND, NNC_VERSION } from '../nnc/types.ts';
 import { poolStatusSource } from '../nodeapi/debug-pool.ts';
 import { createNodeApi } from '../nodeapi/server.ts';
-import type { NodeApi } from '../nodeapi/server.ts';
-import { monitorEvent, outcomeEvent, vanishedEvent } from './events.ts';
-import { startNodeInformers } from './informers.ts';
-import { LeakReporter } from './leaks.ts';
-import { createAdvisor } from './advice.ts';
-import { recordPoolHistory } from './history-recorder.ts';
-import { createNncWriter } from './nnc-writer.ts';
-import { PodWaitTracker, type PodLike } from './pod-wait.ts';
+import { buildMonitor, type LastSeenNnc, type MonitorPart } from './build-monitor.ts';
 import type { NodeInformers } from './informers.ts';
+import type { LeakReporter } from './leaks.ts';
 import type { SidecarOptions } from './options.ts';
 import { ConfigError, DEFAULT_LEAK_GRACE_SECONDS } from './options.ts';
+import { StopSteps } from './stop-steps.ts';
 import { TokenFile } from '../secrets/token-file.ts';
-import { nncReadiness, WaitNotice, waitReason, type WaitReason } from './waiting.ts';
+import { Readiness, wireWatches } from './wire-watches.ts';
 
 export interface RunSidecarDeps {
   /** Stops the sidecar when aborted. */
@@ -108,11 +95,12 @@ export interface RunningSidecar {
   stop(): Promise<void>;
 }
 
-/** How far back the pool history is read at start (the policy's memory is bounded anyway). */
-const HISTORY_LOAD_MS = 24 * 3600_000;
-
-function message(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+/** What the sidecar runs with once its configuration is read. */
+interface SidecarConfig {
+  kc: KubeConfig;
+  /** The kubeconfig loaded here (not given): its connection pool is the sidecar's. */
+  loaded: ReturnType<typeof loadKubeConfig> | undefined;
+  tokenFile: TokenFile | undefined;
 }
 
 export async function runSidecar(
@@ -126,8 +114,87 @@ export async function runSidecar(
   });
   const log = root.child({ component: 'sidecar' });
   if (deps.signal?.aborted) throw new ConfigError('aborted before start');
+  const config = readConfig(options, deps);
+  const stops = new StopSteps();
+  const boundMs = (deps.shutdownTimeoutMs ?? 8000) / 4;
+  const store = openStore(options, deps, stops);
+  if (config.loaded) {
+    // After the Events still in flight (pushed later, so run earlier).
+    const { connections } = config.loaded;
+    stops.push('connections', () => connections.destroy());
+  }
+  const nnc: LastSeenNnc = {};
+  const { kc } = config;
+  const part = buildMonitor({ options, tuning: deps, root, log, kc, store, nnc }, stops);
+  const readiness = new Readiness(part.monitor, options);
+  let bound: Bound;
+  try {
+    bound = await serveNodeApi({ options, deps, root, store, part, readiness, config }, stops);
+  } catch (err) {
+    await stops.run(log, boundMs);
+    throw err;
+  }
+  const informers = wireWatches(
+    {
+      options,
+      root,
+      log,
+      kc,
+      store,
+      nnc,
+      part,
+      readiness,
+      ...(deps.watchBackoff ? { watchBackoff: deps.watchBackoff } : {}),
+      ...(deps.waitNoticeMs !== undefined ? { waitNoticeMs: deps.waitNoticeMs } : {}),
+    },
+    stops,
+  );
+  log.info('sidecar started', {
+    namespace: options.namespace,
+    listen: bound.socket !== undefined ? `unix:${bound.socket}` : `${bound.host}:${bound.port}`,
+    nodeApiToken: config.tokenFile !== undefined,
+    stateDir: options.stateDir,
+    subnetState: options.subnetState,
+    releaseDelay: formatReleaseDelay(options.releaseDelay),
+    ...(options.releaseDelay.kind === 'auto' ? { idleBudget: options.idleBudget } : {}),
+    historyLoaded: part.learned,
+    leakGraceSeconds: options.leakGraceSeconds ?? DEFAULT_LEAK_GRACE_SECONDS,
+    dryRun: options.dryRun,
+  });
 
-  // Configuration first: nothing is opened when it is bad.
+  let resolveStopped: () => void = () => {};
+  const stopped = new Promise<void>((r) => (resolveStopped = r));
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      readiness.stopping = true;
+      log.info('sidecar stopping');
+      await stops.run(log, boundMs);
+      log.info('sidecar stopped');
+      resolveStopped();
+    })();
+    return stopping;
+  };
+  deps.signal?.addEventListener('abort', () => void stop(), { once: true });
+
+  return {
+    host: bound.host,
+    port: bound.port,
+    ...(bound.socket !== undefined ? { socket: bound.socket } : {}),
+    url: `http://${bound.host.includes(':') ? `[${bound.host}]` : bound.host}:${bound.port}`,
+    monitor: part.monitor,
+    store,
+    informers,
+    metrics: part.metrics,
+    pods: part.pods,
+    leaks: part.leaks,
+    stopped,
+    stop,
+  };
+}
+
+/** Configuration first: nothing is opened when it is bad. */
+function readConfig(options: SidecarOptions, deps: RunSidecarDeps): SidecarConfig {
   // A kubeconfig loaded here is the sidecar's own, with its connection pool (closed on stop).
   const loaded = deps.kc
     ? undefined
@@ -141,9 +208,14 @@ export async function runSidecar(
     try {
       tokenFile = new TokenFile(options.nodeApiTokenFile);
     } catch (err) {
-      throw new ConfigError(`--node-api-token-file: ${message(err)}`);
+      throw new ConfigError(`--node-api-token-file: ${errorText(err)}`);
     }
   }
+  return { kc, loaded, tokenFile };
+}
+
+/** Step 1: the node IP store (given, or `<stateDir>/ipstore.db`); closed last. */
+function openStore(options: SidecarOptions, deps: RunSidecarDeps, stops: StopSteps): NodeIpStore {
   let store: NodeIpStore;
   try {
     store =
@@ -153,128 +225,47 @@ export async function runSidecar(
         ...(deps.storeSynchronous ? { synchronous: deps.storeSynchronous } : {}),
       });
   } catch (err) {
-    throw new ConfigError(`--state-dir: ${message(err)}`);
+    throw new ConfigError(`--state-dir: ${errorText(err)}`);
   }
+  stops.push('store close', () => store.close());
+  return store;
+}
 
-  const metrics = new MetricsCollector({ defaultMetrics: deps.defaultMetrics ?? true });
-  const podWaits = new PodWaitTracker(metrics);
-  const recorder: EventRecorder =
-    deps.events === false || options.dryRun
-      ? noopEventRecorder
-      : createEventRecorder({
-          kc,
-          component: 'azure-cns',
-          host: options.nodeName,
-          namePrefix: sidecarEventPrefix(options.nodeName),
-          logger: root.child({ component: 'events' }),
-        });
+interface Bound {
+  host: string;
+  port: number;
+  socket?: string;
+}
 
-  // Events go to the node's NNC as last seen; pending ones are awaited on stop.
-  let current: NodeNetworkConfig | undefined;
-  const pendingEvents = new Set<Promise<void>>();
-  const record = (details: EventDetails | undefined): void => {
-    if (details === undefined || current === undefined) return;
-    const involved: InvolvedObject = {
-      apiVersion: `${GROUP}/${NNC_VERSION}`,
-      kind: NNC_KIND,
-      name: options.nodeName,
-      namespace: options.namespace,
-      ...(current.metadata.uid ? { uid: current.metadata.uid } : {}),
-    };
-    const p = recorder.recordEvent(involved, details).finally(() => pendingEvents.delete(p));
-    pendingEvents.add(p);
-  };
-
-  const writer = createNncWriter({
-    kc,
-    name: options.nodeName,
-    namespace: options.namespace,
-    observedIds: () => current?.spec?.ipsNotInUse,
-  });
-  // What auto learned before a restart: the pool history in the node store.
-  const history = store instanceof SqliteIpStore ? store.poolHistory() : undefined;
-  let learned: Observation[] = [];
-  try {
-    learned = history?.load(Date.now() - HISTORY_LOAD_MS) ?? [];
-  } catch (err) {
-    log.warn('pool history not loaded', { error: message(err) });
-  }
-  const monitor = new PoolMonitor({
-    store: asPoolIpStore(store),
-    writer,
-    logger: root,
-    ...(deps.tickMs !== undefined ? { tickMs: deps.tickMs } : {}),
-    ...(deps.writeWindowMs !== undefined ? { writeWindowMs: deps.writeWindowMs } : {}),
-    ...(deps.writeBackoff ? { backoff: deps.writeBackoff } : {}),
-    ...(deps.random ? { random: deps.random } : {}),
-    policy: releasePolicy(options.releaseDelay, options.idleBudget),
-    history: learned,
-    dryRun: options.dryRun,
-  });
-  const advisor = history
-    ? createAdvisor({
-        history,
-        scaler: () => monitor.snapshot().scaler,
-        log,
-      })
-    : undefined;
-  const historyRecorder = history
-    ? recordPoolHistory({ history, observations$: monitor.observations$, log })
-    : undefined;
-
-  // Each valid NNC: the store follows it before the monitor sees it.
-  const follower = followNnc(store, {
-    logger: log,
-    notify: (notice) =>
-      record(
-        notice.type === 'assigned-vanished'
-          ? vanishedEvent(notice.records)
-          : { type: 'Warning', reason: 'InvalidNetworkContainers', message: notice.message },
-      ),
-  });
-
-  // The store follows the pods: leaked IPs reclaimed, reported addresses
-  // adopted; no IP is handed out before it has (the node API's gate).
-  const storeChanged = new Subject<void>();
-  const leaks = new LeakReporter({
-    logger: log,
-    record,
-    metrics: new LeakMetrics(metrics.registry),
-  });
-  const pods = followPods({
-    store,
-    nodeName: options.nodeName,
-    graceMs: (options.leakGraceSeconds ?? DEFAULT_LEAK_GRACE_SECONDS) * 1000,
-    logger: log,
-    notify: (notice) => {
-      leaks.notice(notice);
-      // Reclaimed IPs can be marked now: the monitor decides again (a surplus, 0016).
-      if (notice.type === 'reclaimed') storeChanged.next();
-    },
-  });
-
-  // The node API binds before anything talks to the API server: a port in use
-  // or a bad address fails the start here, with nothing else opened.
-  let stopping = false;
-  let lastWatchError: string | undefined;
-  // Set once the informers run; until then the sidecar waits for them.
-  const started: { informers?: NodeInformers } = {};
-  const whyNotReady = (): WaitReason | undefined =>
-    stopping
-      ? { reason: 'stopping', say: false }
-      : monitor.snapshot().ready
-        ? undefined
-        : waitReason(started.informers, lastWatchError, options.namespace, options.nodeName);
+/**
+ * Step 3: the node API binds before anything talks to the API server: a port
+ * in use or a bad address fails the start here, before any watch.
+ */
+async function serveNodeApi(
+  input: {
+    options: SidecarOptions;
+    deps: RunSidecarDeps;
+    root: Logger;
+    store: NodeIpStore;
+    part: MonitorPart;
+    readiness: Readiness;
+    config: SidecarConfig;
+  },
+  stops: StopSteps,
+): Promise<Bound> {
+  const { options, deps, root, store, part, readiness } = input;
+  const { monitor, advisor, follower, pods, leaks, podWaits, metrics } = part;
+  const tokenFile = input.config.tokenFile;
   const poolSource = poolStatusSource(
     () => ({ ...monitor.snapshot(), damping: monitor.damping(), advice: advisor?.current() }),
     store,
   );
-  const api: NodeApi = createNodeApi({
+  const api = createNodeApi({
     store,
     health: {
-      healthy: () => !stopping && follower.healthy(),
-      ready: () => !stopping && monitor.snapshot().ready,
-      notReadyReason: () => whyNotReady()?.reason,
+      healthy: () => !readiness.stopping && follower.healthy(),
+      ready: () => !readiness.stopping && monitor.snapshot().ready,
+      notReadyReason: () => readiness.whyNot()?.reason,
     },
     pool: {
       debugPool: () => ({
@@ -303,186 +294,21 @@ export async function runSidecar(
     closeGraceMs: deps.apiCloseGraceMs ?? 3000,
     ...(tokenFile ? { token: () => tokenFile.current() } : {}),
   });
-
-  let bound: { host: string; port: number };
   const socket = options.listenSocket;
   try {
-    bound =
+    const bound: Bound =
       socket !== undefined
         ? await api
             .listenUnix(socket, {
               ...(options.listenGroup !== undefined ? { gid: options.listenGroup } : {}),
             })
-            .then(() => ({ host: '', port: 0 }))
+            .then(() => ({ host: '', port: 0, socket }))
         : await api.listen(options.listenHost, options.listenPort);
+    stops.push('node api', () => api.close());
+    return bound;
   } catch (err) {
-    pods.stop();
-    store.close();
     const where =
       socket !== undefined ? `unix:${socket}` : `${options.listenHost}:${options.listenPort}`;
-    throw new ConfigError(`--listen ${where}: ${message(err)}`);
+    throw new ConfigError(`--listen ${where}: ${errorText(err)}`);
   }
-  const informers = startNodeInformers({
-    kc,
-    nodeName: options.nodeName,
-    namespace: options.namespace,
-    subnetState: options.subnetState,
-    logger: root,
-    ...(deps.watchBackoff ? { backoff: deps.watchBackoff } : {}),
-  });
-  started.informers = informers;
-  // Until the first usable NNC, one the fulfiller has not finished (no
-  // status, scaler or dynamic container yet) is waited for, not handed to the
-  // monitor, which would warn about it. A malformed one still goes there and
-  // is warned about; so is one that loses its status later (that is wrong).
-  let hadUsable = false;
-  const waitedFor = (n: NodeNetworkConfig): boolean => {
-    const kind = nncReadiness(n, options.namespace, options.nodeName).kind;
-    if (kind === 'usable') hadUsable = true;
-    return !hadUsable && kind === 'waiting';
-  };
-  const nnc$ = informers.nnc$.pipe(
-    tap((nnc) => {
-      current = nnc;
-      // What the inventory just took may be a running pod's address: adopt it now.
-      if (follower.follow(nnc)) pods.inventorySynced();
-    }),
-    filter((n) => !waitedFor(n)),
-    share(),
-  );
-  // Why it waits: an info line when the reason changes, and at most once a
-  // minute while it does not (waiting.ts).
-  const notice = new WaitNotice(deps.waitNoticeMs ?? 60_000);
-  const sayWhy = (): void => {
-    const why = whyNotReady();
-    if (why !== undefined && !why.say) return;
-    if (notice.shouldSay(why?.reason, Date.now())) log.info('waiting', { reason: why?.reason });
-  };
-  const subs: Subscription[] = [];
-  const watches = [informers.pods, informers.nnc, informers.css];
-  for (const w of watches) {
-    subs.push(
-      w.events$.subscribe((e) => {
-        // A failed list is said at once; lists that merely complete one by
-        // one are not news until the last one has.
-        if (e.type === 'error') lastWatchError = e.info.message;
-        if (e.type === 'error' || (e.type === 'synced' && watches.every((x) => x.synced))) sayWhy();
-      }),
-    );
-  }
-  subs.push(
-    informers.nnc.cache$.subscribe(() => {
-      if (watches.every((x) => x.synced)) sayWhy();
-    }),
-  );
-  const waitTicker = setInterval(sayWhy, deps.waitNoticeMs ?? 60_000);
-  waitTicker.unref();
-  subs.push(
-    monitor.outcomes$.subscribe((o) => {
-      metrics.countReconcile(o.kind);
-      if (o.wrote) metrics.countWrite(true);
-      else if (o.kind === 'failed' && o.stage === 'write') metrics.countWrite(false);
-      record(outcomeEvent(o));
-    }),
-    monitor.events$.subscribe((e) => record(monitorEvent(e))),
-    // A lost watch is not a deleted pod: the follower reclaims only while synced.
-    informers.pods.events$.subscribe((e) => {
-      if (e.type === 'synced') pods.podsSynced(true);
-      else if (e.type === 'error') pods.podsSynced(false);
-    }),
-    informers.pods.cache$.subscribe((list) => {
-      pods.pods(list as PodView[]);
-      podWaits.podsNow(list as PodLike[]);
-    }),
-  );
-  metrics.setPoolSource(() => {
-    const snap = monitor.snapshot();
-    if (!snap.ready) return undefined;
-    return {
-      observation: poolObservation(
-        { ...snap, damping: monitor.damping() },
-        current ? dynamicContainers(current) : [],
-      ),
-      counts: store.counts(),
-    };
-  });
-
-  monitor.start({
-    demand$: informers.demand$,
-    exhausted$: informers.exhausted$,
-    nnc$,
-    storeChanged$: storeChanged,
-  });
-  log.info('sidecar started', {
-    namespace: options.namespace,
-    listen: socket !== undefined ? `unix:${socket}` : `${bound.host}:${bound.port}`,
-    nodeApiToken: tokenFile !== undefined,
-    stateDir: options.stateDir,
-    subnetState: options.subnetState,
-    releaseDelay: formatReleaseDelay(options.releaseDelay),
-    ...(options.releaseDelay.kind === 'auto' ? { idleBudget: options.idleBudget } : {}),
-    historyLoaded: learned.length,
-    leakGraceSeconds: options.leakGraceSeconds ?? DEFAULT_LEAK_GRACE_SECONDS,
-    dryRun: options.dryRun,
-  });
-
-  let stopPromise: Promise<void> | undefined;
-  let resolveStopped: () => void = () => {};
-  const stopped = new Promise<void>((r) => (resolveStopped = r));
-  const timeoutMs = deps.shutdownTimeoutMs ?? 8000;
-  const bounded = async (what: string, p: Promise<unknown>): Promise<void> => {
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = new Promise<void>((r) => {
-      timer = setTimeout(() => {
-        log.warn('shutdown step timed out', { step: what });
-        r();
-      }, timeoutMs / 4);
-    });
-    await Promise.race([
-      p.catch((e: unknown) => log.warn(`${what} failed`, { error: message(e) })),
-      timedOut,
-    ]);
-    clearTimeout(timer);
-  };
-  const stop = (): Promise<void> => {
-    stopPromise ??= (async () => {
-      stopping = true;
-      clearInterval(waitTicker);
-      log.info('sidecar stopping');
-      await bounded('informers', informers.stop());
-      pods.stop();
-      storeChanged.complete();
-      await bounded('monitor', monitor.stop());
-      historyRecorder?.stop();
-      advisor?.stop();
-      for (const s of subs) s.unsubscribe();
-      await bounded('node api', api.close());
-      await bounded('events', Promise.all([...pendingEvents]));
-      if (loaded) await bounded('connections', loaded.connections.destroy());
-      try {
-        store.close();
-      } catch (err) {
-        log.warn('store close failed', { error: message(err) });
-      }
-      log.info('sidecar stopped');
-      resolveStopped();
-    })();
-    return stopPromise;
-  };
-  deps.signal?.addEventListener('abort', () => void stop(), { once: true });
-
-  return {
-    host: bound.host,
-    port: bound.port,
-    ...(socket !== undefined ? { socket } : {}),
-    url: `http://${bound.host.includes(':') ? `[${bound.host}]` : bound.host}:${bound.port}`,
-    monitor,
-    store,
-    informers,
-    metrics,
-    pods,
-    leaks,
-    stopped,
-    stop,
-  };
 }

@@ -343,21 +343,21 @@ describe('ipstore/SqliteIpStore', () => {
       sync([container(1, [2, 3])]);
       const pool = asPoolIpStore(store);
       expect(await pool.markPendingRelease(1)).to.have.length(1);
-      expect(await pool.pendingReleaseIds()).to.have.length(1);
+      expect((await pool.view()).pendingReleaseIds).to.have.length(1);
       let error: unknown;
       await pool.markPendingRelease(5).catch((e: unknown) => (error = e));
       expect(error).to.be.instanceOf(InsufficientReleasableError);
-      expect(await pool.pendingReleaseIds()).to.have.length(1);
-      expect(await pool.activeCount()).to.equal(1); // Available + Assigned + PendingProgramming
-      expect(await pool.markableCount()).to.equal(1); // Available + PendingProgramming
+      expect((await pool.view()).pendingReleaseIds).to.have.length(1);
+      expect((await pool.view()).activeCount).to.equal(1); // Available + Assigned + PendingProgramming
+      expect((await pool.view()).markableCount).to.equal(1); // Available + PendingProgramming
       store.assign({
         podInterfaceID: 'i1',
         infraContainerID: 'c1',
         podName: 'p',
         podNamespace: 'd',
       });
-      expect(await pool.activeCount()).to.equal(1);
-      expect(await pool.markableCount()).to.equal(0);
+      expect((await pool.view()).activeCount).to.equal(1);
+      expect((await pool.view()).markableCount).to.equal(0);
     });
 
     it('counts as active only the IPs the NNC status backs', async () => {
@@ -366,8 +366,8 @@ describe('ipstore/SqliteIpStore', () => {
       store.syncInventory([container(1, [3, 4])]); // the Assigned .2 vanished: kept for its pod
       const pool = asPoolIpStore(store);
       expect(store.counts().Assigned).to.equal(1);
-      expect(await pool.activeCount()).to.equal(2);
-      expect(await pool.markableCount()).to.equal(2);
+      expect((await pool.view()).activeCount).to.equal(2);
+      expect((await pool.view()).markableCount).to.equal(2);
     });
   });
 

@@ -10,6 +10,7 @@ import type {
   NncSpecWriter,
   PoolIpStore,
   SpecWriteResult,
+  StoreView,
 } from '../../src/monitor/ports.ts';
 import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
 
@@ -56,12 +57,15 @@ export class FakeStore implements PoolIpStore {
   readonly mem: MemoryPoolStore;
   markError: Error | undefined;
   readError: Error | undefined;
+  /** How many times the store was read (view() calls). */
+  views = 0;
   constructor(mem = new MemoryPoolStore()) {
     this.mem = mem;
   }
-  pendingReleaseIds(): Promise<string[]> {
+  view(): Promise<StoreView> {
+    this.views += 1;
     if (this.readError !== undefined) return rejected(this.readError);
-    return resolved(this.mem.pendingReleaseIdsSync());
+    return resolved(this.mem.viewSync());
   }
   markPendingRelease(count: number): Promise<string[]> {
     if (this.markError !== undefined) {
@@ -73,12 +77,6 @@ export class FakeStore implements PoolIpStore {
     } catch (err) {
       return rejected(err);
     }
-  }
-  activeCount(): Promise<number> {
-    return resolved(this.mem.activeCountSync());
-  }
-  markableCount(): Promise<number> {
-    return resolved(this.mem.markableCountSync());
   }
 }
 

@@ -1,7 +1,7 @@
 // An in-memory PoolIpStore for the monitor's tests and bench/monitor.ts: ids with a state, the
 // same marking rules as the node IP store (PendingProgramming first, then
 // Available, never Assigned, all or nothing).
-import type { PoolIpStore } from '../../src/monitor/ports.ts';
+import type { PoolIpStore, StoreView } from '../../src/monitor/ports.ts';
 
 export type MemoryIpState = 'Available' | 'Assigned' | 'PendingRelease' | 'PendingProgramming';
 
@@ -68,8 +68,16 @@ export class MemoryPoolStore implements PoolIpStore {
     return this.count('Available') + this.count('PendingProgramming');
   }
 
-  pendingReleaseIds(): Promise<string[]> {
-    return Promise.resolve(this.pendingReleaseIdsSync());
+  viewSync(): StoreView {
+    return {
+      pendingReleaseIds: this.pendingReleaseIdsSync(),
+      activeCount: this.activeCountSync(),
+      markableCount: this.markableCountSync(),
+    };
+  }
+
+  view(): Promise<StoreView> {
+    return Promise.resolve(this.viewSync());
   }
 
   markPendingRelease(count: number): Promise<string[]> {
@@ -78,13 +86,5 @@ export class MemoryPoolStore implements PoolIpStore {
     } catch (err) {
       return Promise.reject(err as Error);
     }
-  }
-
-  activeCount(): Promise<number> {
-    return Promise.resolve(this.activeCountSync());
-  }
-
-  markableCount(): Promise<number> {
-    return Promise.resolve(this.markableCountSync());
   }
 }

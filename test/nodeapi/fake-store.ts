@@ -16,6 +16,7 @@ import type {
   IpRecord,
   IpState,
   NodeIpStore,
+  PoolView,
   StateCounts,
 } from '../../src/ipstore/types.ts';
 import type { NetworkContainer } from '../../src/nnc/types.ts';
@@ -77,6 +78,22 @@ export class FakeStore implements NodeIpStore {
     return this.list(['PendingRelease'])
       .map((r) => r.id)
       .sort();
+  }
+
+  poolView(): PoolView {
+    const all = this.list();
+    const markable = all.filter((r) => r.state === 'Available' || r.state === 'PendingProgramming');
+    const backedAssigned = all.filter((r) => r.state === 'Assigned' && r.vanished !== true);
+    return {
+      pendingReleaseIds: this.pendingReleaseIds(),
+      activeCount: markable.length + backedAssigned.length,
+      markableCount: markable.length,
+    };
+  }
+
+  /** This store keeps no pool history. */
+  poolHistory(): undefined {
+    return undefined;
   }
 
   assign(request: AssignRequest): IpRecord {

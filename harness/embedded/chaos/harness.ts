@@ -11,6 +11,7 @@ import type { ChaosHost } from './host.ts';
 import type { ChaosAction, FulfillerRole } from './plan.ts';
 import type { ComponentProcess } from './processes.ts';
 import { WriteFaults } from './write-faults.ts';
+import { errorText } from '../../../src/log/error-text.ts';
 
 /** The report's `chaos` section. */
 export interface ChaosSummary {
@@ -156,7 +157,7 @@ export class ChaosHarness {
         await p.crashAndRestart(downMs);
         this.log.info('chaos: restarted', { target: p.name, pid: p.pid });
       } catch (err) {
-        const how = `restart failed: ${err instanceof Error ? err.message : String(err)}`;
+        const how = `restart failed: ${errorText(err)}`;
         this.crashes.push({ component: p.name, how });
         this.log.error('component crashed', { target: p.name, how });
       }
