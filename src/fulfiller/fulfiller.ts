@@ -30,7 +30,7 @@ import type { NodeInfo, NodeObject } from './nodes.ts';
 import { nodeInfo, nodeSelector } from './nodes.ts';
 import type { ClusterListApi, NncLifecycleApi, NncStatusApi, SubnetStateApi } from './ports.ts';
 import { Backoff } from '../kube/backoff.ts';
-import { vanished } from './fresh-lists.ts';
+import { newestVersion, vanished } from './fresh-lists.ts';
 import { ViewFreshness } from './view.ts';
 import { TermFence } from './term-fence.ts';
 import { QuarantineBook, parseQuarantine, quarantineEntries } from './quarantine.ts';
@@ -227,20 +227,17 @@ export class Fulfiller {
     this.fenceMoved();
   }
 
-  /** The NNC watch completed a full list: `all` is every NNC. */
-  synced(all: NodeNetworkConfig[]): void {
+  /**
+   * The NNC watch completed a full list: `all` is every NNC, current at
+   * `listRv` (when the watch knows it; else the newest item's version).
+   */
+  synced(all: NodeNetworkConfig[], listRv?: string): void {
     if (this.stopped) return;
-    for (const nnc of all) this.upsert(nnc);
     // An NNC known only from a write's answer that a re-list no longer holds
     // was deleted (the watch never showed it, so no deletion comes): absent,
     // and older than the newest version listed, it is gone (found by the
     // interleaving explorer).
-    let newest: bigint | undefined;
-    for (const nnc of all) {
-      const rv = rvNumber(nnc?.metadata?.resourceVersion);
-      if (rv !== undefined && (newest === undefined || rv > newest)) newest = rv;
-    }
-    if (newest !== undefined) this.loadNncs(all, String(newest));
+    this.loadNncs(all, listRv ?? newestVersion(all));
     this.nncsListed = true;
     this.sampleSubnets(); // the forecast's first point: what is free once the NNCs are known
     this.watchUp('nnc');
@@ -274,10 +271,12 @@ export class Fulfiller {
     return true;
   }
 
-  /** The Node watch completed a full list. */
-  nodesSynced(all: NodeObject[]): void {
+  /** The Node watch completed a full list (current at `listRv`, as for synced()). */
+  nodesSynced(all: NodeObject[], listRv?: string): void {
     if (this.stopped) return;
-    for (const node of all) this.upsertNode(node);
+    // Likewise a Node known only from a term's fresh list (the watch was
+    // down when it came and went): absent from the re-list, it is gone.
+    this.loadNodes(all, listRv ?? newestVersion(all));
     this.nodesListed = true;
     this.watchUp('node');
     this.maybeStartTerm();
