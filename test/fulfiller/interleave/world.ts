@@ -106,6 +106,7 @@ export class World {
       loseNext: false,
     } as unknown as Replica;
     const real = kubeNncStatusApi(this.kc, NS);
+    const lists = kubeClusterListApi(this.kc, NS);
     const nncApi: NncStatusApi = {
       get: (n) => real.get(n),
       replaceStatus: async (nnc) => {
@@ -125,7 +126,8 @@ export class World {
       nncApi,
       lifecycleApi: kubeNncLifecycleApi(this.kc, NS),
       cssApi: kubeSubnetStateApi(this.kc, NS),
-      lists: kubeClusterListApi(this.kc, NS),
+      // Without anyPodOn: the explorer's pods never go, a quarantine lasts its grace.
+      lists: { listNncs: lists.listNncs, listNodes: lists.listNodes },
       logger: process.env.INTERLEAVE_DEBUG
         ? createLogger({ level: 'debug', now: () => new Date(this.clock.now()) }).child({
             replica: name,
