@@ -45,6 +45,8 @@ export interface FulfillerConfig {
    * longer than the pod GC's 40 s plus a pod's termination grace period (30 s).
    */
   quarantineMs: number;
+  /** How often a quarantined node's pods are looked for, in ms (quarantine-pods.ts): none left ends it early. */
+  quarantinePodCheckMs: number;
 }
 
 export const DEFAULT_SCALER: Required<ScalerSpec> = {
@@ -67,6 +69,7 @@ export const DEFAULT_FULFILLER_CONFIG: FulfillerConfig = {
   backoff: { initialMs: 200, maxMs: 30_000, factor: 2, jitter: 0.2 },
   conflictRetries: 5,
   quarantineMs: 120_000,
+  quarantinePodCheckMs: 5_000,
 };
 
 function positiveInt(name: string, value: number, min = 1): void {
@@ -107,6 +110,7 @@ export function makeFulfillerConfig(overrides: Partial<FulfillerConfig> = {}): F
   positiveInt('minimum interval', config.minIntervalMs, 0);
   positiveInt('conflict retries', config.conflictRetries);
   positiveInt('quarantine', config.quarantineMs, 0);
+  positiveInt('quarantinePodCheckMs', config.quarantinePodCheckMs);
   if (
     config.subnetName !== undefined &&
     !/^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/.test(config.subnetName)

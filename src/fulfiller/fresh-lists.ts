@@ -19,3 +19,18 @@ export function vanished(
     if (!listed.has(name) && rv !== undefined && isNewer(at, rv)) out.push(name);
   return out;
 }
+
+/**
+ * The newest resourceVersion among a watch's full list: stands for the
+ * list's own version where only the items are at hand (a watch's re-list).
+ */
+export function newestVersion(
+  items: Iterable<{ metadata?: { resourceVersion?: string } }>,
+): string | undefined {
+  let newest: bigint | undefined;
+  for (const o of items) {
+    const rv = rvNumber(o?.metadata?.resourceVersion);
+    if (rv !== undefined && (newest === undefined || rv > newest)) newest = rv;
+  }
+  return newest === undefined ? undefined : String(newest);
+}

@@ -30,10 +30,11 @@ import type { NodeInfo, NodeObject } from './nodes.ts';
 import { nodeInfo, nodeSelector } from './nodes.ts';
 import type { ClusterListApi, NncLifecycleApi, NncStatusApi, SubnetStateApi } from './ports.ts';
 import { Backoff } from '../kube/backoff.ts';
-import { vanished } from './fresh-lists.ts';
+import { newestVersion, vanished } from './fresh-lists.ts';
 import { ViewFreshness } from './view.ts';
 import { TermFence } from './term-fence.ts';
 import { QuarantineBook, parseQuarantine, quarantineEntries } from './quarantine.ts';
+import { QuarantinePods } from './quarantine-pods.ts';
 import { UNANSWERED_WRITE_MS } from './status-round.ts';
 import type { ViewSource } from './view.ts';
 import { NodeQueue, realClock } from './queue.ts';
@@ -131,6 +132,8 @@ export class Fulfiller {
   /** Deleted Nodes' kept addresses, as recorded in the cluster (with `lists` only). */
   private readonly quarantine = new QuarantineBook();
   private readonly quarantineTimers = new Map<string, unknown>();
+  /** Looks for a quarantined node's pods: none left ends its quarantine early. */
+  private readonly quarantinePods: QuarantinePods | undefined;
   private persisting: Promise<void> = Promise.resolve();
   private readonly pauses = new Set<() => void>();
 
@@ -177,6 +180,19 @@ export class Fulfiller {
         if (freed) this.wakeShortNodes();
       },
     };
+    const presence = deps.lists?.anyPodOn ? deps.lists : undefined;
+    this.quarantinePods = presence
+      ? new QuarantinePods({
+          presence: { anyPodOn: (node) => presence.anyPodOn!(node) },
+          clock: this.clock,
+          intervalMs: deps.config.quarantinePodCheckMs,
+          backoff: deps.config.backoff,
+          ...(deps.random ? { random: deps.random } : {}),
+          log: this.log,
+          wanted: (node) => this.wantLead && this.quarantined(node),
+          gone: (node) => this.endQuarantine(node),
+        })
+      : undefined;
     deps.metrics?.setSource(() => this.gauges());
     // However an address comes free (a status read without it, a deleted
     // NNC, a settled doubt), nodes left short get another go, once per tick.
@@ -227,20 +243,17 @@ export class Fulfiller {
     this.fenceMoved();
   }
 
-  /** The NNC watch completed a full list: `all` is every NNC. */
-  synced(all: NodeNetworkConfig[]): void {
+  /**
+   * The NNC watch completed a full list: `all` is every NNC, current at
+   * `listRv` (when the watch knows it; else the newest item's version).
+   */
+  synced(all: NodeNetworkConfig[], listRv?: string): void {
     if (this.stopped) return;
-    for (const nnc of all) this.upsert(nnc);
     // An NNC known only from a write's answer that a re-list no longer holds
     // was deleted (the watch never showed it, so no deletion comes): absent,
     // and older than the newest version listed, it is gone (found by the
     // interleaving explorer).
-    let newest: bigint | undefined;
-    for (const nnc of all) {
-      const rv = rvNumber(nnc?.metadata?.resourceVersion);
-      if (rv !== undefined && (newest === undefined || rv > newest)) newest = rv;
-    }
-    if (newest !== undefined) this.loadNncs(all, String(newest));
+    this.loadNncs(all, listRv ?? newestVersion(all));
     this.nncsListed = true;
     this.sampleSubnets(); // the forecast's first point: what is free once the NNCs are known
     this.watchUp('nnc');
@@ -274,10 +287,12 @@ export class Fulfiller {
     return true;
   }
 
-  /** The Node watch completed a full list. */
-  nodesSynced(all: NodeObject[]): void {
+  /** The Node watch completed a full list (current at `listRv`, as for synced()). */
+  nodesSynced(all: NodeObject[], listRv?: string): void {
     if (this.stopped) return;
-    for (const node of all) this.upsertNode(node);
+    // Likewise a Node known only from a term's fresh list (the watch was
+    // down when it came and went): absent from the re-list, it is gone.
+    this.loadNodes(all, listRv ?? newestVersion(all));
     this.nodesListed = true;
     this.watchUp('node');
     this.maybeStartTerm();
@@ -400,8 +415,24 @@ export class Fulfiller {
       });
   }
 
-  /** The node gets another go once its quarantine is over. */
+  /** Kept for a deleted Node that has not re-registered. */
+  private quarantined(name: string): boolean {
+    return this.quarantine.holds(name, this.clock.now()) && !this.nodes.has(name);
+  }
+
+  /** No pod bound to the node is left: its quarantine is over now, not at its grace's end. */
+  private endQuarantine(name: string): void {
+    if (!this.quarantined(name)) return;
+    this.quarantine.endNow(name, this.clock.now());
+    this.clock.clearTimeout(this.quarantineTimers.get(name));
+    this.quarantineTimers.delete(name);
+    this.log.info('quarantine ends early: no pod is bound to the deleted node', { node: name });
+    this.touch(name);
+  }
+
+  /** The node gets another go once its quarantine is over (or its pods are gone). */
   private armQuarantine(name: string, until: number): void {
+    this.quarantinePods?.follow(name);
     this.clock.clearTimeout(this.quarantineTimers.get(name));
     this.quarantineTimers.set(
       name,
@@ -556,6 +587,7 @@ export class Fulfiller {
     this.fence = undefined;
     for (const t of this.quarantineTimers.values()) this.clock.clearTimeout(t);
     this.quarantineTimers.clear();
+    this.quarantinePods?.clear();
     this.quarantine.clear();
     for (const done of [...this.pauses]) done();
     const term = this.term;

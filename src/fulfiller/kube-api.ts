@@ -1,7 +1,8 @@
 // The fulfiller's ports over the real API server (client-node 2.x): NNC
 // status replace and read, NNC create (owned by its Node) and delete (with a
-// uid precondition), ClusterSubnetState create + status merge-patch, and the
-// fresh NNC and Node lists a new leader starts from.
+// uid precondition), ClusterSubnetState create + status merge-patch, the
+// fresh NNC and Node lists a new leader starts from, and whether a pod is
+// still bound to a deleted node's name (its quarantine).
 import {
   CoreV1Api,
   CustomObjectsApi,
@@ -162,6 +163,14 @@ export function kubeClusterListApi(kc: KubeConfig, namespace: string): ClusterLi
           ? { resourceVersion: list.metadata.resourceVersion }
           : {}),
       };
+    },
+    // One pod is enough to know: `limit=1` keeps the answer small on a large cluster.
+    async anyPodOn(node) {
+      const list = await core.listPodForAllNamespaces({
+        fieldSelector: `spec.nodeName=${node}`,
+        limit: 1,
+      });
+      return (list.items ?? []).length > 0;
     },
   };
 }

@@ -145,6 +145,18 @@ export class AddressLedger {
     for (const ip of kept.addresses) this.ref(ip, -1);
   }
 
+  /**
+   * The addresses of `containers` that the status of a live NNC other than
+   * `name` holds: kept addresses that the cluster shows elsewhere.
+   */
+  heldElsewhere(name: string, containers: readonly NetworkContainer[]): string[] {
+    const mine = addressesOf(containers);
+    const out: string[] = [];
+    for (const [other, e] of this.live)
+      if (other !== name) for (const ip of e.addresses) if (mine.has(ip)) out.push(ip);
+    return out;
+  }
+
   /** The containers a deleted NNC held while its Node lives, to write into its successor. */
   retained(name: string): NetworkContainer[] | undefined {
     return this.retainedBy.get(name)?.containers;

@@ -122,6 +122,11 @@ async function restoreNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> 
   for (let attempt = 0; attempt < ctx.config.conflictRetries; attempt++) {
     const nnc = ctx.ledger.nnc(name);
     if (!nnc) return 'noop';
+    const taken = ctx.ledger.heldElsewhere(name, containers);
+    if (taken.length > 0) {
+      await dropStale(ctx, name, containers, taken);
+      return serveStatus(ctx, name);
+    }
     if (statusHolds(nnc.status, containers)) {
       ctx.ledger.unretain(name);
       if (ctx.quarantine?.drop(name)) await ctx.persistQuarantine();
@@ -155,21 +160,53 @@ async function quarantine(
   containers: NetworkContainer[],
 ): Promise<SyncOutcome> {
   const book = ctx.quarantine!;
+  const taken = ctx.ledger.heldElsewhere(name, containers);
+  if (taken.length > 0) {
+    await dropStale(ctx, name, containers, taken);
+    return 'forgotten';
+  }
   const until = ctx.now() + ctx.config.quarantineMs;
   book.put({ node: name, until, containers: structuredClone(containers) });
+  // Kept in the ledger before the first await: the NNC's deletion (a watch
+  // event, a re-list) may free its addresses while the write is on the way.
+  const retainedNow = ctx.ledger.retain(name, containers);
   try {
     await ctx.persistQuarantine();
   } catch (err) {
     book.drop(name);
+    if (retainedNow) ctx.ledger.unretain(name);
     throw err;
   }
-  ctx.ledger.retain(name, containers);
   ctx.log.info('addresses of a deleted node quarantined', {
     node: name,
     addresses: addressesOf(containers).size,
     until: new Date(until).toISOString(),
   });
   return 'quarantined';
+}
+
+/**
+ * Addresses kept for a node (a deleted NNC's, a quarantine's) that the
+ * status of another live NNC holds (`taken`) were handed out by a leader
+ * that never saw them kept (its fresh list held neither the NNC nor the
+ * Node, or it looked away while the NNC was deleted and recreated): the
+ * memory is stale, and writing or quarantining it would put one address on
+ * two nodes. It is dropped, and said so.
+ */
+async function dropStale(
+  ctx: SyncContext,
+  name: string,
+  containers: readonly NetworkContainer[],
+  taken: string[],
+): Promise<void> {
+  ctx.ledger.unretain(name);
+  ctx.log.warn('kept addresses dropped: another NodeNetworkConfig holds them', {
+    node: name,
+    addresses: addressesOf(containers).size,
+    heldElsewhere: taken.slice(0, 5),
+  });
+  ctx.subnetsChanged(true);
+  if (ctx.quarantine?.drop(name)) await ctx.persistQuarantine();
 }
 
 async function deleteNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> {

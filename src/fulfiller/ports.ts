@@ -58,4 +58,9 @@ export interface Listed<T> {
 export interface ClusterListApi {
   listNncs(): Promise<Listed<NodeNetworkConfig>>;
   listNodes(): Promise<Listed<NodeObject>>;
+  /**
+   * True while some pod is bound to that node name (quarantine-pods.ts);
+   * without it a quarantine lasts its whole grace period.
+   */
+  anyPodOn?(node: string): Promise<boolean>;
 }

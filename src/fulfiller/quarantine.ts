@@ -75,6 +75,12 @@ export class QuarantineBook {
     return r !== undefined && now < r.until;
   }
 
+  /** Its quarantine is over from `now` on (its pods are gone). */
+  endNow(node: string, now: number): void {
+    const r = this.records.get(node);
+    if (r && r.until > now) r.until = now;
+  }
+
   put(record: QuarantineRecord): void {
     this.records.set(record.node, record);
   }

@@ -176,14 +176,16 @@ export async function startFulfiller(options: StartFulfillerOptions): Promise<Ru
       if (event.type === 'add' || event.type === 'update')
         fulfiller.upsert(event.object as NodeNetworkConfig);
       else if (event.type === 'delete') fulfiller.remove(event.object as NodeNetworkConfig);
-      else if (event.type === 'synced') fulfiller.synced(watch.list() as NodeNetworkConfig[]);
+      else if (event.type === 'synced')
+        fulfiller.synced(watch.list() as NodeNetworkConfig[], event.resourceVersion);
       else if (event.type === 'error') fulfiller.watchDown('nnc', event.info.message);
     }),
     nodeWatch.events$.subscribe((event) => {
       if (event.type === 'add' || event.type === 'update')
         fulfiller.upsertNode(event.object as NodeObject);
       else if (event.type === 'delete') fulfiller.removeNode(event.object as NodeObject);
-      else if (event.type === 'synced') fulfiller.nodesSynced(nodeWatch.list() as NodeObject[]);
+      else if (event.type === 'synced')
+        fulfiller.nodesSynced(nodeWatch.list() as NodeObject[], event.resourceVersion);
       else if (event.type === 'error') fulfiller.watchDown('node', event.info.message);
     }),
   ];

@@ -21,7 +21,8 @@ import { apiErrorInfo } from './errors.ts';
 import type { ApiErrorInfo } from './errors.ts';
 
 export type WatchEvent<T> =
-  | { type: 'synced' }
+  /** A list completed; `resourceVersion`: the version the cache is current at (the list's, or a later event's). */
+  | { type: 'synced'; resourceVersion?: string }
   | { type: 'error'; error: unknown; info: ApiErrorInfo }
   | { type: 'restarting'; delayMs: number }
   | { type: 'add' | 'update' | 'delete'; object: T };
@@ -240,7 +241,8 @@ export function watchResource<T extends KubernetesObject>(
     const first = !synced;
     synced = true;
     log.debug('watch synced', { objects: lw.list().length, first });
-    events.next({ type: 'synced' });
+    const rv = lw.latestResourceVersion();
+    events.next({ type: 'synced', ...(rv ? { resourceVersion: rv } : {}) });
     publish();
     resolveSynced();
     clearHealthy();

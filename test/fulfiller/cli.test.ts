@@ -54,10 +54,6 @@ describe('bin/pool-monitor fulfiller flags', function () {
     [['--node-selector', 'a b c'], /invalid node selector/],
     [['--backend', 'gcp'], /--backend/],
     [['--backend', 'azure'], /--azure-subscription-id \(or AZURE_SUBSCRIPTION_ID\) is required/],
-    [
-      ['--backend', 'azure', ...AZURE.slice(0, 4)],
-      /--pod-subnet-id \(or AZURE_POD_SUBNET_ID\) is required/,
-    ],
     [['--backend', 'azure', ...AZURE, '--azure-qps', '0'], /--azure-qps must be a number > 0/],
     [
       ['--backend', 'azure', ...AZURE, '--azure-endpoint', 'http://arm.example.com'],

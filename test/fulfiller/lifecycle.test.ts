@@ -1,7 +1,8 @@
 // The NNC lifecycle over real HTTP against the local API server: the
 // fulfiller creates the NNC of every selected Node (owned by it, scaler from
 // the flags, maxIPCount capped at the Node's allocatable pods), deletes it
-// with its Node and makes the addresses reusable, and deletes NNCs whose Node
+// with its Node and keeps its addresses while a pod is bound to it (at most
+// the grace period), then makes them reusable, and deletes NNCs whose Node
 // is gone at start.
 import {
   CoreV1Api,
@@ -164,10 +165,18 @@ describe('fulfiller: the NNC lifecycle over HTTP', function () {
         { status?: { quarantine?: Array<{ node: string }> } } | undefined
     )?.status?.quarantine ?? [];
 
-  it('a deleted Node takes its NNC with it; its addresses are quarantined, then serve other nodes', async () => {
+  // A pod bound to the node's name (as the kubelet's pods are): the pod GC has not removed it yet.
+  const bindPod = (name: string, nodeName: string) =>
+    core.createNamespacedPod({
+      namespace: 'default',
+      body: { metadata: { name }, spec: { nodeName, containers: [{ name: 'c', image: 'x' }] } },
+    });
+
+  it('a deleted Node takes its NNC with it; its addresses are quarantined while its pod stays, then serve other nodes once the grace is over', async () => {
     await createNode('node-a');
     await createNode('node-b');
-    await start({ quarantineMs: 2000 });
+    await bindPod('on-a', 'node-a');
+    await start({ quarantineMs: 2000, quarantinePodCheckMs: 100 });
     await waitFor('NNCs', async () => (await get('node-a')) && (await get('node-b')));
     await setRequest('node-a', 20);
     const a = await served('node-a', 20);
@@ -192,9 +201,36 @@ describe('fulfiller: the NNC lifecycle over HTTP', function () {
     expect(await quarantineOnCss()).to.deep.equal([]);
   });
 
+  it('the quarantine ends early once no pod is bound to the deleted node (the pod GC removed them), long before its grace', async () => {
+    await createNode('node-a');
+    await createNode('node-b');
+    await bindPod('on-a', 'node-a');
+    await start({ quarantineMs: 600_000, quarantinePodCheckMs: 100 });
+    await waitFor('NNCs', async () => (await get('node-a')) && (await get('node-b')));
+    await setRequest('node-a', 20);
+    const held = new Set(addressesOf(await served('node-a', 20)));
+    await core.deleteNode({ name: 'node-a' });
+    await waitFor('the quarantine recorded', async () => (await quarantineOnCss()).length === 1);
+    await setRequest('node-b', 26);
+    await waitFor(
+      'node-b short',
+      async () => (await get('node-b'))?.status?.status === 'SubnetFull',
+    );
+    await sleep(300); // a few looks at the pods: one is still bound, the quarantine holds
+    expect(await quarantineOnCss()).to.have.length(1);
+    // The pod GC deletes the pod bound to the missing node.
+    await core.deleteNamespacedPod({ name: 'on-a', namespace: 'default' });
+    const b = await served('node-b', 26);
+    expect(
+      b.status!.networkContainers![0]!.ipAssignments!.filter((x) => held.has(x.ip)).length,
+    ).to.be.at.least(20);
+    expect(await quarantineOnCss()).to.deep.equal([]);
+  });
+
   it('a deleted Node that re-registers gets its addresses back, even across a fulfiller restart', async () => {
     await createNode('node-a');
     await createNode('node-b');
+    await bindPod('on-a', 'node-a');
     const first = await start({ quarantineMs: 60_000 });
     await waitFor('NNCs', async () => (await get('node-a')) && (await get('node-b')));
     await setRequest('node-a', 12);

@@ -101,6 +101,7 @@ describe('manifests', () => {
     // nodes, patch NNC status, get/list/watch ClusterSubnetStates.
     expect(grants(rulesOf(join(MANIFESTS, 'fulfiller/rbac.yaml')))).to.deep.equal({
       'core/nodes': ['list', 'watch'],
+      'core/pods': ['list'],
       'acn.azure.com/nodenetworkconfigs': ['create', 'delete', 'get', 'list', 'patch', 'watch'],
       'acn.azure.com/nodenetworkconfigs/status': ['update'],
       'acn.azure.com/clustersubnetstates': ['create', 'get'],
@@ -116,7 +117,7 @@ describe('manifests', () => {
       { kind: string; metadata: { namespace: string } },
     ];
     expect(clusterRole.kind).to.equal('ClusterRole');
-    expect(clusterRole.rules.flatMap((r) => r.resources)).to.deep.equal(['nodes']);
+    expect(clusterRole.rules.flatMap((r) => r.resources)).to.deep.equal(['nodes', 'pods']);
     expect(role).to.deep.include({ kind: 'Role' });
     expect(role.metadata.namespace).to.equal('kube-system');
   });

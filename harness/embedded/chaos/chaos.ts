@@ -102,8 +102,9 @@ export function chaosLines(
   const gap = ' '.repeat(31);
   return [
     `  chaos                        seed ${c.seed}, rate ${c.rate}`,
-    `${gap}API writes ${c.apiWrites}, ${c.apiFaults} failed (${pct(c.faultShare)}${by ? `: ${by}` : ''}; ${c.lostAnswers} of the 500s applied, answer lost)`,
+    `${gap}API writes ${c.apiWrites}, ${c.apiFaults} failed of ${c.chaosWrites} while faults were on (${pct(c.faultShare)}${by ? `: ${by}` : ''}; ${c.lostAnswers} of the 500s applied, answer lost)`,
     `${gap}watches dropped ${c.watchDrops} (${c.watchDropEvents} times), history compacted ${c.compactions} time${c.compactions === 1 ? '' : 's'} (${c.goneWatches} resumed watches got 410 Gone)`,
+    `${gap}standby cut off the API server ${c.standbyCuts} times (${c.standbyCutConnections} connections ended, its watches among them; ${c.standbyRefusedConnections} refused while cut)`,
     `${gap}kill -9: sidecars restarted ${c.sidecarRestarts} (${everyNode}/${nodes} nodes), ` +
       `fulfillers restarted ${c.fulfillerRestarts} (${replicas.map(([k, n]) => `${k} ×${n}`).join(', ')}; the leader ${c.leaderKills} time${c.leaderKills === 1 ? '' : 's'})`,
     `${gap}crashes ${c.crashes.length}, unclean shutdowns ${c.uncleanShutdowns.length}` +

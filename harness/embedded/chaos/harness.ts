@@ -1,7 +1,7 @@
 // Runs a chaos plan against a running embedded cluster: installs the write
 // fault policy on the API server, then at each planned moment drops
-// watches, compacts history or kills a component with SIGKILL and starts it
-// again. Actions on one component run one after the other (a kill waits for
+// watches, compacts history, cuts the standby fulfiller off the API server
+// or kills a component with SIGKILL and starts it again. Actions on one component run one after the other (a kill waits for
 // the previous restart); everything else runs at its time. stop() ends the
 // chaos (no more faults or kills) and waits for restarts in progress.
 import type { ApiServer } from '../../apiserver/server.ts';
@@ -18,8 +18,10 @@ export interface ChaosSummary {
   seed: number;
   rate: number;
   apiWrites: number;
+  /** Of apiWrites, those while faults were on (the rest came after the chaos window). */
+  chaosWrites: number;
   apiFaults: number;
-  /** apiFaults / apiWrites. */
+  /** apiFaults / chaosWrites: at least the rate. */
   faultShare: number;
   faultsByStatus: Record<string, number>;
   /** Of the 500s, writes that were applied and then answered 500 (the answer lost). */
@@ -28,6 +30,11 @@ export interface ChaosSummary {
   watchDrops: number;
   /** Times it ended them (all, or one resource's). */
   watchDropEvents: number;
+  /** Times the standby fulfiller was cut off the API server (replica-proxy.ts). */
+  standbyCuts: number;
+  /** Its connections (watches among them) those cuts ended, and new ones refused while cut. */
+  standbyCutConnections: number;
+  standbyRefusedConnections: number;
   compactions: number;
   /** Watches that resumed from compacted history and got 410 Gone. */
   goneWatches: number;
@@ -62,6 +69,7 @@ export class ChaosHarness {
   private readonly crashes: { component: string; how: string }[] = [];
   private watchDrops = 0;
   private watchDropEvents = 0;
+  private standbyCuts = 0;
   private compactions = 0;
   private leaderKills = 0;
   private stopped = false;
@@ -124,6 +132,19 @@ export class ChaosHarness {
       case 'kill-sidecar': {
         const p = this.o.host.sidecars.get(action.node);
         if (p) this.chain(p, action.downMs);
+        return;
+      }
+      case 'cut-standby': {
+        const p = this.fulfillerFor('standby');
+        const proxy = p && this.o.host.proxies.get(p.name);
+        if (!p || !proxy) return;
+        const n = proxy.cut(action.downMs);
+        this.standbyCuts += 1;
+        this.log.info('chaos: standby cut off the API server', {
+          target: p.name,
+          connections: n,
+          downMs: action.downMs,
+        });
         return;
       }
       case 'kill-fulfiller': {
@@ -197,12 +218,22 @@ export class ChaosHarness {
       seed: this.o.seed,
       rate: this.o.rate,
       apiWrites: c.writes,
+      chaosWrites: c.chaosWrites,
       apiFaults: c.faults,
-      faultShare: c.writes === 0 ? 0 : Math.round((c.faults / c.writes) * 1000) / 1000,
+      faultShare: c.chaosWrites === 0 ? 0 : Math.round((c.faults / c.chaosWrites) * 1000) / 1000,
       faultsByStatus: { ...c.byStatus },
       lostAnswers: c.lostAnswers,
       watchDrops: this.watchDrops,
       watchDropEvents: this.watchDropEvents,
+      standbyCuts: this.standbyCuts,
+      standbyCutConnections: [...this.o.host.proxies.values()].reduce(
+        (n, p) => n + p.cutConnections,
+        0,
+      ),
+      standbyRefusedConnections: [...this.o.host.proxies.values()].reduce(
+        (n, p) => n + p.refusedConnections,
+        0,
+      ),
       compactions: this.compactions,
       goneWatches: this.o.server
         .counters()

@@ -2,13 +2,16 @@
 // replicas (leader election on the Lease, as the Deployment runs them) as
 // `bin/pool-monitor` processes, each with the kubeconfig the caller gives
 // it. The harness kills them with SIGKILL and starts them again on the same
-// state dir and port (processes.ts).
-import type { KubeConfig } from '@kubernetes/client-node';
+// state dir and port (processes.ts). Each fulfiller replica reaches the API
+// server through a proxy of its own (replica-proxy.ts), so that a cut can be
+// aimed at one replica (the standby).
+import { KubeConfig } from '@kubernetes/client-node';
 import type { FulfillerConfig } from '../../../src/fulfiller/config.ts';
 import type { LeaseTimings } from '../../../src/leader/lease.ts';
 import type { LogLevel } from '../../../src/log/levels.ts';
 import type { ComponentHost, ControlPlane, NodeAgent } from '../components.ts';
 import { ComponentProcess } from './processes.ts';
+import { ReplicaProxy } from './replica-proxy.ts';
 
 /** Lease timings under chaos: client-go's proportions, short enough for a run of a minute or two. */
 export const CHAOS_LEASE_TIMINGS: LeaseTimings = {
@@ -82,6 +85,29 @@ export function fulfillerArgs(
   ];
 }
 
+/** Where the KubeConfig's API server listens. */
+function apiAddress(kc: KubeConfig): { host: string; port: number } {
+  const url = new URL(kc.getCurrentCluster()!.server);
+  return { host: url.hostname, port: Number(url.port) };
+}
+
+/** The same KubeConfig (user, CA) with its server on the proxy's port, same host and scheme. */
+function viaProxy(kc: KubeConfig, port: number): KubeConfig {
+  const cluster = kc.getCurrentCluster()!;
+  const server = new URL(cluster.server);
+  server.port = String(port);
+  const out = new KubeConfig();
+  out.loadFromOptions({
+    clusters: kc.clusters.map((c) =>
+      c.name === cluster.name ? { ...c, server: server.toString().replace(/\/$/, '') } : c,
+    ),
+    users: kc.users,
+    contexts: kc.contexts,
+    currentContext: kc.currentContext,
+  });
+  return out;
+}
+
 async function answers(url: string, path: string): Promise<boolean> {
   const res = await fetch(`${url}${path}`, { signal: AbortSignal.timeout(2000) });
   await res.arrayBuffer();
@@ -91,6 +117,8 @@ async function answers(url: string, path: string): Promise<boolean> {
 export class ChaosHost implements ComponentHost {
   readonly sidecars = new Map<string, ComponentProcess>();
   readonly fulfillers: ComponentProcess[] = [];
+  /** Each fulfiller replica's proxy to the API server, by replica name. */
+  readonly proxies = new Map<string, ReplicaProxy>();
   /** How each component ended at the clean shutdown (SIGTERM): 'exit 0' expected. */
   readonly shutdowns: { component: string; how: string }[] = [];
   private readonly o: ChaosHostOptions;
@@ -107,7 +135,9 @@ export class ChaosHost implements ComponentHost {
     const replicas = this.o.replicas ?? 2;
     for (let r = 0; r < replicas; r += 1) {
       const name = `fulfiller-${r}`;
-      const kubeconfig = await this.o.kubeconfigFor(name, args.kc);
+      const proxy = await ReplicaProxy.start(apiAddress(args.kc));
+      this.proxies.set(name, proxy);
+      const kubeconfig = await this.o.kubeconfigFor(name, viaProxy(args.kc, proxy.port));
       this.fulfillers.push(
         new ComponentProcess({
           name,
@@ -124,6 +154,7 @@ export class ChaosHost implements ComponentHost {
     return {
       stop: async () => {
         await Promise.all(this.fulfillers.map((f) => this.stopOne(f)));
+        await Promise.all([...this.proxies.values()].map((p) => p.close()));
       },
     };
   }

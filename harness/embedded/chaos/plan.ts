@@ -10,7 +10,12 @@
 //   and leadership moves both ways), each restarted after a pause;
 // - the API server drops watches (all, or those of one resource) at least
 //   five times, and forgets its history at least once, each time followed by
-//   a drop so that the resuming watches get 410 Gone.
+//   a drop so that the resuming watches get 410 Gone;
+// - the standby fulfiller is cut off the API server (its watches ended, new
+//   connections refused for 1 to 2 s: replica-proxy.ts) at least three
+//   times, once 3 s after each kill of the leader, just before the dead
+//   leader's Lease expires, so that the standby takes the Lease while its
+//   watches restart (README "High availability").
 import { seededRandom } from '../../../src/sim/random.ts';
 
 export type FulfillerRole = 'leader' | 'standby';
@@ -19,7 +24,8 @@ export type ChaosAction =
   | { atMs: number; kind: 'drop-watches'; resource?: string }
   | { atMs: number; kind: 'compact' }
   | { atMs: number; kind: 'kill-sidecar'; node: string; downMs: number }
-  | { atMs: number; kind: 'kill-fulfiller'; role: FulfillerRole; downMs: number };
+  | { atMs: number; kind: 'kill-fulfiller'; role: FulfillerRole; downMs: number }
+  | { atMs: number; kind: 'cut-standby'; downMs: number };
 
 export interface ChaosPlanInput {
   seed: number;
@@ -37,6 +43,13 @@ export const WATCHED_RESOURCES = [
   'leases',
 ] as const;
 
+/**
+ * When the standby is cut off after a leader kill: shortly before the dead
+ * leader's Lease expires (CHAOS_LEASE_TIMINGS in host.ts: 4 s), so the
+ * standby takes it while its watches restart.
+ */
+export const CUT_AFTER_LEADER_KILL_MS = 3000;
+
 /** The share of the run chaos acts in; the rest lets the cluster settle. */
 export const CHAOS_WINDOW = 0.85;
 
@@ -44,8 +57,15 @@ export const CHAOS_WINDOW = 0.85;
 export function actionCounts(
   rate: number,
   durationMs: number,
-): { sidecarKills: number; fulfillerKills: number; watchDrops: number; compactions: number } {
-  if (rate <= 0) return { sidecarKills: 0, fulfillerKills: 0, watchDrops: 0, compactions: 0 };
+): {
+  sidecarKills: number;
+  fulfillerKills: number;
+  watchDrops: number;
+  compactions: number;
+  standbyCuts: number;
+} {
+  if (rate <= 0)
+    return { sidecarKills: 0, fulfillerKills: 0, watchDrops: 0, compactions: 0, standbyCuts: 0 };
   const minutes = durationMs / 60_000;
   return {
     // per node: one per 1/rate minutes (rate 0.2: one per 5 min), at least one
@@ -53,6 +73,7 @@ export function actionCounts(
     fulfillerKills: Math.max(3, Math.round(rate * minutes * 3)),
     watchDrops: Math.max(5, Math.round(rate * minutes * 30)),
     compactions: Math.max(1, Math.round(rate * minutes * 3)),
+    standbyCuts: Math.max(3, Math.round(rate * minutes * 6)),
   };
 }
 
@@ -79,6 +100,19 @@ export function planChaos(input: ChaosPlanInput): ChaosAction[] {
       kind: 'kill-fulfiller',
       role: k % 3 === 1 ? 'standby' : 'leader',
       downMs: Math.round(random() * 2000),
+    });
+  }
+  // The standby cut off just before it would take the Lease after each
+  // leader kill (for 1 to 2 s: it leads while its watches restart), then at
+  // random moments.
+  const cutsAfterKills = actions
+    .filter((a) => a.kind === 'kill-fulfiller' && a.role === 'leader')
+    .map((a) => Math.min(Math.round(window), a.atMs + CUT_AFTER_LEADER_KILL_MS));
+  for (let k = 0; k < Math.max(counts.standbyCuts, cutsAfterKills.length); k += 1) {
+    actions.push({
+      atMs: cutsAfterKills[k] ?? at(),
+      kind: 'cut-standby',
+      downMs: 1000 + Math.round(random() * 1000),
     });
   }
   for (let k = 0; k < counts.watchDrops; k += 1) {

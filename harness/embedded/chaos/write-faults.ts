@@ -16,6 +16,8 @@ import { WRITE_VERBS } from '../../apiserver/counters.ts';
 export interface WriteFaultCounts {
   /** Write requests the API server received (create, update, patch, delete). */
   writes: number;
+  /** Of those, received while faults were on (before disable()): at least RATE of them failed. */
+  chaosWrites: number;
   /** Of those, answered with an injected fault. */
   faults: number;
   byStatus: Record<'409' | '429' | '500', number>;
@@ -32,6 +34,7 @@ export class WriteFaults {
   private enabled = true;
   readonly counts: WriteFaultCounts = {
     writes: 0,
+    chaosWrites: 0,
     faults: 0,
     byStatus: { '409': 0, '429': 0, '500': 0 },
     lostAnswers: 0,
@@ -54,8 +57,9 @@ export class WriteFaults {
     const c = this.counts;
     c.writes += 1;
     if (!this.enabled || this.rate === 0) return undefined;
+    c.chaosWrites += 1;
     // Served, would the faults fall below RATE of the writes? Then it fails.
-    const behind = c.faults < Math.ceil(this.rate * c.writes - 1e-9);
+    const behind = c.faults < Math.ceil(this.rate * c.chaosWrites - 1e-9);
     if (!behind && this.random() >= this.rate) return undefined;
     c.faults += 1;
     const choices =

@@ -1,10 +1,15 @@
 // The chaos plan: drawn from the seed alone, so a run can be replayed, and
 // always at least what the quality bar asks: every sidecar killed, the
 // fulfiller leader and standby killed, five watch drops, a compaction
-// followed by a drop, all within the chaos window.
+// followed by a drop, the standby cut off after each leader kill, all
+// within the chaos window.
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { CHAOS_WINDOW, planChaos } from '../../../harness/embedded/chaos/plan.ts';
+import {
+  CHAOS_WINDOW,
+  CUT_AFTER_LEADER_KILL_MS,
+  planChaos,
+} from '../../../harness/embedded/chaos/plan.ts';
 
 describe('embedded/chaos: plan', () => {
   it('is the same for the same seed and differs for another', () => {
@@ -14,7 +19,7 @@ describe('embedded/chaos: plan', () => {
     expect(planChaos({ ...input, seed: 8 })).to.not.deep.equal(a);
   });
 
-  it('kills every sidecar, the leader and the standby, drops and compacts, inside the window', () => {
+  it('kills every sidecar, the leader and the standby, drops and compacts, cuts the standby off, inside the window', () => {
     fc.assert(
       fc.property(
         fc.integer(),
@@ -29,6 +34,13 @@ describe('embedded/chaos: plan', () => {
           const roles = plan.flatMap((a) => (a.kind === 'kill-fulfiller' ? [a.role] : []));
           expect(roles.slice(0, 3)).to.deep.equal(['leader', 'standby', 'leader']);
           expect(plan.filter((a) => a.kind === 'drop-watches').length).to.be.at.least(5);
+          // The standby is cut off at least three times, once after each leader kill.
+          const cuts = plan.filter((a) => a.kind === 'cut-standby');
+          expect(cuts.length).to.be.at.least(3);
+          for (const k of plan.filter((a) => a.kind === 'kill-fulfiller' && a.role === 'leader'))
+            expect(
+              cuts.some((c) => c.atMs > k.atMs && c.atMs <= k.atMs + CUT_AFTER_LEADER_KILL_MS),
+            ).to.equal(true);
           const compactions = plan.filter((a) => a.kind === 'compact');
           expect(compactions.length).to.be.at.least(1);
           for (const c of compactions)

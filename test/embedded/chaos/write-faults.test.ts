@@ -58,7 +58,7 @@ describe('embedded/chaos: write faults', () => {
     expect(f.decide({ verb: 'create', resource: 'pods', subresource: '' })).to.not.equal(undefined);
     f.disable();
     expect(f.decide({ verb: 'create', resource: 'pods', subresource: '' })).to.equal(undefined);
-    expect(f.counts).to.include({ writes: 2, faults: 1 });
+    expect(f.counts).to.include({ writes: 2, chaosWrites: 1, faults: 1 });
     expect(() => new WriteFaults(1.5, Math.random)).to.throw('[0, 1]');
     expect(() => new WriteFaults(Number.NaN, Math.random)).to.throw('[0, 1]');
   });

@@ -24,7 +24,7 @@ import { AddressLedger } from '../../../src/fulfiller/ledger.ts';
 import type { NodeObject } from '../../../src/fulfiller/nodes.ts';
 import type { NncStatusApi } from '../../../src/fulfiller/ports.ts';
 import { loadKubeConfig } from '../../../src/kube/config.ts';
-import { silentLogger } from '../../../src/log/logger.ts';
+import { createLogger, silentLogger } from '../../../src/log/logger.ts';
 import type { NodeNetworkConfig } from '../../../src/nnc/types.ts';
 import { dynamicContainers } from '../../../src/nnc/types.ts';
 import { CRDS_DIR } from '../../support/wait.ts';
@@ -106,6 +106,7 @@ export class World {
       loseNext: false,
     } as unknown as Replica;
     const real = kubeNncStatusApi(this.kc, NS);
+    const lists = kubeClusterListApi(this.kc, NS);
     const nncApi: NncStatusApi = {
       get: (n) => real.get(n),
       replaceStatus: async (nnc) => {
@@ -125,8 +126,13 @@ export class World {
       nncApi,
       lifecycleApi: kubeNncLifecycleApi(this.kc, NS),
       cssApi: kubeSubnetStateApi(this.kc, NS),
-      lists: kubeClusterListApi(this.kc, NS),
-      logger: silentLogger(),
+      // Without anyPodOn: the explorer's pods never go, a quarantine lasts its grace.
+      lists: { listNncs: lists.listNncs, listNodes: lists.listNodes },
+      logger: process.env.INTERLEAVE_DEBUG
+        ? createLogger({ level: 'debug', now: () => new Date(this.clock.now()) }).child({
+            replica: name,
+          })
+        : silentLogger(),
       clock: this.clock,
       random: () => 0.5,
       canWrite: () => r.holds,
@@ -135,14 +141,26 @@ export class World {
   }
 
   async nncs(): Promise<NodeNetworkConfig[]> {
-    const list = (await this.kc
-      .makeApiClient(CustomObjectsApi)
-      .listNamespacedCustomObject(NNC)) as { items: NodeNetworkConfig[] };
-    return list.items;
+    return (await this.nncList()).items;
   }
 
   async nodes(): Promise<NodeObject[]> {
-    return (await this.kc.makeApiClient(CoreV1Api).listNode()).items as NodeObject[];
+    return (await this.nodeList()).items;
+  }
+
+  private async nncList(): Promise<{ items: NodeNetworkConfig[]; rv?: string }> {
+    const list = (await this.kc
+      .makeApiClient(CustomObjectsApi)
+      .listNamespacedCustomObject(NNC)) as {
+      items: NodeNetworkConfig[];
+      metadata?: { resourceVersion?: string };
+    };
+    return { items: list.items, rv: list.metadata?.resourceVersion };
+  }
+
+  private async nodeList(): Promise<{ items: NodeObject[]; rv?: string }> {
+    const list = await this.kc.makeApiClient(CoreV1Api).listNode();
+    return { items: list.items as NodeObject[], rv: list.metadata?.resourceVersion };
   }
 
   async quarantine(): Promise<Array<{ node: string; containers: unknown[] }>> {
@@ -198,19 +216,21 @@ export class World {
     r.fulfiller.watchDown('node', 'cut by the scheduler');
   }
 
-  /** The replica's watches list again and run. */
+  /** The replica's watches list again and run (an informer's re-list reports what it cached and the list lacks as deleted). */
   async restore(r: Replica): Promise<void> {
     r.nncUp = true;
     r.nodeUp = true;
-    const [nncs, nodes] = await Promise.all([this.nncs(), this.nodes()]);
+    const [nncList, nodeList] = await Promise.all([this.nncList(), this.nodeList()]);
+    const [nncs, nodes] = [nncList.items, nodeList.items];
     const nodeNames = new Set(nodes.map((n) => n.metadata!.name!));
     for (const [name, n] of r.seenNodes) if (!nodeNames.has(name)) r.fulfiller.removeNode(n);
     const nncNames = new Set(nncs.map((o) => o.metadata.name));
     for (const [name, o] of r.seenNncs) if (!nncNames.has(name)) r.fulfiller.remove(o);
     r.seenNodes = new Map(nodes.map((n) => [n.metadata!.name!, n]));
     r.seenNncs = new Map(nncs.map((o) => [o.metadata.name, o]));
-    r.fulfiller.nodesSynced(nodes);
-    r.fulfiller.synced(nncs);
+    // As the product's watch: the list's resourceVersion comes with 'synced' (src/kube/watch.ts).
+    r.fulfiller.nodesSynced(nodes, nodeList.rv);
+    r.fulfiller.synced(nncs, nncList.rv);
   }
 
   /** The Lease changes hands: the holder stops writing and steps down; the other leads. */
