@@ -10,6 +10,14 @@ COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --omit=optional --no-audit --no-fund && npm cache clean --force
 COPY bin ./bin
 COPY src ./src
+# Type-stripped sources and V8 code from a cache made at build time: without
+# it every start strips the TypeScript again, and the stripper (a WebAssembly
+# module) stays resident, about 20 MiB (docs/decisions/0025). The sidecar's
+# start-up until its missing kubeconfig fails loads what it runs with.
+ENV NODE_COMPILE_CACHE=/app/.compile-cache
+RUN bin/pool-monitor sidecar --node-name warm-up --kubeconfig /nonexistent --state-dir /tmp/warm-up; \
+    bin/pool-monitor fulfiller --help > /dev/null; rm -rf /tmp/warm-up; test -d /app/.compile-cache
 USER 65532:65532
-ENTRYPOINT ["node", "--disable-warning=ExperimentalWarning", "--import", "./src/cli/early-exit.ts", "src/cli/main.ts"]
+# bin/pool-monitor adds the sidecar's V8 options (docs/decisions/0025).
+ENTRYPOINT ["bin/pool-monitor"]
 CMD ["sidecar"]
