@@ -13,6 +13,14 @@ COPY bin ./bin
 # emulator, simulated kubelet) stays out; bin/pool-monitor then runs
 # src/cli/main.ts, whose commands are sidecar, fulfiller and simulate.
 COPY src ./src
+# Type-stripped sources and V8 code from a cache made at build time: without
+# it every start strips the TypeScript again, and the stripper (a WebAssembly
+# module) stays resident, about 20 MiB (docs/decisions/0026). The sidecar's
+# start-up until its missing kubeconfig fails loads what it runs with.
+ENV NODE_COMPILE_CACHE=/app/.compile-cache
+RUN bin/pool-monitor sidecar --node-name warm-up --kubeconfig /nonexistent --state-dir /tmp/warm-up; \
+    bin/pool-monitor fulfiller --help > /dev/null; rm -rf /tmp/warm-up; test -d /app/.compile-cache
 USER 65532:65532
-ENTRYPOINT ["node", "--disable-warning=ExperimentalWarning", "--import", "./src/cli/early-exit.ts", "src/cli/main.ts"]
+# bin/pool-monitor adds the sidecar's V8 options (docs/decisions/0026).
+ENTRYPOINT ["bin/pool-monitor"]
 CMD ["sidecar"]

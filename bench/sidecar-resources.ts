@@ -5,6 +5,11 @@
 // (VmHWM), and CPU while the 250 pods arrive and while the node is quiet.
 // The demand-to-write latency is bench/sidecar.ts's; this one also prints it
 // for the single-pod case (batch 1, threshold 0) it drives anyway.
+// The bench stands in for the fulfiller: each requestedIPCount is met, and
+// the IPs listed in ipsNotInUse leave the NNC, so the pods really get IPs.
+// After the ramp, pods churn (one deleted and one created with its IP, over
+// and over) for CHURN_SECONDS (default 60; an hour: 3600), then the steady
+// state is measured: the figure the DaemonSet's memory is sized from.
 // Run: node bench/sidecar-resources.ts [samples]   (prints its figures)
 import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { spawn } from 'node:child_process';
@@ -14,8 +19,12 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { percentile } from '../src/scaling/advise/percentile.ts';
 import { startApiServer } from '../harness/apiserver/server.ts';
+import { againstGoal, runInfo } from './run-info.ts';
 
 const SAMPLES = Number(process.argv[2] ?? 40);
+const CHURN_SECONDS = Number(process.env.CHURN_SECONDS ?? 60);
+/** The goal of docs/decisions/0026: RSS with 250 pods, after churn. */
+const GOAL_MIB = 100;
 const PODS = 250;
 const NODE = 'bench-node';
 const NS = 'kube-system';
@@ -45,6 +54,35 @@ function cpuSeconds(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   // utime and stime are fields 14 and 15 of /proc/PID/stat (11 and 12 after the name).
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+interface NncObject {
+  metadata: { resourceVersion?: string };
+  spec?: { requestedIPCount?: number; ipsNotInUse?: string[] };
+  status?: { networkContainers?: { ipAssignments?: { name: string; ip: string }[] }[] };
+}
+// The fulfiller's part: the status holds requestedIPCount IPs, none of them
+// one the sidecar gave up (ipsNotInUse); new IPs get new ids and addresses.
+let nextIp = 256;
+const ipOf = (i: number): { name: string; ip: string } => ({
+  name: `00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`,
+  ip: `10.20.${(i + 2) >> 8}.${(i + 2) & 255}`,
+});
+let fulfil = Promise.resolve();
+async function fulfilSpec(seenNnc: NncObject): Promise<void> {
+  const want = seenNnc.spec?.requestedIPCount;
+  if (typeof want !== 'number') return;
+  const nnc = (await objects.getNamespacedCustomObject({ ...NNC, name: NODE })) as NncObject;
+  const nc = nnc.status?.networkContainers?.[0];
+  if (!nc?.ipAssignments) return;
+  const gone = new Set(nnc.spec?.ipsNotInUse ?? []);
+  const kept = nc.ipAssignments.filter((a) => !gone.has(a.name));
+  while (kept.length < want) kept.push(ipOf(nextIp++));
+  if (kept.length === nc.ipAssignments.length && gone.size === 0) return;
+  nc.ipAssignments = kept;
+  await objects.replaceNamespacedCustomObjectStatus({ ...NNC, name: NODE, body: nnc }).catch(() => {
+    // a conflict: the next watch event fulfils again
+  });
 }
 
 const server = await startApiServer({ crdsDir: CRDS });
@@ -84,10 +122,7 @@ await objects.replaceNamespacedCustomObjectStatus({
           subnetAddressSpace: '10.20.0.0/16',
           defaultGateway: '10.20.0.1',
           primaryIP: '10.20.255.1',
-          ipAssignments: Array.from({ length: 256 }, (_, i) => ({
-            name: `00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`,
-            ip: `10.20.${(i + 2) >> 8}.${(i + 2) & 255}`,
-          })),
+          ipAssignments: Array.from({ length: 256 }, (_, i) => ipOf(i)),
         },
       ],
     },
@@ -114,9 +149,10 @@ void (async () => {
       while ((at = buf.indexOf('\n')) >= 0) {
         const line = buf.slice(0, at);
         buf = buf.slice(at + 1);
-        const ev = JSON.parse(line) as { object?: { spec?: { requestedIPCount?: number } } };
+        const ev = JSON.parse(line) as { object?: NncObject };
         const r = ev.object?.spec?.requestedIPCount;
         if (typeof r === 'number' && !seen.has(r)) seen.set(r, performance.now());
+        if (ev.object) fulfil = fulfil.then(() => fulfilSpec(ev.object as NncObject));
       }
     }
   } catch {
@@ -187,9 +223,9 @@ const cpuBeforeRamp = cpuSeconds(pid);
 const rampStart = performance.now();
 while (pods < PODS) await createPod();
 await waitSeen(PODS, 20_000);
-let assigned = 0;
-for (let i = 0; i < PODS; i++) {
-  const res = await fetch(`${nodeApi}/network/requestipconfigs`, {
+/** The CNI's call for pod i; true when it got an IP. */
+const ipCall = async (what: 'request' | 'release', i: number): Promise<boolean> => {
+  const res = await fetch(`${nodeApi}/network/${what}ipconfigs`, {
     method: 'POST',
     body: JSON.stringify({
       podInterfaceID: `bench-${i}-eth0`,
@@ -199,10 +235,44 @@ for (let i = 0; i < PODS; i++) {
     }),
   });
   const body = (await res.json()) as { response?: { ReturnCode?: number } };
-  if (body.response?.ReturnCode === 0) assigned += 1;
-}
+  return body.response?.ReturnCode === 0;
+};
+/** Asks until the pod has an IP (the fulfiller's IPs may still be on their way). */
+const requestIp = async (i: number): Promise<boolean> => {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    if (await ipCall('request', i)) return true;
+    await sleep(50);
+  }
+  return false;
+};
+let assigned = 0;
+for (let i = 0; i < PODS; i++) if (await requestIp(i)) assigned += 1;
 const rampSeconds = (performance.now() - rampStart) / 1000;
 const cpuRamp = cpuSeconds(pid) - cpuBeforeRamp;
+await sleep(2000);
+const rssAfterRamp = rssMiB(pid);
+// Churn: the oldest pod goes (its IP released, the pod deleted), a new one
+// comes and gets an IP, as long as CHURN_SECONDS lasts; 250 pods throughout.
+const live: number[] = Array.from({ length: PODS }, (_, i) => i);
+const cpuBeforeChurn = cpuSeconds(pid);
+const churnEnd = performance.now() + CHURN_SECONDS * 1000;
+let replaced = 0;
+let churnFailed = 0;
+while (performance.now() < churnEnd) {
+  const old = live.shift() as number;
+  await ipCall('release', old);
+  await core.deleteNamespacedPod({
+    namespace: 'default',
+    name: `bench-${old}`,
+    gracePeriodSeconds: 0,
+  });
+  const fresh = pods;
+  await createPod();
+  live.push(fresh);
+  if (await requestIp(fresh)) replaced += 1;
+  else churnFailed += 1;
+}
+const cpuChurn = cpuSeconds(pid) - cpuBeforeChurn;
 await sleep(2000);
 const rss = rssMiB(pid);
 // Quiet: nothing changes for 10 s (watches idle, the 60 s tick may fire).
@@ -219,14 +289,26 @@ watchAbort.abort();
 await server.close();
 rmSync(stateDir, { recursive: true, force: true });
 
+console.log(runInfo());
 console.log(`sidecar: demand change -> NNC write latency over ${latencies.length} samples`);
 console.log(
   `  p50 ${pct(sorted, 50).toFixed(1)} ms   p99 ${pct(sorted, 99).toFixed(1)} ms   max ${sorted.at(-1)?.toFixed(1)} ms`,
 );
 console.log(`sidecar: RSS idle (256 IPs, no pods): ${idleRss.toFixed(1)} MiB`);
 console.log(
-  `sidecar: RSS with ${PODS} pods on the node, ${assigned} holding an IP: ${rss.toFixed(1)} MiB` +
-    ` (sampled peak ${peakRss.toFixed(1)} MiB, VmHWM ${hwm.toFixed(1)} MiB)`,
+  `sidecar: RSS with ${PODS} pods on the node, ${assigned} holding an IP: ${rssAfterRamp.toFixed(1)} MiB`,
+);
+console.log(
+  againstGoal(
+    `sidecar: RSS with ${PODS} pods after ${CHURN_SECONDS} s of churn (${replaced} pods replaced, ` +
+      `${churnFailed} got no IP): ${rss.toFixed(1)} MiB`,
+    rss <= GOAL_MIB && churnFailed === 0 && assigned === PODS,
+    `<= ${GOAL_MIB} MiB, every pod with an IP`,
+  ),
+);
+console.log(
+  `sidecar: sampled peak ${peakRss.toFixed(1)} MiB, VmHWM ${hwm.toFixed(1)} MiB; ` +
+    `CPU ${((cpuChurn / CHURN_SECONDS) * 1000).toFixed(0)}m while churning`,
 );
 console.log(
   `sidecar: CPU ${cpuRamp.toFixed(2)} s over the ${rampSeconds.toFixed(1)} s ramp ` +

@@ -46,6 +46,8 @@ export function sidecarCommand(): Command {
     .option('--dry-run', 'compute and log, never mark IPs or write the NNC')
     .action(async (flags: SidecarFlags) => {
       const options = resolveSidecarOptions(flags, process.env);
+      // Before anything loads @kubernetes/client-node (docs/decisions/0026).
+      (await import('../kube/lean/hooks.ts')).useLeanKubeClient();
       const [{ runSidecar }, { createLogger }] = await Promise.all([
         import('../sidecar/run.ts'),
         import('../log/logger.ts'),

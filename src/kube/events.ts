@@ -4,7 +4,7 @@
 // the existing Event's `count` and `lastTimestamp` are bumped instead of
 // creating a new object. Recording never throws: a lost Event is logged, it
 // must not break the control loop that reports it.
-import { CoreV1Api } from '@kubernetes/client-node';
+import { LeanCoreV1Api } from './lean/apis.ts';
 import type { CoreV1Event, KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../log/logger.ts';
 import { apiErrorInfo } from './errors.ts';
@@ -97,7 +97,7 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
     options.api ??
     (() => {
       if (!options.kc) throw new Error('createEventRecorder needs kc or api');
-      return options.kc.makeApiClient(CoreV1Api);
+      return options.kc.makeApiClient(LeanCoreV1Api);
     })();
   const now = options.now ?? (() => new Date());
   const windowMs = options.aggregateWindowMs ?? 10 * 60_000;

@@ -5,7 +5,7 @@
 // monitor never acts on half the picture; informers restart with backoff on
 // any error (watchResource again), and a relist after 410 Gone replaces the
 // cache, so demand is recomputed from the whole truth, never lost.
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { LeanCoreV1Api, LeanCustomObjectsApi } from '../kube/lean/apis.ts';
 import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 import type { Observable } from 'rxjs';
 import { combineLatest, distinctUntilChanged, filter, map, startWith, tap } from 'rxjs';
@@ -57,8 +57,8 @@ export interface NodeInformers {
 export function startNodeInformers(opts: NodeInformersOptions): NodeInformers {
   const { kc, nodeName, namespace } = opts;
   const log = opts.logger.child({ component: 'informers' });
-  const core = kc.makeApiClient(CoreV1Api);
-  const objects = kc.makeApiClient(CustomObjectsApi);
+  const core = kc.makeApiClient(LeanCoreV1Api);
+  const objects = kc.makeApiClient(LeanCustomObjectsApi);
   const podSelector = `spec.nodeName=${nodeName}`;
   const nncSelector = `metadata.name=${nodeName}`;
   const common = { kc, logger: log, ...(opts.backoff ? { backoff: opts.backoff } : {}) };

@@ -3,7 +3,9 @@
 // agent owns; an empty `ipsNotInUse` is left out, or sent as [] when the NNC
 // still carries ids (docs/decisions/0012). API errors become SpecWriteError
 // with the status code and Retry-After the retry policy needs.
-import { CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { setHeaderOptions } from '@kubernetes/client-node/dist/middleware.js';
+import { PatchStrategy } from '@kubernetes/client-node/dist/patch.js';
+import { LeanCustomObjectsApi } from '../kube/lean/apis.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { apiErrorInfo } from '../kube/errors.ts';
 import type { DesiredSpec, NncSpecWriter, SpecWriteResult } from '../monitor/ports.ts';
@@ -70,7 +72,7 @@ export function createNncWriter(opts: {
 }): NncSpecWriter {
   const api: ApplyApi =
     opts.api ??
-    (opts.kc?.makeApiClient(CustomObjectsApi) as ApplyApi | undefined) ??
+    (opts.kc?.makeApiClient(LeanCustomObjectsApi) as ApplyApi | undefined) ??
     (() => {
       throw new Error('createNncWriter needs kc or api');
     })();

@@ -1,0 +1,6 @@
+// What @kubernetes/client-node's config.js takes from its generated index
+// (`./gen/index.js`), and nothing else: the index re-exports every API group
+// and model (about 16 MB of source), of which a KubeConfig needs two names.
+// hooks.ts points config.js here in the node agent (docs/decisions/0026).
+export { createConfiguration } from '@kubernetes/client-node/dist/gen/configuration.js';
+export { ServerConfiguration } from '@kubernetes/client-node/dist/gen/servers.js';
