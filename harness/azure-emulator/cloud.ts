@@ -58,6 +58,8 @@ export class EmulatedCloud {
   private readonly providerIDs = new Map<string, string>();
   /** Per node: its NIC's name, and its scale-set instance id when it is one. */
   private readonly nicKeys = new Map<string, { nic: string; scaleSet?: string }>();
+  /** Nodes added in the 'unfit' layout: left out of PUTs per node (they get none). */
+  private readonly unfit = new Set<string>();
   private scaleSetInstances = 0;
 
   constructor(options: EmulatedCloudOptions = {}) {
@@ -94,6 +96,7 @@ export class EmulatedCloud {
     if (known) return known;
     const index = this.providerIDs.size;
     const chosen = layout ?? this.layoutOf(index);
+    if (chosen === 'unfit') this.unfit.add(name);
     // Without a pod subnet, the node subnet layout's NICs are in either subnet.
     const ownSubnet =
       this.layout === 'node-subnets' && index % 3 !== 1 ? this.nodeSubnetId : this.podSubnetId;
@@ -208,7 +211,13 @@ export class EmulatedCloud {
     return k?.nic ?? `${node}-nic`;
   }
 
-  /** ARM requests by operation and status, and PUTs per NIC, for reports. */
+  /** Writes (any method but GET) the emulator answered for a node's NIC or scale-set VM. */
+  writesFor(node: string): number {
+    const key = this.writeKey(node);
+    return this.emulator.requests.filter((r) => r.method !== 'GET' && r.nic === key).length;
+  }
+
+  /** ARM requests by operation and status, and PUTs per node (unfit nodes aside), for reports. */
   report(): {
     byOperationAndStatus: Record<string, number>;
     putsPerNode: { min: number; max: number; mean: number };
@@ -222,7 +231,9 @@ export class EmulatedCloud {
         r.operation === 'NetworkInterfaces.CreateOrUpdate' || r.operation === 'ScaleSetVMs.Update';
       if (write && r.nic) puts.set(r.nic, (puts.get(r.nic) ?? 0) + 1);
     }
-    const counts = [...this.providerIDs.keys()].map((n) => puts.get(this.writeKey(n)) ?? 0);
+    const counts = [...this.providerIDs.keys()]
+      .filter((n) => !this.unfit.has(n))
+      .map((n) => puts.get(this.writeKey(n)) ?? 0);
     const sum = counts.reduce((a, b) => a + b, 0);
     return {
       byOperationAndStatus,

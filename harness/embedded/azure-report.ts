@@ -1,5 +1,6 @@
 // What `embedded --backend azure` adds to the report: ARM requests by
-// operation and status (as the emulator answered them) and NIC PUTs per node.
+// operation and status (as the emulator answered them), NIC PUTs per node,
+// and with layout mixed what became of the node no layout fits.
 // Pure, so the report renders without loading the Azure SDK.
 
 export type EmbeddedBackend = 'cidr' | 'azure';
@@ -26,6 +27,35 @@ export interface AzureReport {
   /** "operation status" → count, e.g. "NetworkInterfaces.CreateOrUpdate 200". */
   byOperationAndStatus: Record<string, number>;
   putsPerNode: { min: number; max: number; mean: number };
+  /** Layout mixed: the node no layout fits (unfit-node.ts). */
+  unfit?: UnfitNodeOutcome;
+}
+
+/** The unfit node's name (its VM's too). */
+export const UNFIT_NODE = 'node-unfit';
+/** What its NNC asks for: one default batch. */
+export const UNFIT_REQUEST = 16;
+/** The reason of the fulfiller's Warning Event for a VM with no NIC in the pod subnet. */
+export const UNFIT_REASON = 'NicNotInPodSubnet';
+
+export interface UnfitNodeOutcome {
+  node: string;
+  /** Warning Events with UNFIT_REASON on its NNC, and their total count (an Event repeats by count). */
+  events: number;
+  eventCount: number;
+  /** ARM writes (NIC PUTs, scale-set VM updates) for its VM: 0 expected. */
+  armWrites: number;
+  requested: number;
+  allocated: number;
+}
+
+/** The report's line for the unfit node. */
+export function unfitNodeLine(u: UnfitNodeOutcome): string {
+  return (
+    `  unfit node                   ${u.node} (no NIC in the pod subnet): ${u.events} ${UNFIT_REASON} ` +
+    `Warning Event${u.events === 1 ? '' : 's'} (count ${u.eventCount}), ${u.armWrites} ARM writes, ` +
+    `requested ${u.requested}, allocated ${u.allocated}`
+  );
 }
 
 /** The report's Azure lines. */
@@ -39,5 +69,6 @@ export function azureReportLines(r: AzureReport): string[] {
     `  ARM requests                 ${r.requests}${ops ? ` (${ops})` : ''}`,
     `  ARM writes, reads            ${r.writes} at ${r.qps} qps, burst ${r.burst}; ${r.reads} at ${r.readQps} qps, burst ${r.readBurst}; throttled (429) ${r.throttled}`,
     `  NIC PUTs per node            min ${p.min}, mean ${p.mean}, max ${p.max}`,
+    ...(r.unfit ? [unfitNodeLine(r.unfit)] : []),
   ];
 }

@@ -2,7 +2,8 @@
 // emulator on a loopback port, as strict as ARM (its README), with the pod
 // subnet of the scenario; a VM for every node (created in node order) in
 // the layout asked for (EmulatedCloud): `mixed` (--pod-subnet-id given: pod
-// NIC, node subnet and Uniform scale-set nodes in turn) or `node-subnets`
+// NIC, node subnet and Uniform scale-set nodes in turn, and one cordoned node
+// no layout fits: unfit-node.ts) or `node-subnets`
 // (no --pod-subnet-id: each NIC's own subnet, two subnets and a scale set);
 // NIC operations that run a second
 // and are polled at their Retry-After; ARM's read and write buckets. The
@@ -18,13 +19,15 @@ import {
   DEFAULT_AZURE_READ_QPS,
 } from '../../src/azure/settings.ts';
 import type { AzureReport, EmbeddedAzureLayout } from './azure-report.ts';
-import { EMBEDDED_NODE_SUBNET } from './azure-report.ts';
+import { EMBEDDED_NODE_SUBNET, UNFIT_NODE } from './azure-report.ts';
 
 export interface EmbeddedAzure {
   /** The backend the fulfiller runs on. */
   backend: BackendFactory;
   /** The providerID of a node's VM (every node has one). */
   providerID(node: string): string | undefined;
+  /** Layout mixed: the VM of the node no layout fits (unfit-node.ts), and ARM writes for it. */
+  unfit?: { providerID: string; armWrites(): number };
   report(): AzureReport;
   stop(): Promise<void>;
 }
@@ -50,9 +53,17 @@ export async function startEmbeddedAzure(
   });
   await cloud.start();
   const ids = new Map(nodeNames.map((name) => [name, cloud.addNode(name)]));
+  const unfit =
+    layout === 'mixed'
+      ? {
+          providerID: cloud.addNode(UNFIT_NODE, 'unfit'),
+          armWrites: () => cloud.writesFor(UNFIT_NODE),
+        }
+      : undefined;
   return {
     backend: cloud.backendFactory({ qps, burst, readQps, readBurst }),
     providerID: (node) => ids.get(node),
+    ...(unfit ? { unfit } : {}),
     report() {
       const r = cloud.report();
       const requests = Object.values(r.byOperationAndStatus).reduce((a, b) => a + b, 0);

@@ -34,6 +34,7 @@ import {
   type ProductAccessReport,
 } from './access.ts';
 import type { EmbeddedAzure } from './azure.ts';
+import { addUnfitNode, unfitNodeOutcome } from './unfit-node.ts';
 import {
   azureReportLines,
   EMBEDDED_NODE_SUBNET,
@@ -282,6 +283,7 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
       ...(chaos ? { host: chaos.host } : {}),
     });
     const { server } = cluster;
+    if (azure?.unfit) await addUnfitNode(cluster.kc, azure.unfit.providerID, nodeNames.length);
     say(`  API server: ${server.url}  (kubeconfig ${server.kubeconfigPath})`);
     // Tokens are required; in --serve over HTTP, requests without any are cluster-admin.
     const kubectl =
@@ -398,6 +400,9 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
     });
     // The leak figures read the sidecars' stores: taken while they are open.
     const leakReport = leakRun?.report();
+    const unfit = azure?.unfit
+      ? await unfitNodeOutcome(cluster.kc, azure.unfit.armWrites())
+      : undefined;
     // The components stop (SIGTERM) before the report, so it can say whether they stopped cleanly.
     await cluster.stop();
     const chaosSummary = chaos?.summary();
@@ -410,7 +415,7 @@ export async function runEmbedded(opts: EmbeddedOptions, io: EmbeddedIo): Promis
       stoppedEarly,
       ...(leakReport ? { leaks: leakReport } : {}),
       access: productAccessReport(server.authorizations(), cluster.access.accounts),
-      ...(azure ? { azure: azure.report() } : {}),
+      ...(azure ? { azure: { ...azure.report(), ...(unfit ? { unfit } : {}) } } : {}),
       ...(chaosSummary ? { chaos: chaosSummary } : {}),
     };
     say('');

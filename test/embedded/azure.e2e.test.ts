@@ -115,6 +115,21 @@ describe('embedded --backend azure end to end', function () {
       // One list at start, one more with the scale set's once node-2 names it.
       expect(azure.byOperationAndStatus['NetworkInterfaces.List 200']).to.equal(2);
       expect(azure.byOperationAndStatus['ScaleSetNetworkInterfaces.List 200']).to.equal(1);
+      // Layout mixed adds a cordoned node no layout fits: one Warning Event
+      // on its NNC, raised once, and not one ARM write for it.
+      if (layout === 'mixed') {
+        expect(azure.unfit).to.deep.equal({
+          node: 'node-unfit',
+          events: 1,
+          eventCount: 1,
+          armWrites: 0,
+          requested: 16,
+          allocated: 0,
+        });
+        expect(out).to.match(
+          /unfit node\s+node-unfit \(no NIC in the pod subnet\): 1 NicNotInPodSubnet Warning Event \(count 1\), 0 ARM writes/,
+        );
+      } else expect(azure.unfit).to.equal(undefined);
       expect(azure.putsPerNode.min).to.be.at.least(1);
       expect(azure.putsPerNode.mean * r.nodes).to.be.closeTo(puts, 0.05 * r.nodes);
       // Writes and reads each within their bucket: at most burst + qps × duration.
