@@ -493,7 +493,7 @@ export class Fulfiller {
     const next = async (): Promise<void> => {
       for (let name = names.pop(); name !== undefined; name = names.pop()) {
         if (!current()) return;
-        if (fence.unfenced(this.fenceView(), this.clock.now()).indexOf(name) < 0) continue;
+        if (!fence.isOpen(this.fenceView(), this.clock.now(), name)) continue;
         try {
           if (!this.deps.canWrite || this.deps.canWrite()) {
             this.upsert(await this.deps.lifecycleApi.markTerm(name, term));
@@ -549,7 +549,8 @@ export class Fulfiller {
   private fenceMoved(): void {
     const fence = this.fence;
     if (!fence || this.waiting.size === 0) return;
-    if (fence.unfenced(this.fenceView(), this.clock.now()).length <= 1) this.wakeWaiting();
+    if (fence.openBeyond(this.fenceView(), this.clock.now(), undefined, 1).length <= 1)
+      this.wakeWaiting();
   }
 
   private loadNodes(items: NodeObject[], listRv: string | undefined): void {

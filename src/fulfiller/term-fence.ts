@@ -22,6 +22,9 @@ export interface FencedView {
 }
 
 export class TermFence {
+  // In listing order. An entry leaves once it is seen fenced, never to come
+  // back, so what a question walks past is paid for once per term: a round
+  // for one node of 5,000 asks about a few NNCs, not all of them.
   private readonly open: Map<string, bigint>;
   readonly until: number;
 
@@ -31,27 +34,58 @@ export class TermFence {
     this.until = startedAt + requestTimeoutMs;
   }
 
-  /** NNCs that may still receive a write of the previous term (the target excepted). */
-  unfenced(view: FencedView, now: number, target?: string): string[] {
-    if (now >= this.until) {
-      this.open.clear();
-      return [];
+  /** False once the request timeout has passed (everything is fenced then). */
+  private standing(now: number): boolean {
+    if (now < this.until) return true;
+    this.open.clear();
+    return false;
+  }
+
+  /** Whether the entry `name` is still open, dropping it when it is not. */
+  private stillOpen(view: FencedView, name: string, listedRv: bigint): boolean {
+    const rv = view.version(name);
+    if (rv === undefined || rv > listedRv) {
+      this.open.delete(name);
+      return false;
     }
+    return true;
+  }
+
+  /** Whether this NNC may still receive a write of the previous term. */
+  isOpen(view: FencedView, now: number, name: string): boolean {
+    const listedRv = this.open.get(name);
+    if (!this.standing(now) || listedRv === undefined) return false;
+    return this.stillOpen(view, name, listedRv);
+  }
+
+  /**
+   * The first open NNCs but `except`, at most `limit` + 1 of them: enough to
+   * tell "none", "at most `limit`" and "more" apart without reading them all.
+   */
+  openBeyond(view: FencedView, now: number, except: string | undefined, limit: number): string[] {
     const out: string[] = [];
+    if (!this.standing(now)) return out;
     for (const [name, listedRv] of this.open) {
-      const rv = view.version(name);
-      if (rv === undefined || rv > listedRv) this.open.delete(name);
-      else if (name !== target) out.push(name);
+      if (!this.stillOpen(view, name, listedRv) || name === except) continue;
+      out.push(name);
+      if (out.length > limit) break;
     }
     return out;
   }
 
+  /** Every NNC that may still receive a write of the previous term (the target excepted). */
+  unfenced(view: FencedView, now: number, target?: string): string[] {
+    return this.openBeyond(view, now, target, Infinity);
+  }
+
   /** Why a new address for `target` waits, or undefined. */
   waitReason(view: FencedView, now: number, target?: string): string | undefined {
-    const open = this.unfenced(view, now, target);
+    const open = this.openBeyond(view, now, target, 3);
     if (open.length === 0) return undefined;
+    // Entries not walked to yet may have moved: the count is an upper bound.
+    const most = this.open.size - (target !== undefined && this.open.has(target) ? 1 : 0);
     const shown = open.slice(0, 3).join(', ') + (open.length > 3 ? ', ...' : '');
-    return `${open.length} NodeNetworkConfig(s) (${shown}) may still receive a status write the previous leader sent; new addresses wait until each is read at a newer version or ${Math.ceil((this.until - now) / 1000)} s have passed`;
+    return `up to ${most} NodeNetworkConfig(s) (${shown}) may still receive a status write the previous leader sent; new addresses wait until each is read at a newer version or ${Math.ceil((this.until - now) / 1000)} s have passed`;
   }
 
   get done(): boolean {
