@@ -158,6 +158,8 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
     await registerNodes(admin.kc, opts, log);
     const fulfillerConfig = embeddedFulfillerConfig(opts.podSubnet, opts.fulfiller);
     const host = opts.host ?? inProcessHost(opts.sidecar);
+    // What the host itself runs ends once the components in it stopped.
+    if (host.close) stops.push('component host', () => host.close?.());
     const controlPlane = await startControlPlane(host, access, fulfillerConfig, opts, stops);
     const agents = await startNodes(host, access, admin.kc, opts, stops);
     log.info('sidecars and kubelets started', { nodes: agents.nodes.length });
