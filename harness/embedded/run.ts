@@ -45,12 +45,8 @@ import {
 import { setUp, type RunPlace, type RunPlan, type Session, type SetUp } from './run-setup.ts';
 import { MAX_CHAOS_NODES } from './chaos/chaos.ts';
 
-export {
-  DEFAULT_POD_SUBNET,
-  defaultSampleMs,
-  type EmbeddedIo,
-  type EmbeddedOptions,
-} from './run-options.ts';
+// The command's options and defaults, for the CLI and the tests.
+export * from './run-options.ts';
 export {
   accessLine,
   exhaustionLine,
