@@ -56,10 +56,14 @@ export interface ComponentHost {
     backend?: BackendFactory;
   }): Promise<ControlPlane>;
   startSidecar(place: SidecarPlace): Promise<NodeAgent>;
+  /** Ends what the host itself runs (e.g. a worker thread), after every component it started stopped. */
+  close?(): Promise<void>;
 }
 
 /** The sidecar options of an embedded node. */
-export function embeddedSidecarOptions(place: SidecarPlace): SidecarOptions {
+export function embeddedSidecarOptions(
+  place: Pick<SidecarPlace, 'name' | 'stateDir' | 'listenPort' | 'leakGraceSeconds'>,
+): SidecarOptions {
   return {
     nodeName: place.name,
     namespace: DEFAULT_NAMESPACE,

@@ -1,0 +1,113 @@
+// The workload driver's three pod calls (PodApi: create, set the phase
+// through the status subresource, delete with no grace period) over plain
+// node:http(s) with JSON bodies, for runs that create pods by the ten
+// thousand. client-node's generated client serialises every V1Pod through
+// its ObjectSerializer and every request through fetch: measured against
+// the embedded API server, 3,000 creates cost 1.1-1.3 ms of CPU per pod
+// with it and 0.6 ms with this (both ends, one process). Same requests,
+// same API server, same admission: only the client is cheaper. A failed
+// call throws an Error with the HTTP status as `statusCode` (what the
+// driver's 409/404 handling reads, src/kube/errors.ts) and the Status
+// message. Token or anonymous access only, as the embedded admin has.
+import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import https from 'node:https';
+import type { PodApi } from '../workload/driver.ts';
+
+/** How long one call may take before it fails (and the driver retries it). */
+const CALL_TIMEOUT_MS = 30_000;
+
+export interface HttpPodApi extends PodApi {
+  /** Closes the kept-alive connections. */
+  close(): void;
+}
+
+export function httpPodApi(kc: KubeConfig, maxSockets = 64): HttpPodApi {
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new Error('httpPodApi: the kubeconfig has no current cluster');
+  const user = kc.getCurrentUser();
+  if (user?.certData || user?.certFile || user?.exec || user?.authProvider)
+    throw new Error('httpPodApi: only token (or anonymous) access is supported');
+  const server = new URL(cluster.server);
+  const tls = server.protocol === 'https:';
+  const ca = cluster.caData
+    ? Buffer.from(cluster.caData, 'base64')
+    : cluster.caFile
+      ? readFileSync(cluster.caFile)
+      : undefined;
+  const agent = tls
+    ? new https.Agent({
+        keepAlive: true,
+        maxSockets,
+        ...(ca ? { ca } : {}),
+        rejectUnauthorized: cluster.skipTLSVerify !== true,
+      })
+    : new http.Agent({ keepAlive: true, maxSockets });
+  const auth: Record<string, string> = user?.token ? { authorization: `Bearer ${user.token}` } : {};
+
+  const call = (method: string, path: string, body?: unknown, type = 'application/json') =>
+    new Promise<void>((resolve, reject) => {
+      const text = body === undefined ? undefined : JSON.stringify(body);
+      const req = (tls ? https : http).request(
+        {
+          host: server.hostname,
+          port: server.port,
+          method,
+          path,
+          agent,
+          headers: {
+            accept: 'application/json',
+            ...auth,
+            ...(text !== undefined
+              ? { 'content-type': type, 'content-length': Buffer.byteLength(text) }
+              : {}),
+          },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const status = res.statusCode ?? 0;
+            if (status >= 200 && status < 300) return resolve();
+            reject(callError(method, path, status, Buffer.concat(chunks).toString('utf8')));
+          });
+          res.on('error', reject);
+        },
+      );
+      req.setTimeout(CALL_TIMEOUT_MS, () =>
+        req.destroy(new Error(`${method} ${path}: no answer in ${CALL_TIMEOUT_MS} ms`)),
+      );
+      req.on('error', reject);
+      req.end(text);
+    });
+
+  const pods = (namespace: string) => `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`;
+  return {
+    createPod: (pod: V1Pod) => call('POST', pods(pod.metadata?.namespace ?? 'default'), pod),
+    setPodPhase: (namespace, name, phase) =>
+      call(
+        'PATCH',
+        `${pods(namespace)}/${encodeURIComponent(name)}/status`,
+        { status: { phase } },
+        'application/merge-patch+json',
+      ),
+    deletePod: (namespace, name) =>
+      call('DELETE', `${pods(namespace)}/${encodeURIComponent(name)}?gracePeriodSeconds=0`),
+    close: () => agent.destroy(),
+  };
+}
+
+/** The error of a refused call: its status as `statusCode`, the Status message when there is one. */
+function callError(method: string, path: string, status: number, body: string): Error {
+  let message = body.slice(0, 200);
+  try {
+    const parsed = JSON.parse(body) as { message?: unknown };
+    if (typeof parsed.message === 'string') message = parsed.message;
+  } catch {
+    // not JSON: the body's start says it
+  }
+  return Object.assign(new Error(`${method} ${path}: HTTP ${status}: ${message}`), {
+    statusCode: status,
+  });
+}

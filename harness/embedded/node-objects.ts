@@ -1,0 +1,81 @@
+// The embedded cluster's Node objects, as a kubelet would register them: one
+// Ready Node per name with its InternalIP, kubelet version and room for 250
+// pods (Azure CNI's maximum), created through the API server like any client.
+import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
+import { KUBE_VERSION } from '../apiserver/discovery.ts';
+import { inBatches } from './batches.ts';
+
+/** The InternalIP of node `i`: 10.224.x.y, outside any pod subnet the scenarios use. */
+export function nodeAddress(i: number): string {
+  const n = i + 4;
+  return `10.224.${(n >> 8) & 255}.${n & 255}`;
+}
+
+/** Pods each embedded node takes (status.allocatable.pods): Azure CNI's maximum. */
+export const NODE_PODS = 250;
+
+/** The status an embedded node reports: Ready, its address, version and room, as a kubelet would. */
+export function embeddedNodeStatus(
+  name: string,
+  address: string,
+  now: Date,
+): Record<string, unknown> {
+  const room = { pods: String(NODE_PODS), cpu: '4', memory: '16Gi' };
+  return {
+    addresses: [
+      { type: 'InternalIP', address },
+      { type: 'Hostname', address: name },
+    ],
+    conditions: [
+      {
+        type: 'Ready',
+        status: 'True',
+        reason: 'KubeletReady',
+        message: 'simulated kubelet is posting ready status',
+        lastHeartbeatTime: now,
+        lastTransitionTime: now,
+      },
+    ],
+    capacity: room,
+    allocatable: room,
+    nodeInfo: {
+      kubeletVersion: KUBE_VERSION.gitVersion,
+      kubeProxyVersion: KUBE_VERSION.gitVersion,
+      containerRuntimeVersion: 'sim://1.0',
+      operatingSystem: 'linux',
+      architecture: 'amd64',
+      osImage: 'pool-monitor embedded node',
+      kernelVersion: '',
+      machineID: '',
+      systemUUID: '',
+      bootID: '',
+    },
+  };
+}
+
+/** Creates each Node (labels, providerID when the backend gives one) and posts its Ready status. */
+export async function createNodeObjects(
+  kc: KubeConfig,
+  nodeNames: readonly string[],
+  opts: { limit: number; providerID?: (node: string) => string | undefined },
+): Promise<void> {
+  const core = kc.makeApiClient(CoreV1Api);
+  const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+  await inBatches(nodeNames, opts.limit, async (name, i) => {
+    const providerID = opts.providerID?.(name);
+    await core.createNode({
+      body: {
+        metadata: {
+          name,
+          labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux' },
+        },
+        ...(providerID ? { spec: { providerID } } : {}),
+      },
+    });
+    await core.patchNodeStatus(
+      { name, body: { status: embeddedNodeStatus(name, nodeAddress(i), new Date()) } },
+      merge,
+    );
+  });
+}

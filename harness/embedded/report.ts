@@ -1,0 +1,99 @@
+// What an embedded run reports: the shared report plus what the embedded
+// cluster adds (exhaustion, scaling, leaks, access, Azure, chaos), its
+// human lines, and the reasons the run fails (persistent invariant
+// violations, the API server refusing what the product needs, and under
+// chaos a crash, an unclean stop or a pod left without an IP).
+import type { Violation } from '../../src/sim/invariants.ts';
+import { renderReport, type Report } from '../../src/sim/report/report.ts';
+import { refusals, type Component, type ProductAccessReport } from './access.ts';
+import { azureReportLines, type AzureReport } from './azure-report.ts';
+import { chaosLines, chaosProblems, type ChaosSummary } from './chaos/chaos.ts';
+import { leakLines, type LeakReport } from './leaks.ts';
+import type { ExhaustionSummary } from './sampler.ts';
+
+/** The JSON report: the shared report plus what the embedded run adds. */
+export interface EmbeddedReport extends Report {
+  podSubnet: string;
+  exhaustion: ExhaustionSummary;
+  scaling: { up: boolean; down: boolean };
+  violations: Violation[];
+  stoppedEarly: boolean;
+  /** With leaks: dropped DELs, reclaims, adoptions and lost stores. */
+  leaks?: LeakReport;
+  /**
+   * What the API server (RBAC, admission) allowed and refused each component,
+   * running with exactly what manifests/ grants it, and the requests refused
+   * as unauthenticated. Any refusal fails the run.
+   */
+  access: ProductAccessReport;
+  /** With --backend azure: ARM requests by operation and status, NIC PUTs per node. */
+  azure?: AzureReport;
+  /** What the chaos harness did (with --chaos). */
+  chaos?: ChaosSummary;
+}
+
+/** One line per node, `node-0  http://127.0.0.1:PORT`, in node order. */
+export function nodeApiLines(
+  nodes: readonly { name: string; sidecar: { url: string } }[],
+): string[] {
+  return nodes.map((n) => `${n.name}  ${n.sidecar.url}`);
+}
+
+/** The access line of the report. */
+export function accessLine(a: EmbeddedReport['access']): string {
+  const part = (c: Component, label: string): string =>
+    `${label} ${a[c].allowed} allowed, ${a[c].refused.length + a[c].denied.length} refused`;
+  const none = refusals(a).length === 0 ? '' : ' (see above)';
+  return `  access (manifests' RBAC)     ${part('sidecar', 'sidecars')}; ${part('fulfiller', 'fulfiller')}${none}`;
+}
+
+/** The exhaustion line of the report. */
+export function exhaustionLine(e: ExhaustionSummary): string {
+  if (!e.happened) return '  subnet exhaustion            no (the pod subnet never ran low)';
+  const recovered =
+    e.recoveredAtSeconds === null
+      ? 'still exhausted at the end'
+      : `recovered at ${e.recoveredAtSeconds} s`;
+  return `  subnet exhaustion            yes, CSS exhausted at ${e.firstAtSeconds} s, ${recovered}`;
+}
+
+export function renderEmbeddedReport(r: EmbeddedReport): string[] {
+  const lines = renderReport(r);
+  const scaling = `  scaling                      ${r.scaling.up ? 'scaled up' : 'no scale-up'}, ${r.scaling.down ? 'scaled down' : 'no scale-down'}  (pod subnet ${r.podSubnet})`;
+  // After the figures, before the chart (the blank line).
+  const at = lines.indexOf('');
+  lines.splice(
+    at < 0 ? lines.length : at,
+    0,
+    exhaustionLine(r.exhaustion),
+    scaling,
+    ...(r.leaks ? leakLines(r.leaks) : []),
+    accessLine(r.access),
+    ...(r.azure ? azureReportLines(r.azure) : []),
+    ...(r.chaos
+      ? chaosLines(r.chaos, r.nodes, { served: r.podWait.count, created: r.pods?.created ?? 0 })
+      : []),
+  );
+  if (r.stoppedEarly) lines[0] = `${lines[0]} (stopped early by a signal)`;
+  return lines;
+}
+
+/** Why the run failed, as stderr lines (none: it passed). */
+export function failureLines(r: EmbeddedReport): string[] {
+  const out: string[] = [];
+  if (r.violations.length > 0) {
+    out.push(`FAILED: ${r.violations.length} persistent invariant violation(s):`);
+    for (const v of r.violations.slice(0, 20)) out.push(`  ${v.kind}: ${v.message}`);
+  }
+  const refused = refusals(r.access);
+  if (refused.length > 0) {
+    out.push(`FAILED: the API server refused what the product needs (manifests/):`);
+    for (const line of refused.slice(0, 20)) out.push(`  ${line}`);
+  }
+  // Under chaos the product must also not crash, stop cleanly, and serve every pod.
+  const problems = r.chaos ? chaosProblems(r.chaos) : [];
+  if (r.chaos && !r.stoppedEarly && (r.pods?.waitingAtEnd ?? 0) > 0)
+    problems.push(`${r.pods?.waitingAtEnd} pod(s) still waiting for an IP at the end`);
+  for (const p of problems) out.push(`FAILED: ${p}`);
+  return out;
+}

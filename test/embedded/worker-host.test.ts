@@ -1,0 +1,89 @@
+// The embedded cluster with its sidecars in a worker thread (worker-host.ts,
+// what bench/embedded.ts runs): the real sidecars over there, each with its
+// own token, serve the kubelets here a workload to Running with IPs and no
+// invariant broken, nothing the product needs is refused, and stop() ends
+// every node API and the thread.
+import { expect } from 'chai';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { productAccessReport, refusals } from '../../harness/embedded/access.ts';
+import { startEmbeddedCluster, WORKLOAD_NAMESPACE } from '../../harness/embedded/cluster.ts';
+import { workerHost } from '../../harness/embedded/worker-host.ts';
+import { WorkloadDriver } from '../../harness/workload/driver.ts';
+import { kubePodApi } from '../../harness/workload/kube.ts';
+import { planScenario } from '../../harness/workload/plan.ts';
+import { parseScenario } from '../../harness/workload/scenario.ts';
+import type { PodWait } from '../../harness/kubelet/kubelet.ts';
+import { silentLogger } from '../../src/log/logger.ts';
+import { DEFAULT_NAMESPACE, GROUP, NNC_PLURAL } from '../../src/nnc/types.ts';
+import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
+import { checkClusterInvariants, type PodSnapshot } from '../../src/sim/invariants.ts';
+import { waitFor } from '../support/wait.ts';
+
+describe('embedded: sidecars in a worker thread', function () {
+  this.timeout(60_000);
+  const runDir = mkdtempSync(join(tmpdir(), 'embedded-worker-'));
+  after(() => rmSync(runDir, { recursive: true, force: true }));
+
+  it('runs the real sidecars there: pods Running with IPs, nothing refused, all stopped', async () => {
+    const nodeNames = ['n-0', 'n-1'];
+    const waits: PodWait[] = [];
+    const cluster = await startEmbeddedCluster({
+      nodeNames,
+      podSubnet: '10.0.0.0/16',
+      runDir,
+      logger: silentLogger(),
+      events: false,
+      host: workerHost({ logLevel: 'error' }),
+      onRunning: (w) => waits.push(w),
+    });
+    const urls = cluster.nodes.map((n) => n.sidecar.url);
+    try {
+      expect(await cluster.whenReady(20_000)).to.equal(2);
+      // Handles only: the sidecars are not in this thread.
+      for (const n of cluster.nodes) {
+        expect(n.sidecar.inProcess).to.equal(undefined);
+        expect((await fetch(`${n.sidecar.url}/readyz`)).status).to.equal(200);
+      }
+      const plan = planScenario(
+        parseScenario({ name: 'w', durationSeconds: 10, steps: [{ at: 0, create: 5 }] }),
+        nodeNames,
+      );
+      const driver = new WorkloadDriver({
+        api: kubePodApi(cluster.kc),
+        plan,
+        namespace: WORKLOAD_NAMESPACE,
+      });
+      await driver.run();
+      expect(driver.counters.created).to.equal(10);
+      const pods = () =>
+        cluster.server.objects('', 'pods', WORKLOAD_NAMESPACE) as unknown as PodSnapshot[];
+      await waitFor(
+        'every pod Running with an IP',
+        () => pods().filter((p) => p.status?.phase === 'Running' && p.status.podIP).length === 10,
+        20_000,
+      );
+      await waitFor('every pod told running', () => waits.length === 10, 5_000);
+      expect(new Set(waits.map((w) => w.node))).to.deep.equal(new Set(nodeNames));
+      const nncs = cluster.server.objects(
+        GROUP,
+        NNC_PLURAL,
+        DEFAULT_NAMESPACE,
+      ) as unknown as NodeNetworkConfig[];
+      expect(checkClusterInvariants(pods(), nncs)).to.deep.equal([]);
+      const access = productAccessReport(cluster.server.authorizations(), cluster.access.accounts);
+      expect(refusals(access)).to.deep.equal([]);
+      expect(access.sidecar.allowed).to.be.greaterThan(0);
+    } finally {
+      await cluster.stop();
+    }
+    for (const url of urls) {
+      const answered = await fetch(`${url}/readyz`).then(
+        () => true,
+        () => false,
+      );
+      expect(answered, `${url} still answers after stop`).to.equal(false);
+    }
+  });
+});
