@@ -68,8 +68,7 @@ fuzz-long: install
 
 # The interleaving explorer of two fulfillers (README "High availability")
 # with 10,000 random seeds after its fixed fixtures (`make test` runs the
-# fixtures only, no random seeds); INTERLEAVE_FIRST_SEED starts elsewhere.
-# Known to fail today: some seeds violate (README "Known open failures").
+# fixtures and 300 seeds); INTERLEAVE_FIRST_SEED starts elsewhere.
 INTERLEAVE_SEEDS ?= 10000
 interleave-long: install
 	INTERLEAVE_SEEDS=$(INTERLEAVE_SEEDS) mocha test/fulfiller/interleave.test.ts
