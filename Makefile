@@ -23,9 +23,10 @@ lint: install
 	eslint .
 	prettier --check .
 
-# Every test file, UNIT_JOBS (4) at a time, slowest first, in a temp dir of
-# their own that must be empty afterwards (scripts/unit).
-UNIT_JOBS ?= 4
+# Every test file in two lanes (scripts/unit): the whole-cluster end-to-end
+# files one at a time, beside the others UNIT_JOBS (2) at a time, slowest
+# first, in a temp dir of their own that must be empty afterwards.
+UNIT_JOBS ?= 2
 unit: install
 	UNIT_JOBS=$(UNIT_JOBS) scripts/unit
 

@@ -84,6 +84,26 @@ export interface Outcome {
   stoppedEarly: boolean;
 }
 
+/**
+ * How long the workload may run past the scenario's duration to finish its
+ * planned actions: a loaded machine can still be at the last deletes when the
+ * time is up, and a scenario's report counts what it planned.
+ */
+const WORKLOAD_DRAIN_MS = 30_000;
+
+/** Waits for the workload's planned actions, at most WORKLOAD_DRAIN_MS or until the abort signal. */
+async function drain(driving: Promise<void>, signal?: AbortSignal): Promise<void> {
+  const drained = new AbortController();
+  const onAbort = (): void => drained.abort();
+  signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    await Promise.race([driving, delay(WORKLOAD_DRAIN_MS, drained.signal)]);
+  } finally {
+    signal?.removeEventListener('abort', onAbort);
+    drained.abort();
+  }
+}
+
 /** How long each of the run's stop steps (workload, cluster, Azure emulator) may take. */
 const RUN_STOP_BOUND_MS = 240_000;
 
@@ -197,6 +217,7 @@ async function runScenario(session: Session, up: SetUp): Promise<Outcome> {
     chaos.start(server);
   }
   await delay(plan.durationMs, signal);
+  if (signal?.aborted !== true) await drain(driving, signal);
   const stoppedEarly = signal?.aborted === true;
   await driver.stop();
   await driving;

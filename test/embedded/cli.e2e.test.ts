@@ -285,6 +285,29 @@ describe('embedded: bin/pool-monitor embedded end to end', function () {
     expect(lines.filter((l) => /ignoring NodeNetworkConfig/.test(l.msg))).to.deep.equal([]);
   });
 
+  it('does the actions planned for its last second: deletes at the end are done, not cut off', async () => {
+    const scenario = scenarioFile(
+      'last-second',
+      [
+        'name: last-second',
+        'durationSeconds: 3',
+        'nodes: 1',
+        'steps:',
+        '  - {at: 0, create: 80, over: 2}',
+        // 80 deletes at once, at the last moment: more than the workload's
+        // 32 calls in flight, so most of them are still queued when the time is up.
+        '  - {at: 3, delete: all}',
+        '',
+      ].join('\n'),
+    );
+    const reportFile = join(work, 'last-second.json');
+    const run = start(['--scenario', scenario, '--report', reportFile]);
+    expect(await run.exited, run.stderr()).to.equal(0);
+    const r = JSON.parse(readFileSync(reportFile, 'utf8')) as EmbeddedReport;
+    expect(r.pods).to.include({ created: 80, deleted: 80, waitingAtEnd: 0 });
+    expect(r.invariantViolations).to.equal(0);
+  });
+
   it('leaks (--leak-rate, a lost store): every dropped DEL reclaimed, the store rebuilt, no violation', async () => {
     const scenario = scenarioFile(
       'leaky-short',
