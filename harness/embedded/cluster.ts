@@ -36,7 +36,7 @@ import type { Logger } from '../../src/log/logger.ts';
 import type { LeakCounts } from '../../src/sidecar/leaks.ts';
 import type { RunSidecarDeps } from '../../src/sidecar/run.ts';
 import { StopSteps } from '../../src/sidecar/stop-steps.ts';
-import type { PodWait } from '../kubelet/kubelet.ts';
+import type { PodEndedWaiting, PodWait } from '../kubelet/kubelet.ts';
 import { startSimScheduler, type RunningSimScheduler } from '../scheduler/scheduler.ts';
 import { inProcessHost, type ComponentHost, type ControlPlane } from './components.ts';
 import { NodeAgents, type EmbeddedNode } from './node-agents.ts';
@@ -90,6 +90,7 @@ export interface EmbeddedClusterOptions {
   /** Setup calls in flight at once (default 32). */
   setupConcurrency?: number;
   onRunning?: (wait: PodWait) => void;
+  onEndedWaiting?: (ended: PodEndedWaiting) => void;
   /**
    * Simulated leaks: the kubelets drop this share of their CNI DELs (seeded
    * per node) and the sidecars reclaim after `graceSeconds`.
@@ -310,6 +311,7 @@ async function startNodes(
     events: opts.events ?? true,
     limit: opts.setupConcurrency ?? 32,
     ...(opts.onRunning ? { onRunning: opts.onRunning } : {}),
+    ...(opts.onEndedWaiting ? { onEndedWaiting: opts.onEndedWaiting } : {}),
     ...(opts.leaks ? { leaks: opts.leaks } : {}),
   });
   // Pushed before any node starts: a start that fails half way stops the ones it started.

@@ -12,7 +12,7 @@ import { IPSTORE_FILE } from '../../src/ipstore/database.ts';
 import type { Logger } from '../../src/log/logger.ts';
 import type { LeakCounts } from '../../src/sidecar/leaks.ts';
 import { seededRandom } from '../../src/sim/random.ts';
-import type { PodWait } from '../kubelet/kubelet.ts';
+import type { PodEndedWaiting, PodWait } from '../kubelet/kubelet.ts';
 import { startSimKubelet, type RunningSimKubelet } from '../kubelet/start.ts';
 import type { ProductAccess } from './access.ts';
 import { inBatches } from './batches.ts';
@@ -41,6 +41,7 @@ export interface NodeAgentsOptions {
   /** Nodes starting at once. */
   limit: number;
   onRunning?: (wait: PodWait) => void;
+  onEndedWaiting?: (ended: PodEndedWaiting) => void;
   leaks?: { dropReleaseRate: number; graceSeconds: number; seed?: number };
 }
 
@@ -143,6 +144,7 @@ export class NodeAgents {
       sidecarUrl: () => (this.byIndex[i] ?? { sidecar }).sidecar.url,
       logger: opts.logger.child({ component: 'kubelet', node: name }),
       ...(opts.onRunning ? { onRunning: opts.onRunning } : {}),
+      ...(opts.onEndedWaiting ? { onEndedWaiting: opts.onEndedWaiting } : {}),
       ...(opts.leaks
         ? {
             dropReleaseRate: opts.leaks.dropReleaseRate,

@@ -71,7 +71,11 @@ export function renderEmbeddedReport(r: EmbeddedReport): string[] {
     accessLine(r.access),
     ...(r.azure ? azureReportLines(r.azure) : []),
     ...(r.chaos
-      ? chaosLines(r.chaos, r.nodes, { served: r.podWait.count, created: r.pods?.created ?? 0 })
+      ? chaosLines(r.chaos, r.nodes, {
+          served: r.podWait.count,
+          created: r.pods?.created ?? 0,
+          endedWaiting: r.pods?.endedWaiting ?? 0,
+        })
       : []),
   );
   if (r.stoppedEarly) lines[0] = `${lines[0]} (stopped early by a signal)`;

@@ -60,6 +60,8 @@ export interface SetUp {
   kubectl: string;
   /** Every pod's wait for its IP, ms. */
   waits: number[];
+  /** How long each pod the workload ended before it ran had waited, ms. */
+  endedWaiting: number[];
 }
 
 /** Step 2: the Azure emulator when asked, the cluster, and the lines that say where everything is. */
@@ -67,6 +69,7 @@ export async function setUp(session: Session): Promise<SetUp> {
   const { opts, plan, place, say, stops } = session;
   const { scenario, nodeCount, podSubnet, nodeNames, leaks } = plan;
   const waits: number[] = [];
+  const endedWaiting: number[] = [];
   const chaos: ChaosRun | undefined = opts.chaos
     ? prepareChaos({
         chaos: opts.chaos,
@@ -95,6 +98,7 @@ export async function setUp(session: Session): Promise<SetUp> {
     anonymousAdmin: opts.serve && opts.tls !== true,
     events: opts.events ?? true,
     onRunning: (w) => waits.push(w.waitMs),
+    onEndedWaiting: (e) => endedWaiting.push(e.waitedMs),
     ...(leaks
       ? { leaks: { dropReleaseRate: leaks.dropReleaseRate, graceSeconds: leaks.graceSeconds } }
       : {}),
@@ -113,7 +117,7 @@ export async function setUp(session: Session): Promise<SetUp> {
         `stores lost at ${losses.length ? losses.join(', ') : 'no time'}, leak grace ${leaks.graceSeconds} s`,
     );
   }
-  return { cluster, azure, chaos, kubectl, waits };
+  return { cluster, azure, chaos, kubectl, waits, endedWaiting };
 }
 
 /** The ARM emulator as the fulfiller's backend (--backend azure). */

@@ -258,6 +258,8 @@ async function report(session: Session, up: SetUp, outcome: Outcome): Promise<Em
       completed: driver.counters.completed,
       deleted: driver.counters.deleted,
       waitingAtEnd: s.waitingPods(),
+      endedWaiting: up.endedWaiting.length,
+      endedWaitingMaxMs: Math.max(0, ...up.endedWaiting),
     },
     invariantViolations: s.violations.length,
   });

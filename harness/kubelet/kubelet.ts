@@ -64,6 +64,14 @@ export interface PodWait {
   ips: string[];
 }
 
+/** A pod that ended (completed or deleted) before it ran: how long it had waited for its IP. */
+export interface PodEndedWaiting {
+  namespace: string;
+  name: string;
+  node: string;
+  waitedMs: number;
+}
+
 export interface SimKubeletOptions {
   nodeName: string;
   cni: CniClient;
@@ -79,6 +87,8 @@ export interface SimKubeletOptions {
   logger?: Logger;
   /** Told when a pod is Running with its IP. Must not throw. */
   onRunning?: (wait: PodWait) => void;
+  /** Told when a pod ends before it ran (not when the kubelet stops). Must not throw. */
+  onEndedWaiting?: (ended: PodEndedWaiting) => void;
   /** The node's InternalIP: host-network pods run with it; without it they are ignored. */
   nodeIp?: string;
   /** Share (0-1) of CNI DELs never sent, drawn with `random`: simulated leaks. Default 0. */
@@ -143,8 +153,8 @@ export class SimKubelet {
   readonly waits: PodWait[] = [];
   /** Every CNI DEL dropped so far. */
   readonly dropped: DroppedRelease[] = [];
-  private readonly o: Required<Omit<SimKubeletOptions, 'onRunning' | 'nodeIp'>> &
-    Pick<SimKubeletOptions, 'onRunning' | 'nodeIp'>;
+  private readonly o: Required<Omit<SimKubeletOptions, 'onRunning' | 'onEndedWaiting' | 'nodeIp'>> &
+    Pick<SimKubeletOptions, 'onRunning' | 'onEndedWaiting' | 'nodeIp'>;
   private readonly log: Logger;
   private readonly slots: Slots;
   private readonly tracks = new Map<string, PodTrack>();
@@ -312,7 +322,7 @@ export class SimKubelet {
       }
       await clock.sleep(backoffDelay(attempt, backoff, random), signal);
     }
-    if (!ips || signal.aborted) return;
+    if (!ips || signal.aborted) return this.endedWaiting(track);
     const ipAt = clock.now();
     this.counters.ipsAssigned += 1;
     track.ips = ips;
@@ -323,7 +333,7 @@ export class SimKubelet {
         this.counters.statusWrites += 1;
         if (result !== 'ok') {
           this.startRelease(track, result === 'gone' ? 'deleted' : 'completed');
-          return;
+          return this.endedWaiting(track);
         }
         break;
       } catch (err) {
@@ -336,7 +346,7 @@ export class SimKubelet {
         await clock.sleep(backoffDelay(attempt, backoff, random), signal);
       }
     }
-    if (signal.aborted) return;
+    if (signal.aborted) return this.endedWaiting(track);
     track.state = 'running';
     const runningAt = clock.now();
     const wait: PodWait = {
@@ -352,6 +362,17 @@ export class SimKubelet {
     this.waits.push(wait);
     this.log.debug('pod running', { pod, ips, waitMs: wait.waitMs });
     this.o.onRunning?.(wait);
+  }
+
+  /** A pod the workload ended before it ran; a stopping kubelet's pods are not counted. */
+  private endedWaiting(track: PodTrack): void {
+    if (this.stopped) return;
+    this.o.onEndedWaiting?.({
+      namespace: track.ref.podNamespace,
+      name: track.ref.podName,
+      node: this.o.nodeName,
+      waitedMs: Math.max(0, this.o.clock.now() - track.scheduledAt),
+    });
   }
 
   /** Stops the setup, waits for it, then releases the IP (idempotent). */

@@ -6,7 +6,7 @@ import type { Logger } from '../../src/log/logger.ts';
 import type { BackoffOptions } from '../../src/kube/backoff.ts';
 import { httpCniClient } from './cni.ts';
 import { kubePodStatusWriter, watchNodePods } from './kube.ts';
-import { SimKubelet, type PodWait } from './kubelet.ts';
+import { SimKubelet, type PodEndedWaiting, type PodWait } from './kubelet.ts';
 
 export interface StartSimKubeletOptions {
   kc: KubeConfig;
@@ -26,6 +26,7 @@ export interface StartSimKubeletOptions {
   concurrency?: number;
   backoff?: BackoffOptions;
   onRunning?: (wait: PodWait) => void;
+  onEndedWaiting?: (ended: PodEndedWaiting) => void;
 }
 
 export interface RunningSimKubelet {
@@ -44,6 +45,7 @@ export function startSimKubelet(options: StartSimKubeletOptions): RunningSimKube
     ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
     ...(options.backoff ? { backoff: options.backoff } : {}),
     ...(options.onRunning ? { onRunning: options.onRunning } : {}),
+    ...(options.onEndedWaiting ? { onEndedWaiting: options.onEndedWaiting } : {}),
     ...(options.nodeIp ? { nodeIp: options.nodeIp } : {}),
     ...(options.dropReleaseRate ? { dropReleaseRate: options.dropReleaseRate } : {}),
     ...(options.random ? { random: options.random } : {}),

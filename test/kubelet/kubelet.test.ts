@@ -160,6 +160,37 @@ describe('sim/kubelet', () => {
     expect(kubelet.waitingPods()).to.equal(0);
   });
 
+  it('tells of a pod the workload ended before it ran, with its wait; not of pods a stop ends', async () => {
+    await kubelet.stop();
+    const ended: Array<{ name: string; waitedMs: number }> = [];
+    kubelet = make({ onEndedWaiting: (e) => ended.push({ name: e.name, waitedMs: e.waitedMs }) });
+    cns.free = [];
+    kubelet.onPod(pod('deleted', { at: 9_000 }));
+    kubelet.onPod(pod('completed', { at: 9_500 }));
+    kubelet.onPod(pod('stopped', { at: 9_800 }));
+    await until(() => kubelet.counters.noIpAnswers >= 3, 'three pods waiting');
+    now = 12_000;
+    kubelet.onPodDeleted(pod('deleted'));
+    kubelet.onPod(pod('completed', { phase: 'Succeeded' }));
+    await until(() => ended.length === 2, 'two ended pods');
+    await kubelet.stop();
+    expect(ended.sort((x, y) => x.name.localeCompare(y.name))).to.deep.equal([
+      { name: 'completed', waitedMs: 2_500 },
+      { name: 'deleted', waitedMs: 3_000 },
+    ]);
+    expect(kubelet.waits).to.deep.equal([]);
+  });
+
+  it('tells of a pod that got its IP but had finished before its status write', async () => {
+    await kubelet.stop();
+    const ended: string[] = [];
+    kubelet = make({ onEndedWaiting: (e) => ended.push(e.name) });
+    writer.answer = 'finished';
+    kubelet.onPod(pod('a'));
+    await until(() => cns.releases.length === 1, 'release');
+    expect(ended).to.deep.equal(['a']);
+  });
+
   it('drops CNI DELs at the given rate: the IP stays assigned, the drop is recorded', async () => {
     await kubelet.stop();
     const draws = [0.1, 0.9]; // the first release is dropped (0.1 < 0.5), the second is sent

@@ -85,11 +85,14 @@ export function prepareChaos(args: {
 
 const pct = (v: number): string => `${Math.round(v * 1000) / 10} %`;
 
-/** The report's chaos lines; `pods` says how many created pods got an IP. */
+/**
+ * The report's chaos lines; `pods` says how many created pods got an IP and
+ * how many the workload ended before they ran.
+ */
 export function chaosLines(
   c: ChaosSummary,
   nodes: number,
-  pods?: { served: number; created: number },
+  pods?: { served: number; created: number; endedWaiting: number },
 ): string[] {
   const by = Object.entries(c.faultsByStatus)
     .filter(([, n]) => n > 0)
@@ -108,7 +111,10 @@ export function chaosLines(
     `${gap}kill -9: sidecars restarted ${c.sidecarRestarts} (${everyNode}/${nodes} nodes), ` +
       `fulfillers restarted ${c.fulfillerRestarts} (${replicas.map(([k, n]) => `${k} ×${n}`).join(', ')}; the leader ${c.leaderKills} time${c.leaderKills === 1 ? '' : 's'})`,
     `${gap}crashes ${c.crashes.length}, unclean shutdowns ${c.uncleanShutdowns.length}` +
-      (pods ? `; pods served ${pods.served} of ${pods.created} created` : ''),
+      (pods
+        ? `; pods served ${pods.served} of ${pods.created} created` +
+          (pods.endedWaiting ? ` (${pods.endedWaiting} ended by the workload before they ran)` : '')
+        : ''),
   ];
 }
 

@@ -20,8 +20,18 @@ export interface ReportInput {
   apiRequestsByVerb: Readonly<Record<string, number>>;
   /** IP churn from the fulfiller's own counters; derived from the samples when absent. */
   ipChurn?: { allocated: number; released: number };
-  /** Pod actions the workload performed. */
-  pods?: { created: number; completed: number; deleted: number; waitingAtEnd?: number };
+  /**
+   * Pod actions the workload performed; `endedWaiting`: pods it completed or
+   * deleted before they ran, and the longest of their waits.
+   */
+  pods?: {
+    created: number;
+    completed: number;
+    deleted: number;
+    waitingAtEnd?: number;
+    endedWaiting?: number;
+    endedWaitingMaxMs?: number;
+  };
   /** Invariant violations seen during the run. */
   invariantViolations?: number;
 }
@@ -36,7 +46,7 @@ export interface Report {
   idleIpSeconds: number;
   peak: { demand: number; requested: number; allocated: number };
   apiRequests: { total: number; byVerb: Record<string, number> };
-  pods?: { created: number; completed: number; deleted: number; waitingAtEnd?: number };
+  pods?: ReportInput['pods'];
   invariantViolations?: number;
   timeline: Sample[];
 }
