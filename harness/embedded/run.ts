@@ -85,22 +85,36 @@ export interface Outcome {
 }
 
 /**
- * How long the workload may run past the scenario's duration to finish its
- * planned actions: a loaded machine can still be at the last deletes when the
- * time is up, and a scenario's report counts what it planned.
+ * How long a run may go on past the scenario's duration for its planned
+ * actions to be done and its pods to have their IPs: a loaded machine can
+ * still be at the last deletes, or at the last pods' IPs, when the time is
+ * up, and a scenario's report counts what it planned.
  */
-const WORKLOAD_DRAIN_MS = 30_000;
+const SETTLE_MS = 30_000;
+const SETTLE_POLL_MS = 200;
 
-/** Waits for the workload's planned actions, at most WORKLOAD_DRAIN_MS or until the abort signal. */
-async function drain(driving: Promise<void>, signal?: AbortSignal): Promise<void> {
-  const drained = new AbortController();
-  const onAbort = (): void => drained.abort();
+/**
+ * Waits for the workload's planned actions, then until no pod waits for an
+ * IP; at most SETTLE_MS in all, or until the abort signal.
+ */
+async function settle(driving: Promise<void>, watch: InvariantWatch, signal?: AbortSignal) {
+  const deadline = Date.now() + SETTLE_MS;
+  const timeLeft = new AbortController();
+  const onAbort = (): void => timeLeft.abort();
   signal?.addEventListener('abort', onAbort, { once: true });
+  const timer = setTimeout(onAbort, SETTLE_MS);
   try {
-    await Promise.race([driving, delay(WORKLOAD_DRAIN_MS, drained.signal)]);
+    await Promise.race([driving, delay(SETTLE_MS, timeLeft.signal)]);
+    for (;;) {
+      watch.sample();
+      if (watch.sampler.waitingPods() === 0 || Date.now() >= deadline) return;
+      await delay(SETTLE_POLL_MS, timeLeft.signal);
+      if (timeLeft.signal.aborted) return;
+    }
   } finally {
+    clearTimeout(timer);
     signal?.removeEventListener('abort', onAbort);
-    drained.abort();
+    timeLeft.abort();
   }
 }
 
@@ -217,7 +231,7 @@ async function runScenario(session: Session, up: SetUp): Promise<Outcome> {
     chaos.start(server);
   }
   await delay(plan.durationMs, signal);
-  if (signal?.aborted !== true) await drain(driving, signal);
+  if (signal?.aborted !== true) await settle(driving, watch, signal);
   const stoppedEarly = signal?.aborted === true;
   await driver.stop();
   await driving;

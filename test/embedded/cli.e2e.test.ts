@@ -252,7 +252,8 @@ describe('embedded: bin/pool-monitor embedded end to end', function () {
     expect(r.invariantViolations).to.equal(0);
     expect(r.violations).to.deep.equal([]);
     expect(r.pods).to.include({ created: 60, deleted: 40, waitingAtEnd: 0 });
-    expect(r.podWait.count).to.equal(60);
+    // Every pod served, unless the workload deleted it first (a slow machine).
+    expect(r.podWait.count + r.pods!.endedWaiting!).to.equal(60);
     expect(r.podWait.p50Ms).to.be.a('number').within(0, 10_000);
     expect(r.podWait.p99Ms).to.be.at.least(r.podWait.p50Ms ?? 0);
     expect(r.nncWrites).to.be.within(2, 200);
