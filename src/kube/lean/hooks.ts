@@ -1,13 +1,28 @@
-// Loads @kubernetes/client-node's KubeConfig without its generated index of
-// every API group: one resolve hook sends config.js's `./gen/index.js` to
-// gen-index.ts (the two names it uses). The node agent registers it before it
-// loads anything from the client; the rest of client-node (Watch, ListWatch,
-// the request factories of the APIs it calls, the serializer) is the
-// package's own code, unchanged. Measured in docs/decisions/0026.
+// Loads the parts of @kubernetes/client-node the node agent uses without the
+// package's generated code for every API group: resolve hooks give two of its
+// files a small stand-in for a module they import for a few names:
+// - config.js's `./gen/index.js` (every API group and model) → gen-index.ts;
+// - cache.js's `./serializer.js` (the serializer and every model) →
+//   serializer.ts.
+// The node agent registers them before it loads anything from the client;
+// the rest of client-node (KubeConfig, Watch, ListWatch, the HTTP library,
+// auth and middleware) is the package's own code, unchanged. The API calls
+// are built in apis.ts. Measured in docs/decisions/0026.
 import { registerHooks } from 'node:module';
 
-const CONFIG = '/@kubernetes/client-node/dist/config.js';
-const LEAN_INDEX = new URL('./gen-index.ts', import.meta.url).href;
+const DIST = '/@kubernetes/client-node/dist/';
+/** importing file (under dist/) → specifier it imports → stand-in. */
+const STAND_INS: Record<string, Record<string, string>> = {
+  'config.js': { './gen/index.js': new URL('./gen-index.ts', import.meta.url).href },
+  'cache.js': { './serializer.js': new URL('./serializer.ts', import.meta.url).href },
+};
+
+/** The stand-in for `specifier` imported from `parentURL`, if there is one. */
+export function standIn(specifier: string, parentURL: string | undefined): string | undefined {
+  const at = parentURL?.lastIndexOf(DIST) ?? -1;
+  if (parentURL === undefined || at < 0) return undefined;
+  return STAND_INS[parentURL.slice(at + DIST.length)]?.[specifier];
+}
 
 let registered = false;
 
@@ -17,9 +32,8 @@ export function useLeanKubeClient(): void {
   registered = true;
   registerHooks({
     resolve(specifier, context, next) {
-      if (specifier === './gen/index.js' && context.parentURL?.endsWith(CONFIG)) {
-        return { url: LEAN_INDEX, format: 'module', shortCircuit: true };
-      }
+      const url = standIn(specifier, context.parentURL);
+      if (url !== undefined) return { url, shortCircuit: true };
       return next(specifier, context);
     },
   });
