@@ -98,7 +98,6 @@ const SETTLE_POLL_MS = 200;
  * IP; at most SETTLE_MS in all, or until the abort signal.
  */
 async function settle(driving: Promise<void>, watch: InvariantWatch, signal?: AbortSignal) {
-  const deadline = Date.now() + SETTLE_MS;
   const timeLeft = new AbortController();
   const onAbort = (): void => timeLeft.abort();
   signal?.addEventListener('abort', onAbort, { once: true });
@@ -107,9 +106,8 @@ async function settle(driving: Promise<void>, watch: InvariantWatch, signal?: Ab
     await Promise.race([driving, delay(SETTLE_MS, timeLeft.signal)]);
     for (;;) {
       watch.sample();
-      if (watch.sampler.waitingPods() === 0 || Date.now() >= deadline) return;
+      if (watch.sampler.waitingPods() === 0 || timeLeft.signal.aborted) return;
       await delay(SETTLE_POLL_MS, timeLeft.signal);
-      if (timeLeft.signal.aborted) return;
     }
   } finally {
     clearTimeout(timer);
