@@ -16,6 +16,7 @@ import type { PodEndedWaiting, PodWait } from '../kubelet/kubelet.ts';
 import { startSimKubelet, type RunningSimKubelet } from '../kubelet/start.ts';
 import type { ProductAccess } from './access.ts';
 import { inBatches } from './batches.ts';
+import { httpPodApi, type HttpPodApi } from './http-pod-api.ts';
 import type { ComponentHost, NodeAgent } from './components.ts';
 import { nodeAddress } from './node-objects.ts';
 
@@ -56,9 +57,16 @@ export class NodeAgents {
   private closing = false;
   private readonly opts: NodeAgentsOptions;
   private readonly log: Logger;
+  /**
+   * Every kubelet's pod status calls, over one plain-HTTP client: a run
+   * marks pods Running by the ten thousand, and client-node's serializer
+   * and fetch cost about twice the CPU per call (http-pod-api.ts).
+   */
+  private readonly statusCalls: HttpPodApi;
 
   constructor(opts: NodeAgentsOptions) {
     this.opts = opts;
+    this.statusCalls = httpPodApi(opts.kc);
     this.log = opts.logger.child({ component: 'embedded' });
     this.byIndex = opts.nodeNames.map(() => undefined);
   }
@@ -78,6 +86,7 @@ export class NodeAgents {
   /** No new CNI calls: every kubelet stops. */
   async stopKubelets(): Promise<void> {
     await Promise.all(this.started().map((n) => n.kubelet.stop().catch(() => {})));
+    this.statusCalls.close();
   }
 
   async stopSidecars(): Promise<void> {
@@ -138,6 +147,7 @@ export class NodeAgents {
     // Every pod bound to the node, in every namespace, as a real kubelet.
     const kubelet = startSimKubelet({
       kc: opts.kc,
+      statusCalls: this.statusCalls,
       nodeName: name,
       nodeIp: nodeAddress(i),
       // The node's sidecar now (loseStore replaces it; a process may move).

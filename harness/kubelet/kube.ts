@@ -29,12 +29,36 @@ export function runningStatus(ips: string[], now: Date): V1Pod['status'] {
   };
 }
 
+/** The two pod-status calls the status writer makes (client-node's, or plain HTTP). */
+export interface PodStatusCalls {
+  /** A merge patch of the pod's status subresource. Throws the API's error (statusCode). */
+  patchPodStatus(namespace: string, name: string, body: object): Promise<void>;
+  readPodStatus(namespace: string, name: string): Promise<V1Pod>;
+}
+
+/** The calls through client-node's CoreV1Api. */
+export function clientPodStatusCalls(kc: KubeConfig): PodStatusCalls {
+  const core = kc.makeApiClient(CoreV1Api);
+  const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+  return {
+    async patchPodStatus(namespace, name, body) {
+      await core.patchNamespacedPodStatus({ name, namespace, body }, mergePatch);
+    },
+    readPodStatus: (namespace, name) => core.readNamespacedPodStatus({ name, namespace }),
+  };
+}
+
 export function kubePodStatusWriter(
   kc: KubeConfig,
   now: () => Date = () => new Date(),
 ): PodStatusWriter {
-  const core = kc.makeApiClient(CoreV1Api);
-  const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+  return podStatusWriter(clientPodStatusCalls(kc), now);
+}
+
+export function podStatusWriter(
+  calls: PodStatusCalls,
+  now: () => Date = () => new Date(),
+): PodStatusWriter {
   return {
     async setRunning(pod, ips): Promise<StatusWriteResult> {
       const name = pod.metadata?.name ?? '';
@@ -42,17 +66,10 @@ export function kubePodStatusWriter(
       let resourceVersion = pod.metadata?.resourceVersion;
       for (let attempt = 0; attempt < 5; attempt += 1) {
         try {
-          await core.patchNamespacedPodStatus(
-            {
-              name,
-              namespace,
-              body: {
-                metadata: resourceVersion ? { resourceVersion } : {},
-                status: runningStatus(ips, now()),
-              },
-            },
-            mergePatch,
-          );
+          await calls.patchPodStatus(namespace, name, {
+            metadata: resourceVersion ? { resourceVersion } : {},
+            status: runningStatus(ips, now()),
+          });
           return 'ok';
         } catch (err) {
           const status = apiErrorInfo(err).statusCode;
@@ -62,7 +79,7 @@ export function kubePodStatusWriter(
         // Conflict: someone else wrote the pod. Look at it again.
         let fresh: V1Pod;
         try {
-          fresh = await core.readNamespacedPodStatus({ name, namespace });
+          fresh = await calls.readPodStatus(namespace, name);
         } catch (err) {
           if (apiErrorInfo(err).statusCode === 404) return 'gone';
           throw err;

@@ -5,7 +5,12 @@ import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../../src/log/logger.ts';
 import type { BackoffOptions } from '../../src/kube/backoff.ts';
 import { httpCniClient } from './cni.ts';
-import { kubePodStatusWriter, watchNodePods } from './kube.ts';
+import {
+  clientPodStatusCalls,
+  podStatusWriter,
+  watchNodePods,
+  type PodStatusCalls,
+} from './kube.ts';
 import { SimKubelet, type PodEndedWaiting, type PodWait } from './kubelet.ts';
 
 export interface StartSimKubeletOptions {
@@ -27,6 +32,12 @@ export interface StartSimKubeletOptions {
   backoff?: BackoffOptions;
   onRunning?: (wait: PodWait) => void;
   onEndedWaiting?: (ended: PodEndedWaiting) => void;
+  /**
+   * How the kubelet patches and reads pod status: client-node's CoreV1Api
+   * with `kc` by default; the embedded cluster shares one plain-HTTP client
+   * among its kubelets (harness/embedded/http-pod-api.ts).
+   */
+  statusCalls?: PodStatusCalls;
 }
 
 export interface RunningSimKubelet {
@@ -40,7 +51,7 @@ export function startSimKubelet(options: StartSimKubeletOptions): RunningSimKube
   const kubelet = new SimKubelet({
     nodeName: options.nodeName,
     cni: httpCniClient(options.sidecarUrl),
-    writer: kubePodStatusWriter(options.kc),
+    writer: podStatusWriter(options.statusCalls ?? clientPodStatusCalls(options.kc)),
     logger: options.logger,
     ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),
     ...(options.backoff ? { backoff: options.backoff } : {}),

@@ -2,7 +2,9 @@
 // embedded API server: created, a second create refused with 409, the phase
 // set through the status subresource, deleted, a second delete 404, and a
 // bad token refused with 401 - each refusal as the status code the workload
-// driver reads.
+// driver reads. The kubelets' status calls over the same client: a pod
+// marked Running through the kubelet's status writer, and a pod the workload
+// finished meanwhile left as it is (409 on the stale version, re-read).
 import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +16,7 @@ import {
   type EmbeddedCluster,
 } from '../../harness/embedded/cluster.ts';
 import { httpPodApi } from '../../harness/embedded/http-pod-api.ts';
+import { podStatusWriter } from '../../harness/kubelet/kube.ts';
 import { workloadPod } from '../../harness/workload/pod.ts';
 import { apiErrorInfo } from '../../src/kube/errors.ts';
 import { silentLogger } from '../../src/log/logger.ts';
@@ -78,6 +81,43 @@ describe('embedded: pod calls over plain HTTP', function () {
       expect(stored()).to.equal(0);
     } finally {
       stranger.close();
+    }
+  });
+
+  it("marks a pod Running through the kubelet's status writer; one finished meanwhile stays finished", async () => {
+    const api = httpPodApi(cluster.kc);
+    const other = { ...pod, metadata: { ...pod.metadata, name: 'p-1' } };
+    try {
+      await api.createPod(other);
+      const seen = await api.readPodStatus(WORKLOAD_NAMESPACE, 'p-1');
+      expect(seen.metadata?.name).to.equal('p-1');
+      const writer = podStatusWriter(api, () => new Date(0));
+      expect(await writer.setRunning(seen, ['10.0.0.9'])).to.equal('ok');
+      const running = await api.readPodStatus(WORKLOAD_NAMESPACE, 'p-1');
+      expect(running.status?.phase).to.equal('Running');
+      expect(running.status?.podIP).to.equal('10.0.0.9');
+      expect(new Date(String(running.status?.startTime)).getTime()).to.equal(0);
+
+      // The workload completes it; a kubelet still holding the first version
+      // gets 409 for it, re-reads the pod and leaves it Succeeded.
+      expect(await statusOf(api.setPodPhase(WORKLOAD_NAMESPACE, 'p-1', 'Succeeded'))).to.equal(
+        'ok',
+      );
+      const stale = { metadata: { resourceVersion: seen.metadata?.resourceVersion } };
+      expect(
+        await statusOf(
+          api.patchPodStatus(WORKLOAD_NAMESPACE, 'p-1', { ...stale, status: { phase: 'Running' } }),
+        ),
+      ).to.equal(409);
+      expect(await writer.setRunning(seen, ['10.0.0.9'])).to.equal('finished');
+      const after = await api.readPodStatus(WORKLOAD_NAMESPACE, 'p-1');
+      expect(after.status?.phase).to.equal('Succeeded');
+
+      await api.deletePod(WORKLOAD_NAMESPACE, 'p-1');
+      expect(await statusOf(api.readPodStatus(WORKLOAD_NAMESPACE, 'p-1'))).to.equal(404);
+      expect(await writer.setRunning(seen, ['10.0.0.9'])).to.equal('gone');
+    } finally {
+      api.close();
     }
   });
 });
