@@ -48,13 +48,10 @@ export function clientPodStatusCalls(kc: KubeConfig): PodStatusCalls {
   };
 }
 
-export function kubePodStatusWriter(
-  kc: KubeConfig,
-  now: () => Date = () => new Date(),
-): PodStatusWriter {
-  return podStatusWriter(clientPodStatusCalls(kc), now);
-}
-
+/**
+ * The status write: a merge patch carrying the resourceVersion the kubelet
+ * saw; on 409 the pod is read again (finished, gone or just written).
+ */
 export function podStatusWriter(
   calls: PodStatusCalls,
   now: () => Date = () => new Date(),
