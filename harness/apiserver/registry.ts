@@ -421,6 +421,9 @@ export class Registry {
     if (!isObject(patched) || !isObject(patched.metadata))
       throw new ApiError(422, 'Invalid', 'the patch removed metadata');
     const next = patched as KObject;
+    // A resourceVersion the patch sets is a precondition, as for a PUT: 409
+    // when it is not the stored one (kubernetes/kubernetes#15416, and the
+    // test-cmd case of #15420 that a patch with another version is refused).
     if (
       next.metadata.resourceVersion !== undefined &&
       next.metadata.resourceVersion !== prev.metadata.resourceVersion
