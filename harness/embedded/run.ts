@@ -45,6 +45,7 @@ import {
 } from './run-options.ts';
 import { setUp, type RunPlace, type RunPlan, type Session, type SetUp } from './run-setup.ts';
 import { MAX_CHAOS_NODES } from './chaos/chaos.ts';
+import { waitStats } from '../../src/sim/report/stats.ts';
 
 // The command's options and defaults, for the CLI and the tests.
 export * from './run-options.ts';
@@ -271,7 +272,7 @@ async function report(session: Session, up: SetUp, outcome: Outcome): Promise<Em
       deleted: driver.counters.deleted,
       waitingAtEnd: s.waitingPods(),
       endedWaiting: up.endedWaiting.length,
-      endedWaitingMaxMs: Math.max(0, ...up.endedWaiting),
+      endedWaitingMaxMs: waitStats(up.endedWaiting).maxMs ?? 0,
     },
     invariantViolations: s.violations.length,
   });

@@ -28,7 +28,7 @@ const FOUND: Array<[number, string]> = [
   [115, "a watch's re-list at its list resourceVersion shows which Nodes were deleted"],
 ];
 
-/** Random seeds in `make test`: as many as take about 30 s (see above). */
+/** Random seeds in `make test`: about 40 s of them (see above). */
 const TEST_SEEDS = 300;
 const SEEDS = Number(process.env.INTERLEAVE_SEEDS ?? TEST_SEEDS);
 const FIRST = Number(process.env.INTERLEAVE_FIRST_SEED ?? 1);
