@@ -38,6 +38,11 @@ describe('layers: the product and the harness', () => {
     expect(layerViolation(product, '@kubernetes/client-node')).to.equal(undefined);
     expect(layerViolation(product, 'node:fs')).to.equal(undefined);
     expect(layerViolation(at('src/cli/main.ts'), '../fulfiller/run.ts')).to.equal(undefined);
+    // The package's manifest is in the image; other files at the top are not.
+    expect(layerViolation(at('src/cli/program.ts'), '../../package.json')).to.equal(undefined);
+    expect(layerViolation(at('src/cli/program.ts'), '../../tsconfig.json')).to.match(
+      /cli code may not import tests, benches or scripts/,
+    );
     expect(layerViolation(at('harness/embedded/run.ts'), '../../src/sidecar/run.ts')).to.equal(
       undefined,
     );

@@ -3,7 +3,8 @@
 // `pool-monitor embedded` (a whole cluster in one process). Harness code may
 // import the product; the product never imports this folder.
 import '../../src/cli/early-exit.ts';
-import { buildProgram, runAsProcess } from '../../src/cli/program.ts';
+import { buildProgram } from '../../src/cli/product.ts';
+import { runAsProcess } from '../../src/cli/program.ts';
 import { BUILT_IN_SCENARIO_NAMES } from '../workload/builtins.ts';
 import { apiserverCommand } from './apiserver.ts';
 import { embeddedCommand } from './embedded.ts';

@@ -2,6 +2,7 @@
 // image runs it. In a clone, bin/pool-monitor starts harness/cli/main.ts
 // instead, which adds the development commands.
 import './early-exit.ts';
-import { buildProgram, runAsProcess } from './program.ts';
+import { buildProgram } from './product.ts';
+import { runAsProcess } from './program.ts';
 
 await runAsProcess(buildProgram());

@@ -1,40 +1,24 @@
-// The `pool-monitor` program: the product's sub-commands, one per file in this
-// folder, and the one way every entry point runs them. The development
-// commands (the local API server, the embedded cluster) live in the harness
-// and are added by its entry point, harness/cli/main.ts; the image holds this
-// folder only.
+// The `pool-monitor` program: a set of sub-commands (one per file in this
+// folder) under one name and version, and the one way every entry point runs
+// it. Which commands an entry point offers is its own choice: main.ts (the
+// image) the product's (product.ts), sidecar-main.ts the node agent's alone
+// (the bundled file, docs/decisions/0027), harness/cli/main.ts the product's
+// and the development ones.
 import { Command, CommanderError } from 'commander';
-import { readFileSync } from 'node:fs';
-import { fulfillerCommand } from './fulfiller.ts';
+// Imported, not read at run time: the bundled node agent has no package.json beside it.
+import pkg from '../../package.json' with { type: 'json' };
 import { errorLine, plainDefaults } from './parse.ts';
-import { simulateCommand, type OtherScenarios } from './simulate.ts';
-import { sidecarCommand } from './sidecar.ts';
 import { errorText } from '../log/error-text.ts';
 
-const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-  version: string;
-};
-
-/** What an entry point adds to the product's commands. */
-export interface ProgramExtras {
-  commands?: Command[];
-  /** Scenario names `simulate` points elsewhere (the embedded cluster's). */
-  otherScenarios?: OtherScenarios;
-}
-
-export function buildProgram(extras: ProgramExtras = {}): Command {
+/** `pool-monitor` with these sub-commands, listed by name. */
+export function programOf(subCommands: Command[]): Command {
   const program = new Command('pool-monitor')
     .description("Keeps every Kubernetes node's pool of pod IPs the right size, Azure CNS style")
     .version(pkg.version)
     .exitOverride();
   // Every error, commander's too, as one line naming the flag: `pool-monitor: ...`.
   program.configureOutput({ outputError: (text, write) => write(errorLine(text)) });
-  const commands = [
-    ...(extras.commands ?? []),
-    fulfillerCommand(),
-    simulateCommand(extras.otherScenarios),
-    sidecarCommand(),
-  ].sort((a, b) => a.name().localeCompare(b.name()));
+  const commands = [...subCommands].sort((a, b) => a.name().localeCompare(b.name()));
   for (const sub of commands) {
     program.addCommand(sub);
     // addCommand does not pass these on as .command() would.
