@@ -5,13 +5,20 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 NODE_FLAGS := --disable-warning=ExperimentalWarning
 
-.PHONY: run test install typecheck lint unit coverage bench bench-azure-full crash-long fuzz-long interleave-long chaos rbac-audit clean format
+.PHONY: run test install bundle typecheck lint unit coverage bench bench-azure-full crash-long fuzz-long interleave-long chaos rbac-audit clean format
 
 node_modules/.installed: package.json package-lock.json scripts/install
 	scripts/install
 	@touch $@
 
 install: node_modules/.installed
+
+# The node agent as one bundled file, which bin/pool-monitor runs the sidecar
+# from while no source is newer (docs/decisions/0027).
+dist/sidecar.js: node_modules/.installed scripts/bundle-sidecar.ts package-lock.json $(shell find src -name '*.ts')
+	node $(NODE_FLAGS) scripts/bundle-sidecar.ts
+
+bundle: dist/sidecar.js
 
 run: install
 	bin/pool-monitor embedded --scenario default
@@ -27,11 +34,11 @@ lint: install
 # files one at a time, beside the others UNIT_JOBS (2) at a time, slowest
 # first, in a temp dir of their own that must be empty afterwards.
 UNIT_JOBS ?= 2
-unit: install
+unit: install bundle
 	UNIT_JOBS=$(UNIT_JOBS) scripts/unit
 
 # The same tests under c8 (the text summary; `coverage/` for more reporters).
-coverage: install
+coverage: install bundle
 	COVERAGE=1 UNIT_JOBS=$(UNIT_JOBS) scripts/unit
 
 # Install first, then type check, lint and the tests side by side; any of
@@ -43,7 +50,7 @@ test: install
 # Benchmarks print figures; they are not tests and not part of `make test`.
 BENCHES ?= monitor ipstore nodeapi apiserver access fulfiller fulfiller-scale failover sidecar sidecar-resources connections sim embedded azure release-policy
 # Also: `make bench BENCHES=release-alternatives` (the alternatives of docs/decisions/0021, ~10 min).
-bench: install
+bench: install bundle
 	@for b in $(BENCHES); do \
 	  if [ -f bench/$$b.ts ]; then echo "== bench/$$b.ts"; node $(NODE_FLAGS) bench/$$b.ts || exit 1; fi; \
 	done
@@ -93,4 +100,4 @@ format: install
 	prettier --write .
 
 clean:
-	rm -rf node_modules coverage .state
+	rm -rf node_modules coverage .state dist

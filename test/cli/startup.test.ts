@@ -19,7 +19,13 @@ function loaded(...args: string[]): { packages: string[]; src: string[] } {
     const r = spawnSync(BIN, args, {
       encoding: 'utf8',
       timeout: 60_000,
-      env: { ...process.env, NODE_OPTIONS: `--import=${HOOK}`, RECORD_IMPORTS_FILE: file },
+      // The sources, not the bundled sidecar: what each source module loads is the question.
+      env: {
+        ...process.env,
+        NODE_OPTIONS: `--import=${HOOK}`,
+        RECORD_IMPORTS_FILE: file,
+        POOL_MONITOR_SOURCES: '1',
+      },
     });
     expect(r.status, r.stderr).to.equal(0);
     const urls = readFileSync(file, 'utf8').split('\n');

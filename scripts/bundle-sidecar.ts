@@ -1,0 +1,59 @@
+// Builds dist/sidecar.js: the node agent (src/cli/sidecar-main.ts) and all it
+// loads, the product's modules and their libraries, as one ES module
+// (docs/decisions/0027). bin/pool-monitor runs the sidecar from it while it is
+// newer than every source. The client's two stand-ins (src/kube/lean/hooks.ts)
+// are applied here as the bundle is made, instead of as resolve hooks at run
+// time. `node scripts/bundle-sidecar.ts [outfile]`; `make bundle`.
+import { build, type Metafile, type Plugin } from 'esbuild';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { standIn } from '../src/kube/lean/hooks.ts';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+export const DEFAULT_OUTFILE = `${ROOT}dist/sidecar.js`;
+
+/** config.js and cache.js get their stand-ins, as the resolve hooks give them. */
+const leanKubeClient: Plugin = {
+  name: 'lean-kube-client',
+  setup(b) {
+    b.onResolve({ filter: /^\.\// }, (args) => {
+      const url = standIn(args.path, pathToFileURL(args.importer).href);
+      return url === undefined ? undefined : { path: fileURLToPath(url) };
+    });
+  },
+};
+
+/** Writes the bundle to `outfile`; what went into it. */
+export async function bundleSidecar(outfile = DEFAULT_OUTFILE): Promise<Metafile> {
+  const result = await build({
+    entryPoints: [`${ROOT}src/cli/sidecar-main.ts`],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node24',
+    // Whitespace and syntax only: names stay, so stack traces in the logs
+    // still name the functions (docs/decisions/0027 measured the difference).
+    minifyWhitespace: true,
+    minifySyntax: true,
+    // dist/sidecar.js.map: read only under --enable-source-maps (stack traces
+    // in the sources' lines) or NODE_V8_COVERAGE (c8 counts the sources).
+    sourcemap: 'linked',
+    metafile: true,
+    logLevel: 'warning',
+    plugins: [leanKubeClient],
+    // The libraries written as CommonJS call require() for Node's built-ins.
+    banner: {
+      js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
+    },
+  });
+  return result.metafile;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const outfile = process.argv[2] ?? DEFAULT_OUTFILE;
+  const meta = await bundleSidecar(outfile);
+  const js = Object.entries(meta.outputs).find(([file]) => file.endsWith('.js'));
+  console.log(
+    `${outfile}: ${((js?.[1].bytes ?? 0) / 1024).toFixed(0)} KiB from ${Object.keys(meta.inputs).length} files`,
+  );
+}
