@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { V1Pod } from '@kubernetes/client-node';
 import { classifyAnswer, httpCniClient, ipConfigsRequest } from '../../harness/kubelet/cni.ts';
 import {
@@ -300,5 +302,25 @@ describe('sim/kubelet', () => {
     const gone = httpCniClient('http://127.0.0.1:1', { timeoutMs: 500 });
     const r = await gone.requestIp({ podName: 'p', podNamespace: 'ns', podUid: 'u' });
     expect(r).to.include({ kind: 'error', retryable: true });
+    expect((r as { message: string }).message).to.match(/requestipconfigs: ECONNREFUSED/);
+  });
+
+  it('gives up on a sidecar that never answers after its timeout, as retryable', async () => {
+    const silent = createServer(() => {}); // reads the request, never answers
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    try {
+      const { port } = silent.address() as AddressInfo;
+      const cni = httpCniClient(`http://127.0.0.1:${port}`, { timeoutMs: 200 });
+      const started = performance.now();
+      const r = await cni.releaseIp({ podName: 'p', podNamespace: 'ns', podUid: 'u' });
+      expect(r).to.include({ kind: 'error', retryable: true });
+      expect((r as { message: string }).message).to.match(
+        /releaseipconfigs: .*no answer in 200 ms/,
+      );
+      expect(performance.now() - started).to.be.below(5000);
+    } finally {
+      silent.closeAllConnections();
+      silent.close();
+    }
   });
 });
