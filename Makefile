@@ -15,7 +15,7 @@ install: node_modules/.installed
 
 # The node agent as one bundled file, which bin/pool-monitor runs the sidecar
 # from while no source is newer (docs/decisions/0027).
-dist/sidecar.js: node_modules/.installed scripts/bundle-sidecar.ts package-lock.json $(shell find src -name '*.ts')
+dist/sidecar.js: node_modules/.installed scripts/bundle-sidecar.ts package.json package-lock.json $(shell find src -name '*.ts')
 	node $(NODE_FLAGS) scripts/bundle-sidecar.ts
 
 bundle: dist/sidecar.js
