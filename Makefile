@@ -38,7 +38,7 @@ unit: install bundle
 	UNIT_JOBS=$(UNIT_JOBS) scripts/unit
 
 # The same tests under c8 (the text summary; `coverage/` for more reporters).
-coverage: install bundle
+coverage: install
 	COVERAGE=1 UNIT_JOBS=$(UNIT_JOBS) scripts/unit
 
 # Install first, then type check, lint and the tests side by side; any of

@@ -36,7 +36,7 @@ export async function bundleSidecar(outfile = DEFAULT_OUTFILE): Promise<Metafile
     minifyWhitespace: true,
     minifySyntax: true,
     // dist/sidecar.js.map: read only under --enable-source-maps (stack traces
-    // in the sources' lines) or NODE_V8_COVERAGE (c8 counts the sources).
+    // in the sources' lines). `make coverage` runs the sidecar's sources.
     sourcemap: 'linked',
     metafile: true,
     logLevel: 'warning',
