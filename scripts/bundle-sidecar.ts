@@ -25,6 +25,8 @@ const leanKubeClient: Plugin = {
 /** Writes the bundle to `outfile`; what went into it. */
 export async function bundleSidecar(outfile = DEFAULT_OUTFILE): Promise<Metafile> {
   const result = await build({
+    // Paths in the bundle and its metafile relative to the repository, wherever it is run from.
+    absWorkingDir: ROOT,
     entryPoints: [`${ROOT}src/cli/sidecar-main.ts`],
     outfile,
     bundle: true,
