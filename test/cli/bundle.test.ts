@@ -4,24 +4,15 @@
 // its own copy in a temp dir (bin, src, the manifests; node_modules linked),
 // never the repository's dist/, which other test files' processes run.
 import { expect } from 'chai';
-import { spawnSync } from 'node:child_process';
-import {
-  cpSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  utimesSync,
-} from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Metafile } from 'esbuild';
 import { bundleSidecar } from '../../scripts/bundle-sidecar.ts';
+import { importsOf } from '../support/imports-of.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const HOOK = fileURLToPath(new URL('../support/record-imports.ts', import.meta.url));
 
 describe('the bundled sidecar (dist/sidecar.js)', function () {
   this.timeout(60_000);
@@ -45,9 +36,7 @@ describe('the bundled sidecar (dist/sidecar.js)', function () {
 
   /** `bin/pool-monitor sidecar` with a kubeconfig that is not there: its stderr and what it loaded. */
   function runSidecar(env: Record<string, string> = {}): { stderr: string; loaded: string[] } {
-    const file = join(dir, 'imports.txt');
-    rmSync(file, { force: true });
-    const r = spawnSync(
+    const r = importsOf(
       join(dir, 'bin/pool-monitor'),
       [
         'sidecar',
@@ -58,21 +47,11 @@ describe('the bundled sidecar (dist/sidecar.js)', function () {
         '--state-dir',
         join(dir, 'state'),
       ],
-      {
-        encoding: 'utf8',
-        timeout: 30_000,
-        env: {
-          ...process.env,
-          NODE_OPTIONS: `--import=${HOOK}`,
-          RECORD_IMPORTS_FILE: file,
-          ...env,
-        },
-      },
+      env,
     );
     expect(r.status, r.stderr).to.equal(1);
     const prefix = new URL(dir + '/', 'file://').href;
-    const loaded = readFileSync(file, 'utf8')
-      .split('\n')
+    const loaded = r.urls
       .filter((u) => u.startsWith(prefix) && !u.includes('/node_modules/'))
       .map((u) => u.slice(prefix.length));
     return { stderr: r.stderr, loaded };

@@ -1,48 +1,28 @@
 // bin/pool-monitor --version and --help load no sub-command's dependencies:
 // sub-commands import what they run when they run.
 import { expect } from 'chai';
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { importsOf } from '../support/imports-of.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/pool-monitor', import.meta.url));
-const HOOK = fileURLToPath(new URL('../support/record-imports.ts', import.meta.url));
 const ROOT = new URL('../../', import.meta.url).href;
 
 /** The modules `bin/pool-monitor ...args` loads: npm packages and src/ and harness/ files. */
 function loaded(...args: string[]): { packages: string[]; src: string[] } {
-  const dir = mkdtempSync(join(tmpdir(), 'pm-imports-'));
-  try {
-    const file = join(dir, 'imports.txt');
-    const r = spawnSync(BIN, args, {
-      encoding: 'utf8',
-      timeout: 60_000,
-      // The sources, not the bundled sidecar: what each source module loads is the question.
-      env: {
-        ...process.env,
-        NODE_OPTIONS: `--import=${HOOK}`,
-        RECORD_IMPORTS_FILE: file,
-        POOL_MONITOR_SOURCES: '1',
-      },
-    });
-    expect(r.status, r.stderr).to.equal(0);
-    const urls = readFileSync(file, 'utf8').split('\n');
-    const packages = new Set<string>();
-    for (const url of urls) {
-      const m = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
-      if (m) packages.add(m[1] as string);
-    }
-    return {
-      packages: [...packages].sort(),
-      src: urls
-        .filter((u) => u.startsWith(`${ROOT}src/`) || u.startsWith(`${ROOT}harness/`))
-        .map((u) => u.slice(ROOT.length)),
-    };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
+  // The sources, not the bundled sidecar: what each source module loads is the question.
+  const r = importsOf(BIN, args, { POOL_MONITOR_SOURCES: '1' });
+  expect(r.status, r.stderr).to.equal(0);
+  const packages = new Set<string>();
+  for (const url of r.urls) {
+    const m = /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
+    if (m) packages.add(m[1] as string);
   }
+  return {
+    packages: [...packages].sort(),
+    src: r.urls
+      .filter((u) => u.startsWith(`${ROOT}src/`) || u.startsWith(`${ROOT}harness/`))
+      .map((u) => u.slice(ROOT.length)),
+  };
 }
 
 describe('bin/pool-monitor start-up', function () {
