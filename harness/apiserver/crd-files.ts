@@ -1,13 +1,33 @@
 // Reads every CustomResourceDefinition in the YAML files of a directory.
-import { readdirSync, readFileSync } from 'node:fs';
+// A process that starts many API servers (the tests start hundreds) parses
+// each directory once while its files stay as they were (names, sizes and
+// modification times); every caller gets its own copy.
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import YAML from 'yaml';
 import { isObject, type KObject } from '../../src/kube/json-object.ts';
+
+const parsed = new Map<string, { stamp: string; crds: KObject[] }>();
 
 export function readCrdDir(dir: string): KObject[] {
   const files = readdirSync(dir)
     .filter((f) => /\.ya?ml$/i.test(f))
     .sort();
+  const stamp = files
+    .map((f) => {
+      const st = statSync(join(dir, f));
+      return `${f}:${st.size}:${st.mtimeMs}`;
+    })
+    .join('\n');
+  let entry = parsed.get(dir);
+  if (entry?.stamp !== stamp) {
+    entry = { stamp, crds: parseCrdFiles(dir, files) };
+    parsed.set(dir, entry);
+  }
+  return structuredClone(entry.crds);
+}
+
+function parseCrdFiles(dir: string, files: readonly string[]): KObject[] {
   const out: KObject[] = [];
   for (const f of files) {
     const path = join(dir, f);

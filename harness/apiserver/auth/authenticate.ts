@@ -3,7 +3,7 @@
 // refused (401, even when anonymous requests are allowed); no credentials at
 // all make the request anonymous when --anonymous allows it, else 401.
 // Secrets are compared through digests (same-secret.ts), never with ===.
-import { digest, sameSecret } from '../../../src/secrets/same-secret.ts';
+import { digest, sameDigest } from '../../../src/secrets/same-secret.ts';
 import type { ServiceAccountTokens } from './service-account-tokens.ts';
 import { anonymousUser, MASTERS, withAuthenticated, type UserInfo } from './user.ts';
 
@@ -30,8 +30,11 @@ export class Authenticator {
   private readonly opts: AuthenticatorOptions;
   /** The static tokens by the hex SHA-256 of the token: a lookup never compares the secrets themselves. */
   private readonly byDigest = new Map<string, UserInfo>();
+  /** Undefined when there is no admin token (an empty one matches nothing). */
+  private readonly adminDigest: Buffer | undefined;
   constructor(opts: AuthenticatorOptions) {
     this.opts = opts;
+    this.adminDigest = opts.adminToken === '' ? undefined : digest(opts.adminToken);
     for (const [t, u] of opts.staticTokens ?? []) this.byDigest.set(digest(t).toString('hex'), u);
   }
 
@@ -42,11 +45,13 @@ export class Authenticator {
       return this.opts.anonymous
         ? { user: anonymousUser() }
         : { error: 'no credentials and anonymous requests are not allowed' };
-    if (sameSecret(token, this.opts.adminToken))
+    // One digest of the presented token per request, for both lookups.
+    const presented = digest(token);
+    if (this.adminDigest && sameDigest(presented, this.adminDigest))
       return {
         user: withAuthenticated({ username: ADMIN_USER, uid: '', groups: [MASTERS], extra: {} }),
       };
-    const fromFile = this.byDigest.get(digest(token).toString('hex'));
+    const fromFile = this.byDigest.get(presented.toString('hex'));
     if (fromFile) return { user: withAuthenticated(fromFile) };
     return this.opts.serviceAccountTokens.validate(token);
   }
