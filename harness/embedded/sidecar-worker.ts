@@ -4,8 +4,8 @@
 // the first. Each sidecar is the real one (runSidecar, as in process), with
 // its own token; they share one keep-alive connection pool to the API server
 // and log to the run's log file. The thread answers the host's requests:
-// start a sidecar, is it ready, stop it, and close (every sidecar, then the
-// pool and the log).
+// start a sidecar, is it ready, stop it, how much CPU the thread has used,
+// and close (every sidecar, then the pool and the log).
 import { KubeConfig } from '@kubernetes/client-node';
 import { parentPort, workerData } from 'node:worker_threads';
 import { shareDispatchers, type SharedDispatchers } from '../../src/kube/shared-dispatcher.ts';
@@ -60,6 +60,10 @@ async function answer(req: WorkerRequest): Promise<WorkerReply> {
       sidecars.delete(req.name);
       await sidecar?.stop();
       return { id: req.id, ok: true };
+    }
+    case 'cpu': {
+      const { user, system } = process.threadCpuUsage();
+      return { id: req.id, ok: true, cpuMs: (user + system) / 1000 };
     }
     case 'close': {
       await Promise.all([...sidecars.values()].map((s) => s.stop().catch(() => {})));

@@ -7,8 +7,9 @@
 // them left that thread the busier one), so they get the second core. They
 // are the real sidecars, each with its own token; only their handles cross
 // the thread (URL, readiness, stop), so what reads a sidecar's insides (the
-// leak figures) needs the in-process host. close() stops the sidecars still
-// running and ends the thread.
+// leak figures) needs the in-process host. threadCpuMs() says how much CPU
+// the thread has used (bench/embedded.ts prints it beside the main thread's).
+// close() stops the sidecars still running and ends the thread.
 import { Worker } from 'node:worker_threads';
 import type { LogLevel } from '../../src/log/logger.ts';
 import { inProcessHost, type ComponentHost, type NodeAgent } from './components.ts';
@@ -31,7 +32,12 @@ type Request = {
   [Op in WorkerRequest['op']]: Omit<Extract<WorkerRequest, { op: Op }>, 'id'>;
 }[WorkerRequest['op']];
 
-export function workerHost(opts: WorkerHostOptions): ComponentHost {
+export interface WorkerHost extends ComponentHost {
+  /** The CPU time (user + system) the sidecars' thread has used so far, in ms. */
+  threadCpuMs(): Promise<number>;
+}
+
+export function workerHost(opts: WorkerHostOptions): WorkerHost {
   const data: SidecarWorkerData = {
     ...(opts.logFile !== undefined ? { logFile: opts.logFile } : {}),
     logLevel: opts.logLevel,
@@ -96,6 +102,7 @@ export function workerHost(opts: WorkerHostOptions): ComponentHost {
         },
       };
     },
+    threadCpuMs: async () => (await ask({ op: 'cpu' })).cpuMs ?? 0,
     close() {
       closing ??= (async () => {
         // The sidecars stop cleanly (each bounded by its own shutdown timeout), then the thread ends.

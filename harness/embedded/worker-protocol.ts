@@ -28,8 +28,9 @@ export type WorkerRequest =
   | { id: number; op: 'start'; place: WorkerPlace }
   | { id: number; op: 'ready'; name: string }
   | { id: number; op: 'stop'; name: string }
+  | { id: number; op: 'cpu' }
   | { id: number; op: 'close' };
 
 export type WorkerReply =
-  | { id: number; ok: true; url?: string; port?: number; ready?: boolean }
+  | { id: number; ok: true; url?: string; port?: number; ready?: boolean; cpuMs?: number }
   | { id: number; ok: false; error: string };

@@ -1,8 +1,9 @@
 // The embedded cluster with its sidecars in a worker thread (worker-host.ts,
 // what bench/embedded.ts runs): the real sidecars over there, each with its
 // own token, serve the kubelets here a workload to Running with IPs and no
-// invariant broken, nothing the product needs is refused, and stop() ends
-// every node API and the thread.
+// invariant broken, nothing the product needs is refused, the thread's CPU
+// time is told (what the bench prints), and stop() ends every node API and
+// the thread.
 import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,18 +30,21 @@ describe('embedded: sidecars in a worker thread', function () {
   it('runs the real sidecars there: pods Running with IPs, nothing refused, all stopped', async () => {
     const nodeNames = ['n-0', 'n-1'];
     const waits: PodWait[] = [];
+    const host = workerHost({ logLevel: 'error' });
     const cluster = await startEmbeddedCluster({
       nodeNames,
       podSubnet: '10.0.0.0/16',
       runDir,
       logger: silentLogger(),
       events: false,
-      host: workerHost({ logLevel: 'error' }),
+      host,
       onRunning: (w) => waits.push(w),
     });
     const urls = cluster.nodes.map((n) => n.sidecar.url);
     try {
       expect(await cluster.whenReady(20_000)).to.equal(2);
+      const cpuWhenReady = await host.threadCpuMs();
+      expect(cpuWhenReady).to.be.greaterThan(0);
       // Handles only: the sidecars are not in this thread.
       for (const n of cluster.nodes) {
         expect(n.sidecar.inProcess).to.equal(undefined);
@@ -65,6 +69,8 @@ describe('embedded: sidecars in a worker thread', function () {
         20_000,
       );
       await waitFor('every pod told running', () => waits.length === 10, 5_000);
+      // The sidecars over there did the allocations: the thread's CPU time grew.
+      expect(await host.threadCpuMs()).to.be.greaterThan(cpuWhenReady);
       expect(new Set(waits.map((w) => w.node))).to.deep.equal(new Set(nodeNames));
       const nncs = cluster.server.objects(
         GROUP,
@@ -85,5 +91,10 @@ describe('embedded: sidecars in a worker thread', function () {
       );
       expect(answered, `${url} still answers after stop`).to.equal(false);
     }
+    const asked = await host.threadCpuMs().then(
+      (ms) => `answered ${ms}`,
+      (err: unknown) => String(err),
+    );
+    expect(asked).to.match(/the sidecar thread ended/);
   });
 });
