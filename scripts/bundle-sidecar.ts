@@ -11,11 +11,11 @@ import { standIn } from '../src/kube/lean/hooks.ts';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const DEFAULT_OUTFILE = `${ROOT}dist/sidecar.js`;
 
-/** config.js and cache.js get their stand-ins, as the resolve hooks give them. */
+/** client-node's files get their stand-ins, as the resolve hooks give them. */
 const leanKubeClient: Plugin = {
   name: 'lean-kube-client',
   setup(b) {
-    b.onResolve({ filter: /^\.\// }, (args) => {
+    b.onResolve({ filter: /^(\.\/|undici$)/ }, (args) => {
       const url = standIn(args.path, pathToFileURL(args.importer).href);
       return url === undefined ? undefined : { path: fileURLToPath(url) };
     });

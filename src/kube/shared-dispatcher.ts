@@ -9,7 +9,8 @@
 // createDispatcher method: shareDispatchers throws at start if a client-node
 // upgrade removed it, and test/kube/shared-dispatcher.test.ts pins it.
 import type { KubeConfig, RequestContext } from '@kubernetes/client-node';
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { Agent } from './lean/undici.ts';
 
 interface Closable {
   destroy(): Promise<void>;

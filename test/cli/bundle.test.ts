@@ -57,18 +57,19 @@ describe('the bundled sidecar (dist/sidecar.js)', function () {
     return { stderr: r.stderr, loaded };
   }
 
-  it("holds the agent's modules and the client's lean parts, none of the fulfiller, Azure or the generated API", () => {
+  it("holds the agent's modules and the client's lean parts, none of the fulfiller, Azure, the generated API or undici's index", () => {
     const inputs = Object.keys(meta.inputs);
     expect(inputs).to.include.members([
       'src/cli/sidecar-main.ts',
       'src/sidecar/run.ts',
       'src/kube/lean/gen-index.ts',
       'src/kube/lean/serializer.ts',
+      'src/kube/lean/undici.ts',
       'node_modules/@kubernetes/client-node/dist/config.js',
       'node_modules/@kubernetes/client-node/dist/watch.js',
     ]);
     const unwanted = inputs.filter((i) =>
-      /^src\/(fulfiller|azure|sim|leader)\/|^harness\/|\/@azure\/|client-node\/dist\/(index|api|serializer)\.js$|client-node\/dist\/gen\/(index\.js|models\/|types\/|apis\/(?!baseapi|exception))/.test(
+      /^src\/(fulfiller|azure|sim|leader)\/|^harness\/|\/@azure\/|client-node\/dist\/(index|api|serializer)\.js$|\/undici\/(index\.js$|lib\/(mock|cache|interceptor)\/)|client-node\/dist\/gen\/(index\.js|models\/|types\/|apis\/(?!baseapi|exception))/.test(
         i,
       ),
     );

@@ -20,7 +20,8 @@ const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SCRIPT = `
 import { registerHooks } from 'node:module';
 const loaded = [];
-registerHooks({ load(url, ctx, next) { if (url.includes('client-node/dist/')) loaded.push(url.split('client-node/dist/')[1]); return next(url, ctx); } });
+const undici = [];
+registerHooks({ load(url, ctx, next) { if (url.includes('client-node/dist/')) loaded.push(url.split('client-node/dist/')[1]); if (url.includes('/node_modules/undici/')) undici.push(url.split('/node_modules/undici/')[1]); return next(url, ctx); } });
 const { useLeanKubeClient } = await import('./src/kube/lean/hooks.ts');
 if (process.env.LEAN === '1') useLeanKubeClient();
 const { loadKubeConfig } = await import('./src/kube/config.ts');
@@ -49,7 +50,7 @@ await watch.whenSynced();
 const watched = watch.list().map((o) => o.metadata.name);
 await watch.stop();
 await connections.destroy();
-console.log(JSON.stringify({ loaded, pods: pods.items.length, podsKind: pods.kind, created: created.message, count: created.count, first: instant(created.firstTimestamp), stamped: instant(created.metadata.creationTimestamp) > 0, replaced: replaced.message, recount: replaced.count, applied: applied.spec.requestedIPCount, generation: applied.metadata.generation, listed: list.items.length, refused, missing, watched }));
+console.log(JSON.stringify({ loaded, undici, pods: pods.items.length, podsKind: pods.kind, created: created.message, count: created.count, first: instant(created.firstTimestamp), stamped: instant(created.metadata.creationTimestamp) > 0, replaced: replaced.message, recount: replaced.count, applied: applied.spec.requestedIPCount, generation: applied.metadata.generation, listed: list.items.length, refused, missing, watched }));
 `;
 
 describe('the lean Kubernetes client of the node agent', function () {
@@ -99,8 +100,29 @@ describe('the lean Kubernetes client of the node agent', function () {
       'gen/servers.js',
     ]);
     expect(loadedLean).to.not.include('serializer.js');
-    const { loaded: _a, ...callsFull } = full;
-    const { loaded: _b, ...callsLean } = lean;
+    // Of undici, its pools and fetch, not its index (HTTP/2, mocks, caches, WebSocket).
+    const undiciFull = full.undici as string[];
+    const undiciLean = lean.undici as string[];
+    expect(undiciFull).to.include('index.js');
+    expect(undiciLean).to.include.members([
+      'lib/dispatcher/agent.js',
+      'lib/dispatcher/proxy-agent.js',
+      'lib/web/fetch/index.js',
+    ]);
+    for (const part of [
+      'index.js',
+      'lib/mock/',
+      'lib/cache/',
+      'lib/web/websocket/',
+      'lib/interceptor/',
+    ]) {
+      expect(
+        undiciLean.filter((f) => f.startsWith(part)),
+        part,
+      ).to.deep.equal([]);
+    }
+    const { loaded: _a, undici: _c, ...callsFull } = full;
+    const { loaded: _b, undici: _d, ...callsLean } = lean;
     expect(callsLean).to.deep.equal(callsFull);
     expect(callsLean).to.deep.include({
       podsKind: 'PodList',

@@ -1,9 +1,11 @@
 // Loads the parts of @kubernetes/client-node the node agent uses without the
-// package's generated code for every API group: resolve hooks give two of its
+// package's generated code for every API group: resolve hooks give some of its
 // files a small stand-in for a module they import for a few names:
 // - config.js's `./gen/index.js` (every API group and model) → gen-index.ts;
 // - cache.js's `./serializer.js` (the serializer and every model) →
-//   serializer.ts.
+//   serializer.ts;
+// - `undici` (the whole HTTP library), wherever the package imports it for
+//   Agent, ProxyAgent or fetch → undici.ts.
 // The node agent registers them before it loads anything from the client;
 // the rest of client-node (KubeConfig, Watch, ListWatch, the HTTP library,
 // auth and middleware) is the package's own code, unchanged. The API calls
@@ -12,9 +14,18 @@ import { registerHooks } from 'node:module';
 
 const DIST = '/@kubernetes/client-node/dist/';
 /** importing file (under dist/) → specifier it imports → stand-in. */
+const LEAN_UNDICI = new URL('./undici.ts', import.meta.url).href;
 const STAND_INS: Record<string, Record<string, string>> = {
-  'config.js': { './gen/index.js': new URL('./gen-index.ts', import.meta.url).href },
+  'config.js': {
+    './gen/index.js': new URL('./gen-index.ts', import.meta.url).href,
+    undici: LEAN_UNDICI,
+  },
   'cache.js': { './serializer.js': new URL('./serializer.ts', import.meta.url).href },
+  'watch.js': { undici: LEAN_UNDICI },
+  'gen/http/isomorphic-fetch.js': { undici: LEAN_UNDICI },
+  'health.js': { undici: LEAN_UNDICI },
+  'log.js': { undici: LEAN_UNDICI },
+  'metrics.js': { undici: LEAN_UNDICI },
 };
 
 /** The stand-in for `specifier` imported from `parentURL`, if there is one. */
