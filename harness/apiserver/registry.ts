@@ -56,6 +56,8 @@ export interface WriteOptions {
 
 export interface ListOptions {
   selector: Selector;
+  /** The selector's `metadata.name=X` term, if it has one: only the object named X can match. */
+  name?: string;
   limit?: number;
   continueToken?: string;
 }
@@ -139,7 +141,10 @@ export class Registry {
         );
       start = t.start;
     }
-    const all = this.store.list(resourceKey(res), res.namespaced ? ns : undefined, opts.selector);
+    const scope = res.namespaced ? ns : undefined;
+    // A name term narrows the list to one key, within one namespace or none.
+    const byName = opts.name !== undefined && (!res.namespaced || ns) ? opts.name : undefined;
+    const all = this.store.list(resourceKey(res), scope, opts.selector, byName);
     const items: KObject[] = [];
     let remaining = 0;
     let next: string | undefined;

@@ -22,7 +22,7 @@ import {
 import type { ObjectStore } from './store.ts';
 import { toTable, wantsTable, type IncludeObject } from './table.ts';
 import { startWatch, type ActiveWatch } from './watch.ts';
-import { indexKeyOf, type WatchIndex } from './watch-index.ts';
+import { indexKeyOf, nameTermOf, type WatchIndex } from './watch-index.ts';
 import { parseBody, send, truthy } from './http.ts';
 
 /** One resource request, as its handlers need it. */
@@ -190,8 +190,11 @@ export class ResourceHandlers {
       }
       case 'list': {
         const limit = parsePositiveInt(q, 'limit');
+        const selector = selectorFrom(q);
+        const byName = nameTermOf(q.get('fieldSelector'));
         const listed = registry.list(r, ns, {
-          selector: selectorFrom(q),
+          selector,
+          ...(byName !== undefined ? { name: byName } : {}),
           ...(limit ? { limit } : {}),
           ...(q.get('continue') ? { continueToken: q.get('continue') as string } : {}),
         });

@@ -56,10 +56,23 @@ export class ObjectStore {
    * Objects of a resource (in one namespace when given, passing `filter` when
    * given), sorted by namespace then name. Filtering before sorting keeps a
    * selective list (one node's pods out of 30,000) from sorting them all.
+   * `name`, when the caller knows only the object of that name (in
+   * `namespace`, or cluster-scoped) can pass `filter`, looks that one up
+   * instead of scanning: a thousand sidecars each listing their own NNC by
+   * `metadata.name` cost a thousand look-ups, not a million filter calls.
    */
-  list(resource: string, namespace?: string, filter?: (obj: KObject) => boolean): KObject[] {
+  list(
+    resource: string,
+    namespace?: string,
+    filter?: (obj: KObject) => boolean,
+    name?: string,
+  ): KObject[] {
     const bucket = this.data.get(resource);
     if (!bucket) return [];
+    if (name !== undefined) {
+      const obj = bucket.get(objectKey(namespace, name));
+      return obj && (!filter || filter(obj)) ? [obj] : [];
+    }
     const out: [string, KObject][] = [];
     for (const [key, obj] of bucket) {
       if (namespace && obj.metadata.namespace !== namespace) continue;

@@ -22,6 +22,14 @@ export function indexKeyOf(fieldSelector: string | null | undefined): IndexKey |
   return req ? { path: req.key, value: req.values[0] as string } : undefined;
 }
 
+/** The value of a `metadata.name=X` (or `==`) term of a field selector, if it has one. Throws as parseFieldSelector. */
+export function nameTermOf(fieldSelector: string | null | undefined): string | undefined {
+  const req = parseFieldSelector(fieldSelector).find(
+    (r) => r.op === '=' && r.key === 'metadata.name',
+  );
+  return req?.values[0];
+}
+
 interface ResourceWatches {
   /** Watches without an equality term: they see every event of the resource. */
   all: Set<StoreListener>;
