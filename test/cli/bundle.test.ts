@@ -4,12 +4,20 @@
 // its own copy in a temp dir (bin, src, the manifests; node_modules linked),
 // never the repository's dist/, which other test files' processes run.
 import { expect } from 'chai';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync } from 'node:fs';
+import {
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Metafile } from 'esbuild';
-import { bundleSidecar } from '../../scripts/bundle-sidecar.ts';
+import { bundleSidecar, firstNonAscii } from '../../scripts/bundle-sidecar.ts';
 import { importsOf } from '../support/imports-of.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -74,6 +82,17 @@ describe('the bundled sidecar (dist/sidecar.js)', function () {
       ),
     );
     expect(unwanted).to.deep.equal([]);
+  });
+
+  it('is ASCII, its libraries’ license comments in a file beside it', () => {
+    const bundle = readFileSync(join(dir, 'dist/sidecar.js'));
+    expect(firstNonAscii(bundle)).to.equal(-1);
+    expect(bundle.toString('latin1')).to.include(
+      'For license information please see sidecar.js.LEGAL.txt',
+    );
+    const legal = readFileSync(join(dir, 'dist/sidecar.js.LEGAL.txt'), 'utf8');
+    expect(legal).to.match(/formdata-polyfill\. MIT License\. Jimmy W\u00e4rting/);
+    expect(firstNonAscii(Buffer.from('abc\u00e4', 'utf8'))).to.equal(3);
   });
 
   it('bin/pool-monitor runs the sidecar from it, and it refuses bad input as the sources do', () => {
