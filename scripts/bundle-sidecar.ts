@@ -6,6 +6,7 @@
 // time. `node scripts/bundle-sidecar.ts [outfile]`; `make bundle`.
 import { build, type Metafile, type Plugin } from 'esbuild';
 import { readFileSync } from 'node:fs';
+import { isBuiltin } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { standIn } from '../src/kube/lean/hooks.ts';
 
@@ -20,6 +21,28 @@ const leanKubeClient: Plugin = {
       const url = standIn(args.path, pathToFileURL(args.importer).href);
       return url === undefined ? undefined : { path: fileURLToPath(url) };
     });
+  },
+};
+
+/**
+ * Node's built-in modules taken through require(), as CommonJS code takes
+ * them, wherever the sources import them. An ES import of a built-in reads
+ * every one of its exports to build the namespace, running their lazy
+ * getters: importing node:http that way loads Node's own copy of undici for
+ * its WebSocket (72 more built-in modules), node:fs its promises API (31).
+ */
+const builtinsByRequire: Plugin = {
+  name: 'builtins-by-require',
+  setup(b) {
+    b.onResolve({ filter: /^[a-z_:/]+$/ }, (args) =>
+      args.kind === 'import-statement' && isBuiltin(args.path)
+        ? { path: args.path, namespace: 'builtin-by-require' }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'builtin-by-require' }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path)});`,
+      loader: 'js',
+    }));
   },
 };
 
@@ -48,7 +71,7 @@ export async function bundleSidecar(outfile = DEFAULT_OUTFILE): Promise<Metafile
     legalComments: 'linked',
     metafile: true,
     logLevel: 'warning',
-    plugins: [leanKubeClient],
+    plugins: [leanKubeClient, builtinsByRequire],
     // The libraries written as CommonJS call require() for Node's built-ins.
     banner: {
       js: "import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);",
