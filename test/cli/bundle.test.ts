@@ -14,6 +14,7 @@ import {
   utimesSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { isBuiltin } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Metafile } from 'esbuild';
@@ -93,6 +94,17 @@ describe('the bundled sidecar (dist/sidecar.js)', function () {
     const legal = readFileSync(join(dir, 'dist/sidecar.js.LEGAL.txt'), 'utf8');
     expect(legal).to.match(/formdata-polyfill\. MIT License\. Jimmy W\u00e4rting/);
     expect(firstNonAscii(Buffer.from('abc\u00e4', 'utf8'))).to.equal(3);
+  });
+
+  it('takes Node’s built-ins through require(), the banner’s node:module aside', () => {
+    const bundle = readFileSync(join(dir, 'dist/sidecar.js'), 'latin1');
+    const imports = [
+      ...bundle.matchAll(/\bimport\s*(?:[\w{}\s,*]+from\s*)?["']((?:node:)?[\w/]+)["']/g),
+    ]
+      .map((m) => m[1])
+      .filter((spec) => isBuiltin(spec as string));
+    expect(imports).to.deep.equal(['node:module']);
+    expect(bundle).to.match(/require\("node:http"\)/);
   });
 
   it('bin/pool-monitor runs the sidecar from it, and it refuses bad input as the sources do', () => {
