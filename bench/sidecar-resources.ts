@@ -258,6 +258,9 @@ const cpuBeforeChurn = cpuSeconds(pid);
 const churnEnd = performance.now() + CHURN_SECONDS * 1000;
 let replaced = 0;
 let churnFailed = 0;
+/** RSS at each tenth of the churn: where an hour's growth comes, if it comes. */
+const churnRss: number[] = [];
+const tenth = setInterval(() => churnRss.push(rssMiB(pid)), (CHURN_SECONDS * 1000) / 10);
 while (performance.now() < churnEnd) {
   const old = live.shift() as number;
   await ipCall('release', old);
@@ -272,6 +275,7 @@ while (performance.now() < churnEnd) {
   if (await requestIp(fresh)) replaced += 1;
   else churnFailed += 1;
 }
+clearInterval(tenth);
 const cpuChurn = cpuSeconds(pid) - cpuBeforeChurn;
 await sleep(2000);
 const rss = rssMiB(pid);
@@ -313,6 +317,9 @@ console.log(
 console.log(
   `sidecar: of which anonymous ${rssAnon.toFixed(1)} MiB, file-backed ${rssFile.toFixed(1)} MiB ` +
     `(the node binary's pages: clean, reclaimable)`,
+);
+console.log(
+  `sidecar: RSS at each tenth of the churn: ${churnRss.map((r) => r.toFixed(1)).join(', ')} MiB`,
 );
 console.log(
   `sidecar: sampled peak ${peakRss.toFixed(1)} MiB, VmHWM ${hwm.toFixed(1)} MiB; ` +
