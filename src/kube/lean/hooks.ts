@@ -7,14 +7,15 @@
 // - `undici` (the whole HTTP library), wherever the package imports it for
 //   Agent, ProxyAgent or fetch → undici.ts.
 // The node agent registers them before it loads anything from the client;
-// the rest of client-node (KubeConfig, Watch, ListWatch, the HTTP library,
-// auth and middleware) is the package's own code, unchanged. The API calls
-// are built in apis.ts. Measured in docs/decisions/0026.
+// the rest of client-node (KubeConfig, Watch, ListWatch, auth and
+// middleware) is the package's own code, unchanged, and so are undici's
+// files. The API calls are built in apis.ts. Measured in docs/decisions/0026
+// (undici's in 0027).
 import { registerHooks } from 'node:module';
 
 const DIST = '/@kubernetes/client-node/dist/';
-/** importing file (under dist/) → specifier it imports → stand-in. */
 const LEAN_UNDICI = new URL('./undici.ts', import.meta.url).href;
+/** importing file (under dist/) → specifier it imports → stand-in. */
 const STAND_INS: Record<string, Record<string, string>> = {
   'config.js': {
     './gen/index.js': new URL('./gen-index.ts', import.meta.url).href,
