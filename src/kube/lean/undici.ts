@@ -5,7 +5,7 @@
 // EventSource, about 190 files); client-node's config.js and watch.js and
 // our shared dispatchers need these three names. hooks.ts points client-node's
 // imports here, and shared-dispatcher.ts imports Agent from here
-// (docs/decisions/0026).
+// (docs/decisions/0027).
 import type * as Undici from 'undici';
 import AgentClass from 'undici/lib/dispatcher/agent.js';
 import DispatcherClass from 'undici/lib/dispatcher/dispatcher.js';
