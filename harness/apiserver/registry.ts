@@ -142,7 +142,12 @@ export class Registry {
       start = t.start;
     }
     const scope = res.namespaced ? ns : undefined;
-    // A name term narrows the list to one key, within one namespace or none.
+    // A name term narrows the list to one key, within one namespace or none,
+    // as kube-apiserver's generic store does: ListPredicate turns a predicate
+    // whose field selector requires metadata.name (SelectionPredicate.
+    // MatchesSingle) into a read of that one key when the key can be made
+    // (KeyFunc fails for a namespaced resource listed across namespaces,
+    // which then lists). k8s.io/apiserver/pkg/registry/generic/registry/store.go.
     const byName = opts.name !== undefined && (!res.namespaced || ns) ? opts.name : undefined;
     const all = this.store.list(resourceKey(res), scope, opts.selector, byName);
     const items: KObject[] = [];

@@ -3,9 +3,9 @@
 // files. undici's index loads every part of the library at once (HTTP/2,
 // mocks and snapshot recording, caches, interceptors, WebSocket,
 // EventSource: 109 of its files, against 52 for these three); client-node's
-// config.js and watch.js and our shared dispatchers need these three names. hooks.ts points client-node's
-// imports here, and shared-dispatcher.ts imports Agent from here
-// (docs/decisions/0027).
+// config.js and watch.js and our shared dispatchers need these three names.
+// hooks.ts points client-node's imports here, and shared-dispatcher.ts
+// imports Agent from here (docs/decisions/0027).
 import type * as Undici from 'undici';
 import AgentClass from 'undici/lib/dispatcher/agent.js';
 import DispatcherClass from 'undici/lib/dispatcher/dispatcher.js';
