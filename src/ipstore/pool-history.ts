@@ -69,7 +69,9 @@ export class PoolHistory {
   prune(beforeMs: number, maxRows = HISTORY_MAX_ROWS): number {
     const old = this.db.prepare('DELETE FROM pool_history WHERE at < ?').run(Math.floor(beforeMs));
     const edge = this.db
-      .prepare('SELECT at, rowid AS id FROM pool_history ORDER BY at DESC, rowid DESC LIMIT 1 OFFSET ?')
+      .prepare(
+        'SELECT at, rowid AS id FROM pool_history ORDER BY at DESC, rowid DESC LIMIT 1 OFFSET ?',
+      )
       .get(Math.max(0, Math.floor(maxRows))) as { at: number; id: number } | undefined;
     if (edge === undefined) return Number(old.changes);
     const extra = this.db
