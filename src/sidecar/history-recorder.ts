@@ -3,7 +3,8 @@
 // than one synchronous commit per pod. Pruned to the retention window and the
 // row cap every few minutes, so each prune cuts a few thousand rows, not the
 // hour's growth at once (an hourly prune of 100,000 rows showed as a step in
-// the sidecar's memory at minute 60 of a churn bench). A failure to record is logged and costs only history, never the pool.
+// the sidecar's memory at minute 60 of a churn bench). A failure to record is
+// logged and costs only history, never the pool.
 import type { Observable, Subscription } from 'rxjs';
 import {
   HISTORY_MAX_ROWS,

@@ -1,7 +1,7 @@
 // The pool history's prune against a model: rows older than the window go,
-// then all but the newest `maxRows` by (at, insertion order). Many rows share
-// an `at` (a batch records several observations in one millisecond), so ties
-// are where a cut can go wrong.
+// then all but the newest `maxRows` by (at, insertion order). Rows can share
+// an `at` (observations a millisecond apart or less), so ties are where a cut
+// can go wrong.
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { openIpStore } from '../../src/ipstore/sqlite-store.ts';
