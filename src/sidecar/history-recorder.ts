@@ -1,10 +1,10 @@
 // Records what the monitor observes (demand and target over time) in the node
 // store's pool history, in batches: one transaction every few seconds rather
 // than one synchronous commit per pod. Pruned to the retention window and the
-// row cap every few minutes, so each prune cuts a few thousand rows, not the
-// hour's growth at once (an hourly prune of 100,000 rows showed as a step in
-// the sidecar's memory at minute 60 of a churn bench). A failure to record is
-// logged and costs only history, never the pool.
+// row cap every few minutes, so each prune cuts a few minutes' growth, not an
+// hour's (an hourly prune of 100,000 rows showed as a step in the sidecar's
+// memory at minute 60 of a churn bench). A failure to record is logged and
+// costs only history, never the pool.
 import type { Observable, Subscription } from 'rxjs';
 import {
   HISTORY_MAX_ROWS,
