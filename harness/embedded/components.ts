@@ -3,6 +3,9 @@
 // the chaos harness runs them as processes it can kill -9
 // (harness/embedded/chaos/host.ts). The cluster and the kubelets only see these
 // small handles: a node agent's URL and readiness, a control plane to stop.
+// A host may also run some nodes' simulated kubelets beside their sidecars
+// (startKubelet: the worker host does, to share the work between two cores);
+// the others run in this process.
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { BackendFactory } from '../../src/fulfiller/backend.ts';
 import type { FulfillerConfig } from '../../src/fulfiller/config.ts';
@@ -11,6 +14,8 @@ import type { Logger } from '../../src/log/logger.ts';
 import { DEFAULT_NAMESPACE } from '../../src/nnc/types.ts';
 import type { SidecarOptions } from '../../src/sidecar/options.ts';
 import { runSidecar, type RunningSidecar, type RunSidecarDeps } from '../../src/sidecar/run.ts';
+import type { PodEndedWaiting, PodWait } from '../kubelet/kubelet.ts';
+import type { RunningSimKubelet } from '../kubelet/start.ts';
 
 /** One node's sidecar, wherever it runs. */
 export interface NodeAgent {
@@ -46,6 +51,28 @@ export interface SidecarPlace {
   leakGraceSeconds?: number;
 }
 
+/** One node's simulated kubelet, wherever it runs. */
+export interface NodeKubelet {
+  /** Resolves once its pod watch has listed the node's pods. */
+  whenSynced(): Promise<void>;
+  stop(): Promise<void>;
+  /** The kubelet itself, when it runs in this process. */
+  readonly inProcess?: RunningSimKubelet;
+}
+
+/** What a host needs to run a node's kubelet: the node, the admin's access, where to report. */
+export interface KubeletPlace {
+  name: string;
+  /** Position in node order. */
+  index: number;
+  /** The node's InternalIP. */
+  nodeIp: string;
+  /** The admin's configuration (the kubelets act as the harness, not as the product). */
+  kc: KubeConfig;
+  onRunning?: (wait: PodWait) => void;
+  onEndedWaiting?: (ended: PodEndedWaiting) => void;
+}
+
 export interface ComponentHost {
   startControlPlane(args: {
     kc: KubeConfig;
@@ -56,6 +83,12 @@ export interface ComponentHost {
     backend?: BackendFactory;
   }): Promise<ControlPlane>;
   startSidecar(place: SidecarPlace): Promise<NodeAgent>;
+  /**
+   * Starts the node's kubelet beside the node's sidecar, calling it over HTTP
+   * as in this process; undefined: this node's kubelet runs in this process,
+   * as every kubelet does with a host without it.
+   */
+  startKubelet?(place: KubeletPlace): Promise<NodeKubelet> | undefined;
   /** Ends what the host itself runs (e.g. a worker thread), after every component it started stopped. */
   close?(): Promise<void>;
 }

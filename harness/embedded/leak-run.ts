@@ -87,7 +87,7 @@ export function startLeakRun(
         ...cluster.nodes.map((n) => inProcess(n.sidecar).leaks.counts),
       ]);
       const dropped = cluster.nodes.flatMap((n) =>
-        n.kubelet.kubelet.dropped.map((d) => ({ ...d, node: n.name })),
+        (n.kubelet.inProcess?.kubelet.dropped ?? []).map((d) => ({ ...d, node: n.name })),
       );
       const assigned = new Map<string, IpRecord[]>(
         cluster.nodes.map((n) => [n.name, inProcess(n.sidecar).store.list(['Assigned'])]),

@@ -4,7 +4,10 @@
 // created it, asking the sidecar for IPs over HTTP. Started a bounded number
 // at a time; stopped kubelets first (no new CNI calls), then sidecars. With
 // leaks, the kubelets drop a share of their CNI DELs and loseStore() deletes
-// a node's IP store and restarts its sidecar on the same port.
+// a node's IP store and restarts its sidecar on the same port. A host that
+// runs kubelets (the worker host) gets the kubelets it takes beside their
+// sidecars; leak runs keep all of theirs here, where what they dropped can be
+// read.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,11 +16,11 @@ import type { Logger } from '../../src/log/logger.ts';
 import type { LeakCounts } from '../../src/sidecar/leaks.ts';
 import { seededRandom } from '../../src/sim/random.ts';
 import type { PodEndedWaiting, PodWait } from '../kubelet/kubelet.ts';
-import { startSimKubelet, type RunningSimKubelet } from '../kubelet/start.ts';
+import { startSimKubelet } from '../kubelet/start.ts';
 import type { ProductAccess } from './access.ts';
 import { inBatches } from './batches.ts';
 import { httpPodApi, type HttpPodApi } from './http-pod-api.ts';
-import type { ComponentHost, NodeAgent } from './components.ts';
+import type { ComponentHost, NodeAgent, NodeKubelet } from './components.ts';
 import { nodeAddress } from './node-objects.ts';
 
 export interface EmbeddedNode {
@@ -25,7 +28,7 @@ export interface EmbeddedNode {
   /** Its InternalIP. */
   address: string;
   sidecar: NodeAgent;
-  kubelet: RunningSimKubelet;
+  kubelet: NodeKubelet;
 }
 
 export interface NodeAgentsOptions {
@@ -144,8 +147,27 @@ export class NodeAgents {
     mkdirSync(join(opts.stateRoot, name), { recursive: true });
     const sidecar = await this.startSidecar(name, i, 0);
     this.sidecars.push(sidecar);
-    // Every pod bound to the node, in every namespace, as a real kubelet.
-    const kubelet = startSimKubelet({
+    const kubelet = await this.startKubelet(name, i, sidecar);
+    this.byIndex[i] = { name, address: nodeAddress(i), sidecar, kubelet };
+    await kubelet.whenSynced();
+  }
+
+  /** Every pod bound to the node, in every namespace, as a real kubelet: beside the sidecar when the host takes it. */
+  private async startKubelet(name: string, i: number, sidecar: NodeAgent): Promise<NodeKubelet> {
+    const { opts } = this;
+    const { onRunning, onEndedWaiting } = opts;
+    const there = opts.leaks
+      ? undefined
+      : opts.host.startKubelet?.({
+          name,
+          index: i,
+          nodeIp: nodeAddress(i),
+          kc: opts.kc,
+          ...(onRunning ? { onRunning } : {}),
+          ...(onEndedWaiting ? { onEndedWaiting } : {}),
+        });
+    if (there) return there;
+    const running = startSimKubelet({
       kc: opts.kc,
       statusCalls: this.statusCalls,
       nodeName: name,
@@ -153,8 +175,8 @@ export class NodeAgents {
       // The node's sidecar now (loseStore replaces it; a process may move).
       sidecarUrl: () => (this.byIndex[i] ?? { sidecar }).sidecar.url,
       logger: opts.logger.child({ component: 'kubelet', node: name }),
-      ...(opts.onRunning ? { onRunning: opts.onRunning } : {}),
-      ...(opts.onEndedWaiting ? { onEndedWaiting: opts.onEndedWaiting } : {}),
+      ...(onRunning ? { onRunning } : {}),
+      ...(onEndedWaiting ? { onEndedWaiting } : {}),
       ...(opts.leaks
         ? {
             dropReleaseRate: opts.leaks.dropReleaseRate,
@@ -162,8 +184,11 @@ export class NodeAgents {
           }
         : {}),
     });
-    this.byIndex[i] = { name, address: nodeAddress(i), sidecar, kubelet };
-    await kubelet.whenSynced();
+    return {
+      whenSynced: () => running.whenSynced(),
+      stop: () => running.stop(),
+      inProcess: running,
+    };
   }
 
   private async startSidecar(name: string, index: number, listenPort: number): Promise<NodeAgent> {

@@ -1,7 +1,9 @@
 // What the worker host (worker-host.ts) and its sidecar thread
 // (sidecar-worker.ts) say to each other: requests carry an id, each answer
-// the id of its request.
+// the id of its request. What the thread's kubelets report (pods Running,
+// pods that ended waiting) comes unasked, in batches.
 import type { LogLevel } from '../../src/log/logger.ts';
+import type { PodEndedWaiting, PodWait } from '../kubelet/kubelet.ts';
 import type { RunSidecarDeps } from '../../src/sidecar/run.ts';
 
 export type SidecarTuning = Pick<RunSidecarDeps, 'tickMs' | 'writeWindowMs' | 'shutdownTimeoutMs'>;
@@ -24,8 +26,17 @@ export interface WorkerPlace {
   leakGraceSeconds?: number;
 }
 
+/** A kubelet's place: its node, and the admin's kubeconfig as text. */
+export interface WorkerKubeletPlace {
+  name: string;
+  nodeIp: string;
+  kubeconfig: string;
+}
+
 export type WorkerRequest =
   | { id: number; op: 'start'; place: WorkerPlace }
+  | { id: number; op: 'startKubelet'; kubelet: WorkerKubeletPlace }
+  | { id: number; op: 'stopKubelet'; name: string }
   | { id: number; op: 'ready'; name: string }
   | { id: number; op: 'stop'; name: string }
   | { id: number; op: 'cpu' }
@@ -34,3 +45,10 @@ export type WorkerRequest =
 export type WorkerReply =
   | { id: number; ok: true; url?: string; port?: number; ready?: boolean; cpuMs?: number }
   | { id: number; ok: false; error: string };
+
+/** What the thread's kubelets told since the last report, sent without being asked. */
+export interface WorkerKubeletReport {
+  report: 'kubelets';
+  running: PodWait[];
+  endedWaiting: PodEndedWaiting[];
+}

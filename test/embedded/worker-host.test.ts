@@ -1,16 +1,17 @@
 // The embedded cluster with its sidecars in a worker thread (worker-host.ts,
 // what bench/embedded.ts runs): the real sidecars over there, each with its
-// own token, serve the kubelets here a workload to Running with IPs and no
-// invariant broken, nothing the product needs is refused, the thread's CPU
-// time is told (what the bench prints), and stop() ends every node API and
-// the thread.
+// own token, serve the kubelets (one here, one over there beside its
+// sidecar) a workload to Running with IPs and no invariant broken, both
+// kubelets' pods are told here, nothing the product needs is refused, the
+// thread's CPU time is told (what the bench prints), and stop() ends every
+// node API and the thread.
 import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { productAccessReport, refusals } from '../../harness/embedded/access.ts';
 import { startEmbeddedCluster, WORKLOAD_NAMESPACE } from '../../harness/embedded/cluster.ts';
-import { workerHost } from '../../harness/embedded/worker-host.ts';
+import { inShare, workerHost } from '../../harness/embedded/worker-host.ts';
 import { WorkloadDriver } from '../../harness/workload/driver.ts';
 import { kubePodApi } from '../../harness/workload/kube.ts';
 import { planScenario } from '../../harness/workload/plan.ts';
@@ -27,10 +28,32 @@ describe('embedded: sidecars in a worker thread', function () {
   const runDir = mkdtempSync(join(tmpdir(), 'embedded-worker-'));
   after(() => rmSync(runDir, { recursive: true, force: true }));
 
+  it('spreads a share of the kubelets evenly in node order', () => {
+    const taken = (share: number, n: number) =>
+      Array.from({ length: n }, (_, i) => (inShare(i, share) ? 1 : 0)).join('');
+    expect(taken(1 / 3, 9)).to.equal('001001001');
+    expect(taken(0.5, 4)).to.equal('0101');
+    expect(taken(0, 4)).to.equal('0000');
+    expect(taken(1, 4)).to.equal('1111');
+    expect(
+      Array.from({ length: 1000 }, (_, i) => i).filter((i) => inShare(i, 1 / 3)),
+    ).to.have.length(333);
+  });
+
+  it('refuses a kubelet share outside 0 to 1 before it starts a thread', () => {
+    expect(() => workerHost({ logLevel: 'error', kubeletShare: 1.5 })).to.throw(
+      /kubeletShare must be between 0 and 1, got 1.5/,
+    );
+    expect(() => workerHost({ logLevel: 'error', kubeletShare: Number.NaN })).to.throw(
+      /kubeletShare/,
+    );
+  });
+
   it('runs the real sidecars there: pods Running with IPs, nothing refused, all stopped', async () => {
     const nodeNames = ['n-0', 'n-1'];
     const waits: PodWait[] = [];
-    const host = workerHost({ logLevel: 'error' });
+    // n-1's kubelet runs over there beside its sidecar, n-0's here.
+    const host = workerHost({ logLevel: 'error', kubeletShare: 0.5 });
     const cluster = await startEmbeddedCluster({
       nodeNames,
       podSubnet: '10.0.0.0/16',
@@ -45,11 +68,15 @@ describe('embedded: sidecars in a worker thread', function () {
       expect(await cluster.whenReady(20_000)).to.equal(2);
       const cpuWhenReady = await host.threadCpuMs();
       expect(cpuWhenReady).to.be.greaterThan(0);
-      // Handles only: the sidecars are not in this thread.
+      // Handles only: the sidecars are not in this thread, nor is n-1's kubelet.
       for (const n of cluster.nodes) {
         expect(n.sidecar.inProcess).to.equal(undefined);
         expect((await fetch(`${n.sidecar.url}/readyz`)).status).to.equal(200);
       }
+      expect(cluster.nodes.map((n) => n.kubelet.inProcess !== undefined)).to.deep.equal([
+        true,
+        false,
+      ]);
       const plan = planScenario(
         parseScenario({ name: 'w', durationSeconds: 10, steps: [{ at: 0, create: 5 }] }),
         nodeNames,
