@@ -171,10 +171,12 @@ export function planPodFollowing(input: PodPlanInput): PodPlan {
   // request is not among the addresses it reports has a stale status (its
   // newer sandbox got that record's address): its claims wait.
   const claims = new Map<string, { ip: string; pods: string[] }>();
+  // Each creation time parsed once, not at every comparison of the sort.
   const order = [...onNode.entries()]
     .filter(([k, pod]) => live(k) && pod.spec?.hostNetwork !== true)
-    .sort(([ka, a], [kb, b]) => created(a) - created(b) || (ka < kb ? -1 : ka > kb ? 1 : 0));
-  for (const [k, pod] of order) {
+    .map(([k, pod]) => ({ k, pod, at: created(pod) }))
+    .sort((a, b) => a.at - b.at || (a.k < b.k ? -1 : a.k > b.k ? 1 : 0));
+  for (const { k, pod } of order) {
     const addresses = claimed(pod);
     if (addresses.size === 0) continue;
     const real = realByPod.get(k) ?? [];
