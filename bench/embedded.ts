@@ -8,7 +8,8 @@
 // request counts, invariant violations and memory, and the whole (set-up +
 // convergence) against its goal: under 30 s on two cores with 0 violations.
 // Run: node bench/embedded.ts   (BENCH_NODES, BENCH_PODS change the size;
-// BENCH_SIDECARS=in-process keeps the sidecars on the main thread.)
+// BENCH_SIDECARS=in-process keeps the sidecars on the main thread;
+// BENCH_KUBELET_SHARE, 0 to 1, how many kubelets run beside their sidecars.)
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -59,7 +60,14 @@ const nodeNames = Array.from({ length: NODES }, (_, i) => `node-${i}`);
 const waits: number[] = [];
 
 // The sidecars' thread starts here, so all of its CPU time is the run's.
-const host = IN_PROCESS ? undefined : workerHost({ logFile, logLevel: 'warn' });
+const KUBELET_SHARE = process.env.BENCH_KUBELET_SHARE;
+const host = IN_PROCESS
+  ? undefined
+  : workerHost({
+      logFile,
+      logLevel: 'warn',
+      ...(KUBELET_SHARE !== undefined ? { kubeletShare: Number(KUBELET_SHARE) } : {}),
+    });
 const cpuAtStart = process.cpuUsage();
 const mainCpuAtStart = process.threadCpuUsage();
 const wallAtStart = performance.now();
