@@ -40,9 +40,10 @@ export interface WorkerHostOptions {
   /**
    * The share of the nodes (0 to 1, spread evenly in node order) whose
    * kubelet runs in the thread beside its sidecar; the others run in this
-   * one. Default 1/3: at 1,000 nodes x 30 pods a third there left both
-   * threads 75-80 % busy (35 s); all of them, the thread 81 % and this one
-   * 43 % (45 s); none, 55 % and 85 % (42 s).
+   * one. Default 1/3, measured at 1,000 nodes x 30 pods: a third there
+   * left both threads 74-80 % busy (35.5-36.5 s); a quarter took 37.9-38.1 s
+   * and 0.42 36.2-36.5 s; all of them, the thread 81 % and this one 43 %
+   * (44.8 s); none, the thread 54-56 % and this one 82-85 % (42-48 s).
    */
   kubeletShare?: number;
 }
