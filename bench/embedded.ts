@@ -37,10 +37,11 @@ const PODS = Number(process.env.BENCH_PODS ?? 30);
 const mb = (n: number) => `${Math.round(n / 2 ** 20)} MiB`;
 const s = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
-// Every node holds ~14 file descriptors at the peak (measured: ~14,500 at
+// Every node holds ~14 file descriptors at the peak (measured: 14,175 at
 // 1,000 nodes): its 4 watch streams (both ends in this process), its node API
-// listener and keep-alive CNI connection, 3 SQLite files; requests share one
-// keep-alive pool. Say so up front rather than dying with EMFILE.
+// listener and at most two keep-alive CNI connections (both ends), 3 SQLite
+// files; requests share one keep-alive pool. Say so up front rather than
+// dying with EMFILE.
 const fdLimit = Number(execFileSync('sh', ['-c', 'ulimit -n'], { encoding: 'utf8' }).trim());
 if (Number.isFinite(fdLimit) && fdLimit < NODES * 16 + 1000) {
   console.log(
