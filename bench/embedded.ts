@@ -26,7 +26,7 @@ import { httpPodApi } from '../harness/embedded/http-pod-api.ts';
 import { planScenario } from '../harness/workload/plan.ts';
 import { parseScenario } from '../harness/workload/scenario.ts';
 import { WorkloadDriver } from '../harness/workload/driver.ts';
-import { workerHost } from '../harness/embedded/worker-host.ts';
+import { inShare, workerHost } from '../harness/embedded/worker-host.ts';
 import { againstGoal, runInfo } from './run-info.ts';
 
 const NODES = Number(process.env.BENCH_NODES ?? 1000);
@@ -69,6 +69,8 @@ const host = IN_PROCESS
       logLevel: 'warn',
       ...(KUBELET_SHARE !== undefined ? { kubeletShare: Number(KUBELET_SHARE) } : {}),
     });
+/** How many nodes' kubelets run in the sidecars' thread. */
+const kubeletsThere = host ? nodeNames.filter((_, i) => inShare(i, host.kubeletShare)).length : 0;
 const cpuAtStart = process.cpuUsage();
 const mainCpuAtStart = process.threadCpuUsage();
 const wallAtStart = performance.now();
@@ -91,7 +93,7 @@ const readyMs = performance.now() - t;
 console.log(
   `set-up: ${NODES} nodes (Node, NNC, sidecar, kubelet) in ${s(setupMs)}; ` +
     `${ready}/${NODES} sidecars ready ${s(readyMs)} later; rss ${mb(process.memoryUsage().rss)}; ` +
-    `sidecars ${IN_PROCESS ? 'on the main thread' : 'and a third of the kubelets in a worker thread'}`,
+    `sidecars ${host ? `and ${kubeletsThere} of the kubelets in a worker thread` : 'on the main thread'}`,
 );
 
 const plan = planScenario(
@@ -171,9 +173,9 @@ const sidecarCpuMs = (await host?.threadCpuMs()) ?? 0;
 const pct = (ms: number) => `${Math.round((100 * ms) / wallMs)} %`;
 console.log(
   `cpu: ${s(cpuMs)} over ${s(wallMs)} of wall time (set-up to convergence) = ${(cpuMs / wallMs).toFixed(2)} cores busy; ` +
-    `main thread (API server, fulfiller, ${host ? 'two thirds of the ' : ''}kubelets, workload) ${s(mainCpuMs)} (${pct(mainCpuMs)})` +
+    `main thread (API server, fulfiller, ${host ? `${NODES - kubeletsThere} of the ` : ''}kubelets, workload) ${s(mainCpuMs)} (${pct(mainCpuMs)})` +
     (host
-      ? `, sidecars' thread (and a third of the kubelets) ${s(sidecarCpuMs)} (${pct(sidecarCpuMs)})`
+      ? `, sidecars' thread (and ${kubeletsThere} kubelets) ${s(sidecarCpuMs)} (${pct(sidecarCpuMs)})`
       : '') +
     `, the rest (GC and other V8 and libuv threads) ${s(cpuMs - mainCpuMs - sidecarCpuMs)}`,
 );

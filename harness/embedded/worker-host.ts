@@ -59,6 +59,8 @@ type Request = {
 }[WorkerRequest['op']];
 
 export interface WorkerHost extends ComponentHost {
+  /** The share of the nodes whose kubelet runs in the thread (0 to 1). */
+  readonly kubeletShare: number;
   /** The CPU time (user + system) the sidecars' thread has used so far, in ms. */
   threadCpuMs(): Promise<number>;
 }
@@ -156,6 +158,7 @@ export function workerHost(opts: WorkerHostOptions): WorkerHost {
         },
       };
     },
+    kubeletShare,
     startKubelet: (place) => (inShare(place.index, kubeletShare) ? startKubelet(place) : undefined),
     threadCpuMs: async () => (await ask({ op: 'cpu' })).cpuMs ?? 0,
     close() {
