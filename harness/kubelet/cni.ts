@@ -71,9 +71,10 @@ export interface HttpCniOptions {
  * 0.3 ms more CPU a call (both ends, measured with 16 calls in flight), which
  * the embedded cluster pays twice for each of its pods. At most two
  * connections at a time (more calls wait for one): the sidecar answers one
- * call at a time anyway, and with a thousand nodes each opening one a call in
- * flight, both ends in one process, a run passed this machine's 20,000
- * open files (EMFILE; 17,700 at the peak with two).
+ * call at a time anyway, and with a connection for each call in flight (up
+ * to eight a kubelet), a thousand nodes with both ends in one process passed
+ * this machine's 20,000 open files (EMFILE). With two: 14,175 at the peak
+ * (17,692 with every kubelet in the sidecars' thread).
  */
 export function httpCniClient(
   baseUrl: string | (() => string),
