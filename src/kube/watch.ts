@@ -15,7 +15,7 @@ import { ListWatch } from '@kubernetes/client-node/dist/cache.js';
 import { Watch } from '@kubernetes/client-node/dist/watch.js';
 import type { KubeConfig, KubernetesObject, ListPromise } from '@kubernetes/client-node';
 import type { Observable } from 'rxjs';
-import { ReplaySubject, Subject } from 'rxjs';
+import { defer, ReplaySubject, Subject } from 'rxjs';
 import type { Logger } from '../log/logger.ts';
 import { Backoff, DEFAULT_BACKOFF } from './backoff.ts';
 import type { BackoffOptions } from './backoff.ts';
@@ -185,8 +185,26 @@ export function watchResource<T extends KubernetesObject>(
   });
   syncedPromise.catch(() => {}); // only an error for those who wait on it
 
+  // The cache is copied out only for someone listening: a watch read through
+  // its events and list() (the fulfiller's, every kubelet's) pays nothing a
+  // change. One unheard change marks the buffered list stale, and the next
+  // subscriber (or stop, for those after it) gets the cache as it is then.
+  let stale = false;
+  // ListWatch.list() without a namespace builds a new array each call: the caller's own.
+  const copy = (): T[] => lw.list() as T[];
   const publish = (): void => {
-    if (synced && !stopped) cache.next([...lw.list()]);
+    if (!synced || stopped) return;
+    if (!cache.observed) {
+      stale = true;
+      return;
+    }
+    stale = false;
+    cache.next(copy());
+  };
+  const freshen = (): void => {
+    if (!stale || !synced) return;
+    stale = false;
+    cache.next(copy());
   };
   for (const verb of ['add', 'update', 'delete'] as const) {
     lw.on(verb, (object: T) => {
@@ -258,11 +276,14 @@ export function watchResource<T extends KubernetesObject>(
 
   return {
     events$: events.asObservable(),
-    cache$: cache.asObservable(),
+    cache$: defer(() => {
+      if (!stopped) freshen();
+      return cache;
+    }),
     get synced() {
       return synced;
     },
-    list: () => (synced ? [...lw.list()] : []),
+    list: () => (synced ? copy() : []),
     get: (name, namespace) => lw.get(name, namespace),
     whenSynced: () => syncedPromise,
     async stop() {
@@ -275,6 +296,7 @@ export function watchResource<T extends KubernetesObject>(
       await lw.stop();
       rejectSynced(new Error('watch stopped before its first sync'));
       events.complete();
+      freshen();
       cache.complete();
     },
   };

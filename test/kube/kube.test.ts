@@ -348,6 +348,47 @@ describe('kube over the local API server', function () {
     await w.stop(); // idempotent
   });
 
+  it('watchResource: a cache$ subscribed late, or after stop, gets the cache as it is then', async () => {
+    await create('early');
+    const watch = (name: string) =>
+      watchResource<KubernetesObject>({ kc, path: NNC_PATH, listFn, logger: silentLogger(), name });
+    const names = (c: KubernetesObject[]): string[] => c.map((o) => o.metadata!.name!).sort();
+    const w = watch('nnc-late');
+    const w2 = watch('nnc-stopped');
+    try {
+      await w.whenSynced();
+      // Nobody listens to cache$ while these change.
+      await create('late');
+      await until('late seen', () => w.get('late', 'kube-system') !== undefined);
+      const first: string[][] = [];
+      const sub = w.cache$.subscribe((c) => first.push(names(c)));
+      expect(first).to.deep.equal([['early', 'late']]);
+      // A second subscriber gets the same list; a change reaches both.
+      const second: string[][] = [];
+      w.cache$.subscribe((c) => second.push(names(c)));
+      expect(second).to.deep.equal([['early', 'late']]);
+      await api.deleteNamespacedCustomObject({ ...NNC, name: 'early' });
+      await until('early gone', () => first.length === 2 && second.length === 2);
+      expect(first[1]).to.deep.equal(['late']);
+      expect(second[1]).to.deep.equal(['late']);
+      sub.unsubscribe();
+      // The lists handed out are the callers' own.
+      expect(w.list()).to.not.equal(w.list());
+
+      // Unheard: a change, then stop; a subscriber after stop gets the last cache.
+      await w2.whenSynced();
+      await create('last');
+      await until('last seen', () => w2.get('last', 'kube-system') !== undefined);
+      await w2.stop();
+      const afterStop: string[][] = [];
+      w2.cache$.subscribe((c) => afterStop.push(names(c)));
+      expect(afterStop).to.deep.equal([['last', 'late']]);
+    } finally {
+      await w.stop();
+      await w2.stop();
+    }
+  });
+
   it('createEventRecorder writes and aggregates real core/v1 Events', async () => {
     const rec = createEventRecorder({
       kc,
