@@ -13,9 +13,15 @@ import { errorText } from '../log/error-text.ts';
 export type StoreNotice =
   { type: 'assigned-vanished'; records: IpRecord[] } | { type: 'invalid-status'; message: string };
 
+/**
+ * 'synced': the store's inventory followed this NNC; 'unchanged': it already
+ * did, the NNC's containers being those of the last sync (a spec write, a
+ * status that changed elsewhere); false: invalid, or the sync failed.
+ */
+export type FollowResult = 'synced' | 'unchanged' | false;
+
 export interface NncFollower {
-  /** True when the store's inventory followed this NNC (false: invalid, or the sync failed). */
-  follow(nnc: NodeNetworkConfig): boolean;
+  follow(nnc: NodeNetworkConfig): FollowResult;
   /** False after the store failed to write (disk, corruption), until a sync succeeds. */
   healthy(): boolean;
 }
@@ -46,12 +52,22 @@ export function followNnc(
   const { logger: log, notify = () => {} } = options;
   let restored = false;
   let failed = false;
+  // The containers of the last sync that left nothing to retry, as JSON. The
+  // store changes its rows only at a sync or when a pod lets go of an IP the
+  // status no longer backs (which a sync would not bring back), so syncing
+  // the same containers again changes nothing - unless it reported a
+  // conflict, which waits for the next sync (inventory-plan.ts).
+  let lastSynced: string | undefined;
   return {
     healthy: () => !failed,
     follow(nnc) {
       if (invalidNncReason(nnc) !== undefined) return false; // the monitor warns and ignores it
+      const containers = dynamicContainers(nnc);
+      const key = JSON.stringify(containers);
+      if (key === lastSynced && !failed) return 'unchanged';
+      lastSynced = undefined;
       try {
-        const change = store.syncInventory(dynamicContainers(nnc));
+        const change = store.syncInventory(containers);
         if (change.added.length > 0 || change.removed.length > 0) {
           log.info('inventory synced', {
             added: change.added.length,
@@ -73,7 +89,8 @@ export function followNnc(
           if (result) log.info('pending release restored', { ...result });
         }
         failed = false;
-        return true;
+        if (!change.conflicts || change.conflicts.length === 0) lastSynced = key;
+        return 'synced';
       } catch (err) {
         // Garbage in the status changes nothing and is reported, naming the
         // field; only a store that cannot write (disk, corruption) makes the

@@ -115,7 +115,7 @@ function usableNnc$(
     tap((n) => {
       nnc.current = n;
       // What the inventory just took may be a running pod's address: adopt it now.
-      if (follower.follow(n)) pods.inventorySynced();
+      if (follower.follow(n) === 'synced') pods.inventorySynced();
     }),
     filter((n) => !waitedFor(n)),
     share(),

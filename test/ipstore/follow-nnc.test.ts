@@ -45,6 +45,39 @@ describe('ipstore/followNnc', () => {
     expect(logs.find('inventory synced').map((r) => r.added)).to.deep.equal([4, 1]);
   });
 
+  it('does not sync the same containers again (a spec write), unless the last sync left a conflict', () => {
+    let syncs = 0;
+    const real = store.syncInventory.bind(store);
+    store.syncInventory = (...args) => {
+      syncs += 1;
+      return real(...args);
+    };
+    expect(follow.follow(nnc([container(1, [2, 3])]))).to.equal('synced');
+    const held = store.assign(pod(1, ['10.1.0.2']));
+    // The sidecar's own spec write comes back as a new NNC with the same status.
+    const specOnly = nnc([container(1, [2, 3])], [ipId(1, 3)]);
+    specOnly.spec!.requestedIPCount = 8;
+    expect(follow.follow(specOnly)).to.equal('unchanged');
+    expect(syncs).to.equal(1);
+    expect(follow.follow(nnc([container(1, [2, 3, 4])]))).to.equal('synced');
+    expect(syncs).to.equal(2);
+
+    // The status moves the held id to another address: a conflict while the pod holds it.
+    const moved = container(1, [3, 4]);
+    moved.ipAssignments!.push({ name: held.id, ip: '10.1.0.9' });
+    expect(follow.follow(nnc([moved]))).to.equal('synced');
+    expect(store.list().map((r) => r.ip)).to.not.include('10.1.0.9');
+    store.release(pod(1).podInterfaceID);
+    // The same status again is synced, and the address it waited for joins the pool.
+    expect(follow.follow(nnc([moved]))).to.equal('synced');
+    expect(syncs).to.equal(4);
+    expect(store.list().map((r) => `${r.id} ${r.ip} ${r.state}`)).to.include(
+      `${held.id} 10.1.0.9 Available`,
+    );
+    expect(follow.follow(nnc([moved]))).to.equal('unchanged');
+    expect(syncs).to.equal(4);
+  });
+
   it('ignores an NNC the monitor would ignore', () => {
     follow.follow({ metadata: { name: 'node-1' }, status: { networkContainers: [] } });
     expect(store.list()).to.deep.equal([]);
