@@ -4,7 +4,6 @@
 // Metadata ownership covers labels and annotations only.
 import {
   deepEqual,
-  getPath,
   isObject,
   type Json,
   type JsonObject,
@@ -19,30 +18,58 @@ export const decodePath = (s: string): string[] => s.split('\u0000');
 
 export type FieldScope = 'main' | 'status' | 'all';
 
-/** Leaf paths of an object within a scope: the fields it sets. */
-export function fieldSet(obj: JsonObject, scope: FieldScope): FieldSet {
-  const out: FieldSet = new Set();
-  const walk = (v: Json, path: string[]): void => {
-    if (isObject(v) && Object.keys(v).length > 0) {
-      for (const [k, child] of Object.entries(v)) walk(child, [...path, k]);
-    } else out.add(encodePath(path));
+/**
+ * Calls `leaf` with each field an object sets within a scope: its leaf paths
+ * (a value that is not a non-empty map) and their values. Paths are built as
+ * encoded strings, one concatenation a level.
+ */
+function eachLeaf(
+  obj: JsonObject,
+  scope: FieldScope,
+  leaf: (path: string, value: Json) => void,
+): void {
+  const walk = (v: Json, path: string): void => {
+    if (isObject(v)) {
+      const keys = Object.keys(v);
+      if (keys.length > 0) {
+        for (const k of keys) walk(v[k] as Json, `${path}\u0000${k}`);
+        return;
+      }
+    }
+    leaf(path, v);
   };
-  for (const [k, v] of Object.entries(obj)) {
+  for (const k of Object.keys(obj)) {
     if (k === 'apiVersion' || k === 'kind') continue;
+    const v = obj[k] as Json;
     if (k === 'metadata') {
       if (scope === 'status' || !isObject(v)) continue;
       for (const mk of ['labels', 'annotations']) {
         const m = v[mk];
-        if (isObject(m)) for (const lk of Object.keys(m)) out.add(encodePath(['metadata', mk, lk]));
+        if (isObject(m))
+          for (const lk of Object.keys(m)) leaf(`metadata\u0000${mk}\u0000${lk}`, m[lk] as Json);
       }
       continue;
     }
     if (scope === 'status' && k !== 'status') continue;
     if (scope === 'main' && k === 'status') continue;
-    walk(v, [k]);
+    walk(v, k);
   }
+}
+
+/** Leaf paths of an object within a scope: the fields it sets. */
+export function fieldSet(obj: JsonObject, scope: FieldScope): FieldSet {
+  const out: FieldSet = new Set();
+  eachLeaf(obj, scope, (path) => out.add(path));
   return out;
 }
+
+/**
+ * The FieldsV1 objects this server built, with the paths each one holds. One
+ * is read back without a walk, and written again as it is while its manager
+ * owns the same paths: a status write re-encodes only the entry it changes.
+ * They are never changed in place (an entry that changes gets a new one).
+ */
+const built = new WeakMap<JsonObject, FieldSet>();
 
 export function toFieldsV1(set: FieldSet): JsonObject {
   const root: JsonObject = {};
@@ -54,20 +81,27 @@ export function toFieldsV1(set: FieldSet): JsonObject {
       cur = cur[key] as JsonObject;
     }
   }
+  built.set(root, new Set(set));
   return root;
 }
 
 export function fromFieldsV1(v: unknown): FieldSet {
+  const known = isObject(v) ? built.get(v) : undefined;
+  if (known) return new Set(known);
   const out: FieldSet = new Set();
-  const walk = (node: unknown, path: string[]): void => {
-    const keys = isObject(node) ? Object.keys(node).filter((k) => k.startsWith('f:')) : [];
-    if (keys.length === 0) {
-      if (path.length > 0) out.add(encodePath(path));
-      return;
+  const walk = (node: unknown, path: string, depth: number): void => {
+    let leaf = true;
+    if (isObject(node)) {
+      for (const k of Object.keys(node)) {
+        if (!k.startsWith('f:')) continue;
+        leaf = false;
+        const seg = k.slice(2);
+        walk(node[k], depth === 0 ? seg : `${path}\u0000${seg}`, depth + 1);
+      }
     }
-    for (const k of keys) walk((node as JsonObject)[k], [...path, k.slice(2)]);
+    if (leaf && depth > 0) out.add(path);
   };
-  walk(v, []);
+  walk(v, '', 0);
   return out;
 }
 
@@ -78,6 +112,8 @@ export interface ManagerEntry {
   time: string;
   subresource?: string;
   fields: FieldSet;
+  /** The FieldsV1 object the entry was read from, when this server built it. */
+  source?: JsonObject;
 }
 
 export function readManagers(obj: KObject | undefined): ManagerEntry[] {
@@ -91,6 +127,7 @@ export function readManagers(obj: KObject | undefined): ManagerEntry[] {
       time: String(e.time ?? ''),
       fields: fromFieldsV1(e.fieldsV1),
     };
+    if (isObject(e.fieldsV1) && built.has(e.fieldsV1)) entry.source = e.fieldsV1;
     if (typeof e.subresource === 'string' && e.subresource) entry.subresource = e.subresource;
     return entry;
   });
@@ -109,12 +146,19 @@ export function writeManagers(obj: KObject, entries: ManagerEntry[]): void {
       apiVersion: e.apiVersion,
       time: e.time,
       fieldsType: 'FieldsV1',
-      fieldsV1: toFieldsV1(e.fields),
+      fieldsV1:
+        e.source && sameSet(built.get(e.source), e.fields) ? e.source : toFieldsV1(e.fields),
     };
     if (e.subresource) out.subresource = e.subresource;
     return out;
   });
 }
+
+const sameSet = (a: FieldSet | undefined, b: FieldSet): boolean => {
+  if (a === undefined || a.size !== b.size) return false;
+  for (const p of b) if (!a.has(p)) return false;
+  return true;
+};
 
 /** RFC 3339 to the second, as metav1.Time serialises. */
 export function rfc3339(d: Date): string {
@@ -136,14 +180,22 @@ export function recordUpdate(
 ): void {
   const entries = readManagers(prev);
   const scope: FieldScope = subresource === 'status' ? 'status' : 'all';
-  const nextSet = fieldSet(next, scope);
-  const prevSet = prev ? fieldSet(prev, scope) : new Set<string>();
+  const before = new Map<string, Json>();
+  if (prev) eachLeaf(prev, scope, (p, v) => before.set(p, v));
   const changed: string[] = [];
-  for (const p of nextSet) {
-    if (!prevSet.has(p) || !deepEqual(getPath(prev, decodePath(p)), getPath(next, decodePath(p))))
-      changed.push(p);
+  let kept = 0;
+  eachLeaf(next, scope, (p, v) => {
+    if (before.has(p)) {
+      kept += 1;
+      if (deepEqual(before.get(p), v)) return;
+    }
+    changed.push(p);
+  });
+  const removed: string[] = [];
+  if (kept < before.size) {
+    const after = fieldSet(next, scope);
+    for (const p of before.keys()) if (!after.has(p)) removed.push(p);
   }
-  const removed = [...prevSet].filter((p) => !nextSet.has(p));
   if (changed.length === 0 && removed.length === 0 && prev) {
     writeManagers(next, entries);
     return;
