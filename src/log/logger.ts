@@ -53,10 +53,35 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   // A line logged after end() (a late callback during shutdown) must not crash
   // the process with "write after end": it is dropped instead.
   logger.on('error', () => {});
+  return dropEarly(logger);
+}
+
+/**
+ * winston formats every line (here: a timestamp and a JSON.stringify) and
+ * runs it through its streams before a transport drops it for its level.
+ * A line no transport takes (or any line of a silent logger) is dropped here
+ * instead, at the call: a sidecar at warn logs its debug and info lines at
+ * the cost of a level check. Child loggers inherit these methods and are
+ * asked with their own level.
+ */
+function dropEarly(logger: Logger): Logger {
+  for (const level of Object.keys(logger.levels)) {
+    const write = (logger as unknown as Record<string, (...args: unknown[]) => Logger>)[level];
+    if (typeof write !== 'function') continue;
+    Object.defineProperty(logger, level, {
+      configurable: true,
+      writable: true,
+      value(this: Logger, ...args: unknown[]): Logger {
+        return !this.silent && this.isLevelEnabled(level) ? write.apply(this, args) : this;
+      },
+    });
+  }
   return logger;
 }
 
 /** A logger that drops everything, for code paths that log nothing of interest. */
 export function silentLogger(): Logger {
-  return winston.createLogger({ silent: true, transports: [new winston.transports.Console()] });
+  return dropEarly(
+    winston.createLogger({ silent: true, transports: [new winston.transports.Console()] }),
+  );
 }

@@ -55,6 +55,38 @@ describe('logger', () => {
     log.warn('shown');
     expect(lines.map((l) => JSON.parse(l).msg)).to.deep.equal(['shown']);
   });
+
+  it('drops a record no transport takes before formatting it; a level raised later or a transport of its own lets it through', () => {
+    const { lines, transport } = collect();
+    let clockReads = 0;
+    const log = createLogger({
+      transports: [transport],
+      level: 'warn',
+      // The timestamp is the first format step: read once for each line formatted.
+      now: () => {
+        clockReads += 1;
+        return new Date(0);
+      },
+    });
+    const child = log.child({ component: 'nodeapi' });
+    child.info('ip assigned', { ip: '10.0.0.4' });
+    child.debug('detail');
+    log.info('hidden');
+    expect(clockReads).to.equal(0);
+    child.warn('no available ip');
+    expect(clockReads).to.equal(1);
+
+    log.level = 'info';
+    child.info('ip assigned', { ip: '10.0.0.5' });
+    expect(clockReads).to.equal(2);
+    const verbose = collect();
+    log.add(Object.assign(verbose.transport, { level: 'debug' }));
+    child.debug('detail');
+    expect(lines.map((l) => JSON.parse(l).msg)).to.deep.equal(['no available ip', 'ip assigned']);
+    expect(verbose.lines.map((l) => JSON.parse(l))).to.deep.equal([
+      { level: 'debug', ts: '1970-01-01T00:00:00.000Z', msg: 'detail', component: 'nodeapi' },
+    ]);
+  });
 });
 
 describe('logger after end', () => {
