@@ -1,6 +1,7 @@
 // The workload driver's three pod calls (PodApi: create, set the phase
-// through the status subresource, delete with no grace period) and the
+// through the status subresource, delete with no grace period), the
 // simulated kubelets' two (PodStatusCalls: patch and read a pod's status)
+// and their pod list and watch (PodListWatch, for kubelet/pod-watch.ts)
 // over plain node:http(s) with JSON bodies, for runs that create pods by the
 // ten thousand. client-node's generated client serialises every V1Pod through
 // its ObjectSerializer and every request through fetch: measured against
@@ -16,11 +17,12 @@ import http from 'node:http';
 import https from 'node:https';
 import type { PodApi } from '../workload/driver.ts';
 import type { PodStatusCalls } from '../kubelet/kube.ts';
+import type { PodListWatch, PodQuery, PodStream } from '../kubelet/pod-watch.ts';
 
 /** How long one call may take before it fails (and the driver retries it). */
 const CALL_TIMEOUT_MS = 30_000;
 
-export interface HttpPodApi extends PodApi, PodStatusCalls {
+export interface HttpPodApi extends PodApi, PodStatusCalls, PodListWatch {
   /** Closes the kept-alive connections. */
   close(): void;
 }
@@ -46,6 +48,15 @@ export function httpPodApi(kc: KubeConfig, maxSockets = 64): HttpPodApi {
         rejectUnauthorized: cluster.skipTLSVerify !== true,
       })
     : new http.Agent({ keepAlive: true, maxSockets });
+  // Watches hold their connection for minutes: a pool of their own, uncapped,
+  // so they never queue the calls above behind them.
+  const watchAgent = tls
+    ? new https.Agent({
+        keepAlive: true,
+        ...(ca ? { ca } : {}),
+        rejectUnauthorized: cluster.skipTLSVerify !== true,
+      })
+    : new http.Agent({ keepAlive: true });
   const auth: Record<string, string> = user?.token ? { authorization: `Bearer ${user.token}` } : {};
 
   const call = (method: string, path: string, body?: unknown, type = 'application/json') =>
@@ -86,6 +97,72 @@ export function httpPodApi(kc: KubeConfig, maxSockets = 64): HttpPodApi {
     });
 
   const pods = (namespace: string) => `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`;
+  const podQuery = (q: PodQuery, extra: Record<string, string>): string => {
+    const params = new URLSearchParams({ fieldSelector: q.fieldSelector, ...extra });
+    if (q.labelSelector) params.set('labelSelector', q.labelSelector);
+    return `${q.namespace ? pods(q.namespace) : '/api/v1/pods'}?${params.toString()}`;
+  };
+
+  /** A watch's JSON lines as they arrive; `onEnd` once: an error, or nothing when the server ends it. */
+  const watch = (
+    path: string,
+    onLine: (line: string) => void,
+    onEnd: (error?: Error) => void,
+  ): PodStream => {
+    let ended = false;
+    const end = (error?: Error): void => {
+      if (ended) return;
+      ended = true;
+      onEnd(error);
+    };
+    const req = (tls ? https : http).request(
+      {
+        host: server.hostname,
+        port: server.port,
+        method: 'GET',
+        path,
+        agent: watchAgent,
+        headers: { accept: 'application/json', ...auth },
+      },
+      (res) => {
+        const status = res.statusCode ?? 0;
+        res.setEncoding('utf8');
+        if (status < 200 || status >= 300) {
+          let body = '';
+          res.on('data', (c: string) => (body += c));
+          res.on('end', () => end(callError('GET', path, status, body)));
+          return;
+        }
+        let rest = '';
+        res.on('data', (chunk: string) => {
+          let text = rest + chunk;
+          let nl = text.indexOf('\n');
+          while (nl >= 0) {
+            const line = text.slice(0, nl);
+            if (line.trim() !== '' && !ended) onLine(line);
+            text = text.slice(nl + 1);
+            nl = text.indexOf('\n');
+          }
+          rest = text;
+        });
+        res.on('end', () => {
+          if (rest.trim() !== '' && !ended) onLine(rest);
+          end();
+        });
+        res.on('error', (e) => end(e));
+        res.on('aborted', () => end(new Error(`GET ${path}: the server cut the watch`)));
+      },
+    );
+    req.on('error', (e) => end(e));
+    req.end();
+    return {
+      abort: () => {
+        end(new Error('watch aborted'));
+        req.destroy();
+      },
+    };
+  };
+
   const status = (namespace: string, name: string) =>
     `${pods(namespace)}/${encodeURIComponent(name)}/status`;
   const mergePatch = (path: string, body: object) =>
@@ -102,7 +179,23 @@ export function httpPodApi(kc: KubeConfig, maxSockets = 64): HttpPodApi {
     patchPodStatus: (namespace, name, body) => mergePatch(status(namespace, name), body),
     readPodStatus: async (namespace, name) =>
       JSON.parse(await call('GET', status(namespace, name))) as V1Pod,
-    close: () => agent.destroy(),
+    listPods: async (q) => {
+      const list = JSON.parse(await call('GET', podQuery(q, {}))) as {
+        items?: V1Pod[];
+        metadata?: { resourceVersion?: string };
+      };
+      return { items: list.items ?? [], resourceVersion: list.metadata?.resourceVersion ?? '' };
+    },
+    watchPods: (q, resourceVersion, onLine, onEnd) =>
+      watch(
+        podQuery(q, { watch: 'true', resourceVersion, allowWatchBookmarks: 'true' }),
+        onLine,
+        onEnd,
+      ),
+    close: () => {
+      agent.destroy();
+      watchAgent.destroy();
+    },
   };
 }
 

@@ -170,6 +170,7 @@ export class NodeAgents {
     const running = startSimKubelet({
       kc: opts.kc,
       statusCalls: this.statusCalls,
+      podSource: this.statusCalls,
       nodeName: name,
       nodeIp: nodeAddress(i),
       // The node's sidecar now (loseStore replaces it; a process may move).

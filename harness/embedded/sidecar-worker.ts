@@ -80,6 +80,7 @@ function startKubelet(place: WorkerKubeletPlace): RunningSimKubelet {
   const kubelet = startSimKubelet({
     kc: admin.kc,
     statusCalls: admin.statusCalls,
+    podSource: admin.statusCalls,
     nodeName: place.name,
     nodeIp: place.nodeIp,
     // The node's sidecar now: a lost store restarts it on the same port.

@@ -1,6 +1,6 @@
 // One call to run a simulated kubelet for a node: the kubelet itself, wired
 // to the node's sidecar over HTTP and to the API server through the pod
-// informer and status writer. stop() ends the watch, then the kubelet.
+// informer (or the lean pod watch) and status writer. stop() ends the watch, then the kubelet.
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../../src/log/logger.ts';
 import type { BackoffOptions } from '../../src/kube/backoff.ts';
@@ -12,6 +12,7 @@ import {
   type PodStatusCalls,
 } from './kube.ts';
 import { SimKubelet, type PodEndedWaiting, type PodWait } from './kubelet.ts';
+import { leanPodWatch, type PodListWatch } from './pod-watch.ts';
 
 export interface StartSimKubeletOptions {
   kc: KubeConfig;
@@ -38,6 +39,12 @@ export interface StartSimKubeletOptions {
    * among its kubelets (harness/embedded/http-pod-api.ts).
    */
   statusCalls?: PodStatusCalls;
+  /**
+   * Where the kubelet lists and watches its pods: client-node's informer
+   * with `kc` by default; the embedded cluster's plain-HTTP client
+   * (pod-watch.ts) when given.
+   */
+  podSource?: PodListWatch;
 }
 
 export interface RunningSimKubelet {
@@ -62,14 +69,26 @@ export function startSimKubelet(options: StartSimKubeletOptions): RunningSimKube
     ...(options.random ? { random: options.random } : {}),
   });
   const selector = options.labelSelector;
-  const watch = watchNodePods({
-    kc: options.kc,
-    nodeName: options.nodeName,
-    handler: kubelet,
-    logger: options.logger,
-    ...(options.namespace ? { namespace: options.namespace } : {}),
-    ...(selector ? { labelSelector: selector } : {}),
-  });
+  const watch = options.podSource
+    ? leanPodWatch({
+        source: options.podSource,
+        query: {
+          fieldSelector: `spec.nodeName=${options.nodeName}`,
+          ...(options.namespace ? { namespace: options.namespace } : {}),
+          ...(selector ? { labelSelector: selector } : {}),
+        },
+        handler: kubelet,
+        logger: options.logger,
+        ...(options.backoff ? { backoff: options.backoff } : {}),
+      })
+    : watchNodePods({
+        kc: options.kc,
+        nodeName: options.nodeName,
+        handler: kubelet,
+        logger: options.logger,
+        ...(options.namespace ? { namespace: options.namespace } : {}),
+        ...(selector ? { labelSelector: selector } : {}),
+      });
   return {
     kubelet,
     whenSynced: () => watch.whenSynced(),

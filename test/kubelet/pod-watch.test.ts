@@ -1,0 +1,134 @@
+// The kubelet's lean pod watch (harness/kubelet/pod-watch.ts) over the
+// embedded cluster's plain-HTTP client, against the local API server: what
+// a kubelet must hear of its node's pods, through dropped watches,
+// compacted history, failing lists and stop().
+import { expect } from 'chai';
+import { CoreV1Api, KubeConfig, type V1Pod } from '@kubernetes/client-node';
+import { startApiServer, type ApiServer } from '../../harness/apiserver/server.ts';
+import { httpPodApi, type HttpPodApi } from '../../harness/embedded/http-pod-api.ts';
+import { leanPodWatch, type LeanPodWatch } from '../../harness/kubelet/pod-watch.ts';
+import { silentLogger } from '../../src/log/logger.ts';
+
+const until = async (what: string, ok: () => boolean, ms = 8000): Promise<void> => {
+  const end = Date.now() + ms;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+};
+
+describe('kubelet: the lean pod watch against the local API server', function () {
+  this.timeout(20_000);
+  let server: ApiServer;
+  let core: CoreV1Api;
+  let api: HttpPodApi;
+  let watches: LeanPodWatch[];
+  // What the handler heard, in order: "+name phase" for a pod, "-name" for a deletion.
+  let heard: string[];
+
+  const pod = (name: string, node: string): V1Pod => ({
+    metadata: { name, namespace: 'default' },
+    spec: { nodeName: node, containers: [{ name: 'c', image: 'pause' }] },
+  });
+  const start = (backoff = { initialMs: 10, maxMs: 50 }): LeanPodWatch => {
+    const w = leanPodWatch({
+      source: api,
+      query: { fieldSelector: 'spec.nodeName=node-a', namespace: 'default' },
+      handler: {
+        onPod: (p) => heard.push(`+${p.metadata?.name} ${p.status?.phase ?? ''}`),
+        onPodDeleted: (p) => heard.push(`-${p.metadata?.name}`),
+      },
+      logger: silentLogger(),
+      backoff,
+    });
+    watches.push(w);
+    return w;
+  };
+
+  beforeEach(async () => {
+    server = await startApiServer({ logger: silentLogger() });
+    const kc = new KubeConfig();
+    kc.loadFromFile(server.kubeconfigPath);
+    core = kc.makeApiClient(CoreV1Api);
+    api = httpPodApi(kc);
+    watches = [];
+    heard = [];
+  });
+  afterEach(async () => {
+    for (const w of watches) await w.stop();
+    api.close();
+    await server.close();
+  });
+
+  it("lists the node's pods, then hears them created, changed and deleted; other nodes' pods never", async () => {
+    await core.createNamespacedPod({ namespace: 'default', body: pod('early', 'node-a') });
+    await core.createNamespacedPod({ namespace: 'default', body: pod('elsewhere', 'node-b') });
+    const w = start();
+    await w.whenSynced();
+    expect(heard).to.deep.equal(['+early Pending']);
+    await core.createNamespacedPod({ namespace: 'default', body: pod('late', 'node-a') });
+    await api.patchPodStatus('default', 'late', { status: { phase: 'Running' } });
+    await core.deleteNamespacedPod({ namespace: 'default', name: 'early' });
+    await until('three events', () => heard.length === 4);
+    expect(heard).to.deep.equal(['+early Pending', '+late Pending', '+late Running', '-early']);
+  });
+
+  it('resumes a dropped watch, and lists again after 410 Gone: a deletion it missed is still heard', async () => {
+    await core.createNamespacedPod({ namespace: 'default', body: pod('a', 'node-a') });
+    await core.createNamespacedPod({ namespace: 'default', body: pod('b', 'node-a') });
+    const w = start({ initialMs: 300, maxMs: 300 });
+    await w.whenSynced();
+    await core.createNamespacedPod({ namespace: 'default', body: pod('live', 'node-a') });
+    await until('the watch delivers', () => heard.includes('+live Pending'));
+    // A dropped watch resumes from the last version: nothing heard twice, nothing missed.
+    expect(server.faults.dropWatches('pods')).to.equal(1);
+    await core.createNamespacedPod({ namespace: 'default', body: pod('c', 'node-a') });
+    await until('c', () => heard.includes('+c Pending'));
+    expect(heard.filter((h) => h === '+a Pending')).to.have.length(1);
+
+    // The history moves past what the watch saw (another node's pod), then is
+    // compacted: the resume gets 410 Gone. Its list fails once, and while it
+    // waits b is deleted and d created: only the next list shows them.
+    await core.createNamespacedPod({ namespace: 'default', body: pod('other', 'node-b') });
+    server.faults.compactHistory();
+    server.faults.inject({ verb: 'list', resource: 'pods', status: 500 });
+    server.faults.dropWatches('pods');
+    await core.deleteNamespacedPod({ namespace: 'default', name: 'b' });
+    await core.createNamespacedPod({ namespace: 'default', body: pod('d', 'node-a') });
+    await until('b gone and d', () => heard.includes('-b') && heard.includes('+d Pending'));
+    expect(heard.filter((h) => h === '-b')).to.have.length(1);
+    expect(heard.filter((h) => h.startsWith('+other'))).to.deep.equal([]);
+  });
+
+  it('backs off while the list fails, and syncs once it succeeds', async () => {
+    server.faults.inject({ verb: 'list', resource: 'pods', status: 500, times: 2 });
+    await core.createNamespacedPod({ namespace: 'default', body: pod('a', 'node-a') });
+    const w = start();
+    await w.whenSynced();
+    expect(heard).to.deep.equal(['+a Pending']);
+  });
+
+  it('stop() ends a watch at once, rejects a sync still awaited, and nothing is heard after', async () => {
+    const w = start();
+    await w.whenSynced();
+    const t = Date.now();
+    await w.stop();
+    expect(Date.now() - t).to.be.below(1000);
+    await core.createNamespacedPod({ namespace: 'default', body: pod('after', 'node-a') });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(heard).to.deep.equal([]);
+
+    // A watch that never lists (every list refused) is stopped in its backoff.
+    server.faults.inject({ verb: 'list', resource: 'pods', status: 500, times: 1000 });
+    const never = start({ initialMs: 5000, maxMs: 5000 });
+    const synced = never.whenSynced().then(
+      () => 'synced',
+      (e: Error) => e.message,
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    const t2 = Date.now();
+    await never.stop();
+    expect(Date.now() - t2).to.be.below(1000);
+    expect(await synced).to.equal('pod watch stopped before its first list');
+  });
+});
