@@ -8,11 +8,12 @@
 // every component with these; the sidecar and fulfiller tests do too
 // (test/support/rbac.ts). The service account of each component is the one
 // its workload in manifests/ runs as.
-import { CoreV1Api, KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
+import { KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { AdmissionDenial, AuthorizationRecord } from '../apiserver/auth/decisions.ts';
 import type { SharedDispatchers } from '../../src/kube/shared-dispatcher.ts';
 import { ManifestError, readKustomization, type ManifestObject } from './manifests.ts';
+import { httpJsonCalls } from './http-pod-api.ts';
 
 /** What is applied, in this order (a binding after its role, a policy before its binding). */
 export const ACCESS_KINDS = [
@@ -126,15 +127,18 @@ export async function grantProductAccess(
   };
   const api = KubernetesObjectApi.makeApiClient(kc);
   for (const o of objects) await api.create(o as KubernetesObject);
-  const core = kc.makeApiClient(CoreV1Api);
+  // A token a node, a thousand at set-up: plain HTTP (http-pod-api.ts), not
+  // client-node's serializer and fetch.
+  const calls = httpJsonCalls(kc);
   const expirationSeconds = opts.expirationSeconds ?? COMPONENT_TOKEN_SECONDS;
 
   const token = async (component: Component, node?: string): Promise<string> => {
     const sa = accounts[component];
-    const tr = await core.createNamespacedServiceAccountToken({
-      namespace: sa.namespace,
-      name: sa.name,
-      body: {
+    const path = `/api/v1/namespaces/${encodeURIComponent(sa.namespace)}/serviceaccounts/${encodeURIComponent(sa.name)}/token`;
+    const tr = JSON.parse(
+      await calls.call('POST', path, {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenRequest',
         spec: {
           audiences: [],
           expirationSeconds,
@@ -142,8 +146,8 @@ export async function grantProductAccess(
             ? { boundObjectRef: { apiVersion: 'v1', kind: 'Node', name: node } }
             : {}),
         },
-      },
-    });
+      }),
+    ) as { status?: { token?: string } };
     const t = tr.status?.token;
     if (!t) throw new Error(`no token for ${usernameOf(sa)}`);
     return t;

@@ -27,12 +27,22 @@ export interface HttpPodApi extends PodApi, PodStatusCalls, PodListWatch {
   close(): void;
 }
 
-export function httpPodApi(kc: KubeConfig, maxSockets = 64): HttpPodApi {
+/** JSON calls and line-by-line watches to the kubeconfig's server, with its token. */
+export interface HttpJsonCalls {
+  /** The answer's text on a 2xx; else rejects with `statusCode` and the Status message. */
+  call(method: string, path: string, body?: unknown, contentType?: string): Promise<string>;
+  /** A watch's JSON lines as they arrive; `onEnd` once: an error, or nothing when the server ends it. */
+  watch(path: string, onLine: (line: string) => void, onEnd: (error?: Error) => void): PodStream;
+  /** Closes the kept-alive connections. */
+  close(): void;
+}
+
+export function httpJsonCalls(kc: KubeConfig, maxSockets = 64): HttpJsonCalls {
   const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new Error('httpPodApi: the kubeconfig has no current cluster');
+  if (!cluster) throw new Error('httpJsonCalls: the kubeconfig has no current cluster');
   const user = kc.getCurrentUser();
   if (user?.certData || user?.certFile || user?.exec || user?.authProvider)
-    throw new Error('httpPodApi: only token (or anonymous) access is supported');
+    throw new Error('httpJsonCalls: only token (or anonymous) access is supported');
   const server = new URL(cluster.server);
   const tls = server.protocol === 'https:';
   const ca = cluster.caData
@@ -96,13 +106,6 @@ export function httpPodApi(kc: KubeConfig, maxSockets = 64): HttpPodApi {
       req.end(text);
     });
 
-  const pods = (namespace: string) => `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`;
-  const podQuery = (q: PodQuery, extra: Record<string, string>): string => {
-    const params = new URLSearchParams({ fieldSelector: q.fieldSelector, ...extra });
-    if (q.labelSelector) params.set('labelSelector', q.labelSelector);
-    return `${q.namespace ? pods(q.namespace) : '/api/v1/pods'}?${params.toString()}`;
-  };
-
   /** A watch's JSON lines as they arrive; `onEnd` once: an error, or nothing when the server ends it. */
   const watch = (
     path: string,
@@ -163,6 +166,25 @@ export function httpPodApi(kc: KubeConfig, maxSockets = 64): HttpPodApi {
     };
   };
 
+  return {
+    call,
+    watch,
+    close: () => {
+      agent.destroy();
+      watchAgent.destroy();
+    },
+  };
+}
+
+export function httpPodApi(kc: KubeConfig, maxSockets = 64): HttpPodApi {
+  const { call, watch, close } = httpJsonCalls(kc, maxSockets);
+  const pods = (namespace: string) => `/api/v1/namespaces/${encodeURIComponent(namespace)}/pods`;
+  const podQuery = (q: PodQuery, extra: Record<string, string>): string => {
+    const params = new URLSearchParams({ fieldSelector: q.fieldSelector, ...extra });
+    if (q.labelSelector) params.set('labelSelector', q.labelSelector);
+    return `${q.namespace ? pods(q.namespace) : '/api/v1/pods'}?${params.toString()}`;
+  };
+
   const status = (namespace: string, name: string) =>
     `${pods(namespace)}/${encodeURIComponent(name)}/status`;
   const mergePatch = (path: string, body: object) =>
@@ -192,10 +214,7 @@ export function httpPodApi(kc: KubeConfig, maxSockets = 64): HttpPodApi {
         onLine,
         onEnd,
       ),
-    close: () => {
-      agent.destroy();
-      watchAgent.destroy();
-    },
+    close,
   };
 }
 

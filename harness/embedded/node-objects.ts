@@ -1,10 +1,10 @@
 // The embedded cluster's Node objects, as a kubelet would register them: one
 // Ready Node per name with its InternalIP, kubelet version and room for 250
 // pods (Azure CNI's maximum), created through the API server like any client.
-import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { KUBE_VERSION } from '../apiserver/discovery.ts';
 import { inBatches } from './batches.ts';
+import { httpJsonCalls } from './http-pod-api.ts';
 
 /** The InternalIP of node `i`: 10.224.x.y, outside any pod subnet the scenarios use. */
 export function nodeAddress(i: number): string {
@@ -54,28 +54,37 @@ export function embeddedNodeStatus(
   };
 }
 
-/** Creates each Node (labels, providerID when the backend gives one) and posts its Ready status. */
+/**
+ * Creates each Node (labels, providerID when the backend gives one) and posts
+ * its Ready status: over plain HTTP (http-pod-api.ts), a thousand nodes'
+ * two calls each without client-node's serializer and fetch.
+ */
 export async function createNodeObjects(
   kc: KubeConfig,
   nodeNames: readonly string[],
   opts: { limit: number; providerID?: (node: string) => string | undefined },
 ): Promise<void> {
-  const core = kc.makeApiClient(CoreV1Api);
-  const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
-  await inBatches(nodeNames, opts.limit, async (name, i) => {
-    const providerID = opts.providerID?.(name);
-    await core.createNode({
-      body: {
+  const api = httpJsonCalls(kc, opts.limit);
+  try {
+    await inBatches(nodeNames, opts.limit, async (name, i) => {
+      const providerID = opts.providerID?.(name);
+      await api.call('POST', '/api/v1/nodes', {
+        apiVersion: 'v1',
+        kind: 'Node',
         metadata: {
           name,
           labels: { 'kubernetes.io/hostname': name, 'kubernetes.io/os': 'linux' },
         },
         ...(providerID ? { spec: { providerID } } : {}),
-      },
+      });
+      await api.call(
+        'PATCH',
+        `/api/v1/nodes/${encodeURIComponent(name)}/status`,
+        { status: embeddedNodeStatus(name, nodeAddress(i), new Date()) },
+        'application/merge-patch+json',
+      );
     });
-    await core.patchNodeStatus(
-      { name, body: { status: embeddedNodeStatus(name, nodeAddress(i), new Date()) } },
-      merge,
-    );
-  });
+  } finally {
+    api.close();
+  }
 }
