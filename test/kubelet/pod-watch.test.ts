@@ -8,14 +8,9 @@ import { startApiServer, type ApiServer } from '../../harness/apiserver/server.t
 import { httpPodApi, type HttpPodApi } from '../../harness/embedded/http-pod-api.ts';
 import { leanPodWatch, type LeanPodWatch } from '../../harness/kubelet/pod-watch.ts';
 import { silentLogger } from '../../src/log/logger.ts';
+import { sleep, waitFor } from '../support/wait.ts';
 
-const until = async (what: string, ok: () => boolean, ms = 8000): Promise<void> => {
-  const end = Date.now() + ms;
-  while (!ok()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-};
+const until = (what: string, ok: () => boolean): Promise<true> => waitFor(what, ok);
 
 describe('kubelet: the lean pod watch against the local API server', function () {
   this.timeout(20_000);
@@ -115,7 +110,7 @@ describe('kubelet: the lean pod watch against the local API server', function ()
     await w.stop();
     expect(Date.now() - t).to.be.below(1000);
     await core.createNamespacedPod({ namespace: 'default', body: pod('after', 'node-a') });
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
     expect(heard).to.deep.equal([]);
 
     // A watch that never lists (every list refused) is stopped in its backoff.
@@ -125,7 +120,7 @@ describe('kubelet: the lean pod watch against the local API server', function ()
       () => 'synced',
       (e: Error) => e.message,
     );
-    await new Promise((r) => setTimeout(r, 100));
+    await sleep(100);
     const t2 = Date.now();
     await never.stop();
     expect(Date.now() - t2).to.be.below(1000);
