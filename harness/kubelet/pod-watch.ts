@@ -8,8 +8,9 @@
 // The loop: list (the handler hears every pod listed, and a delete for each
 // pod it knew that the list no longer has), then watch from the list's
 // resourceVersion with bookmarks; a watch that ends is resumed from the last
-// version seen; 410 Gone (history compacted) lists again; any other failure
-// waits a backoff with jitter, reset once a watch delivers. stop() aborts
+// version seen; 410 Gone (history compacted) lists again; any other failure,
+// and a watch that ended without a line, waits a backoff with jitter, reset
+// once a watch delivers. stop() aborts
 // the request or the wait at once.
 import type { V1Pod } from '@kubernetes/client-node';
 import { Backoff, DEFAULT_BACKOFF, type BackoffOptions } from '../../src/kube/backoff.ts';
@@ -128,10 +129,12 @@ export function leanPodWatch(options: LeanPodWatchOptions): LeanPodWatch {
   const watchOnce = (from: string): Promise<void> =>
     new Promise((resolve, reject) => {
       let failed: Error | undefined;
+      let lines = 0;
       stream = source.watchPods(
         query,
         from,
         (line) => {
+          lines += 1;
           if (failed) return;
           try {
             apply(line);
@@ -142,7 +145,9 @@ export function leanPodWatch(options: LeanPodWatchOptions): LeanPodWatch {
         },
         (error) => {
           stream = undefined;
-          const why = failed ?? error;
+          // A watch ended before it said anything is retried after a backoff, not at once.
+          const why =
+            failed ?? error ?? (lines === 0 ? new Error('the watch ended empty') : undefined);
           if (why) reject(why);
           else resolve();
         },

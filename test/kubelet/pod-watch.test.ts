@@ -127,3 +127,27 @@ describe('kubelet: the lean pod watch against the local API server', function ()
     expect(await synced).to.equal('pod watch stopped before its first list');
   });
 });
+
+describe('kubelet: the lean pod watch, on a source that ends every watch at once', () => {
+  it('backs off between empty watches instead of reopening them in a loop', async () => {
+    let watches = 0;
+    const w = leanPodWatch({
+      source: {
+        listPods: () => Promise.resolve({ items: [], resourceVersion: '1' }),
+        watchPods: (_q, _rv, _onLine, onEnd) => {
+          watches += 1;
+          setImmediate(() => onEnd());
+          return { abort: () => {} };
+        },
+      },
+      query: { fieldSelector: 'spec.nodeName=node-a' },
+      handler: { onPod: () => {}, onPodDeleted: () => {} },
+      logger: silentLogger(),
+      backoff: { initialMs: 50, maxMs: 50, jitter: 0 },
+    });
+    await w.whenSynced();
+    await sleep(300);
+    await w.stop();
+    expect(watches).to.be.within(3, 8);
+  });
+});
