@@ -153,7 +153,8 @@ export function httpJsonCalls(kc: KubeConfig, maxSockets = 64): HttpJsonCalls {
           end();
         });
         res.on('error', (e) => end(e));
-        res.on('aborted', () => end(new Error(`GET ${path}: the server cut the watch`)));
+        // Closed without an end: the connection was cut.
+        res.on('close', () => end(new Error(`GET ${path}: the connection closed mid-watch`)));
       },
     );
     req.on('error', (e) => end(e));
@@ -210,7 +211,14 @@ export function httpPodApi(kc: KubeConfig, maxSockets = 64): HttpPodApi {
     },
     watchPods: (q, resourceVersion, onLine, onEnd) =>
       watch(
-        podQuery(q, { watch: 'true', resourceVersion, allowWatchBookmarks: 'true' }),
+        // The server ends it after 5 to 10 minutes, as client-go asks: a
+        // connection that died silently is not waited on for ever.
+        podQuery(q, {
+          watch: 'true',
+          resourceVersion,
+          allowWatchBookmarks: 'true',
+          timeoutSeconds: String(300 + Math.floor(Math.random() * 300)),
+        }),
         onLine,
         onEnd,
       ),
