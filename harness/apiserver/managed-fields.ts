@@ -180,22 +180,19 @@ export function recordUpdate(
 ): void {
   const entries = readManagers(prev);
   const scope: FieldScope = subresource === 'status' ? 'status' : 'all';
+  // prev's leaves; each one next also sets is taken out, so what is left was removed.
   const before = new Map<string, Json>();
   if (prev) eachLeaf(prev, scope, (p, v) => before.set(p, v));
   const changed: string[] = [];
-  let kept = 0;
   eachLeaf(next, scope, (p, v) => {
     if (before.has(p)) {
-      kept += 1;
-      if (deepEqual(before.get(p), v)) return;
+      const was = before.get(p);
+      before.delete(p);
+      if (deepEqual(was, v)) return;
     }
     changed.push(p);
   });
-  const removed: string[] = [];
-  if (kept < before.size) {
-    const after = fieldSet(next, scope);
-    for (const p of before.keys()) if (!after.has(p)) removed.push(p);
-  }
+  const removed = [...before.keys()];
   if (changed.length === 0 && removed.length === 0 && prev) {
     writeManagers(next, entries);
     return;
