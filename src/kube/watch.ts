@@ -192,19 +192,15 @@ export function watchResource<T extends KubernetesObject>(
   let stale = false;
   // ListWatch.list() without a namespace builds a new array each call: the caller's own.
   const copy = (): T[] => lw.list() as T[];
-  const publish = (): void => {
-    if (!synced || stopped) return;
-    if (!cache.observed) {
-      stale = true;
-      return;
-    }
-    stale = false;
-    cache.next(copy());
-  };
   const freshen = (): void => {
     if (!stale || !synced) return;
     stale = false;
     cache.next(copy());
+  };
+  const publish = (): void => {
+    if (!synced || stopped) return;
+    stale = true;
+    if (cache.observed) freshen();
   };
   for (const verb of ['add', 'update', 'delete'] as const) {
     lw.on(verb, (object: T) => {
