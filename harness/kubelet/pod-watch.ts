@@ -145,6 +145,11 @@ export function leanPodWatch(options: LeanPodWatchOptions): LeanPodWatch {
         },
         (error) => {
           stream = undefined;
+          // kube-apiserver says a version is too old either way: an ERROR event
+          // in the stream, or the watch request answered 410 (client-go's
+          // reflector lists again on both: apierrors.IsResourceExpired/IsGone).
+          if (error && (error as { statusCode?: number }).statusCode === 410)
+            return reject(new Gone(error.message));
           // A watch ended before it said anything is retried after a backoff, not at once.
           const why =
             failed ?? error ?? (lines === 0 ? new Error('the watch ended empty') : undefined);

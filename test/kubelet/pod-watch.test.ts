@@ -151,3 +151,36 @@ describe('kubelet: the lean pod watch, on a source that ends every watch at once
     expect(watches).to.be.within(3, 8);
   });
 });
+
+describe('kubelet: the lean pod watch, on a source whose watch request is answered 410', () => {
+  it('lists again, as for a 410 in the stream, instead of retrying the same version', async () => {
+    let lists = 0;
+    let watches = 0;
+    const w = leanPodWatch({
+      source: {
+        listPods: () => {
+          lists += 1;
+          return Promise.resolve({ items: [], resourceVersion: String(lists) });
+        },
+        watchPods: (_q, rv, _onLine, onEnd) => {
+          watches += 1;
+          // The first version is too old; a later list's is not (this watch then stays open).
+          if (rv === '1')
+            setImmediate(() =>
+              onEnd(
+                Object.assign(new Error('HTTP 410: too old resource version'), { statusCode: 410 }),
+              ),
+            );
+          return { abort: () => onEnd(new Error('aborted')) };
+        },
+      },
+      query: { fieldSelector: 'spec.nodeName=node-a' },
+      handler: { onPod: () => {}, onPodDeleted: () => {} },
+      logger: silentLogger(),
+      backoff: { initialMs: 5000, maxMs: 5000, jitter: 0 },
+    });
+    await waitFor('a second list', () => lists === 2);
+    await w.stop();
+    expect(watches).to.equal(2);
+  });
+});
