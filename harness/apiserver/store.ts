@@ -123,8 +123,11 @@ export class ObjectStore {
     this.count += 1;
   }
 
-  /** Every retained event after `rv`, oldest first; undefined when `rv` is older than the history. */
-  eventsAfter(rv: number): StoreEvent[] | undefined {
+  /**
+   * Every retained event after `rv` (only those of `resource` when given),
+   * oldest first; undefined when `rv` is older than the history.
+   */
+  eventsAfter(rv: number, resource?: string): StoreEvent[] | undefined {
     if (rv < this.compactedRv) return undefined;
     const cap = this.ring.length;
     // Binary search for the first retained event with rv > `rv`.
@@ -136,7 +139,10 @@ export class ObjectStore {
       else hi = mid;
     }
     const out: StoreEvent[] = [];
-    for (let i = lo; i < this.count; i++) out.push(this.ring[(this.head + i) % cap] as StoreEvent);
+    for (let i = lo; i < this.count; i++) {
+      const ev = this.ring[(this.head + i) % cap] as StoreEvent;
+      if (resource === undefined || ev.resource === resource) out.push(ev);
+    }
     return out;
   }
 

@@ -35,6 +35,8 @@ interface ResourceWatches {
   all: Set<StoreListener>;
   /** path -> value -> watches filed under `path=value`. */
   byPath: Map<string, Map<string, Set<StoreListener>>>;
+  /** Each filed path split at its dots, once, not at every event. */
+  parts: Map<string, string[]>;
 }
 
 export class WatchIndex {
@@ -54,7 +56,7 @@ export class WatchIndex {
   add(resource: string, key: IndexKey | undefined, listener: StoreListener): () => void {
     let r = this.resources.get(resource);
     if (!r) {
-      r = { all: new Set(), byPath: new Map() };
+      r = { all: new Set(), byPath: new Map(), parts: new Map() };
       this.resources.set(resource, r);
     }
     let set: Set<StoreListener>;
@@ -63,6 +65,7 @@ export class WatchIndex {
       if (!values) {
         values = new Map();
         r.byPath.set(key.path, values);
+        r.parts.set(key.path, key.path.split('.'));
       }
       let bucket = values.get(key.value);
       if (!bucket) {
@@ -83,7 +86,10 @@ export class WatchIndex {
       if (key && set.size === 0) {
         const values = r.byPath.get(key.path);
         if (values?.get(key.value) === set) values.delete(key.value);
-        if (values?.size === 0) r.byPath.delete(key.path);
+        if (values?.size === 0) {
+          r.byPath.delete(key.path);
+          r.parts.delete(key.path);
+        }
       }
     };
   }
@@ -104,11 +110,12 @@ export class WatchIndex {
     if (!r) return;
     for (const l of r.all) fn(l);
     for (const [path, values] of r.byPath) {
-      const now = fieldValue(ev.object, path);
+      const parts = r.parts.get(path);
+      const now = fieldValue(ev.object, path, parts);
       const bucket = values.get(now);
       if (bucket) for (const l of bucket) fn(l);
       if (!ev.prev) continue;
-      const before = fieldValue(ev.prev, path);
+      const before = fieldValue(ev.prev, path, parts);
       // A watch sits in one bucket only, so the two buckets never share a listener.
       if (before === now) continue;
       const prevBucket = values.get(before);

@@ -106,14 +106,13 @@ export function startWatch(
   };
 
   if (req.fromRv !== undefined && !req.sendInitialEvents) {
-    const past = store.eventsAfter(req.fromRv);
+    const past = store.eventsAfter(req.fromRv, key);
     if (past === undefined) {
       sink.send(JSON.stringify(tooOldError(req.fromRv)));
       stop();
       return { resource: req.resource, stop };
     }
     for (const ev of past) {
-      if (ev.resource !== key) continue;
       const p = project(ev, inScope);
       if (p) emit(p.type, p.object);
     }

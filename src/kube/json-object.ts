@@ -30,7 +30,7 @@ export function deepEqual(a: unknown, b: unknown): boolean {
 }
 
 /** Reads a dotted path (`spec.nodeName`) from an object. */
-export function getPath(obj: unknown, path: string | string[]): unknown {
+export function getPath(obj: unknown, path: string | readonly string[]): unknown {
   const parts = typeof path === 'string' ? path.split('.') : path;
   let cur: unknown = obj;
   for (const p of parts) {

@@ -221,6 +221,21 @@ describe('cluster: object store', () => {
     expect(s.eventsAfter(4)).to.deep.equal([]);
     expect(() => new ObjectStore(0)).to.throw(/historyLimit/);
   });
+
+  it("replays one resource's history, and still says when the version is too old", () => {
+    const s = new ObjectStore(4, 0);
+    s.commit('ADDED', 'pods', obj('a'));
+    s.commit('ADDED', 'nodes', obj('n'));
+    s.commit('ADDED', 'pods', obj('b'));
+    expect(s.eventsAfter(0, 'pods')?.map((e) => e.rv)).to.deep.equal([1, 3]);
+    expect(s.eventsAfter(0, 'nodes')?.map((e) => e.rv)).to.deep.equal([2]);
+    expect(s.eventsAfter(0, 'configmaps')).to.deep.equal([]);
+    s.commit('ADDED', 'nodes', obj('m'));
+    s.commit('ADDED', 'nodes', obj('o'));
+    // Version 0 fell out of the history: too old whatever the resource.
+    expect(s.eventsAfter(0, 'configmaps')).to.equal(undefined);
+    expect(s.eventsAfter(1, 'pods')?.map((e) => e.rv)).to.deep.equal([3]);
+  });
 });
 
 describe('cluster: server-side apply', () => {
