@@ -523,7 +523,11 @@ export class Registry {
   ): KObject {
     let out: KObject;
     if (subresource === 'status') {
-      out = clone(prev);
+      // A stored object is never changed in place (each write builds new
+      // objects, sharing what it keeps), so a built-in kind's status write
+      // shares the rest of prev. A custom resource is pruned by its schema
+      // below, in place: it gets a copy of its own.
+      out = res.crdName === undefined ? { ...prev, metadata: { ...prev.metadata } } : clone(prev);
       if (next.status === undefined) delete out.status;
       else out.status = next.status;
     } else {

@@ -97,6 +97,31 @@ describe('cluster: API server over HTTP', () => {
     expect(again.body.metadata.resourceVersion).to.equal(o.metadata.resourceVersion);
   });
 
+  it('never changes a stored object in place: a status write leaves the previous version as it was', async () => {
+    const pods = '/api/v1/namespaces/default/pods';
+    await call(server, 'POST', pods, {
+      metadata: { name: 'p', labels: { app: 'a' } },
+      spec: { nodeName: 'n1', containers: [{ name: 'c', image: 'i' }] },
+    });
+    const stored = server.objects('', 'pods', 'default')[0] as Record<string, unknown>;
+    const before = JSON.stringify(stored);
+    const s = await call(
+      server,
+      'PATCH',
+      `${pods}/p/status`,
+      { status: { phase: 'Running', podIP: '10.0.0.9' }, metadata: { labels: { app: 'b' } } },
+      'application/merge-patch+json',
+    );
+    expect(s.status).to.equal(200);
+    expect(s.body.status.podIP).to.equal('10.0.0.9');
+    expect(s.body.metadata.labels).to.deep.equal({ app: 'a' });
+    expect(JSON.stringify(stored)).to.equal(before);
+    const now = server.objects('', 'pods', 'default')[0] as {
+      metadata: { resourceVersion: string };
+    };
+    expect(now.metadata.resourceVersion).to.not.equal(JSON.parse(before).metadata.resourceVersion);
+  });
+
   it('answers bad requests with the right Status and changes nothing', async () => {
     const before = (await call(server, 'GET', NNC_PATH)).body.metadata.resourceVersion;
     expect((await call(server, 'POST', NNC_PATH, '{not json')).status).to.equal(400);
