@@ -7,7 +7,13 @@
 // logged.
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { admit, denialMessage, reasonCode, type AdmissionAttributes } from './admission/policy.ts';
+import {
+  admitPairs,
+  denialMessage,
+  policyPairs,
+  reasonCode,
+  type AdmissionAttributes,
+} from './admission/policy.ts';
 import { Authenticator } from './auth/authenticate.ts';
 import { authorize, forbidden, unauthorized, type AuthorizationMode } from './auth/authorize.ts';
 import { AuthorizationDecisions } from './auth/decisions.ts';
@@ -106,6 +112,8 @@ export class AccessControl {
   private readonly authn: Authenticator;
   private readonly rbac: RbacIndex;
   private readonly logger: Logger;
+  /** The admission policies paired with their bindings, until either changes. */
+  private policies: [KObject, KObject][] | undefined;
 
   constructor(store: ObjectStore, opts: AccessOptions = {}) {
     this.store = store;
@@ -141,6 +149,7 @@ export class AccessControl {
     });
     store.subscribe((ev) => {
       if (ev.resource.startsWith(`${RBAC_GROUP}/`)) this.rbac.invalidate();
+      if (ev.resource.startsWith(`${ADMISSION_GROUP}/`)) this.policies = undefined;
     });
   }
 
@@ -176,10 +185,12 @@ export class AccessControl {
 
   /** Runs the ValidatingAdmissionPolicies; returns warnings, throws the denial. */
   admit(a: AdmissionAttributes): string[] {
-    const policies = this.store.list(`${ADMISSION_GROUP}/validatingadmissionpolicies`);
-    if (policies.length === 0) return [];
-    const bindings = this.store.list(`${ADMISSION_GROUP}/validatingadmissionpolicybindings`);
-    const out = admit(policies, bindings, a);
+    this.policies ??= policyPairs(
+      this.store.list(`${ADMISSION_GROUP}/validatingadmissionpolicies`),
+      this.store.list(`${ADMISSION_GROUP}/validatingadmissionpolicybindings`),
+    );
+    if (this.policies.length === 0) return [];
+    const out = admitPairs(this.policies, a);
     if (out.denial) {
       const message = denialMessage(out.denial);
       const what = qualified(a.group, a.resource);

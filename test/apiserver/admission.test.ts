@@ -303,4 +303,40 @@ describe('admission: ValidatingAdmissionPolicy features over HTTP', function () 
         expect(r.headers.get('warning')).to.equal(`299 - ${JSON.stringify(c.warning)}`);
     });
   });
+
+  it('follows its policies and bindings as they change: a binding removed, then changed', async () => {
+    const policy = {
+      metadata: { name: 'changing' },
+      spec: {
+        matchConstraints: { ...leaseRules, objectSelector: { matchLabels: { case: 'changing' } } },
+        validations: [{ expression: 'false', message: 'no leases' }],
+      },
+    };
+    expect((await s.admin('POST', `${ADM}/validatingadmissionpolicies`, policy)).status).to.equal(
+      201,
+    );
+    const lease = (n: number) => ({
+      metadata: { name: `changing-${n}`, labels: { case: 'changing' } },
+      spec: { holderIdentity: 'x' },
+    });
+    // A policy without a binding does nothing.
+    expect((await s.admin('POST', LEASES, lease(1))).status).to.equal(201);
+    const binding = (actions: string[]) => ({
+      metadata: { name: 'changing' },
+      spec: { policyName: 'changing', validationActions: actions },
+    });
+    const bindings = `${ADM}/validatingadmissionpolicybindings`;
+    expect((await s.admin('POST', bindings, binding(['Deny']))).status).to.equal(201);
+    expect((await s.admin('POST', LEASES, lease(2))).status).to.equal(422);
+    expect((await s.admin('DELETE', `${bindings}/changing`)).status).to.equal(200);
+    expect((await s.admin('POST', LEASES, lease(3))).status).to.equal(201);
+    expect((await s.admin('POST', bindings, binding(['Warn']))).status).to.equal(201);
+    const warned = await s.admin('POST', LEASES, lease(4));
+    expect(warned.status).to.equal(201);
+    expect(warned.headers.get('warning')).to.contain('no leases');
+    expect(
+      (await s.admin('DELETE', `${ADM}/validatingadmissionpolicies/changing`)).status,
+    ).to.equal(200);
+    expect((await s.admin('POST', LEASES, lease(5))).headers.get('warning')).to.equal(null);
+  });
 });

@@ -249,26 +249,29 @@ export function evaluatePolicy(
   return {};
 }
 
-/** Every binding of every policy: the first denial (by policy, then binding name) and all warnings. */
-export function admit(
-  policies: KObject[],
-  bindings: KObject[],
-  a: AdmissionAttributes,
-): AdmissionResult {
+/** Each policy with each of its bindings, in the order they are evaluated: by policy, then binding name. */
+export function policyPairs(policies: KObject[], bindings: KObject[]): [KObject, KObject][] {
   const byName = (x: KObject, y: KObject) =>
     String(x.metadata.name).localeCompare(String(y.metadata.name));
-  const warnings: string[] = [];
+  const pairs: [KObject, KObject][] = [];
   for (const policy of [...policies].sort(byName)) {
     const mine = bindings
       .filter(
         (b) => (b.spec as Record<string, unknown> | undefined)?.policyName === policy.metadata.name,
       )
       .sort(byName);
-    for (const binding of mine) {
-      const out = evaluatePolicy(policy, binding, a);
-      if (out.warning) warnings.push(out.warning);
-      if (out.denial) return { denial: out.denial, warnings };
-    }
+    for (const binding of mine) pairs.push([policy, binding]);
+  }
+  return pairs;
+}
+
+/** Every binding of every policy (as policyPairs orders them): the first denial and all warnings. */
+export function admitPairs(pairs: [KObject, KObject][], a: AdmissionAttributes): AdmissionResult {
+  const warnings: string[] = [];
+  for (const [policy, binding] of pairs) {
+    const out = evaluatePolicy(policy, binding, a);
+    if (out.warning) warnings.push(out.warning);
+    if (out.denial) return { denial: out.denial, warnings };
   }
   return { warnings };
 }
