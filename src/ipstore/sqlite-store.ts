@@ -97,6 +97,8 @@ export class SqliteIpStore implements NodeIpStore {
   /** The cached statements, for the row operations of rows.ts and pod-rows.ts. */
   private readonly q = (text: string): StatementSync => this.sql(text);
   private closed = false;
+  /** The rows the last list() read, and the change mark they were read at. */
+  private listed: { mark: string; rows: IpRow[] } | undefined;
 
   /** Use openIpStore; this takes an already opened and migrated database. */
   constructor(db: DatabaseSync, location: string, now: () => number = Date.now) {
@@ -331,12 +333,22 @@ export class SqliteIpStore implements NodeIpStore {
     );
   }
 
+  /**
+   * Every IP (of `states` when given), in address order. The pod follower
+   * lists the store at each pass, mostly with nothing changed since the last
+   * one: the rows are read again only when the change mark moved.
+   */
   list(states?: readonly IpState[]): IpRecord[] {
     const only = validateStates(states);
-    return this.transaction(() => {
-      const rows = this.sql(`${SELECT_IP} ORDER BY ip_key`).all() as unknown as IpRow[];
-      return rows.filter((row) => only === undefined || only.includes(row.state)).map(toRecord);
-    });
+    if (this.closed) throw new Error(`IP store ${this.location} is closed`);
+    const mark = this.changeMark();
+    let rows = this.listed?.mark === mark ? this.listed.rows : undefined;
+    if (rows === undefined) {
+      // One statement: a read of its own, no transaction needed (nor a write lock).
+      rows = this.sql(`${SELECT_IP} ORDER BY ip_key`).all() as unknown as IpRow[];
+      this.listed = { mark, rows };
+    }
+    return rows.filter((row) => only === undefined || only.includes(row.state)).map(toRecord);
   }
 
   counts(): StateCounts {
@@ -404,6 +416,7 @@ export class SqliteIpStore implements NodeIpStore {
     if (this.closed) return;
     this.closed = true;
     this.statements.clear();
+    this.listed = undefined;
     this.db.close();
   }
 
@@ -435,6 +448,17 @@ export class SqliteIpStore implements NodeIpStore {
 
   private setState(id: string, state: IpState, now: number): void {
     this.sql('UPDATE ips SET state = ?, updated_at = ? WHERE id = ?').run(state, now, id);
+  }
+
+  /**
+   * Moves with every row this connection inserts, updates or deletes (SQLite's
+   * total_changes(), rolled-back ones included) and every commit of another
+   * connection to the file (PRAGMA data_version): equal marks, equal rows.
+   */
+  private changeMark(): string {
+    const { n } = this.sql('SELECT total_changes() AS n').get() as { n: number };
+    const { data_version: v } = this.sql('PRAGMA data_version').get() as { data_version: number };
+    return `${n}/${v}`;
   }
 
   /** A cached prepared statement. */

@@ -47,6 +47,28 @@ describe('ipstore/open (file store)', () => {
     store.close();
   });
 
+  it('lists what another connection committed since its last list, and its own rolled-back changes undone', () => {
+    const store = openIpStore({ stateDir: dir });
+    const other = openIpStore({ stateDir: dir });
+    store.syncInventory([container(1, [2, 3])]);
+    expect(store.list().map((r) => r.state)).to.deep.equal(['Available', 'Available']);
+    // A write by another connection (another process on the same file).
+    const held = other.assign(pod(1));
+    expect(store.list(['Assigned'])).to.deep.equal([held]);
+    expect(other.list(['Assigned'])).to.deep.equal([held]);
+    other.release(pod(1).podInterfaceID);
+    expect(store.list(['Assigned'])).to.deep.equal([]);
+    // A change of its own rolled back: the list is the rows as they are.
+    expect(() => store.restorePendingRelease(['not an id'])).to.not.throw();
+    expect(() => store.assign({ ...pod(2), desiredIPAddresses: ['10.9.9.9'] })).to.throw();
+    expect(store.list().map((r) => r.state)).to.deep.equal(['Available', 'Available']);
+    store.assign(pod(2));
+    expect(other.list(['Assigned'])).to.have.length(1);
+    other.close();
+    store.close();
+    expect(() => store.list()).to.throw(/closed/);
+  });
+
   it('exports its public surface from index.ts', async () => {
     const api = await import('../../src/ipstore/index.ts');
     for (const name of [
