@@ -54,6 +54,28 @@ export function podKey(namespace: string, name: string): string {
 interface Tracked {
   start: number;
   observed: boolean;
+  /** The podsNow call that last saw the pod. */
+  seen: number;
+}
+
+/**
+ * A pod object's key, or null for a host-network or nameless pod: fields a
+ * pod never changes, worked out once per object (the watch hands the same
+ * objects to every call until a pod changes).
+ */
+const keys = new WeakMap<PodLike, string | null>();
+
+function keyOf(pod: PodLike): string | null {
+  let key = keys.get(pod);
+  if (key === undefined) {
+    const name = pod.metadata?.name;
+    key =
+      typeof name !== 'string' || pod.spec?.hostNetwork === true
+        ? null
+        : podKey(pod.metadata?.namespace ?? 'default', name);
+    keys.set(pod, key);
+  }
+  return key;
 }
 
 export class PodWaitTracker {
@@ -62,6 +84,7 @@ export class PodWaitTracker {
   private readonly pods = new Map<string, Tracked>();
   /** Pods that got an address before the watch showed them (a race): when, by key. */
   private readonly early = new Map<string, number>();
+  private calls = 0;
 
   constructor(sink: WaitSink, now: () => number = Date.now) {
     this.sink = sink;
@@ -71,26 +94,33 @@ export class PodWaitTracker {
   /** The node's pods as the watch has them now (the whole list, after every change). */
   podsNow(list: readonly PodLike[]): void {
     const now = this.now();
-    const present = new Set<string>();
+    const call = ++this.calls;
+    let present = 0;
     for (const pod of list) {
-      const name = pod.metadata?.name;
-      if (typeof name !== 'string' || pod.spec?.hostNetwork === true) continue;
-      const key = podKey(pod.metadata?.namespace ?? 'default', name);
-      present.add(key);
-      if (this.pods.has(key)) continue;
+      const key = keyOf(pod);
+      if (key === null) continue;
+      const tracked = this.pods.get(key);
+      if (tracked !== undefined) {
+        if (tracked.seen !== call) present++;
+        tracked.seen = call;
+        continue;
+      }
+      present++;
       const own = podTimestamp(pod);
       const assignedAt = this.early.get(key);
       if (assignedAt !== undefined) {
         // Its address came first: the wait is what its own timestamp says, if anything.
         this.early.delete(key);
-        this.pods.set(key, { start: now, observed: true });
+        this.pods.set(key, { start: now, observed: true, seen: call });
         this.sink.observeWait(Math.max(0, assignedAt - (own ?? assignedAt)) / 1000);
         continue;
       }
       const start = own !== undefined && own < now - LATE_MS ? own : now;
-      this.pods.set(key, { start, observed: false });
+      this.pods.set(key, { start, observed: false, seen: call });
     }
-    for (const key of this.pods.keys()) if (!present.has(key)) this.pods.delete(key);
+    // Every tracked pod was seen: none is gone.
+    if (present === this.pods.size) return;
+    for (const [key, tracked] of this.pods) if (tracked.seen !== call) this.pods.delete(key);
   }
 
   /** A CNI request got an address for the pod; its first one is its wait. Returns the wait (s) when counted. */

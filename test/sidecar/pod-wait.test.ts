@@ -59,4 +59,20 @@ describe('sidecar/pod-wait (pool_monitor_pod_ip_wait_seconds)', () => {
     x.t.podsNow([]);
     expect(x.t.size()).to.equal(0);
   });
+
+  it('forgets a pod gone from the list, whatever else the list repeats; one back is a new pod', () => {
+    const x = tracker();
+    const [a, b, c] = [pod('a'), pod('b'), pod('c')];
+    x.t.podsNow([a, b]);
+    x.t.podsNow([a, a, c]); // b gone, c new: as many pods as before, counted with a twice
+    expect(x.t.size()).to.equal(2);
+    x.advance(1000);
+    expect(x.t.assigned('ns', 'b')).to.equal(undefined); // not tracked: an early address
+    x.t.podsNow([a, c, { ...b }]); // the same b again, a new object: its early address counts
+    expect(x.waits).to.deep.equal([0]);
+    x.advance(500);
+    expect(x.t.assigned('ns', 'a')).to.equal(1.5);
+    x.t.podsNow([c, { ...c }, { ...pod('h'), spec: { hostNetwork: true } }]);
+    expect(x.t.size()).to.equal(1);
+  });
 });
