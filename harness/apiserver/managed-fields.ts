@@ -160,9 +160,18 @@ const sameSet = (a: FieldSet | undefined, b: FieldSet): boolean => {
   return true;
 };
 
+/** The last second rfc3339 wrote out, and how: most writes land in the same second as the one before. */
+let lastSecond = Number.NaN;
+let lastText = '';
+
 /** RFC 3339 to the second, as metav1.Time serialises. */
 export function rfc3339(d: Date): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const second = Math.floor(d.getTime() / 1000);
+  if (second !== lastSecond) {
+    lastText = d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+    lastSecond = second;
+  }
+  return lastText;
 }
 
 /**

@@ -243,4 +243,21 @@ describe('apiserver: managed fields against their definition', () => {
     expect(fromFieldsV1(foreign)).to.deep.equal(fromFieldsV1(status!.fieldsV1));
     expect(toFieldsV1(fromFieldsV1(foreign))).to.deep.equal(foreign);
   });
+
+  it('writes times as RFC 3339 to the second, whatever order they come in', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 4_102_444_800_000 }), { maxLength: 30 }),
+        fc.array(fc.integer({ min: -2_500, max: 2_500 }), { maxLength: 30 }),
+        (starts, steps) => {
+          // Jumps anywhere, and steps around one second (the cached one).
+          const times = [...starts, ...steps.map((d) => (starts[0] ?? 0) + d)].filter(
+            (t) => t >= 0,
+          );
+          for (const t of times)
+            expect(rfc3339(new Date(t))).to.equal(new Date(t).toISOString().slice(0, 19) + 'Z');
+        },
+      ),
+    );
+  });
 });
