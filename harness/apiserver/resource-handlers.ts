@@ -87,6 +87,21 @@ function parsePositiveInt(q: URLSearchParams, key: string): number | undefined {
 export class ResourceHandlers {
   private readonly d: ResourceHandlerDeps;
   private readonly encodeCache = new WeakMap<KObject, Map<string, string>>();
+  /**
+   * Each object's JSON, written out once for the answer to the write that
+   * made it and every watch event that carries it (objects are never changed
+   * once stored, so their JSON never goes stale).
+   */
+  private readonly jsonCache = new WeakMap<KObject, string>();
+
+  private json(obj: KObject): string {
+    let text = this.jsonCache.get(obj);
+    if (text === undefined) {
+      text = JSON.stringify(obj);
+      this.jsonCache.set(obj, text);
+    }
+    return text;
+  }
 
   constructor(deps: ResourceHandlerDeps) {
     this.d = deps;
@@ -229,25 +244,25 @@ export class ResourceHandlers {
         return this.serveWatch(rq, table, include);
       case 'create': {
         const obj = registry.create(r, ns, body(), wopts, sub);
-        send(res, 201, out(obj));
+        send(res, 201, this.json(out(obj)));
         return 201;
       }
       case 'update': {
         const obj = registry.update(r, ns, name as string, body(), wopts, sub);
-        send(res, 200, out(obj));
+        send(res, 200, this.json(out(obj)));
         return 200;
       }
       case 'patch': {
         const ct = Registry.patchType(contentType);
         if (!raw) throw badRequest('the request body is required');
         const obj = registry.patch(r, ns, name as string, ct, parseBody(raw, ct), wopts, sub);
-        send(res, 200, out(obj));
+        send(res, 200, this.json(out(obj)));
         return 200;
       }
       case 'delete': {
         const opts = raw && raw.length > 0 ? parseBody(raw, contentType) : undefined;
         const obj = registry.delete(r, ns, name as string, opts, dryRun, admission);
-        send(res, 200, out(obj));
+        send(res, 200, this.json(out(obj)));
         return 200;
       }
       case 'deletecollection': {
@@ -304,7 +319,8 @@ export class ResourceHandlers {
       }
       let line = m.get(type);
       if (line === undefined) {
-        line = JSON.stringify({ type, object: obj });
+        // JSON.stringify({ type, object }), with the object's JSON written once.
+        line = `{"type":${JSON.stringify(type)},"object":${this.json(obj)}}`;
         m.set(type, line);
       }
       return line;

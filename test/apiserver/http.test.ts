@@ -122,6 +122,37 @@ describe('cluster: API server over HTTP', () => {
     expect(now.metadata.resourceVersion).to.not.equal(JSON.parse(before).metadata.resourceVersion);
   });
 
+  it('answers a write with the object its watch events carry, each line as JSON.stringify writes it', async () => {
+    const pods = '/api/v1/namespaces/default/pods';
+    const ctl = new AbortController();
+    const w = await fetch(`${server.url}${pods}?watch=true`, { signal: ctl.signal });
+    const reader = w.body!.getReader();
+    const answers: string[] = [];
+    const post = await fetch(server.url + pods, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ metadata: { name: 'p' }, spec: { nodeName: 'n1', containers: [] } }),
+    });
+    answers.push(await post.text());
+    const patch = await fetch(`${server.url}${pods}/p/status`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/merge-patch+json' },
+      body: JSON.stringify({ status: { podIP: '10.0.0.7' } }),
+    });
+    answers.push(await patch.text());
+    let text = '';
+    while (text.split('\n').length < 3)
+      text += new TextDecoder().decode((await reader.read()).value);
+    ctl.abort();
+    const lines = text.split('\n').slice(0, 2);
+    lines.forEach((line, i) => {
+      const event = JSON.parse(line) as { type: string; object: unknown };
+      expect(line).to.equal(JSON.stringify({ type: event.type, object: event.object }));
+      expect(event.type).to.equal(i === 0 ? 'ADDED' : 'MODIFIED');
+      expect(answers[i]).to.equal(JSON.stringify(event.object));
+    });
+  });
+
   it('answers bad requests with the right Status and changes nothing', async () => {
     const before = (await call(server, 'GET', NNC_PATH)).body.metadata.resourceVersion;
     expect((await call(server, 'POST', NNC_PATH, '{not json')).status).to.equal(400);
