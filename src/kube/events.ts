@@ -76,9 +76,14 @@ export function eventKey(involved: InvolvedObject, details: EventDetails): strin
 const MAX_NAME = 253;
 
 /**
- * An Event name unique enough: the writer's prefix (event-names.ts), the
- * object's name and a time-based suffix, as kubelet does; the object part is
- * cut so the whole stays a DNS subdomain of at most 253 characters.
+ * An Event name unique enough: the object's name and a time-based suffix, as
+ * kubelet does (`object.suffix`). With a writer's prefix (event-names.ts),
+ * the part after the prefix has no dot (`prefix` + object with its dots made
+ * dashes + `-` + suffix), so the name has one owner even when node names have
+ * dots (manifests/sidecar/event-names-policy.yaml refuses any other). The
+ * object part is cut so the whole stays a DNS subdomain of at most 253
+ * characters (a prefix of more than ~239 characters, a node name of more
+ * than ~218, leaves no room for the suffix: the API refuses the name).
  */
 export function eventName(
   objectName: string,
@@ -87,9 +92,10 @@ export function eventName(
   prefix = '',
 ): string {
   const suffix = (at.getTime() * 1000 + Math.floor(random() * 1000)).toString(16);
-  const room = MAX_NAME - prefix.length - suffix.length - 1;
-  const object = objectName.slice(0, Math.max(0, room)).replace(/[-.]+$/, '');
-  return `${prefix}${object}.${suffix}`;
+  const room = Math.max(0, MAX_NAME - prefix.length - suffix.length - 1);
+  if (prefix === '') return `${objectName.slice(0, room).replace(/[-.]+$/, '')}.${suffix}`;
+  const object = objectName.replaceAll('.', '-').slice(0, room).replace(/-+$/, '');
+  return object === '' ? `${prefix}${suffix}` : `${prefix}${object}-${suffix}`;
 }
 
 export function createEventRecorder(options: EventRecorderOptions): EventRecorder {
