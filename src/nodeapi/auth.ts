@@ -1,6 +1,7 @@
 // Who may call what on the node API when --node-api-token-file is set: the
 // endpoints that change the pool (the CNS IPAM calls) or name pods
-// (/debug/ipaddresses lists every pod's interface id) need the token as a
+// (/debug/ipaddresses lists every pod's interface id, /network/ipconfig and
+// /network/attachments name pods too) need the token as a
 // bearer; the probes, /metrics and /debug/pool (counts only) stay open for
 // the kubelet and Prometheus. Without a token everything is open, as CNS is
 // (the stock Azure CNI sends no credentials). Tokens are compared through
@@ -12,6 +13,8 @@ export const PROTECTED_PATHS: ReadonlySet<string> = new Set([
   PATHS.requestIpConfigs,
   PATHS.releaseIpConfigs,
   PATHS.debugIpAddresses,
+  PATHS.ipConfig,
+  PATHS.attachments,
 ]);
 
 export const UNAUTHORIZED_MESSAGE = 'this endpoint needs the node API token as a bearer token';

@@ -10,6 +10,9 @@ export const PATHS = {
   debugIpAddresses: '/debug/ipaddresses',
   requestIpConfigs: '/network/requestipconfigs',
   releaseIpConfigs: '/network/releaseipconfigs',
+  // Ours, not CNS's: what a CNI plugin's CHECK and GC need (src/cni-plugin/).
+  ipConfig: '/network/ipconfig',
+  attachments: '/network/attachments',
 } as const;
 
 /** CNS `types.ResponseCode` values this API returns (the same numbers as CNS). */
@@ -75,5 +78,20 @@ export interface GetIPConfigurationStatusResponse {
 /** The error body of every non-IPAM failure (404, 405, 413, ...). */
 export interface ErrorBody {
   error: string;
+  response: CnsResponse;
+}
+
+/** One assignment as `/network/attachments` lists it (a CNI attachment: its interface id). */
+export interface Attachment {
+  podInterfaceID: string;
+  infraContainerID: string;
+  podName: string;
+  podNamespace: string;
+  IPAddress: string;
+}
+
+/** Body of `/network/attachments`. */
+export interface AttachmentsResponse {
+  attachments: Attachment[];
   response: CnsResponse;
 }

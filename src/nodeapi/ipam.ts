@@ -8,6 +8,7 @@ import { NoAvailableIpError } from '../ipstore/types.ts';
 import type { ContainerInfo, IpRecord, IpState, NodeIpStore } from '../ipstore/types.ts';
 import { ReturnCode } from './cns.ts';
 import type {
+  AttachmentsResponse,
   GetIPConfigurationStatusResponse,
   IPConfigsResponse,
   IPConfigurationStatus,
@@ -191,6 +192,74 @@ export function listIpAddresses(
       body: {
         IPConfigurationStatus: [],
         Response: { ReturnCode: ReturnCode.UnexpectedError, Message: errorText(err) },
+      },
+      error: errorText(err),
+    };
+  }
+}
+
+/**
+ * The assignment of one pod interface, as requestipconfigs answered it
+ * (address, prefix, gateway): ReturnCode 14 (NotFound, HTTP 200) when the
+ * interface holds no IP. For a CNI plugin's CHECK.
+ */
+export function lookupIpConfig(
+  store: NodeIpStore,
+  podInterfaceID: string,
+): Outcome<IPConfigsResponse> {
+  try {
+    const record = store.list(['Assigned']).find((r) => r.pod?.podInterfaceID === podInterfaceID);
+    if (!record) {
+      return {
+        status: 200,
+        body: {
+          podIPInfo: [],
+          response: {
+            ReturnCode: ReturnCode.NotFound,
+            Message: `no IP is assigned to interface ${podInterfaceID}`,
+          },
+        },
+      };
+    }
+    return {
+      status: 200,
+      body: {
+        podIPInfo: [podIpInfo(record, store.container(record.ncId))],
+        response: { ReturnCode: ReturnCode.Success, Message: '' },
+      },
+    };
+  } catch (err) {
+    return unexpected(err);
+  }
+}
+
+/**
+ * Every Assigned IP whose interface id starts with `prefix` (every one for
+ * ''), with its pod: what a CNI plugin's GC compares with the attachments
+ * the runtime still knows.
+ */
+export function listAttachments(store: NodeIpStore, prefix: string): Outcome<AttachmentsResponse> {
+  try {
+    const attachments = store
+      .list(['Assigned'])
+      .filter((r) => r.pod !== undefined && r.pod.podInterfaceID.startsWith(prefix))
+      .map((r) => ({
+        podInterfaceID: r.pod!.podInterfaceID,
+        infraContainerID: r.pod!.infraContainerID,
+        podName: r.pod!.podName,
+        podNamespace: r.pod!.podNamespace,
+        IPAddress: r.ip,
+      }));
+    return {
+      status: 200,
+      body: { attachments, response: { ReturnCode: ReturnCode.Success, Message: '' } },
+    };
+  } catch (err) {
+    return {
+      status: 500,
+      body: {
+        attachments: [],
+        response: { ReturnCode: ReturnCode.UnexpectedError, Message: errorText(err) },
       },
       error: errorText(err),
     };

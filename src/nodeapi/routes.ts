@@ -8,9 +8,21 @@ import type { Logger } from '../log/logger.ts';
 import { DEFAULT_BODY_LIMIT, readJsonBody } from './body.ts';
 import { PATHS, ReturnCode } from './cns.ts';
 import type { ErrorBody } from './cns.ts';
-import { listIpAddresses, notYet, releaseIpConfigs, requestIpConfigs } from './ipam.ts';
+import {
+  listAttachments,
+  listIpAddresses,
+  lookupIpConfig,
+  notYet,
+  releaseIpConfigs,
+  requestIpConfigs,
+} from './ipam.ts';
 import type { IpamChange, Outcome } from './ipam.ts';
-import { parseIpConfigsRequest, parseStateFilter } from './validate.ts';
+import {
+  parseAttachmentsQuery,
+  parseInterfaceLookup,
+  parseIpConfigsRequest,
+  parseStateFilter,
+} from './validate.ts';
 import type { IpConfigsRequest, Parsed } from './validate.ts';
 
 export interface HealthSource {
@@ -238,6 +250,18 @@ export function nodeApiRoutes(
       {
         POST: withBody(parseStateFilter, (states) =>
           ipamReply(listIpAddresses(deps.store, states)),
+        ),
+      },
+    ],
+    [
+      PATHS.ipConfig,
+      { POST: withBody(parseInterfaceLookup, (id) => ipamReply(lookupIpConfig(deps.store, id))) },
+    ],
+    [
+      PATHS.attachments,
+      {
+        POST: withBody(parseAttachmentsQuery, (prefix) =>
+          ipamReply(listAttachments(deps.store, prefix)),
         ),
       },
     ],

@@ -109,6 +109,27 @@ export function parseIpConfigsRequest(body: unknown): Parsed<IpConfigsRequest> {
   });
 }
 
+/** Parses the body of `/network/ipconfig`: `{podInterfaceID}`. */
+export function parseInterfaceLookup(body: unknown): Parsed<string> {
+  if (!isObject(body)) return fail(`request body must be a JSON object, got ${describe(body)}`);
+  return text(body, 'podInterfaceID', MAX_ID_LENGTH);
+}
+
+/**
+ * Parses the body of `/network/attachments`: `{podInterfaceIDPrefix}`, the
+ * start every listed interface id has (a CNI network's own prefix); absent
+ * or empty: every assignment.
+ */
+export function parseAttachmentsQuery(body: unknown): Parsed<string> {
+  if (!isObject(body)) return fail(`request body must be a JSON object, got ${describe(body)}`);
+  const raw = body.podInterfaceIDPrefix;
+  if (raw === undefined || raw === null || raw === '') return ok('');
+  if (typeof raw !== 'string') {
+    return fail(`podInterfaceIDPrefix must be a string, got ${describe(raw)}`);
+  }
+  return text(body, 'podInterfaceIDPrefix', MAX_ID_LENGTH);
+}
+
 /**
  * Parses the body of `/debug/ipaddresses`: `{IPConfigStateFilter: [...]}`.
  * An absent or empty filter lists every IP. CNS's older name for Assigned,
