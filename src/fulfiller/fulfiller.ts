@@ -13,7 +13,7 @@
 // say why (view.ts).
 import { randomUUID } from 'node:crypto';
 import type { NodeNetworkConfig } from '../nnc/types.ts';
-import { GROUP } from '../nnc/types.ts';
+import { GROUP, dynamicContainers } from '../nnc/types.ts';
 import type { EventRecorder } from '../kube/events.ts';
 import { noopEventRecorder } from '../kube/events.ts';
 import { apiErrorInfo } from '../kube/errors.ts';
@@ -22,7 +22,7 @@ import type { IpBackend, SubnetInfo } from './backend.ts';
 import type { FulfillerConfig } from './config.ts';
 import { exhaustionLevels } from './exhaustion.ts';
 import type { AddressLedger } from './ledger.ts';
-import { isNewer, rvNumber } from './ledger.ts';
+import { addressesOf, isNewer, rvNumber } from './ledger.ts';
 import type { FulfillerGauges, FulfillerMetrics } from './metrics.ts';
 import { needsWork, priorityFor, syncNode } from './node-sync.ts';
 import type { SyncContext, SyncCounters } from './node-sync.ts';
@@ -33,7 +33,7 @@ import { Backoff } from '../kube/backoff.ts';
 import { newestVersion, vanished } from './fresh-lists.ts';
 import { ViewFreshness } from './view.ts';
 import { TermFence } from './term-fence.ts';
-import { QuarantineBook, parseQuarantine, quarantineEntries } from './quarantine.ts';
+import { QuarantineBook, isTerminating, quarantineEnd } from './quarantine.ts';
 import { QuarantinePods } from './quarantine-pods.ts';
 import { UNANSWERED_WRITE_MS } from './status-round.ts';
 import type { ViewSource } from './view.ts';
@@ -129,12 +129,11 @@ export class Fulfiller {
   private fence: TermFence | undefined;
   private fenceTimer: unknown;
   private fenceLogged = false;
-  /** Deleted Nodes' kept addresses, as recorded in the cluster (with `lists` only). */
+  /** Deleted Nodes' kept addresses, read from their terminating NNCs (with `lists` only). */
   private readonly quarantine = new QuarantineBook();
   private readonly quarantineTimers = new Map<string, unknown>();
   /** Looks for a quarantined node's pods: none left ends its quarantine early. */
   private readonly quarantinePods: QuarantinePods | undefined;
-  private persisting: Promise<void> = Promise.resolve();
   private readonly pauses = new Set<() => void>();
 
   constructor(deps: FulfillerDeps) {
@@ -163,7 +162,8 @@ export class Fulfiller {
       node: (name) => this.nodes.get(name),
       selected: this.selected,
       ...(deps.lists ? { quarantine: this.quarantine } : {}),
-      persistQuarantine: () => this.persistQuarantine(),
+      quarantineState: (name) => this.quarantineState(name),
+      armQuarantine: (name, until) => this.armQuarantine(name, until),
       allocationWait: (name) => this.fence?.waitReason(this.fenceView(), this.clock.now(), name),
       waitFor: (name, reason) => {
         this.waiting.add(name);
@@ -219,7 +219,7 @@ export class Fulfiller {
     );
     if (previous && uid && previous.metadata.uid && previous.metadata.uid !== uid && newer) {
       // Deleted and recreated while the watch was away: the deletion first.
-      this.ledger.deleted(previous, this.nodes.has(name) || !this.nodesListed);
+      this.ledger.deleted(previous, this.keepsOnDeletion(name));
     }
     if (this.ledger.observe(nnc)) {
       this.touch(name);
@@ -227,11 +227,15 @@ export class Fulfiller {
     }
   }
 
-  /** A watched NNC was deleted: its addresses stay in use while its Node lives. */
+  /**
+   * A watched NNC was deleted: its addresses stay in use while its Node
+   * lives, and while its quarantine is not over (an NNC that left without the
+   * addresses finalizer, or with it removed by hand).
+   */
   remove(nnc: NodeNetworkConfig): void {
     const name = nnc?.metadata?.name;
     if (this.stopped || !name) return;
-    const retain = this.nodes.has(name) || !this.nodesListed;
+    const retain = this.keepsOnDeletion(name);
     if (!this.ledger.deleted(nnc, retain)) return;
     this.ctx.invalidReported.delete(name);
     this.ctx.setupReported?.delete(name);
@@ -258,6 +262,12 @@ export class Fulfiller {
     this.sampleSubnets(); // the forecast's first point: what is free once the NNCs are known
     this.watchUp('nnc');
     this.maybeStartTerm();
+  }
+
+  /** What a deleted NNC held stays in use: its Node lives (or is not known yet), or its quarantine is not over. */
+  private keepsOnDeletion(name: string): boolean {
+    if (this.nodes.has(name) || !this.nodesListed) return true;
+    return this.deps.lists !== undefined && this.quarantineState(name) !== 'over';
   }
 
   /** A watched Node was added or changed (an older version than already read is ignored). */
@@ -362,11 +372,9 @@ export class Fulfiller {
             this.deps.lists!.listNodes(),
           ]);
           if (generation !== this.leadGeneration || !this.wantLead || this.stopped) continue;
-          const quarantined = await this.deps.cssApi.readQuarantine(this.quarantineSubnet());
-          if (generation !== this.leadGeneration || !this.wantLead || this.stopped) continue;
           this.loadNodes(nodes.items, nodes.resourceVersion);
           this.loadNncs(nncs.items, nncs.resourceVersion);
-          this.loadQuarantine(quarantined);
+          this.loadQuarantine();
           this.view.loaded(nncs.resourceVersion, nodes.resourceVersion, this.clock.now());
           this.raiseFence();
           void this.moveFencedNncs(generation);
@@ -392,27 +400,50 @@ export class Fulfiller {
     this.maybeStartTerm();
   }
 
-  /** The CSS the quarantine records live on: the first subnet's. */
-  private quarantineSubnet(): string {
-    return this.deps.backend.subnets()[0]?.name ?? this.deps.config.subnetName ?? 'pods';
-  }
-
-  /** The records read from the cluster: their addresses stay kept (unless an NNC holds them again). */
-  private loadQuarantine(raw: unknown): void {
-    const { records, skipped } = parseQuarantine(raw);
-    if (skipped.length > 0) this.log.warn('quarantine records skipped', { skipped });
+  /** Every terminating NNC of a gone Node, as listed, is a quarantine record. */
+  private loadQuarantine(): void {
     this.quarantine.clear();
-    for (const r of records) {
-      if (this.ledger.nnc(r.node)) continue; // recreated: its NNC holds what is still used
-      this.quarantine.put(r);
-      this.ledger.retain(r.node, r.containers);
-      this.armQuarantine(r.node, r.until);
-    }
-    if (records.length > 0)
+    for (const name of this.ledger.names()) this.quarantineState(name);
+    if (this.quarantine.all().length > 0)
       this.log.info('quarantine loaded', {
         nodes: this.quarantine.all().length,
         addresses: this.quarantine.addresses(),
       });
+  }
+
+  /**
+   * Where the node's quarantine stands (undefined without one). A terminating
+   * NNC whose Node is gone is recorded the first time it is looked at, its
+   * grace counted from its deletionTimestamp (quarantine.ts), so that any
+   * leader, after any restart, finds the same record in its list.
+   */
+  private quarantineState(name: string): 'none' | 'held' | 'over' | undefined {
+    if (!this.deps.lists) return undefined;
+    if (!this.quarantine.get(name)) this.recordTerminating(name);
+    if (!this.quarantine.get(name)) return 'none';
+    return this.quarantine.holds(name, this.clock.now()) ? 'held' : 'over';
+  }
+
+  private recordTerminating(name: string): void {
+    const nnc = this.ledger.nnc(name);
+    if (!this.wantLead || !isTerminating(nnc) || this.nodes.has(name) || !this.nodesListed) return;
+    const now = this.clock.now();
+    const containers = dynamicContainers(nnc!);
+    // Nothing to keep: over at once.
+    const until =
+      addressesOf(containers).size > 0
+        ? quarantineEnd(nnc!, this.deps.config.quarantineMs, now)
+        : now;
+    this.quarantine.put({ node: name, until, containers: structuredClone(containers) });
+    if (until > now) {
+      this.armQuarantine(name, until);
+      this.log.info('addresses of a deleted node quarantined', {
+        node: name,
+        addresses: addressesOf(containers).size,
+        until: new Date(until).toISOString(),
+        record: 'terminating NodeNetworkConfig',
+      });
+    }
   }
 
   /** Kept for a deleted Node that has not re-registered. */
@@ -444,21 +475,6 @@ export class Fulfiller {
         Math.max(0, until - this.clock.now()) + 1,
       ),
     );
-  }
-
-  /** Writes every record (one write at a time, in order); leader only. */
-  private persistQuarantine(): Promise<void> {
-    const write = this.persisting.then(async () => {
-      this.ctx.guard();
-      await this.deps.cssApi.publishQuarantine(
-        this.quarantineSubnet(),
-        quarantineEntries(this.quarantine.all()),
-      );
-      for (const r of this.quarantine.all())
-        if (!this.quarantineTimers.has(r.node)) this.armQuarantine(r.node, r.until);
-    });
-    this.persisting = write.catch(() => {});
-    return write;
   }
 
   /** Every NNC as listed may still receive a write of the previous term (term-fence.ts). */

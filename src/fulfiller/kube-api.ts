@@ -1,6 +1,7 @@
 // The fulfiller's ports over the real API server (client-node 2.x): NNC
-// status replace and read, NNC create (owned by its Node) and delete (with a
-// uid precondition), ClusterSubnetState create + status merge-patch, the
+// status replace and read, NNC create (owned by its Node, with the addresses
+// finalizer), its finalizers set and its delete (with a uid precondition),
+// ClusterSubnetState create + status merge-patch, the
 // fresh NNC and Node lists a new leader starts from, and whether a pod is
 // still bound to a deleted node's name (its quarantine).
 import {
@@ -22,6 +23,7 @@ import {
 } from '../nnc/types.ts';
 import { isConflict, isNotFound } from '../kube/errors.ts';
 import type { NodeObject } from './nodes.ts';
+import { ADDRESSES_FINALIZER } from './quarantine.ts';
 import type { ClusterListApi, NncLifecycleApi, NncStatusApi, SubnetStateApi } from './ports.ts';
 
 /** The annotation a new leader sets on every NNC it took over (docs/decisions/0022). */
@@ -79,18 +81,6 @@ export function kubeSubnetStateApi(kc: KubeConfig, namespace: string): SubnetSta
   };
   return {
     publish: (name, status) => patchStatus(name, { ...status }),
-    publishQuarantine: (name, entries) => patchStatus(name, { quarantine: entries }),
-    async readQuarantine(name) {
-      try {
-        const css = (await api.getNamespacedCustomObject({ ...base, name })) as {
-          status?: { quarantine?: unknown };
-        };
-        return css.status?.quarantine;
-      } catch (err) {
-        if (isNotFound(err)) return undefined;
-        throw err;
-      }
-    },
   };
 }
 
@@ -111,6 +101,7 @@ export function kubeNncLifecycleApi(kc: KubeConfig, namespace: string): NncLifec
             name: owner.name,
             namespace,
             labels: { ...MANAGED_BY },
+            finalizers: [ADDRESSES_FINALIZER],
             ...(ownerReferences ? { ownerReferences } : {}),
           },
           spec: {},
@@ -120,6 +111,15 @@ export function kubeNncLifecycleApi(kc: KubeConfig, namespace: string): NncLifec
     async markTerm(name, term) {
       return (await api.patchNamespacedCustomObject(
         { ...base, name, body: { metadata: { annotations: { [TERM_ANNOTATION]: term } } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      )) as NodeNetworkConfig;
+    },
+    // A merge patch replaces the whole list: the resourceVersion makes it
+    // refuse (409) when someone changed the object since it was read.
+    async setFinalizers(nnc, finalizers) {
+      const { name, resourceVersion } = nnc.metadata;
+      return (await api.patchNamespacedCustomObject(
+        { ...base, name, body: { metadata: { resourceVersion, finalizers } } },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       )) as NodeNetworkConfig;
     },

@@ -1,12 +1,15 @@
 // One queued run for one node name: the lifecycle decision (lifecycle.ts),
 // then its effect: create the NNC, restore the addresses of a deleted one,
-// delete it with its Node, free what a deleted Node kept, or a status round
+// put the addresses finalizer on an NNC without it, delete it with its Node,
+// free what a deleted Node kept once its quarantine is over (quarantine.ts),
+// let go of an NNC deleted under a live Node, or a status round
 // (status-round.ts). Shared by every backend.
-import { isConflict } from '../kube/errors.ts';
+import { isConflict, isNotFound } from '../kube/errors.ts';
 import type { NetworkContainer, NodeNetworkConfig } from '../nnc/types.ts';
 import { dynamicContainers } from '../nnc/types.ts';
 import { addressesOf } from './ledger.ts';
 import { lifecycleAction } from './lifecycle.ts';
+import { finalizersWith, hasAddressesFinalizer, isTerminating } from './quarantine.ts';
 import type { LifecycleAction } from './lifecycle.ts';
 import { nodeRef } from './nodes.ts';
 import { neededAddresses, priorityOf } from './plan.ts';
@@ -26,18 +29,16 @@ export type { SyncContext, SyncCounters, SyncOutcome } from './sync-context.ts';
 
 export function actionFor(ctx: SyncContext, name: string): LifecycleAction {
   const node = ctx.node(name);
+  const nnc = ctx.ledger.nnc(name);
+  const quarantine = ctx.quarantineState(name);
   return lifecycleAction({
     nodeExists: node !== undefined,
     selected: node !== undefined && ctx.selected(node),
-    nncExists: ctx.ledger.nnc(name) !== undefined,
+    nncExists: nnc !== undefined,
+    terminating: isTerminating(nnc),
+    finalized: hasAddressesFinalizer(nnc),
     retained: ctx.ledger.retained(name) !== undefined,
-    quarantine: !ctx.quarantine
-      ? 'over'
-      : !ctx.quarantine.get(name)
-        ? 'none'
-        : ctx.quarantine.holds(name, ctx.now())
-          ? 'held'
-          : 'over',
+    ...(quarantine ? { quarantine } : {}),
   });
 }
 
@@ -63,7 +64,7 @@ export function needsWork(ctx: SyncContext, name: string): boolean {
 export function priorityFor(ctx: SyncContext, name: string): number {
   const action = actionFor(ctx, name);
   if (action === 'create' || action === 'restore') return priorityOf(1);
-  if (action === 'delete' || action === 'forget' || action === 'quarantine') return priorityOf(-1);
+  if (action !== 'status' && action !== 'none') return priorityOf(-1);
   const nnc = ctx.ledger.nnc(name);
   return nnc ? priorityOf(neededAddresses(planFor(ctx, nnc))) : 0;
 }
@@ -76,8 +77,14 @@ export async function syncNode(ctx: SyncContext, name: string): Promise<SyncOutc
       return createNnc(ctx, name);
     case 'restore':
       return restoreNnc(ctx, name);
+    case 'adopt':
+      return adoptNnc(ctx, name);
     case 'delete':
       return deleteNnc(ctx, name);
+    case 'release':
+      return releaseNnc(ctx, name);
+    case 'replace':
+      return replaceNnc(ctx, name);
     case 'quarantine':
       return quarantine(ctx, name, ctx.ledger.retained(name) ?? []);
     case 'forget':
@@ -124,12 +131,12 @@ async function restoreNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> 
     if (!nnc) return 'noop';
     const taken = ctx.ledger.heldElsewhere(name, containers);
     if (taken.length > 0) {
-      await dropStale(ctx, name, containers, taken);
+      dropStale(ctx, name, containers, taken);
       return serveStatus(ctx, name);
     }
     if (statusHolds(nnc.status, containers)) {
       ctx.ledger.unretain(name);
-      if (ctx.quarantine?.drop(name)) await ctx.persistQuarantine();
+      ctx.quarantine?.drop(name);
       return 'noop';
     }
     const plan = planFor(ctx, nnc);
@@ -138,7 +145,7 @@ async function restoreNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> 
     if (written !== 'conflict') {
       ctx.ledger.unretain(name);
       // The Node re-registered and has its addresses back: no quarantine any more.
-      if (ctx.quarantine?.drop(name)) await ctx.persistQuarantine();
+      ctx.quarantine?.drop(name);
       ctx.log.info('node network config restored', {
         node: name,
         addresses: addressesOf(containers).size,
@@ -151,36 +158,27 @@ async function restoreNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> 
 }
 
 /**
- * Records a deleted Node's addresses as quarantined, in the cluster first
- * (a fulfiller that dies next still keeps them), then in the ledger.
+ * Quarantines the addresses a deleted Node's NNC held when that NNC left
+ * without the addresses finalizer (made before it, or the finalizer removed
+ * by hand): they were kept in the ledger when it went, and stay kept for the
+ * grace period. Only this leader's memory holds this record, unlike the
+ * terminating NNC that is the record otherwise (docs/design/fulfiller.md#quarantine).
  */
-async function quarantine(
-  ctx: SyncContext,
-  name: string,
-  containers: NetworkContainer[],
-): Promise<SyncOutcome> {
+function quarantine(ctx: SyncContext, name: string, containers: NetworkContainer[]): SyncOutcome {
   const book = ctx.quarantine!;
   const taken = ctx.ledger.heldElsewhere(name, containers);
   if (taken.length > 0) {
-    await dropStale(ctx, name, containers, taken);
+    dropStale(ctx, name, containers, taken);
     return 'forgotten';
   }
   const until = ctx.now() + ctx.config.quarantineMs;
   book.put({ node: name, until, containers: structuredClone(containers) });
-  // Kept in the ledger before the first await: the NNC's deletion (a watch
-  // event, a re-list) may free its addresses while the write is on the way.
-  const retainedNow = ctx.ledger.retain(name, containers);
-  try {
-    await ctx.persistQuarantine();
-  } catch (err) {
-    book.drop(name);
-    if (retainedNow) ctx.ledger.unretain(name);
-    throw err;
-  }
+  ctx.armQuarantine(name, until);
   ctx.log.info('addresses of a deleted node quarantined', {
     node: name,
     addresses: addressesOf(containers).size,
     until: new Date(until).toISOString(),
+    record: 'memory',
   });
   return 'quarantined';
 }
@@ -193,12 +191,12 @@ async function quarantine(
  * memory is stale, and writing or quarantining it would put one address on
  * two nodes. It is dropped, and said so.
  */
-async function dropStale(
+function dropStale(
   ctx: SyncContext,
   name: string,
   containers: readonly NetworkContainer[],
   taken: string[],
-): Promise<void> {
+): void {
   ctx.ledger.unretain(name);
   ctx.log.warn('kept addresses dropped: another NodeNetworkConfig holds them', {
     node: name,
@@ -206,15 +204,25 @@ async function dropStale(
     heldElsewhere: taken.slice(0, 5),
   });
   ctx.subnetsChanged(true);
-  if (ctx.quarantine?.drop(name)) await ctx.persistQuarantine();
+  ctx.quarantine?.drop(name);
 }
 
+/**
+ * The Node is gone: the NNC is deleted. With a quarantine, the addresses
+ * finalizer goes on first (an NNC made before it) so that the NNC stays,
+ * terminating, as the quarantine's record; its addresses are freed by
+ * `releaseNnc` once the quarantine is over. Without one (in-memory tests),
+ * they are freed first.
+ */
 async function deleteNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> {
-  const nnc = ctx.ledger.nnc(name)!;
+  let nnc = ctx.ledger.nnc(name)!;
   const containers = dynamicContainers(nnc);
   if (ctx.quarantine && addressesOf(containers).size > 0) {
-    // Its pods may still run: the addresses stay kept after the NNC is gone.
-    await quarantine(ctx, name, containers);
+    if (!hasAddressesFinalizer(nnc)) {
+      const patched = await patchFinalizers(ctx, nnc, true);
+      if (!patched) return 'noop'; // changed or gone meanwhile: its event brings it back
+      nnc = patched;
+    }
   } else {
     ctx.guard();
     await ctx.backend.releaseAll(nodeRef(name, undefined), containers[0]);
@@ -226,11 +234,91 @@ async function deleteNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> {
   return 'deleted';
 }
 
+/**
+ * A live NNC without the addresses finalizer gets it
+ * (docs/design/fulfiller.md#quarantine), then its status round: the version
+ * the patch answered is already read, so its watch event queues nothing.
+ */
+async function adoptNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> {
+  if (!(await patchFinalizers(ctx, ctx.ledger.nnc(name)!, true))) return 'noop';
+  ctx.log.info('addresses finalizer added', { node: name });
+  const outcome = await serveStatus(ctx, name);
+  return outcome === 'noop' ? 'adopted' : outcome;
+}
+
+/**
+ * The deleted Node's quarantine is over (its pods are gone, or the grace):
+ * its addresses are freed in the backend, then the finalizer comes off and
+ * the NNC goes; the ledger frees them when its deletion is seen.
+ */
+async function releaseNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> {
+  const nnc = ctx.ledger.nnc(name)!;
+  const containers = dynamicContainers(nnc);
+  ctx.guard();
+  await ctx.backend.releaseAll(nodeRef(name, undefined), containers[0]);
+  if (!(await patchFinalizers(ctx, nnc, false))) return 'noop';
+  ctx.quarantine?.drop(name);
+  ctx.log.info('addresses of a deleted node freed', {
+    node: name,
+    addresses: addressesOf(containers).size,
+  });
+  return 'released';
+}
+
+/**
+ * The NNC is being deleted while its Node lives: its addresses are kept in
+ * the ledger, the finalizer comes off, and once it is gone its successor is
+ * created with them (the 'create' and 'restore' actions).
+ */
+async function replaceNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> {
+  const nnc = ctx.ledger.nnc(name)!;
+  const containers = dynamicContainers(nnc);
+  const retainedNow = ctx.ledger.retain(name, containers);
+  let patched: NodeNetworkConfig | undefined;
+  try {
+    patched = await patchFinalizers(ctx, nnc, false);
+  } catch (err) {
+    if (retainedNow) ctx.ledger.unretain(name);
+    throw err;
+  }
+  if (!patched) {
+    if (retainedNow) ctx.ledger.unretain(name);
+    return 'noop';
+  }
+  ctx.quarantine?.drop(name);
+  ctx.log.warn('node network config deleted under a live node: recreated with its addresses', {
+    node: name,
+    addresses: addressesOf(containers).size,
+  });
+  return 'replaced';
+}
+
+/**
+ * Puts the addresses finalizer on or off with the version read as the
+ * precondition; undefined when the NNC changed (409: its newer version is on
+ * the way and the node is queued again) or is gone (404).
+ */
+async function patchFinalizers(
+  ctx: SyncContext,
+  nnc: NodeNetworkConfig,
+  ours: boolean,
+): Promise<NodeNetworkConfig | undefined> {
+  ctx.guard();
+  try {
+    const patched = await ctx.lifecycleApi.setFinalizers(nnc, finalizersWith(nnc, ours));
+    ctx.ledger.observe(patched);
+    return patched;
+  } catch (err) {
+    if (isConflict(err) || isNotFound(err)) return undefined;
+    throw err;
+  }
+}
+
 async function forgetNode(ctx: SyncContext, name: string): Promise<SyncOutcome> {
   const containers = ctx.ledger.retained(name);
   ctx.guard();
   await ctx.backend.releaseAll(nodeRef(name, undefined), containers?.[0]);
-  if (ctx.quarantine?.drop(name)) await ctx.persistQuarantine();
+  ctx.quarantine?.drop(name);
   ctx.ledger.forgetNode(name);
   ctx.log.info('addresses of a deleted node freed', {
     node: name,

@@ -4,7 +4,6 @@
 // them only while it leads (and run.ts gates them on the lease besides).
 import type { NodeNetworkConfig } from '../nnc/types.ts';
 import type { NodeObject } from './nodes.ts';
-import type { QuarantineEntry } from './quarantine.ts';
 
 export interface NncStatusApi {
   /** Reads the NNC fresh from the server (after a conflict or a write in doubt). */
@@ -22,7 +21,10 @@ export interface NncOwner {
 }
 
 export interface NncLifecycleApi {
-  /** Creates the node's NNC (empty spec, owned by its Node); 409 when it exists. */
+  /**
+   * Creates the node's NNC (empty spec, owned by its Node, with the
+   * addresses finalizer: quarantine.ts); 409 when it exists.
+   */
   create(owner: NncOwner): Promise<NodeNetworkConfig>;
   /** Deletes the NNC of that uid (a recreated one of the same name is left alone); 404 is success. */
   delete(name: string, uid: string | undefined): Promise<void>;
@@ -32,6 +34,11 @@ export interface NncLifecycleApi {
    * on an older version (a previous leader's late one) can land any more.
    */
   markTerm(name: string, term: string): Promise<NodeNetworkConfig>;
+  /**
+   * Replaces the NNC's finalizers (a merge patch of metadata only, with the
+   * resourceVersion read as its precondition: 409 when it changed).
+   */
+  setFinalizers(nnc: NodeNetworkConfig, finalizers: string[]): Promise<NodeNetworkConfig>;
 }
 
 export interface SubnetStateStatus {
@@ -42,10 +49,6 @@ export interface SubnetStateStatus {
 export interface SubnetStateApi {
   /** Creates the ClusterSubnetState when missing, then writes its status. */
   publish(name: string, status: SubnetStateStatus): Promise<void>;
-  /** Creates it when missing, then writes `status.quarantine` (the whole list). */
-  publishQuarantine(name: string, entries: QuarantineEntry[]): Promise<void>;
-  /** Reads `status.quarantine` (undefined when the CSS does not exist). */
-  readQuarantine(name: string): Promise<unknown>;
 }
 
 /** A list and the resourceVersion it was read at. */

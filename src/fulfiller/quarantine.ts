@@ -1,16 +1,51 @@
-// A deleted Node's addresses are quarantined (README "High availability"). `kubectl
-// delete node` (or a cloud controller) removes the Node object while its
-// machine may still run its pods: the pod GC deletes pods bound to a missing
-// node only after 40 s, their kubelet stops them after that, and a kubelet
-// that is still alive re-registers its Node. So the addresses the node's NNC
-// held are kept (not handed out) for a grace period after the Node is seen
-// deleted, and given back as they were if the Node re-registers meanwhile.
-// The records live in the cluster, on the status of the ClusterSubnetState
-// (`status.quarantine`), so a restarted or newly elected fulfiller keeps
-// them: it reads them with its fresh lists before its first allocation.
-// Pure: parsing, validation and the book of records; the fulfiller writes.
-import type { NetworkContainer } from '../nnc/types.ts';
+// A deleted Node's addresses are quarantined (docs/design/fulfiller.md#quarantine).
+// `kubectl delete node` (or a cloud controller) removes the Node object while
+// its machine may still run its pods: the pod GC deletes pods bound to a
+// missing node only after 40 s, their kubelet stops them after that, and a
+// kubelet that is still alive re-registers its Node. So the addresses the
+// node's NNC held are kept (not handed out) until no pod is bound to the
+// node or the grace period is over, and given back as they were if the Node
+// re-registers meanwhile.
+// The record of a quarantine is the NNC itself: every NNC the fulfiller
+// makes carries ADDRESSES_FINALIZER, so however it is deleted (by the
+// fulfiller, by the garbage collector after its owner Node, by hand, while
+// no fulfiller runs) it stays, terminating, with its status, until the
+// fulfiller has freed its addresses and removed the finalizer. One record
+// per node, bounded by the NNC's own size, found by any leader in its fresh
+// list; the grace runs from the NNC's deletionTimestamp.
+// Pure: the finalizer, the grace's end and the book of records the leader
+// keeps in memory; the fulfiller acts on them.
+import type { NetworkContainer, NodeNetworkConfig } from '../nnc/types.ts';
 import { addressesOf } from './ledger.ts';
+
+/** While on an NNC, the addresses in its status are in use; only the fulfiller removes it. */
+export const ADDRESSES_FINALIZER = 'pool-monitor.acn.azure.com/addresses';
+
+export function hasAddressesFinalizer(nnc: NodeNetworkConfig | undefined): boolean {
+  const f = nnc?.metadata.finalizers;
+  return Array.isArray(f) && f.includes(ADDRESSES_FINALIZER);
+}
+
+export function isTerminating(nnc: NodeNetworkConfig | undefined): boolean {
+  return typeof nnc?.metadata.deletionTimestamp === 'string';
+}
+
+/** The finalizers of `nnc` with ours added or removed, the others kept in their order. */
+export function finalizersWith(nnc: NodeNetworkConfig, ours: boolean): string[] {
+  const others = (nnc.metadata.finalizers ?? []).filter((f) => f !== ADDRESSES_FINALIZER);
+  return ours ? [...others, ADDRESSES_FINALIZER] : others;
+}
+
+/**
+ * When a terminating NNC's quarantine ends: its deletionTimestamp plus the
+ * grace. A deletion time in the future of this clock (clock skew) or
+ * unreadable counts from `now`, so a skewed clock lengthens the grace and
+ * never shortens it.
+ */
+export function quarantineEnd(nnc: NodeNetworkConfig, graceMs: number, now: number): number {
+  const deleted = Date.parse(nnc.metadata.deletionTimestamp ?? '');
+  return (Number.isFinite(deleted) ? Math.min(deleted, now) : now) + graceMs;
+}
 
 /** What is kept for one deleted Node. */
 export interface QuarantineRecord {
@@ -21,47 +56,7 @@ export interface QuarantineRecord {
   containers: NetworkContainer[];
 }
 
-/** `status.quarantine[]` as written on the ClusterSubnetState. */
-export interface QuarantineEntry {
-  node: string;
-  until: string;
-  containers: NetworkContainer[];
-}
-
-/** Parses the records of a CSS status; malformed entries are skipped and named. */
-export function parseQuarantine(raw: unknown): { records: QuarantineRecord[]; skipped: string[] } {
-  const records: QuarantineRecord[] = [];
-  const skipped: string[] = [];
-  if (raw === undefined || raw === null) return { records, skipped };
-  if (!Array.isArray(raw)) return { records, skipped: ['status.quarantine is not a list'] };
-  for (const [i, e] of raw.entries()) {
-    const entry = e as Partial<QuarantineEntry> | null;
-    const until = typeof entry?.until === 'string' ? Date.parse(entry.until) : NaN;
-    if (
-      typeof entry?.node !== 'string' ||
-      entry.node === '' ||
-      !Number.isFinite(until) ||
-      !Array.isArray(entry.containers)
-    ) {
-      skipped.push(`status.quarantine[${i}]`);
-      continue;
-    }
-    records.push({ node: entry.node, until, containers: entry.containers });
-  }
-  return { records, skipped };
-}
-
-export function quarantineEntries(records: Iterable<QuarantineRecord>): QuarantineEntry[] {
-  return [...records]
-    .sort((a, b) => a.node.localeCompare(b.node))
-    .map((r) => ({
-      node: r.node,
-      until: new Date(r.until).toISOString(),
-      containers: r.containers,
-    }));
-}
-
-/** The records this fulfiller knows, by node name. */
+/** The records the leader knows, by node name. */
 export class QuarantineBook {
   private readonly records = new Map<string, QuarantineRecord>();
 

@@ -103,11 +103,6 @@ function gatedCss(api: SubnetStateApi, canWrite: () => boolean): SubnetStateApi 
       gate();
       return api.publish(name, status);
     },
-    publishQuarantine: async (name, entries) => {
-      gate();
-      return api.publishQuarantine(name, entries);
-    },
-    readQuarantine: (name) => api.readQuarantine(name),
   };
 }
 

@@ -17,7 +17,17 @@ import type { QuarantineBook } from './quarantine.ts';
 import type { NncLifecycleApi, NncStatusApi } from './ports.ts';
 
 export type SyncOutcome =
-  'noop' | 'written' | 'invalid' | 'created' | 'restored' | 'deleted' | 'quarantined' | 'forgotten';
+  | 'noop'
+  | 'written'
+  | 'invalid'
+  | 'created'
+  | 'restored'
+  | 'adopted'
+  | 'deleted'
+  | 'replaced'
+  | 'quarantined'
+  | 'released'
+  | 'forgotten';
 
 export interface SyncCounters {
   writes: number;
@@ -49,8 +59,13 @@ export interface SyncContext {
   selected(node: NodeInfo): boolean;
   /** Deleted Nodes' kept addresses (quarantine.ts); absent: freed at once (in-memory tests). */
   quarantine?: QuarantineBook;
-  /** Writes the quarantine records to the cluster (awaited before an NNC is deleted). */
-  persistQuarantine(): Promise<void>;
+  /**
+   * Where the node's quarantine stands (a terminating NNC of a gone Node is
+   * recorded on first sight); undefined without a quarantine.
+   */
+  quarantineState(name: string): 'none' | 'held' | 'over' | undefined;
+  /** Looks at the node again when its quarantine ends, and for its pods meanwhile. */
+  armQuarantine(name: string, until: number): void;
   /** Why no new address may go to this node now (term-fence.ts), or undefined. */
   allocationWait(name: string): string | undefined;
   /** The node waits (for `allocationWait`): it is queued again when that may have changed. */

@@ -23,6 +23,9 @@ export interface ObjectMeta {
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   creationTimestamp?: string;
+  /** Set when the object is being deleted and waits for its finalizers. */
+  deletionTimestamp?: string;
+  finalizers?: string[];
 }
 
 /** `status.scaler`: the pool's scaling parameters, set by the control plane. */

@@ -12,6 +12,7 @@ import type {
   SubnetStateStatus,
 } from '../../src/fulfiller/ports.ts';
 import type { NncSpec, NodeNetworkConfig } from '../../src/nnc/types.ts';
+import { ADDRESSES_FINALIZER } from '../../src/fulfiller/quarantine.ts';
 
 export class ApiError extends Error {
   readonly code: number;
@@ -105,14 +106,30 @@ export class FakeCluster {
     this.emit({ kind: 'nnc', type: 'upsert', object: nnc });
   }
 
-  /** `kubectl delete nnc NAME`. */
+  /**
+   * `kubectl delete nnc NAME`: with finalizers it stays, terminating, until
+   * they are removed (as the API server keeps it).
+   */
   delete(name: string): void {
     const nnc = this.nncs.get(name);
-    this.nncs.delete(name);
-    if (nnc) {
-      const gone = { ...nnc, metadata: { ...nnc.metadata, resourceVersion: this.nextRv() } };
-      this.emit({ kind: 'nnc', type: 'delete', object: gone });
+    if (!nnc) return;
+    if ((nnc.metadata.finalizers ?? []).length > 0) {
+      if (nnc.metadata.deletionTimestamp) return;
+      const terminating = {
+        ...nnc,
+        metadata: {
+          ...nnc.metadata,
+          deletionTimestamp: new Date().toISOString(),
+          resourceVersion: this.nextRv(),
+        },
+      };
+      this.nncs.set(name, terminating);
+      this.emit({ kind: 'nnc', type: 'upsert', object: terminating });
+      return;
     }
+    this.nncs.delete(name);
+    const gone = { ...nnc, metadata: { ...nnc.metadata, resourceVersion: this.nextRv() } };
+    this.emit({ kind: 'nnc', type: 'delete', object: gone });
   }
 
   list(): NodeNetworkConfig[] {
@@ -160,6 +177,7 @@ export class FakeCluster {
           namespace: 'kube-system',
           uid: `uid-${owner.name}-${++this.uids}`,
           resourceVersion: this.nextRv(),
+          finalizers: [ADDRESSES_FINALIZER],
         },
         spec: {},
       };
@@ -194,6 +212,28 @@ export class FakeCluster {
       this.deletes++;
       this.delete(name);
     },
+    setFinalizers: async (body, finalizers) => {
+      const current = this.nncs.get(body.metadata.name);
+      if (!current) throw new ApiError(404);
+      if (body.metadata.resourceVersion !== current.metadata.resourceVersion)
+        throw new ApiError(409);
+      const next: NodeNetworkConfig = {
+        ...current,
+        metadata: {
+          ...current.metadata,
+          finalizers: [...finalizers],
+          resourceVersion: this.nextRv(),
+        },
+      };
+      if (next.metadata.deletionTimestamp && finalizers.length === 0) {
+        this.nncs.delete(next.metadata.name);
+        this.emit({ kind: 'nnc', type: 'delete', object: next });
+      } else {
+        this.nncs.set(next.metadata.name, next);
+        this.emit({ kind: 'nnc', type: 'upsert', object: next });
+      }
+      return clone(next);
+    },
   };
 
   /** How many of the next lists fail (503), as a standby's reads during an API hiccup. */
@@ -208,18 +248,11 @@ export class FakeCluster {
     listNodes: async () => ({ items: this.nodeList(), resourceVersion: String(this.rv) }),
   };
 
-  /** `status.quarantine` per CSS name. */
-  readonly quarantine = new Map<string, unknown>();
-
   readonly cssApi: SubnetStateApi = {
     publish: async (name, status) => {
       this.css.set(name, { ...status });
       this.cssWrites.push({ name, ...status });
     },
-    publishQuarantine: async (name, entries) => {
-      this.quarantine.set(name, clone(entries));
-    },
-    readQuarantine: async (name) => clone(this.quarantine.get(name)),
   };
 
   /** Every secondary and primary IP in every NNC status, with its owner. */

@@ -19,6 +19,7 @@ import type { RunningFulfiller } from '../../src/fulfiller/run.ts';
 import { silentLogger } from '../../src/log/logger.ts';
 import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
 import { dynamicContainers } from '../../src/nnc/types.ts';
+import { ADDRESSES_FINALIZER as FINALIZER } from '../../src/fulfiller/quarantine.ts';
 import { strictCluster, type StrictCluster } from '../support/rbac.ts';
 import { sleep, waitFor } from '../support/wait.ts';
 
@@ -125,7 +126,7 @@ describe('fulfiller: the NNC lifecycle over HTTP', function () {
         ? o
         : undefined;
     });
-    expect(a.metadata).to.deep.include({ namespace: NS });
+    expect(a.metadata).to.deep.include({ namespace: NS, finalizers: [FINALIZER] });
     expect((a.metadata as { ownerReferences?: unknown[] }).ownerReferences).to.deep.equal([
       { apiVersion: 'v1', kind: 'Node', name: 'node-a', uid: node.metadata!.uid },
     ]);
@@ -152,18 +153,17 @@ describe('fulfiller: the NNC lifecycle over HTTP', function () {
           ...(nc.ipAssignments ?? []).map((x) => x.ip),
         ])
       : [];
-  const quarantineOnCss = async () =>
-    (
-      (await api
-        .getNamespacedCustomObject({
-          ...NNC,
-          version: 'v1alpha1',
-          plural: 'clustersubnetstates',
-          name: 'pods',
-        })
-        .catch(() => undefined)) as
-        { status?: { quarantine?: Array<{ node: string }> } } | undefined
-    )?.status?.quarantine ?? [];
+  // The quarantine's record is the NNC itself, kept terminating by the
+  // fulfiller's finalizer (docs/design/fulfiller.md#quarantine).
+  const quarantined = (name: string) =>
+    waitFor(`${name} terminating, held by the addresses finalizer`, async () => {
+      const o = await get(name);
+      return o?.metadata.deletionTimestamp && o.metadata.finalizers?.includes(FINALIZER)
+        ? o
+        : undefined;
+    });
+  const gone = (name: string) =>
+    waitFor(`${name} NNC gone`, async () => ((await get(name)) ? undefined : true));
 
   // A pod bound to the node's name (as the kubelet's pods are): the pod GC has not removed it yet.
   const bindPod = (name: string, nodeName: string) =>
@@ -182,8 +182,7 @@ describe('fulfiller: the NNC lifecycle over HTTP', function () {
     const a = await served('node-a', 20);
     const held = new Set(addressesOf(a));
     await core.deleteNode({ name: 'node-a' });
-    await waitFor('node-a NNC deleted', async () => ((await get('node-a')) ? undefined : true));
-    expect((await quarantineOnCss()).map((q) => q.node)).to.deep.equal(['node-a']);
+    await quarantined('node-a');
     // /27: 27 usable, node-a's 21 quarantined, node-b's primary: 5 are free.
     await setRequest('node-b', 26);
     const short = await waitFor('node-b short', async () => {
@@ -198,7 +197,7 @@ describe('fulfiller: the NNC lifecycle over HTTP', function () {
     const b = await served('node-b', 26);
     const reused = b.status!.networkContainers![0]!.ipAssignments!.filter((x) => held.has(x.ip));
     expect(reused.length).to.be.at.least(20);
-    expect(await quarantineOnCss()).to.deep.equal([]);
+    await gone('node-a');
   });
 
   it('the quarantine ends early once no pod is bound to the deleted node (the pod GC removed them), long before its grace', async () => {
@@ -210,21 +209,21 @@ describe('fulfiller: the NNC lifecycle over HTTP', function () {
     await setRequest('node-a', 20);
     const held = new Set(addressesOf(await served('node-a', 20)));
     await core.deleteNode({ name: 'node-a' });
-    await waitFor('the quarantine recorded', async () => (await quarantineOnCss()).length === 1);
+    await quarantined('node-a');
     await setRequest('node-b', 26);
     await waitFor(
       'node-b short',
       async () => (await get('node-b'))?.status?.status === 'SubnetFull',
     );
     await sleep(300); // a few looks at the pods: one is still bound, the quarantine holds
-    expect(await quarantineOnCss()).to.have.length(1);
+    expect((await get('node-a'))?.metadata.finalizers).to.include(FINALIZER);
     // The pod GC deletes the pod bound to the missing node.
     await core.deleteNamespacedPod({ name: 'on-a', namespace: 'default' });
     const b = await served('node-b', 26);
     expect(
       b.status!.networkContainers![0]!.ipAssignments!.filter((x) => held.has(x.ip)).length,
     ).to.be.at.least(20);
-    expect(await quarantineOnCss()).to.deep.equal([]);
+    await gone('node-a');
   });
 
   it('a deleted Node that re-registers gets its addresses back, even across a fulfiller restart', async () => {
@@ -236,8 +235,7 @@ describe('fulfiller: the NNC lifecycle over HTTP', function () {
     await setRequest('node-a', 12);
     const a = await served('node-a', 12);
     await core.deleteNode({ name: 'node-a' });
-    await waitFor('node-a NNC deleted', async () => ((await get('node-a')) ? undefined : true));
-    await waitFor('the quarantine recorded', async () => (await quarantineOnCss()).length === 1);
+    const old = await quarantined('node-a');
     // The fulfiller restarts: the quarantine is read back from the cluster.
     await first.stop();
     running.splice(running.indexOf(first), 1);
@@ -252,16 +250,72 @@ describe('fulfiller: the NNC lifecycle over HTTP', function () {
       addressesOf(short).filter((ip) => held.has(ip)),
       'quarantined, handed out',
     ).to.deep.equal([]);
-    // The kubelet re-registers node-a: its NNC comes back with its addresses, as they were.
+    // The kubelet re-registers node-a: its terminating NNC is let go and a
+    // new one comes back with its addresses, as they were.
     await createNode('node-a');
     const back = await waitFor('node-a restored', async () => {
       const o = await get('node-a');
-      return addressesOf(o).length === 13 ? o : undefined;
+      return o?.metadata.uid !== old.metadata.uid && addressesOf(o).length === 13 ? o : undefined;
     });
     expect(dynamicContainers(back)[0]!.ipAssignments).to.deep.equal(
       dynamicContainers(a)[0]!.ipAssignments,
     );
-    await waitFor('the quarantine dropped', async () => (await quarantineOnCss()).length === 0);
+    expect(back.metadata.deletionTimestamp).to.equal(undefined);
+    expect(back.metadata.finalizers).to.deep.equal([FINALIZER]);
+  });
+
+  // kube-controller-manager's garbage collector deletes an NNC moments after
+  // its owner Node, whether or not a fulfiller runs (docs/design/fulfiller.md#quarantine).
+  it('a Node and its NNC deleted while no fulfiller runs (the garbage collector): its addresses stay held while its pod is bound', async () => {
+    await createNode('node-a');
+    await createNode('node-b');
+    await bindPod('on-a', 'node-a');
+    const first = await start({ quarantineMs: 60_000, quarantinePodCheckMs: 100 });
+    await waitFor('NNCs', async () => (await get('node-a')) && (await get('node-b')));
+    await setRequest('node-a', 20);
+    const held = new Set(addressesOf(await served('node-a', 20)));
+    await first.stop();
+    running.splice(running.indexOf(first), 1);
+    await core.deleteNode({ name: 'node-a' });
+    await api.deleteNamespacedCustomObject({ ...NNC, name: 'node-a' });
+    await start({ quarantineMs: 60_000, quarantinePodCheckMs: 100 });
+    await setRequest('node-b', 26);
+    const short = await waitFor('node-b short', async () => {
+      const o = await get('node-b');
+      return o?.status?.status === 'SubnetFull' ? o : undefined;
+    });
+    expect(
+      addressesOf(short).filter((ip) => held.has(ip)),
+      "a deleted node's addresses handed out while its pod is bound",
+    ).to.deep.equal([]);
+    // Its pod gone, the addresses serve node-b and the NNC is gone for good.
+    await core.deleteNamespacedPod({ name: 'on-a', namespace: 'default' });
+    const b = await served('node-b', 26);
+    expect(addressesOf(b).filter((ip) => held.has(ip)).length).to.be.at.least(20);
+    await waitFor('node-a NNC gone', async () => ((await get('node-a')) ? undefined : true));
+  });
+
+  it('an NNC deleted moments after its Node while the fulfiller runs: its addresses stay held while its pod is bound', async () => {
+    await createNode('node-a');
+    await createNode('node-b');
+    await bindPod('on-a', 'node-a');
+    await start({ quarantineMs: 60_000, quarantinePodCheckMs: 100 });
+    await waitFor('NNCs', async () => (await get('node-a')) && (await get('node-b')));
+    await setRequest('node-a', 20);
+    const held = new Set(addressesOf(await served('node-a', 20)));
+    await core.deleteNode({ name: 'node-a' });
+    await api.deleteNamespacedCustomObject({ ...NNC, name: 'node-a' }).catch(() => undefined);
+    await setRequest('node-b', 26);
+    const short = await waitFor('node-b short', async () => {
+      const o = await get('node-b');
+      return o?.status?.status === 'SubnetFull' ? o : undefined;
+    });
+    await sleep(300);
+    expect(
+      addressesOf(await get('node-b')).filter((ip) => held.has(ip)),
+      "a deleted node's addresses handed out while its pod is bound",
+    ).to.deep.equal([]);
+    expect(short.metadata.name).to.equal('node-b');
   });
 
   it('at start, an NNC whose Node is gone is deleted; one of a live Node is kept as it is', async () => {

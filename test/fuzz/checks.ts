@@ -127,13 +127,13 @@ export function fulfillerWriteProblems(
         problems.push(`fulfiller ${w.method} ${w.path}: ${p}`);
     } else if (/\/clustersubnetstates(\/[^/]+\/status)?$/.test(w.path)) {
       const status = body?.status as Record<string, unknown> | undefined;
-      // A quarantine write (README "High availability") carries status.quarantine alone.
-      const quarantineOnly =
-        status !== undefined && 'quarantine' in status && !('exhausted' in status);
-      if (quarantineOnly && !Array.isArray(status.quarantine))
-        problems.push(`fulfiller wrote CSS status.quarantine ${JSON.stringify(status.quarantine)}`);
-      else if (!quarantineOnly && status !== undefined && typeof status.exhausted !== 'boolean')
+      if (status !== undefined && typeof status.exhausted !== 'boolean')
         problems.push(`fulfiller wrote CSS status.exhausted ${JSON.stringify(status.exhausted)}`);
+    } else if (w.method === 'PATCH' && /\/nodenetworkconfigs\/[^/]+$/.test(w.path)) {
+      // The term mark and the addresses finalizer: metadata only, never the spec.
+      const keys = Object.keys(body ?? {});
+      if (keys.some((k) => k !== 'metadata'))
+        problems.push(`fulfiller patched ${w.path} beyond its metadata: ${keys.join(', ')}`);
     } else if (
       !(w.method === 'POST' && /\/nodenetworkconfigs$/.test(w.path)) &&
       !(w.method === 'DELETE' && /\/nodenetworkconfigs\/[^/]+$/.test(w.path))
