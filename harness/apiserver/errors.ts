@@ -79,6 +79,10 @@ export const conflict = (group: string, plural: string, name: string, why: strin
 
 export const badRequest = (message: string): ApiError => new ApiError(400, 'BadRequest', message);
 
+/** An error list as k8s.io/apimachinery's utilerrors.Aggregate prints it: one alone, several in brackets. */
+const aggregate = (msgs: string[]): string =>
+  msgs.length === 1 ? (msgs[0] as string) : `[${msgs.join(', ')}]`;
+
 export const invalid = (
   kind: string,
   group: string,
@@ -88,9 +92,9 @@ export const invalid = (
   new ApiError(
     422,
     'Invalid',
-    `${kind}${group ? '.' + group : ''} "${name}" is invalid: ${causes
-      .map((c) => `${c.field ?? ''}: ${c.message ?? ''}`)
-      .join(', ')}`,
+    `${kind}${group ? '.' + group : ''} "${name}" is invalid: ${aggregate(
+      causes.map((c) => `${c.field ?? ''}: ${c.message ?? ''}`),
+    )}`,
     { name, group, kind, causes },
   );
 

@@ -27,6 +27,7 @@ import {
 import { jsonPatch, mergePatch, strategicMergePatch } from './patch.ts';
 import { apiVersionOf, resourceFromCrd, resourceKey, type ResourceInfo } from './resources.ts';
 import { validateCustomResource } from './schema.ts';
+import { checkWrite, type FieldCheck } from './validation/index.ts';
 import type { Selector } from '../../src/kube/selectors.ts';
 import type { ObjectStore, StoreEvent } from './store.ts';
 
@@ -49,6 +50,8 @@ export interface WriteOptions {
   dryRun: boolean;
   /** fieldValidation=Strict: unknown fields are rejected (400) instead of pruned. */
   strict?: boolean;
+  /** The request's field validation (validation/fields.ts); none for the server's own writes. */
+  fields?: FieldCheck;
   force?: boolean;
   /** The request's admission; none for the server's own writes (bootstrap objects). */
   admission?: Admission;
@@ -222,7 +225,12 @@ export class Registry {
     return obj;
   }
 
-  private validate(res: ResourceInfo, obj: KObject, strict = false): void {
+  private validate(
+    res: ResourceInfo,
+    obj: KObject,
+    opts: { strict?: boolean; fields?: FieldCheck } = {},
+    prev?: KObject,
+  ): void {
     const causes: StatusCause[] = [];
     const name = obj.metadata.name;
     if (typeof name !== 'string' || name === '')
@@ -260,14 +268,9 @@ export class Registry {
     }
     const pruned: string[] = [];
     if (res.schema) causes.push(...validateCustomResource(obj, res.schema, pruned));
+    // Decoding, unknown fields and the kind's own rules, as kube-apiserver (validation/).
+    causes.push(...checkWrite(res, obj, prev, pruned, opts.fields, opts.strict === true));
     if (causes.length > 0) throw invalid(res.kind, res.group, String(name ?? ''), causes);
-    // fieldValidation=Strict (kubectl's default): unknown fields are an error, not pruned.
-    if (strict && pruned.length > 0)
-      throw badRequest(
-        `${res.kind} in version "${res.version}" cannot be handled as a ${res.kind}: strict decoding error: ${pruned
-          .map((p) => `unknown field "${p}"`)
-          .join(', ')}`,
-      );
   }
 
   private commit(
@@ -306,7 +309,7 @@ export class Registry {
       m.generateName
     )
       m.name = m.generateName + randomUUID().replace(/-/g, '').slice(0, 5);
-    this.validate(res, obj, opts.strict);
+    this.validate(res, obj, opts);
     const name = String(m.name);
     if (this.store.get(resourceKey(res), res.namespaced ? ns : undefined, name))
       throw alreadyExists(res.group, res.plural, name);
@@ -347,7 +350,7 @@ export class Registry {
     opts: WriteOptions,
     subresource: string | undefined,
   ): KObject {
-    const out = this.carryOver(res, prev, next, subresource, opts.strict);
+    const out = this.carryOver(res, prev, next, subresource, opts);
     recordUpdate(prev, out, opts.fieldManager, out.apiVersion as string, subresource, this.now());
     return this.commitUpdate(res, prev, out, opts);
   }
@@ -464,6 +467,7 @@ export class Registry {
     const applied = this.checkBody(res, body, ns, name);
     if (applied.metadata.managedFields !== undefined)
       throw badRequest('metadata.managedFields must be nil');
+    opts.fields?.applied(res, applied);
     const prev = this.store.get(resourceKey(res), res.namespaced ? ns : undefined, name);
     if (prev === undefined && subresource) throw notFound(res.group, res.plural, name);
     const rv = applied.metadata.resourceVersion;
@@ -484,7 +488,7 @@ export class Registry {
     });
     if (!prev) {
       this.checkNamespace(res, ns);
-      this.validate(res, next, opts.strict);
+      this.validate(res, next, opts);
       const m = next.metadata;
       m.uid = randomUUID();
       m.creationTimestamp = rfc3339(this.now());
@@ -507,7 +511,7 @@ export class Registry {
     subresource: string | undefined,
   ): KObject {
     const managed = next.metadata.managedFields;
-    const out = this.carryOver(res, prev, next, subresource, opts.strict);
+    const out = this.carryOver(res, prev, next, subresource, opts);
     if (managed === undefined) delete out.metadata.managedFields;
     else out.metadata.managedFields = managed;
     return this.commitUpdate(res, prev, out, opts);
@@ -519,7 +523,7 @@ export class Registry {
     prev: KObject,
     next: KObject,
     subresource: string | undefined,
-    strict = false,
+    opts: WriteOptions | undefined = undefined,
   ): KObject {
     let out: KObject;
     if (subresource === 'status') {
@@ -555,7 +559,7 @@ export class Registry {
       const gen = typeof prev.metadata.generation === 'number' ? prev.metadata.generation : 1;
       m.generation = deepEqual(specPart(prev), specPart(out)) ? gen : gen + 1;
     } else delete m.generation;
-    this.validate(res, out, strict);
+    this.validate(res, out, opts, prev);
     if (isCrdResource(res)) decorateCrd(out);
     if (
       isCrdResource(res) &&

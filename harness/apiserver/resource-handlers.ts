@@ -23,6 +23,7 @@ import type { ObjectStore } from './store.ts';
 import { toTable, wantsTable, type IncludeObject } from './table.ts';
 import { startWatch, type ActiveWatch } from './watch.ts';
 import { indexKeyOf, nameTermOf, type WatchIndex } from './watch-index.ts';
+import { directiveOf, FieldCheck, type WriteVerb } from './validation/index.ts';
 import { parseBody, send, truthy } from './http.ts';
 
 /** One resource request, as its handlers need it. */
@@ -175,6 +176,7 @@ export class ResourceHandlers {
       dryRun,
       force: truthy(q.get('force')),
       strict: q.get('fieldValidation') === 'Strict',
+      ...this.fieldCheck(rq),
       ...(admission ? { admission } : {}),
     };
     const body = (): Json => {
@@ -182,7 +184,7 @@ export class ResourceHandlers {
       const ct = contentType.split(';')[0]?.trim() ?? '';
       if (verb !== 'patch' && !['application/json', 'application/yaml', '*/*', ''].includes(ct))
         throw unsupportedMediaType(ct);
-      return parseBody(raw, contentType);
+      return wopts.fields ? wopts.fields.parse(raw, contentType) : parseBody(raw, contentType);
     };
     const out = (obj: KObject): KObject => atVersion(r, version, obj);
     if (sub === 'binding') {
@@ -255,7 +257,8 @@ export class ResourceHandlers {
       case 'patch': {
         const ct = Registry.patchType(contentType);
         if (!raw) throw badRequest('the request body is required');
-        const obj = registry.patch(r, ns, name as string, ct, parseBody(raw, ct), wopts, sub);
+        const patch = wopts.fields ? wopts.fields.parse(raw, ct) : parseBody(raw, ct);
+        const obj = registry.patch(r, ns, name as string, ct, patch, wopts, sub);
         send(res, 200, this.json(out(obj)));
         return 200;
       }
@@ -289,6 +292,21 @@ export class ResourceHandlers {
       }
     }
     throw methodNotAllowed(`verb ${verb} is not supported`);
+  }
+
+  /**
+   * A write's field validation (validation/fields.ts): the fieldValidation
+   * directive, its warnings sent as Warning headers as kube-apiserver sends them.
+   */
+  private fieldCheck(rq: ResourceRequest): { fields?: FieldCheck } {
+    const { verb, req, res, query: q } = rq;
+    if (verb !== 'create' && verb !== 'update' && verb !== 'patch') return {};
+    const apply = verb === 'patch' && /apply-patch/.test(req.headers['content-type'] ?? '');
+    const v: WriteVerb = apply ? 'apply' : verb;
+    const warn = (text: string): void => {
+      res.appendHeader('Warning', `299 - ${JSON.stringify(text)}`);
+    };
+    return { fields: new FieldCheck(directiveOf(q, v), v, warn) };
   }
 
   private serveWatch(rq: ResourceRequest, table: boolean, include: IncludeObject): number {

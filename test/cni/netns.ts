@@ -1,0 +1,161 @@
+// Real network namespaces for the CNI tests and bench/cni.ts: names unique
+// to the run, everything created recorded so that cleanup() removes it
+// even after a failure, and the CNI plugins run as a runtime runs them.
+import { execFile, execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+export const CNI_DIR = '/usr/lib/cni';
+export const PLUGIN_DIR = fileURLToPath(new URL('../../bin', import.meta.url));
+
+/** Why the real-plugin tests cannot run here, or undefined when they can. */
+export function whyNotReal(): string | undefined {
+  if (process.getuid?.() !== 0) return 'not root (network namespaces need CAP_NET_ADMIN)';
+  if (!existsSync(`${CNI_DIR}/bridge`))
+    return `no ${CNI_DIR}/bridge (apt-get install containernetworking-plugins)`;
+  for (const tool of ['ip', 'ping']) {
+    try {
+      execFileSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' });
+    } catch {
+      return `no ${tool} (apt-get install iproute2 iputils-ping)`;
+    }
+  }
+  return undefined;
+}
+
+export function sh(cmd: string, args: string[]): string {
+  return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** `ip netns exec NS cmd...`, with its output. */
+export function inNs(ns: string, args: string[]): string {
+  return sh('ip', ['netns', 'exec', ns, ...args]);
+}
+
+export interface CniRun {
+  code: number;
+  out: string;
+  json: Record<string, unknown> | undefined;
+  ms: number;
+}
+
+/** Runs one CNI plugin as the runtime does, in the node's namespace (where the plugin's host side goes). */
+export function runPlugin(
+  nodeNs: string,
+  plugin: string,
+  env: Record<string, string>,
+  stdin: string,
+): Promise<CniRun> {
+  const started = performance.now();
+  return new Promise((resolve) => {
+    const child = execFile(
+      'ip',
+      ['netns', 'exec', nodeNs, plugin.includes('/') ? plugin : `${CNI_DIR}/${plugin}`],
+      {
+        env: {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          CNI_PATH: `${PLUGIN_DIR}:${CNI_DIR}`,
+          ...env,
+        },
+      },
+      (err, stdout) => {
+        let json: Record<string, unknown> | undefined;
+        try {
+          json = JSON.parse(stdout) as Record<string, unknown>;
+        } catch {
+          json = undefined;
+        }
+        const code = err ? ((err as { code?: number }).code ?? 1) : 0;
+        resolve({
+          code: typeof code === 'number' ? code : 1,
+          out: stdout,
+          json,
+          ms: performance.now() - started,
+        });
+      },
+    );
+    child.stdin?.end(stdin);
+  });
+}
+
+/** Namespaces and links made for one run, all removed by cleanup(). */
+export class Netns {
+  readonly id: string;
+  private readonly namespaces: string[] = [];
+  private readonly links: string[] = [];
+
+  constructor(tag: string) {
+    // Short: interface names have 15 characters at most.
+    this.id = `${tag}${(process.pid % 1296).toString(36)}${Math.floor(Math.random() * 1296).toString(36)}`;
+  }
+
+  add(name: string): string {
+    const ns = `${this.id}-${name}`;
+    sh('ip', ['netns', 'add', ns]);
+    this.namespaces.push(ns);
+    inNs(ns, ['ip', 'link', 'set', 'lo', 'up']);
+    return ns;
+  }
+
+  /** A node namespace: forwarding on, and (for the bridge) proxy ARP on new links. */
+  addNode(name: string): string {
+    const ns = this.add(name);
+    inNs(ns, ['sysctl', '-qw', 'net.ipv4.ip_forward=1']);
+    inNs(ns, ['sysctl', '-qw', 'net.ipv4.conf.default.proxy_arp=1']);
+    return ns;
+  }
+
+  /** A veth pair between two namespaces, addressed /30 each side. */
+  link(a: string, aAddr: string, b: string, bAddr: string): void {
+    const ea = `${this.id}x`;
+    const eb = `${this.id}y`;
+    sh('ip', ['link', 'add', ea, 'type', 'veth', 'peer', 'name', eb]);
+    this.links.push(ea);
+    sh('ip', ['link', 'set', ea, 'netns', a]);
+    sh('ip', ['link', 'set', eb, 'netns', b]);
+    for (const [ns, dev, addr] of [
+      [a, ea, aAddr],
+      [b, eb, bAddr],
+    ] as const) {
+      inNs(ns, ['ip', 'addr', 'add', `${addr}/30`, 'dev', dev]);
+      inNs(ns, ['ip', 'link', 'set', dev, 'up']);
+    }
+  }
+
+  /** Host routes in `ns` to each address, through `via`. */
+  routes(ns: string, addresses: string[], via: string): void {
+    for (const ip of addresses) inNs(ns, ['ip', 'route', 'replace', `${ip}/32`, 'via', via]);
+  }
+
+  forget(ns: string): void {
+    sh('ip', ['netns', 'del', ns]);
+    this.namespaces.splice(this.namespaces.indexOf(ns), 1);
+  }
+
+  /** Removes every namespace (their links and bridges go with them) and stray link. */
+  cleanup(): string[] {
+    const failed: string[] = [];
+    for (const ns of this.namespaces.splice(0).reverse()) {
+      try {
+        sh('ip', ['netns', 'del', ns]);
+      } catch (err) {
+        failed.push(`${ns}: ${(err as Error).message}`);
+      }
+    }
+    for (const link of this.links.splice(0)) {
+      try {
+        sh('ip', ['link', 'del', link]);
+      } catch {
+        // gone with its namespace
+      }
+    }
+    return failed;
+  }
+
+  /** Namespaces of this run still present (none after cleanup). */
+  leftovers(): string[] {
+    return sh('ip', ['netns', 'list'])
+      .split('\n')
+      .filter((l) => l.startsWith(`${this.id}-`));
+  }
+}

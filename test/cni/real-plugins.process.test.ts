@@ -1,0 +1,313 @@
+// The real reference plugins (Debian's containernetworking-plugins 1.1.1:
+// bridge and ptp, CNI up to 1.0.0) delegating IPAM to bin/pool-monitor-cni,
+// in real network namespaces: two simulated nodes, each its own namespace
+// and its own `bin/pool-monitor sidecar` process (unix socket + token)
+// against the local API server, a veth between the nodes and per-node host
+// routes built from each node's NNC. Pods get addresses from their node's
+// NNC, ping each other on a node and across nodes; DEL releases; GC
+// reclaims what the runtime forgot; a stopped sidecar fails STATUS and ADD
+// clearly. Root only, with /usr/lib/cni/bridge; otherwise one line says why.
+import { expect } from 'chai';
+import http from 'node:http';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  container,
+  createNnc,
+  createPod,
+  DEFAULT_SCALER,
+  ipOf,
+  killStraySidecars,
+  spawnSidecar,
+  startCluster,
+  tempDir,
+  waitFor,
+  type Cluster,
+  type SidecarProcess,
+} from '../sidecar/harness.ts';
+import { inNs, Netns, PLUGIN_DIR, runPlugin, whyNotReal, type CniRun } from './netns.ts';
+
+const TOKEN = 'real-plugins-node-api-token';
+const NETWORK = 'pmnet';
+
+function overSocket(
+  sock: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; json: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        socketPath: sock,
+        method,
+        path,
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            json: JSON.parse(text) as Record<string, unknown>,
+          }),
+        );
+      },
+    );
+    req.on('error', reject);
+    req.end(body === undefined ? undefined : JSON.stringify(body));
+  });
+}
+
+interface Node {
+  name: string;
+  ns: string;
+  sock: string;
+  sidecar: SidecarProcess;
+  /** The node's NNC addresses. */
+  ips: string[];
+  conf: string;
+}
+
+async function stateOf(
+  node: Node,
+  ip: string,
+): Promise<{ State: string; PodInfo: { PodName: string } | null } | undefined> {
+  const res = await overSocket(node.sock, 'POST', '/debug/ipaddresses', {});
+  const list = res.json.IPConfigurationStatus as {
+    IPAddress: string;
+    State: string;
+    PodInfo: { PodName: string } | null;
+  }[];
+  return list.find((r) => r.IPAddress === ip);
+}
+
+describe('pool-monitor-cni with the reference bridge and ptp plugins in real namespaces (process)', function () {
+  this.timeout(120_000);
+  let c: Cluster | undefined;
+  let dir: ReturnType<typeof tempDir> | undefined;
+  let net: Netns | undefined;
+  const nodes: Record<'a' | 'b', Node> = {} as Record<'a' | 'b', Node>;
+  const pods = new Map<
+    string,
+    { node: Node; ns: string; ip: string; result: Record<string, unknown> }
+  >();
+
+  const env = (cmd: string, pod: string, netns?: string): Record<string, string> => ({
+    CNI_COMMAND: cmd,
+    CNI_CONTAINERID: `ctr-${pod}`,
+    CNI_IFNAME: 'eth0',
+    ...(netns ? { CNI_NETNS: `/var/run/netns/${netns}` } : {}),
+    // bridge 1.1.1 refuses unknown args unless told to ignore them.
+    CNI_ARGS: `IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=${pod};K8S_POD_INFRA_CONTAINER_ID=ctr-${pod}`,
+  });
+  const plugin = (node: Node): string => (node.name.endsWith('a') ? 'bridge' : 'ptp');
+
+  async function addPod(node: Node, pod: string): Promise<CniRun> {
+    const ns = net!.add(pod);
+    const run = await runPlugin(node.ns, plugin(node), env('ADD', pod, ns), node.conf);
+    if (run.code === 0) {
+      const ip = (run.json!.ips as { address: string }[])[0]!.address.split('/')[0]!;
+      pods.set(pod, { node, ns, ip, result: run.json! });
+    }
+    return run;
+  }
+
+  before(async function () {
+    const why = whyNotReal();
+    if (why) {
+      console.log(
+        `    skipped: the real-plugin CNI test needs root and the reference plugins: ${why}`,
+      );
+      this.skip();
+    }
+    c = await startCluster();
+    dir = tempDir('cni-real-');
+    net = new Netns('pm');
+    const tokenFile = join(dir.path, 'node-api-token');
+    writeFileSync(tokenFile, TOKEN, { mode: 0o600 });
+    for (const [key, first] of [
+      ['a', 0],
+      ['b', 20],
+    ] as const) {
+      const name = `${net.id}-node-${key}`;
+      const numbers = Array.from({ length: 10 }, (_, i) => first + i);
+      await createNnc(
+        c,
+        name,
+        { requestedIPCount: 10 },
+        { scaler: DEFAULT_SCALER, networkContainers: [container(numbers)] },
+      );
+      for (let i = 1; i <= 4; i++) await createPod(c, `${key}${i}`, name);
+      const sock = join(dir.path, `${key}.sock`);
+      mkdirSync(join(dir.path, `state-${key}`));
+      const sidecar = spawnSidecar(
+        [
+          ...['--kubeconfig', await c.strict!.kubeconfigFile('sidecar', name)],
+          ...['--state-dir', join(dir.path, `state-${key}`), '--listen', `unix:${sock}`],
+          ...['--node-api-token-file', tokenFile, '--leak-grace', '600'],
+        ],
+        { NODENAME: name },
+      );
+      const type = key === 'a' ? '"bridge","bridge":"cni0","isGateway":true' : '"ptp"';
+      nodes[key] = {
+        name,
+        ns: net.addNode(`n${key}`),
+        sock,
+        sidecar,
+        ips: numbers.map((n) => ipOf(n).ip),
+        conf: `{"cniVersion":"1.0.0","name":"${NETWORK}","type":${type},"ipam":{"type":"pool-monitor-cni","nodeAPI":"unix:${sock}","tokenFile":"${tokenFile}"}}`,
+      };
+    }
+    // The nodes' link, and each node's routes to the other's NNC addresses.
+    net.link(nodes.a.ns, '169.254.77.1', nodes.b.ns, '169.254.77.2');
+    net.routes(nodes.a.ns, nodes.b.ips, '169.254.77.2');
+    net.routes(nodes.b.ns, nodes.a.ips, '169.254.77.1');
+    for (const node of Object.values(nodes)) {
+      try {
+        await waitFor(
+          `${node.name} ready`,
+          async () =>
+            (await overSocket(node.sock, 'GET', '/readyz').catch(() => ({ status: 0 }))).status ===
+            200,
+          30_000,
+        );
+      } catch (err) {
+        throw new Error(
+          `${(err as Error).message}; sidecar said: ${node.sidecar.lines.slice(-5).join('\n')} ${node.sidecar.stderr()}`,
+        );
+      }
+    }
+  });
+
+  after(async () => {
+    killStraySidecars();
+    const failed = net?.cleanup() ?? [];
+    const left = net?.leftovers() ?? [];
+    dir?.remove();
+    await c?.close();
+    expect(failed, 'namespaces that would not go').to.deep.equal([]);
+    expect(left, 'namespaces left behind').to.deep.equal([]);
+  });
+
+  it("gives each pod an address from its node's NNC, through bridge on one node and ptp on the other", async () => {
+    for (const key of ['a', 'b'] as const) {
+      for (const i of [1, 2, 3]) {
+        const run = await addPod(nodes[key], `${key}${i}`);
+        expect(run.code, run.out).to.equal(0);
+      }
+    }
+    for (const [name, pod] of pods) {
+      expect(pod.node.ips, name).to.include(pod.ip);
+      expect(await stateOf(pod.node, pod.ip)).to.deep.include({
+        State: 'Assigned',
+        PodInfo: {
+          PodName: name,
+          PodNamespace: 'default',
+          PodInfraContainerID: `ctr-${name}`,
+          PodInterfaceID: `cni/${NETWORK}/ctr-${name}/eth0`,
+        },
+      });
+      expect(pod.result).to.have.nested.property('ips[0].gateway', '10.10.0.1');
+      expect(inNs(pod.ns, ['ip', '-4', 'addr', 'show', 'eth0'])).to.contain(`${pod.ip}/16`);
+    }
+    expect(new Set([...pods.values()].map((p) => p.ip)).size).to.equal(6);
+  });
+
+  it('pods ping each other on a node and across the nodes', () => {
+    const ping = (from: string, to: string) =>
+      inNs(pods.get(from)!.ns, ['ping', '-c', '1', '-W', '3', pods.get(to)!.ip]);
+    for (const [from, to] of [
+      ['a1', 'a2'],
+      ['b1', 'b2'],
+      ['a1', 'b1'],
+      ['b3', 'a3'],
+      ['a2', 'b3'],
+    ]) {
+      expect(ping(from!, to!), `${from} -> ${to}`).to.match(/1 received/);
+    }
+  });
+
+  it('CHECK through the bridge plugin agrees with the sidecar', async () => {
+    const a1 = pods.get('a1')!;
+    const conf = { ...(JSON.parse(nodes.a.conf) as object), prevResult: a1.result };
+    const run = await runPlugin(
+      nodes.a.ns,
+      'bridge',
+      env('CHECK', 'a1', a1.ns),
+      JSON.stringify(conf),
+    );
+    expect(run.code, run.out).to.equal(0);
+  });
+
+  it('DEL releases the address (Available again), and is idempotent without netns or args', async () => {
+    for (const key of ['a', 'b'] as const) {
+      const pod = pods.get(`${key}3`)!;
+      const run = await runPlugin(
+        pod.node.ns,
+        plugin(pod.node),
+        env('DEL', `${key}3`, pod.ns),
+        pod.node.conf,
+      );
+      expect(run.code, run.out).to.equal(0);
+      expect(await stateOf(pod.node, pod.ip)).to.deep.include({
+        State: 'Available',
+        PodInfo: null,
+      });
+      const again = await runPlugin(
+        pod.node.ns,
+        plugin(pod.node),
+        { CNI_COMMAND: 'DEL', CNI_CONTAINERID: `ctr-${key}3`, CNI_IFNAME: 'eth0' },
+        pod.node.conf,
+      );
+      expect(again.code, again.out).to.equal(0);
+    }
+  });
+
+  it('GC releases an attachment the runtime forgot, and keeps the ones it lists', async () => {
+    const b2 = pods.get('b2')!;
+    net!.forget(b2.ns); // the runtime lost the sandbox without a DEL
+    const gc = JSON.stringify({
+      cniVersion: '1.1.0',
+      name: NETWORK,
+      type: 'pool-monitor-cni',
+      nodeAPI: `unix:${nodes.b.sock}`,
+      tokenFile: join(dir!.path, 'node-api-token'),
+      'cni.dev/valid-attachments': [{ containerID: 'ctr-b1', ifname: 'eth0' }],
+    });
+    const run = await runPlugin(
+      nodes.b.ns,
+      join(PLUGIN_DIR, 'pool-monitor-cni'),
+      { CNI_COMMAND: 'GC' },
+      gc,
+    );
+    expect(run.code, run.out).to.equal(0);
+    expect(await stateOf(nodes.b, b2.ip)).to.deep.include({ State: 'Available' });
+    expect(await stateOf(nodes.b, pods.get('b1')!.ip)).to.deep.include({ State: 'Assigned' });
+  });
+
+  it('a stopped sidecar makes STATUS fail and ADD fail clearly', async () => {
+    const status = JSON.stringify({ ...(JSON.parse(nodes.a.conf) as object), cniVersion: '1.1.0' });
+    const up = await runPlugin(
+      nodes.a.ns,
+      join(PLUGIN_DIR, 'pool-monitor-cni'),
+      { CNI_COMMAND: 'STATUS' },
+      status,
+    );
+    expect(up.code, up.out).to.equal(0);
+    nodes.a.sidecar.child.kill('SIGTERM');
+    expect((await nodes.a.sidecar.exited).code).to.equal(0);
+    const down = await runPlugin(
+      nodes.a.ns,
+      join(PLUGIN_DIR, 'pool-monitor-cni'),
+      { CNI_COMMAND: 'STATUS' },
+      status,
+    );
+    expect(down.code).to.not.equal(0);
+    expect(down.json).to.include({ code: 50 });
+    const add = await addPod(nodes.a, 'a4');
+    expect(add.code).to.not.equal(0);
+    expect(String(add.json?.msg)).to.match(/cannot reach the node's pool-monitor sidecar/);
+  });
+});
