@@ -35,7 +35,7 @@ import { ResourceHandlers } from './resource-handlers.ts';
 import { answer, ConnectionLog, type ServerParts } from './requests.ts';
 import { ObjectStore, type StoreEvent } from './store.ts';
 import { makeTlsMaterial, type TlsMaterial } from './tls.ts';
-import type { ActiveWatch } from './watch.ts';
+import { DEFAULT_BOOKMARK_INTERVAL_MS, type ActiveWatch } from './watch.ts';
 import { WatchIndex } from './watch-index.ts';
 
 export { parseBody } from './http.ts';
@@ -52,7 +52,11 @@ export interface ApiServerOptions {
   logger?: Logger;
   /** Largest accepted request body, bytes (3 MiB as upstream). */
   maxBodyBytes?: number;
-  /** Interval of watch bookmarks when asked for (allowWatchBookmarks=true). */
+  /**
+   * Period of watch bookmarks when asked for (allowWatchBookmarks=true):
+   * kube-apiserver's minute by default (watch.ts has its schedule); 0 sends
+   * none. Shorter only for tests that need it.
+   */
   bookmarkIntervalMs?: number;
   now?: () => Date;
   /**
@@ -106,7 +110,9 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
   const logger = (opts.logger ?? silentLogger()).child({ component: 'apiserver' });
   const now = opts.now ?? (() => new Date());
   const maxBody = opts.maxBodyBytes ?? 3 * 1024 * 1024;
-  const bookmarkMs = opts.bookmarkIntervalMs ?? 10_000;
+  const bookmarkMs = opts.bookmarkIntervalMs ?? DEFAULT_BOOKMARK_INTERVAL_MS;
+  if (!Number.isFinite(bookmarkMs) || bookmarkMs < 0)
+    throw new Error(`bookmarkIntervalMs must be a number of ms >= 0, got ${bookmarkMs}`);
   const store = new ObjectStore(opts.historyLimit ?? 10_000);
   const catalog = new ResourceCatalog(BUILTIN_RESOURCES);
   const counters = new RequestCounter();

@@ -4,11 +4,42 @@
 // can fall between the replay and the live part, and each is sent once, in
 // order. An object leaving a selector's scope is sent as DELETED, one entering
 // as ADDED, as the real server's watch cache does.
+// Bookmarks (allowWatchBookmarks=true) follow kube-apiserver's watch cache
+// (staging/src/k8s.io/apiserver/pkg/storage/cacher): one a period after the
+// watch starts and after each bookmark (cacher.go `defaultBookmarkFrequency
+// = time.Minute`), or 2 s before the watch's deadline when that comes first
+// (cache_watcher.go nextBookmarkTime), none once that has passed; the due
+// time is filed in a slot of a sixtieth of the period (1 s for a minute,
+// cacher.go watcherBookmarkTimeBuckets) that goes out as its slot begins, so
+// a bookmark comes up to a sixtieth early, never late (upstream's own 1 to
+// 1.25 s polling of the buckets can make it up to 1.25 s late as well).
 import type { JsonObject, KObject } from '../../src/kube/json-object.ts';
 import { resourceKey, type ResourceInfo } from './resources.ts';
 import type { Selector } from '../../src/kube/selectors.ts';
 import type { EventType, ObjectStore, StoreEvent } from './store.ts';
 import type { IndexKey, WatchIndex } from './watch-index.ts';
+
+/** kube-apiserver's bookmark period (cacher.go defaultBookmarkFrequency). */
+export const DEFAULT_BOOKMARK_INTERVAL_MS = 60_000;
+/** A bookmark goes out this long before a watch's deadline (cache_watcher.go nextBookmarkTime). */
+export const PRE_DEADLINE_BOOKMARK_MS = 2_000;
+
+/**
+ * When the next bookmark of a watch goes out, as kube-apiserver's watch cache
+ * schedules it (see the header): undefined when there is none (the watch
+ * ends within 2 s). `now` and `deadline` on one clock (performance.now()).
+ */
+export function nextBookmarkAt(
+  now: number,
+  intervalMs: number,
+  deadline?: number,
+): number | undefined {
+  let due = now + intervalMs;
+  if (deadline !== undefined) due = Math.min(due, deadline - PRE_DEADLINE_BOOKMARK_MS);
+  if (due <= now) return undefined;
+  const slot = Math.max(1, Math.floor(intervalMs / 60));
+  return Math.max(now, due - (due % slot));
+}
 
 export interface WatchSink {
   /** Sends one line (a JSON event without the newline). */
@@ -25,6 +56,7 @@ export interface WatchRequest {
   /** `sendInitialEvents=true`: current state first, then a bookmark marking its end. */
   sendInitialEvents?: boolean;
   bookmarks: boolean;
+  /** Bookmark period (kube-apiserver: a minute); 0 sends none besides the initial-events-end one. */
   bookmarkIntervalMs: number;
   timeoutMs?: number;
   /** Turns an object into what goes on the wire (plain object or a Table). */
@@ -127,12 +159,18 @@ export function startWatch(
     if (p) emit(p.type, p.object);
   };
   unsubscribe = req.index ? req.index.add(key, req.indexKey, follow) : store.subscribe(follow);
-  if (req.bookmarks) {
+  const deadline = req.timeoutMs !== undefined ? performance.now() + req.timeoutMs : undefined;
+  if (req.bookmarks && req.bookmarkIntervalMs > 0) {
+    const schedule = (): void => {
+      const now = performance.now();
+      const at = nextBookmarkAt(now, req.bookmarkIntervalMs, deadline);
+      if (at !== undefined) timers[0] = setTimeout(tick, at - now);
+    };
     const tick = (): void => {
       bookmark();
-      timers[0] = setTimeout(tick, req.bookmarkIntervalMs);
+      schedule();
     };
-    timers[0] = setTimeout(tick, req.bookmarkIntervalMs);
+    schedule();
   }
   if (req.timeoutMs !== undefined) timers[1] = setTimeout(stop, req.timeoutMs);
   return { resource: req.resource, stop };

@@ -15,6 +15,13 @@ function parsePort(v: string): number {
   return n;
 }
 
+function parseSeconds(v: string): number {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n) || n < 0)
+    throw new InvalidArgumentError('must be a number of seconds >= 0');
+  return n;
+}
+
 function parseBool(v: string): boolean {
   if (v === 'true') return true;
   if (v === 'false') return false;
@@ -30,6 +37,7 @@ interface ApiserverFlags {
   authorizationMode: AuthorizationMode;
   anonymous?: boolean;
   featureGates?: FeatureGates;
+  bookmarkInterval?: number;
 }
 
 function parseGates(v: string): FeatureGates {
@@ -70,6 +78,11 @@ export function apiserverCommand(): Command {
       'Name=bool,... of: ServiceAccountTokenNodeBinding (default true, as 1.31+)',
       parseGates,
     )
+    .option(
+      '--bookmark-interval <seconds>',
+      "watch bookmarks' period (default 60, kube-apiserver's; 0: none); shorter for tests",
+      parseSeconds,
+    )
     .action(async (opts: ApiserverFlags) => {
       if (opts.crds !== undefined && !(existsSync(opts.crds) && statSync(opts.crds).isDirectory()))
         throw new Error(`--crds: ${opts.crds} is not a directory`);
@@ -99,6 +112,9 @@ export function apiserverCommand(): Command {
         ...(opts.tokenAuthFile !== undefined ? { tokenAuthFile: opts.tokenAuthFile } : {}),
         ...(opts.crds !== undefined ? { crdsDir: opts.crds } : {}),
         ...(opts.kubeconfig !== undefined ? { kubeconfigPath: opts.kubeconfig } : {}),
+        ...(opts.bookmarkInterval !== undefined
+          ? { bookmarkIntervalMs: opts.bookmarkInterval * 1000 }
+          : {}),
       }).catch((err: unknown) => {
         throw listenError('--port', opts.port, err);
       });

@@ -18,6 +18,7 @@ import https from 'node:https';
 import type { PodApi } from '../workload/driver.ts';
 import type { PodStatusCalls } from '../kubelet/kube.ts';
 import type { PodListWatch, PodQuery, PodStream } from '../kubelet/pod-watch.ts';
+import { watchTimeoutSeconds } from '../../src/kube/watch.ts';
 
 /** How long one call may take before it fails (and the driver retries it). */
 const CALL_TIMEOUT_MS = 30_000;
@@ -211,13 +212,15 @@ export function httpPodApi(kc: KubeConfig, maxSockets = 64): HttpPodApi {
     },
     watchPods: (q, resourceVersion, onLine, onEnd) =>
       watch(
-        // The server ends it after 5 to 10 minutes, as client-go asks: a
-        // connection that died silently is not waited on for ever.
+        // The server ends it after 5 to 10 minutes, as client-go's reflector
+        // asks (watchTimeoutSeconds): a connection that died silently is not
+        // waited on for ever. No inactivity limit of its own besides: the
+        // bookmarks come a minute apart (docs/decisions/0031).
         podQuery(q, {
           watch: 'true',
           resourceVersion,
           allowWatchBookmarks: 'true',
-          timeoutSeconds: String(300 + Math.floor(Math.random() * 300)),
+          timeoutSeconds: String(watchTimeoutSeconds()),
         }),
         onLine,
         onEnd,

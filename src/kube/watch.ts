@@ -4,7 +4,14 @@
 // jitter, reports its life as typed events, and offers the cache as an RxJS
 // Observable that emits only once the first list has completed, so consumers
 // never act on half the picture. Every watch asks for bookmarks, so a quiet
-// one stays open (docs/decisions/0010). Once stopped, nothing is watched any
+// one stays open (docs/decisions/0010), and is kept as client-go's reflector
+// keeps it (docs/decisions/0031): the server ends it after timeoutSeconds,
+// random between 5 and 10 minutes; client-node's 30 s inactivity abort,
+// shorter than kube-apiserver's one-minute bookmark period, is lengthened to
+// 3 minutes, a dead connection's detector only; a watch that ends or is
+// aborted resumes from the last resourceVersion seen (bookmarks' included),
+// and only a version too old (410 Gone, Expired) lists again, as ListWatch
+// does by itself. Once stopped, nothing is watched any
 // more: ListWatch re-watches by itself after the server closes a watch, after
 // a wait that stop() does not interrupt, so the Watch it is given refuses new
 // watches once closed and aborts those still starting, and the wait ends at
@@ -35,6 +42,27 @@ export interface WatchTimers {
   clearTimeout(handle: unknown): void;
 }
 
+/**
+ * How long a watch stream may stay silent before the client gives up on its
+ * connection and re-watches from the last version seen. kube-apiserver sends
+ * a bookmark on a quiet watch every minute (up to about a second either
+ * side, and it drops one for a watcher whose buffer is full), so a live
+ * connection is never silent for much more than a minute, two after a
+ * dropped bookmark; three minutes tolerates that and a minute of delay
+ * besides, and stays below undici's 300 s bodyTimeout, which would end the
+ * watch as an error. client-go has no such limit (TCP keepalive and
+ * timeoutSeconds only); this is one for a connection that died silently.
+ */
+export const WATCH_INACTIVITY_MS = 180_000;
+
+/** client-go reflector's minWatchTimeout: a watch's timeoutSeconds is random in [5, 10) minutes. */
+export const MIN_WATCH_TIMEOUT_S = 300;
+
+/** A watch's timeoutSeconds as client-go's reflector picks it: minWatchTimeout × (1 + rand). */
+export function watchTimeoutSeconds(random: () => number = Math.random): number {
+  return Math.floor(MIN_WATCH_TIMEOUT_S * (1 + random()));
+}
+
 const realTimers: WatchTimers = {
   setTimeout: (fn, ms) => setTimeout(fn, ms),
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
@@ -58,16 +86,22 @@ export interface WatchResourceOptions<T extends KubernetesObject> {
   random?: () => number;
   timers?: WatchTimers;
   /**
-   * Client-side inactivity timeout of a watch stream (client-node's 30 s by
-   * default); longer than the server's bookmark interval. For tests.
+   * Client-side inactivity timeout of a watch stream (WATCH_INACTIVITY_MS by
+   * default); keep it above the server's bookmark period. For tests, scaled
+   * with a shortened period.
    */
   watchInactivityMs?: number;
 }
 
-/** client-node's Watch, asking for bookmarks on every watch request; close() ends it for good. */
+/**
+ * client-node's Watch, asking for bookmarks and a client-go timeoutSeconds on
+ * every watch request; close() ends it for good.
+ */
 export class BookmarkingWatch extends Watch {
   private closed = false;
   private readonly live = new Set<AbortController>();
+  /** Picks each watch's timeoutSeconds (client-go's range). */
+  timeoutSeconds: () => number = () => watchTimeoutSeconds();
 
   override async watch(
     path: string,
@@ -88,7 +122,7 @@ export class BookmarkingWatch extends Watch {
     };
     const controller = await super.watch(
       path,
-      { ...queryParams, allowWatchBookmarks: true },
+      { timeoutSeconds: this.timeoutSeconds(), ...queryParams, allowWatchBookmarks: true },
       callback,
       finished,
     );
@@ -106,17 +140,24 @@ export class BookmarkingWatch extends Watch {
   }
 }
 
-/** A BookmarkingWatch, with client-node's inactivity timeout replaced if given. */
-export function bookmarkingWatch(kc: KubeConfig, inactivityMs?: number): BookmarkingWatch {
+/**
+ * A BookmarkingWatch, with client-node's 30 s inactivity timeout (which also
+ * bounds the wait for the answer's headers) replaced by `inactivityMs`.
+ */
+export function bookmarkingWatch(
+  kc: KubeConfig,
+  inactivityMs: number = WATCH_INACTIVITY_MS,
+  random?: () => number,
+): BookmarkingWatch {
   const watch = new BookmarkingWatch(kc);
-  if (inactivityMs !== undefined) {
-    if (!Number.isFinite(inactivityMs) || inactivityMs <= 0)
-      throw new Error(
-        `watch inactivity timeout must be a positive number of ms, got ${inactivityMs}`,
-      );
-    // Declared private in client-node's typings, but a plain instance field.
-    (watch as unknown as { requestTimeoutMs: number }).requestTimeoutMs = inactivityMs;
-  }
+  if (!Number.isFinite(inactivityMs) || inactivityMs <= 0)
+    throw new Error(
+      `watch inactivity timeout must be a positive number of ms, got ${inactivityMs}`,
+    );
+  // Declared private in client-node's typings, but a plain instance field
+  // (set to 30,000 by Watch's constructor; test/kube/watch-bookmarks pins it).
+  (watch as unknown as { requestTimeoutMs: number }).requestTimeoutMs = inactivityMs;
+  if (random) watch.timeoutSeconds = () => watchTimeoutSeconds(random);
   return watch;
 }
 
@@ -147,7 +188,7 @@ export function watchResource<T extends KubernetesObject>(
   const healthyAfterMs = options.healthyAfterMs ?? 10_000;
   const events = new Subject<WatchEvent<T>>();
   const cache = new ReplaySubject<T[]>(1);
-  const watcher = bookmarkingWatch(options.kc, options.watchInactivityMs);
+  const watcher = bookmarkingWatch(options.kc, options.watchInactivityMs, options.random);
   // ListWatch's wait before re-watching a closed watch ends at stop().
   const stopping = new AbortController();
   const delayFn = (ms: number): Promise<void> =>
