@@ -3,6 +3,7 @@
 // human lines, and the reasons the run fails (persistent invariant
 // violations, the API server refusing what the product needs, and under
 // chaos a crash, an unclean stop or a pod left without an IP).
+import type { CounterEntry } from '../apiserver/counters.ts';
 import type { Violation } from '../../src/sim/invariants.ts';
 import { renderReport, type Report } from '../../src/sim/report/report.ts';
 import { refusals, type Component, type ProductAccessReport } from './access.ts';
@@ -30,6 +31,53 @@ export interface EmbeddedReport extends Report {
   azure?: AzureReport;
   /** What the chaos harness did (with --chaos). */
   chaos?: ChaosSummary;
+  /** Watch requests the API server got during the scenario (docs/decisions/0031). */
+  watchRequests: WatchRequests;
+}
+
+/** Watch requests during the scenario (after set-up), from the API server's request counters. */
+export interface WatchRequests {
+  total: number;
+  /** By resource (`pods`, `nodenetworkconfigs`, ...). */
+  byResource: Record<string, number>;
+  perNodePerMinute: number;
+}
+
+/** Watch requests so far by resource, from the API server's counters (any code). */
+export function watchRequestCounts(entries: readonly CounterEntry[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const e of entries)
+    if (e.verb === 'watch') out[e.resource] = (out[e.resource] ?? 0) + e.count;
+  return out;
+}
+
+/** The watch requests between two counts, per node per minute of `seconds`. */
+export function watchRequests(
+  before: Record<string, number>,
+  after: Record<string, number>,
+  nodes: number,
+  seconds: number,
+): WatchRequests {
+  const byResource: Record<string, number> = {};
+  let total = 0;
+  for (const [resource, n] of Object.entries(after)) {
+    const d = n - (before[resource] ?? 0);
+    if (d <= 0) continue;
+    byResource[resource] = d;
+    total += d;
+  }
+  const minutes = seconds / 60;
+  const perNodePerMinute = nodes > 0 && minutes > 0 ? total / nodes / minutes : 0;
+  return { total, byResource, perNodePerMinute: Math.round(perNodePerMinute * 1000) / 1000 };
+}
+
+/** The watch requests line of the report. */
+export function watchRequestsLine(w: WatchRequests): string {
+  const parts = Object.entries(w.byResource)
+    .sort((a, b) => b[1] - a[1])
+    .map(([resource, n]) => `${resource} ${n}`);
+  const during = `${w.total} during the scenario${parts.length ? `: ${parts.join(', ')}` : ''}`;
+  return `  watch requests               ${w.perNodePerMinute} per node per minute (${during})`;
 }
 
 /** One line per node, `node-0  http://127.0.0.1:PORT`, in node order. */
@@ -69,6 +117,7 @@ export function renderEmbeddedReport(r: EmbeddedReport): string[] {
     scaling,
     ...(r.leaks ? leakLines(r.leaks) : []),
     accessLine(r.access),
+    watchRequestsLine(r.watchRequests),
     ...(r.azure ? azureReportLines(r.azure) : []),
     ...(r.chaos
       ? chaosLines(r.chaos, r.nodes, {

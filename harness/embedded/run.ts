@@ -36,7 +36,13 @@ import { runLeaks } from './leaks.ts';
 import { unfitNodeOutcome } from './unfit-node.ts';
 import { fileLogger } from './log-file.ts';
 import { newRunLogFile } from './log-place.ts';
-import { failureLines, renderEmbeddedReport, type EmbeddedReport } from './report.ts';
+import {
+  failureLines,
+  renderEmbeddedReport,
+  watchRequestCounts,
+  watchRequests,
+  type EmbeddedReport,
+} from './report.ts';
 import {
   DEFAULT_POD_SUBNET,
   defaultSampleMs,
@@ -83,6 +89,8 @@ export interface Outcome {
   driver: WorkloadDriver;
   leakRun: LeakRun | undefined;
   stoppedEarly: boolean;
+  /** Watch requests by resource when the scenario started. */
+  watchesAtStart: Record<string, number>;
 }
 
 /**
@@ -212,6 +220,7 @@ async function runScenario(session: Session, up: SetUp): Promise<Outcome> {
     : undefined;
   // Under chaos the invariants are checked twice a second.
   const sampleMs = opts.sampleMs ?? (chaos ? 500 : defaultSampleMs(plan.nodeCount));
+  const watchesAtStart = watchRequestCounts(server.counters().entries());
   watch.start(sampleMs, plan.durationSeconds, plan.scenario.name);
   const driver = new WorkloadDriver({
     api: kubePodApi(cluster.kc),
@@ -247,7 +256,7 @@ async function runScenario(session: Session, up: SetUp): Promise<Outcome> {
   await leakRun?.settle();
   watch.sample();
   bar.done();
-  return { watch, driver, leakRun, stoppedEarly };
+  return { watch, driver, leakRun, stoppedEarly, watchesAtStart };
 }
 
 /** Step 4: the report, printed (and written with --report); the exit code says whether the run passed. */
@@ -276,6 +285,12 @@ async function report(session: Session, up: SetUp, outcome: Outcome): Promise<Em
     },
     invariantViolations: s.violations.length,
   });
+  const watchesDuring = watchRequests(
+    outcome.watchesAtStart,
+    watchRequestCounts(counters.entries()),
+    plan.nodeCount,
+    watch.elapsed(),
+  );
   // The leak figures read the sidecars' stores: taken while they are open.
   const leakReport = outcome.leakRun?.report();
   const unfit = azure?.unfit
@@ -295,6 +310,7 @@ async function report(session: Session, up: SetUp, outcome: Outcome): Promise<Em
     access: productAccessReport(cluster.server.authorizations(), cluster.access.accounts),
     ...(azure ? { azure: { ...azure.report(), ...(unfit ? { unfit } : {}) } } : {}),
     ...(chaosSummary ? { chaos: chaosSummary } : {}),
+    watchRequests: watchesDuring,
   };
   say('');
   for (const line of renderEmbeddedReport(result)) say(line);
