@@ -163,6 +163,9 @@ export class Fulfiller {
       selected: this.selected,
       ...(deps.lists ? { quarantine: this.quarantine } : {}),
       quarantineState: (name) => this.quarantineState(name),
+      ...(deps.lists?.nodeExists
+        ? { confirmNode: (name: string) => deps.lists!.nodeExists!(name) }
+        : {}),
       armQuarantine: (name, until) => this.armQuarantine(name, until),
       allocationWait: (name) => this.fence?.waitReason(this.fenceView(), this.clock.now(), name),
       waitFor: (name, reason) => {
@@ -809,8 +812,10 @@ export class Fulfiller {
       nodesByState[state] = (nodesByState[state] ?? 0) + 1;
     };
     for (const name of this.ledger.names()) {
-      if (this.ctx.invalidReported.has(name)) count('Invalid');
-      else count(this.ledger.nnc(name)?.status?.status ?? 'New');
+      const nnc = this.ledger.nnc(name);
+      if (isTerminating(nnc)) count('Terminating');
+      else if (this.ctx.invalidReported.has(name)) count('Invalid');
+      else count(nnc?.status?.status ?? 'New');
     }
     for (const name of this.ledger.retainedNames()) if (!this.ledger.nnc(name)) count('Retained');
     const term = this.term;

@@ -164,6 +164,11 @@ export function kubeClusterListApi(kc: KubeConfig, namespace: string): ClusterLi
           : {}),
       };
     },
+    // A list by name: the fulfiller's grant on Nodes is list and watch.
+    async nodeExists(node) {
+      const list = await core.listNode({ fieldSelector: `metadata.name=${node}`, limit: 1 });
+      return (list.items ?? []).length > 0;
+    },
     // One pod is enough to know: `limit=1` keeps the answer small on a large cluster.
     async anyPodOn(node) {
       const list = await core.listPodForAllNamespaces({

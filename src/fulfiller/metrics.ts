@@ -14,7 +14,7 @@ export const METRIC_PREFIX = 'pool_monitor_fulfiller_';
 
 /** What a scrape reads of the fulfiller's state. */
 export interface FulfillerGauges {
-  /** Node count per state (Updated, Updating, SubnetFull, Invalid, New, Retained). */
+  /** Node count per state (Updated, Updating, SubnetFull, Invalid, New, Retained, Terminating). */
   nodesByState: Record<string, number>;
   queueDepth: number;
   subnets: Array<{
@@ -29,7 +29,15 @@ export interface FulfillerGauges {
   addressConflicts: number;
 }
 
-export const NODE_STATES = ['Updated', 'Updating', 'SubnetFull', 'Invalid', 'New', 'Retained'];
+export const NODE_STATES = [
+  'Updated',
+  'Updating',
+  'SubnetFull',
+  'Invalid',
+  'New',
+  'Retained',
+  'Terminating',
+];
 export const WRITE_RESULTS = ['success', 'conflict', 'failure'] as const;
 export const LIFECYCLE_ACTIONS = ['created', 'recreated', 'deleted'] as const;
 /** Reconcile duration buckets, seconds: a no-op is microseconds, a cloud round seconds. */

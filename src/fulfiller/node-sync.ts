@@ -271,6 +271,15 @@ async function releaseNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> 
  * created with them (the 'create' and 'restore' actions).
  */
 async function replaceNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> {
+  // The garbage collector deletes the NNC after its Node: its deletion may
+  // be seen before the Node's. Only a Node that exists now keeps its NNC's
+  // addresses by this path; a gone one's stay the quarantine's.
+  if (ctx.confirmNode && !(await ctx.confirmNode(name))) {
+    ctx.log.info('node network config terminating: its Node is gone, its deletion on the way', {
+      node: name,
+    });
+    return 'noop';
+  }
   const nnc = ctx.ledger.nnc(name)!;
   const containers = dynamicContainers(nnc);
   const retainedNow = ctx.ledger.retain(name, containers);

@@ -66,4 +66,10 @@ export interface ClusterListApi {
    * without it a quarantine lasts its whole grace period.
    */
   anyPodOn?(node: string): Promise<boolean>;
+  /**
+   * True when the Node exists now (a fresh list by name): asked before an
+   * NNC terminating under a Node the watch still shows is let go, since the
+   * garbage collector's deletion of the NNC can arrive before the Node's.
+   */
+  nodeExists?(node: string): Promise<boolean>;
 }

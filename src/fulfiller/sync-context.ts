@@ -64,6 +64,8 @@ export interface SyncContext {
    * recorded on first sight); undefined without a quarantine.
    */
   quarantineState(name: string): 'none' | 'held' | 'over' | undefined;
+  /** Whether the Node exists now, read afresh (undefined: trust the watch). */
+  confirmNode?(name: string): Promise<boolean>;
   /** Looks at the node again when its quarantine ends, and for its pods meanwhile. */
   armQuarantine(name: string, until: number): void;
   /** Why no new address may go to this node now (term-fence.ts), or undefined. */

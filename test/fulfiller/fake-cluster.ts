@@ -246,6 +246,7 @@ export class FakeCluster {
       return { items: this.list(), resourceVersion: String(this.rv) };
     },
     listNodes: async () => ({ items: this.nodeList(), resourceVersion: String(this.rv) }),
+    nodeExists: async (name) => this.nodes.has(name),
   };
 
   readonly cssApi: SubnetStateApi = {
