@@ -31,7 +31,7 @@ import { ApiError, badRequest, invalid } from '../errors.ts';
 import { isObject, type Json, type KObject } from '../../../src/kube/json-object.ts';
 import type { ResourceInfo } from '../resources.ts';
 import { builtinSchema, type FieldType } from './field-schema.ts';
-import { scanJson } from './json-scan.ts';
+import { repeatsFields, scanJson } from './json-scan.ts';
 
 export type Directive = 'Strict' | 'Warn' | 'Ignore';
 export type WriteVerb = 'create' | 'update' | 'patch' | 'apply';
@@ -117,7 +117,8 @@ export class FieldCheck {
     try {
       if (!yaml) {
         const value = JSON.parse(text) as Json;
-        if (this.directive !== 'Ignore') this.jsonDuplicates = scanJson(text).duplicates;
+        if (this.directive !== 'Ignore' && repeatsFields(text, value))
+          this.jsonDuplicates = scanJson(text).duplicates;
         return value;
       }
       return this.parseYaml(text);
@@ -137,7 +138,7 @@ export class FieldCheck {
         value = undefined;
       }
       if (value !== undefined && !text.includes('"__proto__"')) {
-        if (this.directive !== 'Ignore')
+        if (this.directive !== 'Ignore' && repeatsFields(text, value))
           this.yamlDuplicates = scanJson(text).duplicates.map(
             (d) =>
               `line ${lineOf(text, d.offset)}: key ${JSON.stringify(lastKey(d.path))} already set in map`,

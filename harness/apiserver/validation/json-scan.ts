@@ -93,3 +93,32 @@ export function scanJson(text: string, offsets = false): JsonScan {
   value('');
   return out;
 }
+
+/**
+ * Whether a JSON text repeats a field, cheaply: outside strings each member
+ * has one colon, so fewer members in the parsed value than colons in the text
+ * means a repeat (the common body has none and is not scanned further).
+ */
+export function repeatsFields(text: string, parsed: unknown): boolean {
+  let colons = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++)
+        if (text.charCodeAt(i) === 0x5c /* \ */) i++;
+    } else if (c === 0x3a /* : */) colons++;
+  }
+  return colons !== members(parsed);
+}
+
+function members(v: unknown): number {
+  if (Array.isArray(v)) {
+    let sum = 0;
+    for (const x of v) sum += members(x);
+    return sum;
+  }
+  if (v === null || typeof v !== 'object') return 0;
+  let sum = 0;
+  for (const k in v) sum += 1 + members((v as Record<string, unknown>)[k]);
+  return sum;
+}
