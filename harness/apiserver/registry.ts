@@ -27,6 +27,8 @@ import {
 import { jsonPatch, mergePatch, strategicMergePatch } from './patch.ts';
 import { apiVersionOf, resourceFromCrd, resourceKey, type ResourceInfo } from './resources.ts';
 import { validateCustomResource } from './schema.ts';
+import { deletePolicy, deletionFinalizers } from './delete-options.ts';
+import { validateOwnerReferences } from './owner-references.ts';
 import { checkWrite, type FieldCheck } from './validation/index.ts';
 import type { Selector } from '../../src/kube/selectors.ts';
 import type { ObjectStore, StoreEvent } from './store.ts';
@@ -266,6 +268,7 @@ export class Registry {
           message: 'Invalid value: must be a map of strings',
         });
     }
+    causes.push(...validateOwnerReferences(obj));
     const pruned: string[] = [];
     if (res.schema) causes.push(...validateCustomResource(obj, res.schema, pruned));
     // Decoding, unknown fields and the kind's own rules, as kube-apiserver (validation/).
@@ -581,6 +584,8 @@ export class Registry {
     dryRun: boolean,
     admission?: Admission,
   ): KObject {
+    // DeleteOptions are validated before the object is looked up (delete.go).
+    const policy = deletePolicy(body);
     const prev = this.get(res, ns, name);
     if (isObject(body) && isObject(body.preconditions)) {
       const pre = body.preconditions;
@@ -604,11 +609,16 @@ export class Registry {
         );
     }
     admission?.(null, prev);
-    const finalizers = prev.metadata.finalizers;
-    if (Array.isArray(finalizers) && finalizers.length > 0) {
-      if (prev.metadata.deletionTimestamp) return prev;
+    // The propagation policy sets or clears the orphan and foregroundDeletion
+    // finalizers, even on an object being deleted already; with finalizers
+    // left the object is only marked (updateForGracefulDeletionAndFinalizers,
+    // staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go).
+    const { finalizers, changed } = deletionFinalizers(prev, policy, this.garbageCollection);
+    if (finalizers.length > 0) {
+      if (prev.metadata.deletionTimestamp && !changed) return prev;
       const next = clone(prev);
-      next.metadata.deletionTimestamp = rfc3339(this.now());
+      if (changed) next.metadata.finalizers = finalizers;
+      next.metadata.deletionTimestamp ??= rfc3339(this.now());
       next.metadata.deletionGracePeriodSeconds = 0;
       return this.commit(res, 'MODIFIED', next, prev, dryRun);
     }
@@ -618,6 +628,12 @@ export class Registry {
     const gone = clone(prev);
     return this.commit(res, 'DELETED', gone, prev, false);
   }
+
+  /**
+   * Set by the server when a garbage collector runs: DELETE's propagation
+   * policy then leaves the orphan or foregroundDeletion finalizer for it.
+   */
+  garbageCollection = false;
 
   /** Set by the server: deletes every namespaced object of `ns`. */
   onNamespaceDeleted: (ns: string) => void = () => undefined;

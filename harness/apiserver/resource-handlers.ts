@@ -11,7 +11,7 @@ import { bindingTarget, boundPod } from './binding.ts';
 import { badRequest, methodNotAllowed, statusBody, unsupportedMediaType } from './errors.ts';
 import type { Json, JsonObject, KObject } from '../../src/kube/json-object.ts';
 import { Registry, type Admission, type WriteOptions } from './registry.ts';
-import { apiVersionOf, type ResourceInfo } from './resources.ts';
+import { apiVersionOf, resourceKey, type ResourceInfo } from './resources.ts';
 import {
   bothSelectors,
   fieldSelector,
@@ -25,6 +25,7 @@ import { startWatch, type ActiveWatch } from './watch.ts';
 import { indexKeyOf, nameTermOf, type WatchIndex } from './watch-index.ts';
 import { directiveOf, FieldCheck, type WriteVerb } from './validation/index.ts';
 import { parseBody, send, truthy } from './http.ts';
+import { acceptedDelete, deleteOptionsFromQuery } from './delete-options.ts';
 
 /** One resource request, as its handlers need it. */
 export interface ResourceRequest {
@@ -263,12 +264,19 @@ export class ResourceHandlers {
         return 200;
       }
       case 'delete': {
-        const opts = raw && raw.length > 0 ? parseBody(raw, contentType) : undefined;
+        // DeleteOptions from the body, else from the query (delete.go).
+        const opts =
+          raw && raw.length > 0 ? parseBody(raw, contentType) : deleteOptionsFromQuery(q);
         const obj = registry.delete(r, ns, name as string, opts, dryRun, admission);
-        send(res, 200, this.json(out(obj)));
-        return 200;
+        // 202 when orphanDependents=false left the object in place (DeleteResource).
+        const kept = store.get(resourceKey(r), r.namespaced ? ns : undefined, name as string);
+        const code = acceptedDelete(opts, kept?.metadata.uid === obj.metadata.uid) ? 202 : 200;
+        send(res, code, this.json(out(obj)));
+        return code;
       }
       case 'deletecollection': {
+        const opts =
+          raw && raw.length > 0 ? parseBody(raw, contentType) : deleteOptionsFromQuery(q);
         const listed = registry.list(r, ns, { selector: selectorFrom(q) });
         const deleted = listed.items.map((o) =>
           out(
@@ -276,7 +284,7 @@ export class ResourceHandlers {
               r,
               o.metadata.namespace as string | undefined,
               String(o.metadata.name),
-              undefined,
+              opts,
               dryRun,
               admission,
             ),
