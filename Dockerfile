@@ -8,9 +8,11 @@ FROM node:24-bookworm-slim AS bundle
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
-COPY scripts/bundle-sidecar.ts ./scripts/
+COPY scripts/bundle-sidecar.ts scripts/bundle-cni.ts ./scripts/
 COPY src ./src
-RUN node scripts/bundle-sidecar.ts
+# dist/cni.js: the CNI IPAM plugin, which the DaemonSet's init container
+# installs on the host beside this image's node (docs/decisions/0032).
+RUN node scripts/bundle-sidecar.ts && node scripts/bundle-cni.ts
 
 FROM node:24-bookworm-slim
 ENV NODE_ENV=production

@@ -1,6 +1,7 @@
 // The node API as the plugin calls it: JSON over HTTP on the sidecar's unix
 // socket or loopback port, the bearer token read from its file once per
-// invocation. Each call has its own deadline; a connection that fails is
+// invocation. Each call has its own deadline (30 s: a node starting 110
+// pods at once answers slowly); a connection that fails or times out is
 // reported as "try again later" (the sidecar restarts, the runtime retries).
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -31,7 +32,7 @@ export function readToken(file: IpamConfig['tokenFile']): string | undefined {
   }
 }
 
-export function nodeApiClient(conf: IpamConfig, timeoutMs = 5000): NodeApiClient {
+export function nodeApiClient(conf: IpamConfig, timeoutMs = 30_000): NodeApiClient {
   let token: string | undefined | null = null;
   const target =
     conf.nodeAPI.kind === 'unix'
@@ -68,7 +69,9 @@ export function nodeApiClient(conf: IpamConfig, timeoutMs = 5000): NodeApiClient
             res.on('error', (err) => reject(unreachable(conf, err)));
           },
         );
-        req.on('timeout', () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+        req.on('timeout', () =>
+          req.destroy(new Error(`connected, but no answer within ${timeoutMs} ms`)),
+        );
         req.on('error', (err) => reject(unreachable(conf, err)));
         req.end(text);
       });

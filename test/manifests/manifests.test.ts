@@ -194,8 +194,10 @@ describe('manifests', () => {
       const out = execFileSync(bin, ['kustomize', overlay], { encoding: 'utf8' });
       const images = [...out.matchAll(/^\s+image: (\S+)$/gm)].map((m) => m[1]);
       expect(images).to.include('registry.example.com/platform/ipam-pool-monitor:1.2.3');
-      // The sidecar and the fulfiller both run it, and nothing runs the default any more.
+      // The sidecar, its init container installing the CNI plugin and the
+      // fulfiller all run it, and nothing runs the default any more.
       expect(images.filter((i) => i?.includes('ipam-pool-monitor'))).to.deep.equal([
+        'registry.example.com/platform/ipam-pool-monitor:1.2.3',
         'registry.example.com/platform/ipam-pool-monitor:1.2.3',
         'registry.example.com/platform/ipam-pool-monitor:1.2.3',
       ]);
