@@ -105,6 +105,7 @@ async function counters(url: string): Promise<Map<string, number>> {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-quiet-watches-'));
+process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
 const apiserver = start([
   'apiserver',
   '--port',
@@ -212,5 +213,4 @@ console.log(
 await stop(sidecar.child);
 await stop(fulfiller.child);
 await stop(apiserver.child);
-rmSync(dir, { recursive: true, force: true });
 process.exitCode = goal ? 0 : 1;
