@@ -24,6 +24,7 @@ import { FaultTable, type FaultInjector, type FaultSpec } from './faults.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
 import type { KObject } from '../../src/kube/json-object.ts';
 import { Registry } from './registry.ts';
+import { startControllers } from './controllers.ts';
 import {
   BUILTIN_RESOURCES,
   ResourceCatalog,
@@ -75,6 +76,16 @@ export interface ApiServerOptions {
   anonymous?: boolean;
   /** kube-apiserver's --feature-gates (ServiceAccountTokenNodeBinding, on by default as in 1.31+). */
   featureGates?: FeatureGates;
+  /**
+   * kube-controller-manager's owner-reference garbage collector (default
+   * on): dependents of deleted owners are deleted, and DELETE's
+   * propagationPolicy (Background, Foreground, Orphan) is honoured.
+   */
+  garbageCollector?: boolean;
+  /** The pod GC's deletion of pods bound to missing Nodes (default on). */
+  podGc?: boolean;
+  /** How long a Node must be missing before the pod GC deletes its pods, ms (40 s, as upstream). */
+  podGcOrphanMs?: number;
 }
 
 export interface ApiServer {
@@ -151,6 +162,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     for (const r of catalog.all()) if (r.namespaced) registry.deleteAll(resourceKey(r), ns);
   };
   seedObjects(registry, catalog, opts.crdsDir, logger);
+  const controllers = startControllers(opts, { store, registry, catalog, logger, now });
 
   let address = '';
   const connections = new ConnectionLog();
@@ -247,6 +259,7 @@ export async function startApiServer(opts: ApiServerOptions = {}): Promise<ApiSe
     },
     close: () => {
       closed ??= new Promise<void>((resolve) => {
+        controllers.stop();
         for (const t of held) clearTimeout(t);
         held.clear();
         for (const w of [...watches]) w.stop();

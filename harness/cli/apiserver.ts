@@ -22,6 +22,13 @@ function parseSeconds(v: string): number {
   return n;
 }
 
+function parseQuarantineSeconds(v: string): number {
+  const n = Number(v);
+  if (v.trim() === '' || !Number.isFinite(n) || n < 0)
+    throw new InvalidArgumentError('must be a number of seconds >= 0');
+  return n;
+}
+
 function parseBool(v: string): boolean {
   if (v === 'true') return true;
   if (v === 'false') return false;
@@ -37,6 +44,9 @@ interface ApiserverFlags {
   authorizationMode: AuthorizationMode;
   anonymous?: boolean;
   featureGates?: FeatureGates;
+  garbageCollector?: boolean;
+  podGc?: boolean;
+  podGcOrphanSeconds?: number;
   bookmarkInterval?: number;
 }
 
@@ -83,6 +93,21 @@ export function apiserverCommand(): Command {
       "watch bookmarks' period (default 60, kube-apiserver's; 0: none); shorter for tests",
       parseSeconds,
     )
+    .option(
+      '--garbage-collector <bool>',
+      "kube-controller-manager's owner-reference garbage collector and DELETE's propagationPolicy (default true)",
+      parseBool,
+    )
+    .option(
+      '--pod-gc <bool>',
+      'delete pods bound to a Node missing for --pod-gc-orphan-seconds (default true)',
+      parseBool,
+    )
+    .option(
+      '--pod-gc-orphan-seconds <seconds>',
+      "how long a Node must be missing before its pods are deleted (default 40, kube-controller-manager's)",
+      parseQuarantineSeconds,
+    )
     .action(async (opts: ApiserverFlags) => {
       if (opts.crds !== undefined && !(existsSync(opts.crds) && statSync(opts.crds).isDirectory()))
         throw new Error(`--crds: ${opts.crds} is not a directory`);
@@ -112,6 +137,11 @@ export function apiserverCommand(): Command {
         ...(opts.tokenAuthFile !== undefined ? { tokenAuthFile: opts.tokenAuthFile } : {}),
         ...(opts.crds !== undefined ? { crdsDir: opts.crds } : {}),
         ...(opts.kubeconfig !== undefined ? { kubeconfigPath: opts.kubeconfig } : {}),
+        ...(opts.garbageCollector !== undefined ? { garbageCollector: opts.garbageCollector } : {}),
+        ...(opts.podGc !== undefined ? { podGc: opts.podGc } : {}),
+        ...(opts.podGcOrphanSeconds !== undefined
+          ? { podGcOrphanMs: opts.podGcOrphanSeconds * 1000 }
+          : {}),
         ...(opts.bookmarkInterval !== undefined
           ? { bookmarkIntervalMs: opts.bookmarkInterval * 1000 }
           : {}),
