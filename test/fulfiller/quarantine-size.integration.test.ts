@@ -104,8 +104,8 @@ describe('fulfiller: the quarantine of 500 deleted nodes of 250 addresses', func
           }),
         ),
       );
-    const filled = (o: { status?: NodeNetworkConfig['status'] }) =>
-      (o.status?.networkContainers?.[0]?.ipAssignments?.length ?? 0) === IPS;
+    const filled = (o: object) =>
+      ((o as NodeNetworkConfig).status?.networkContainers?.[0]?.ipAssignments?.length ?? 0) === IPS;
     await waitFor(
       'every NNC filled',
       () => cluster.server.objects(GROUP, NNC_PLURAL, NS).every(filled),
