@@ -5,7 +5,7 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 NODE_FLAGS := --disable-warning=ExperimentalWarning
 
-.PHONY: run test install bundle typecheck lint unit coverage bench bench-quiet-watches bench-azure-full crash-long fuzz-long interleave-long chaos rbac-audit clean format
+.PHONY: run test install bundle image image-test typecheck lint unit coverage bench bench-quiet-watches bench-azure-full crash-long fuzz-long interleave-long chaos rbac-audit clean format
 
 node_modules/.installed: package.json package-lock.json scripts/install
 	scripts/install
@@ -106,6 +106,21 @@ rbac-audit: install
 	RBAC_AUDIT_FILE=$(CURDIR)/$(AUDIT)/tests.jsonl mocha test/sidecar test/fulfiller
 	bin/pool-monitor embedded --scenario default --report $(AUDIT)/embedded.json > $(AUDIT)/embedded.txt
 	node $(NODE_FLAGS) test/support/rbac-audit.ts $(AUDIT)/tests.jsonl $(AUDIT)/embedded.json
+
+# The image (docs/decisions/0033): `make image` builds the Dockerfile with
+# buildah (scripts/image-build: from the official bases where a registry
+# answers, else from stand-ins made of Debian's packages and the project's
+# Node 24); `make image-test` runs it as the manifests do, the sidecar and the
+# fulfiller (cidr and azure) against `bin/pool-monitor apiserver` until
+# /readyz (scripts/image-test.ts). Neither is part of `make test`; CI runs
+# both as root.
+IMAGE ?= localhost/ipam-pool-monitor:0.1.0
+image: install
+	IMAGE=$(IMAGE) scripts/image-build
+
+image-test: install
+	@scripts/image-need podman podman && scripts/image-need runc runc
+	IMAGE=$(IMAGE) node $(NODE_FLAGS) scripts/image-test.ts
 
 format: install
 	prettier --write .
