@@ -1,10 +1,14 @@
 // The simulated scheduler's decision, pure: which node an unscheduled pod
 // goes to. Of the nodes that are Ready, schedulable, match the pod's
-// nodeSelector and have room (status.allocatable.pods minus the pods already
-// bound there that have not finished), the one with the most free room wins;
-// ties go to the first name. When none fits, the reason reads as
-// kube-scheduler's: "0/3 nodes are available: 1 node(s) were not ready, ...".
-import type { V1Node, V1Pod } from '@kubernetes/client-node';
+// nodeSelector, carry no NoSchedule or NoExecute taint the pod does not
+// tolerate (kube-scheduler's TaintToleration filter,
+// pkg/scheduler/framework/plugins/tainttoleration/taint_toleration.go, with
+// the toleration rules of k8s.io/api/core/v1 toleration.go ToleratesTaint)
+// and have room (status.allocatable.pods minus the pods already bound there
+// that have not finished), the one with the most free room wins; ties go to
+// the first name. When none fits, the reason reads as kube-scheduler's:
+// "0/3 nodes are available: 1 node(s) were not ready, ...".
+import type { V1Node, V1Pod, V1Taint, V1Toleration } from '@kubernetes/client-node';
 
 /** Pods a node takes when it does not say (the kubelet's default --max-pods). */
 export const DEFAULT_NODE_PODS = 110;
@@ -18,6 +22,8 @@ export interface NodeView {
   allocatablePods: number;
   /** Non-finished pods bound to the node. */
   used: number;
+  /** spec.taints. */
+  taints: V1Taint[];
 }
 
 export type Pick = { node: string } | { reason: string };
@@ -67,22 +73,56 @@ export function nodeView(node: V1Node, used: number): NodeView {
     labels: node.metadata?.labels ?? {},
     allocatablePods: allocatablePods(node),
     used,
+    taints: node.spec?.taints ?? [],
   };
+}
+
+/**
+ * Whether the toleration tolerates the taint, as ToleratesTaint does: the
+ * effect matches (an empty one matches all), the key matches (an empty key
+ * with Exists matches every key), and Exists ignores the value while Equal
+ * (the default) needs the same value.
+ */
+export function toleratesTaint(t: V1Toleration, taint: V1Taint): boolean {
+  if (t.effect && t.effect !== taint.effect) return false;
+  if (t.key !== taint.key && !(t.key === undefined || t.key === '')) return false;
+  if ((t.key === undefined || t.key === '') && t.operator !== 'Exists') return false;
+  const op = t.operator ?? 'Equal';
+  if (op === 'Exists') return true;
+  return op === 'Equal' && (t.value ?? '') === (taint.value ?? '');
+}
+
+/** The first NoSchedule/NoExecute taint no toleration tolerates (the filter's), or undefined. */
+export function untoleratedTaint(
+  taints: readonly V1Taint[],
+  tolerations: readonly V1Toleration[],
+): V1Taint | undefined {
+  return taints.find(
+    (taint) =>
+      (taint.effect === 'NoSchedule' || taint.effect === 'NoExecute') &&
+      !tolerations.some((t) => toleratesTaint(t, taint)),
+  );
 }
 
 /** The node for a pod with `nodeSelector`, or why there is none. */
 export function pickNode(
   nodes: readonly NodeView[],
   nodeSelector: Record<string, string> = {},
+  tolerations: readonly V1Toleration[] = [],
 ): Pick {
   let best: NodeView | undefined;
   const refused = { notReady: 0, unschedulable: 0, selector: 0, full: 0 };
+  const tainted = new Map<string, number>();
   for (const n of nodes) {
+    const taint = untoleratedTaint(n.taints ?? [], tolerations);
     if (!n.ready) refused.notReady += 1;
     else if (n.unschedulable) refused.unschedulable += 1;
     else if (!Object.entries(nodeSelector).every(([k, v]) => n.labels[k] === v))
       refused.selector += 1;
-    else if (n.used >= n.allocatablePods) refused.full += 1;
+    else if (taint) {
+      const what = `{${taint.key}: ${taint.value ?? ''}}`;
+      tainted.set(what, (tainted.get(what) ?? 0) + 1);
+    } else if (n.used >= n.allocatablePods) refused.full += 1;
     else {
       const free = n.allocatablePods - n.used;
       const bestFree = best ? best.allocatablePods - best.used : -1;
@@ -94,6 +134,7 @@ export function pickNode(
     refused.notReady && `${refused.notReady} node(s) were not ready`,
     refused.unschedulable && `${refused.unschedulable} node(s) were unschedulable`,
     refused.selector && `${refused.selector} node(s) didn't match Pod's node affinity/selector`,
+    ...[...tainted].map(([what, n]) => `${n} node(s) had untolerated taint ${what}`),
     refused.full && `${refused.full} node(s) had too many pods`,
   ].filter(Boolean);
   return {

@@ -1,7 +1,8 @@
 // The embedded cluster's scheduler: binds every pod that has no node (one
 // created with `kubectl run` or `kubectl apply -f`) to the Ready node with
-// the most free room, through the pods/binding subresource as kube-scheduler
-// does, with a `Scheduled` Event. A pod that fits nowhere gets the condition
+// the most free room and no NoSchedule taint the pod does not tolerate
+// (pick.ts), through the pods/binding subresource as kube-scheduler does,
+// with a `Scheduled` Event. A pod that fits nowhere gets the condition
 // PodScheduled=False (Unschedulable) and a `FailedScheduling` Event, and is
 // tried again when a node changes and every few seconds.
 //
@@ -181,7 +182,7 @@ export function startSimScheduler(options: SimSchedulerOptions): RunningSimSched
     let pending = false;
     for (const pod of pods) {
       if (stopped) return;
-      const pick = pickNode(views, pod.spec?.nodeSelector ?? {});
+      const pick = pickNode(views, pod.spec?.nodeSelector ?? {}, pod.spec?.tolerations ?? []);
       if ('reason' in pick) {
         pending = true;
         await markUnschedulable(pod, pick.reason);

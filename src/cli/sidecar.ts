@@ -43,6 +43,11 @@ export function sidecarCommand(): Command {
       'release an Assigned IP once its pod has been gone (or finished) this long',
       '60',
     )
+    .option(
+      '--schedule-signal <true|false>',
+      'taint this node NoSchedule while it cannot give another pod an address',
+      'true',
+    )
     .option('--dry-run', 'compute and log, never mark IPs or write the NNC')
     .action(async (flags: SidecarFlags) => {
       const options = resolveSidecarOptions(flags, process.env);

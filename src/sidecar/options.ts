@@ -36,6 +36,11 @@ export interface SidecarOptions {
    * is reclaimed; DEFAULT_LEAK_GRACE_SECONDS when absent.
    */
   leakGraceSeconds?: number;
+  /**
+   * --schedule-signal: taint the node NoSchedule while it cannot give another
+   * pod an address (docs/decisions/0035); absent means true.
+   */
+  scheduleSignal?: boolean;
   dryRun: boolean;
 }
 
@@ -53,6 +58,7 @@ export interface SidecarFlags {
   releaseDelay?: string;
   idleBudget?: string;
   leakGrace?: string;
+  scheduleSignal?: string;
   dryRun?: boolean;
 }
 
@@ -138,6 +144,9 @@ export function resolveSidecarOptions(
   if (graceText.trim() === '' || !Number.isFinite(leakGraceSeconds) || leakGraceSeconds < 0) {
     throw new ConfigError(`--leak-grace must be a number of seconds >= 0, got "${graceText}"`);
   }
+  const signalText = flags.scheduleSignal ?? 'true';
+  if (signalText !== 'true' && signalText !== 'false')
+    throw new ConfigError(`--schedule-signal must be true or false, got "${signalText}"`);
   const stateDir = flags.stateDir ?? DEFAULT_STATE_DIR;
   if (stateDir.trim() === '') throw new ConfigError('--state-dir must not be empty');
   const listen = flags.listen ?? '127.0.0.1';
@@ -178,6 +187,7 @@ export function resolveSidecarOptions(
     releaseDelay,
     idleBudget,
     leakGraceSeconds,
+    scheduleSignal: signalText === 'true',
     dryRun: flags.dryRun ?? false,
   };
 }

@@ -35,8 +35,14 @@ import { ConfigError, DEFAULT_LEAK_GRACE_SECONDS } from './options.ts';
 import { StopSteps } from './stop-steps.ts';
 import { TokenFile } from '../secrets/token-file.ts';
 import { Readiness, wireWatches } from './wire-watches.ts';
+import type { ScheduleSignalLoop } from './schedule-signal-run.ts';
+import {
+  scheduleSignalPart,
+  type ScheduleSignalPart,
+  type SignalTuning,
+} from './schedule-signal-wire.ts';
 
-export interface RunSidecarDeps {
+export interface RunSidecarDeps extends SignalTuning {
   /** Stops the sidecar when aborted. */
   signal?: AbortSignal;
   /** Root logger; a JSON-lines stdout logger at options.logLevel when absent. */
@@ -89,6 +95,8 @@ export interface RunningSidecar {
   pods: PodFollower;
   /** What was reclaimed, adopted and found conflicting so far. */
   leaks: LeakReporter;
+  /** The schedule signal (--schedule-signal, on by default): its taint on the Node. */
+  scheduleSignal: ScheduleSignalLoop | undefined;
   /** Resolves once stop() (or the abort signal) has shut everything down. */
   readonly stopped: Promise<void>;
   /** Clean shutdown; idempotent. */
@@ -127,9 +135,16 @@ export async function runSidecar(
   const { kc } = config;
   const part = buildMonitor({ options, tuning: deps, root, log, kc, store, nnc }, stops);
   const readiness = new Readiness(part.monitor, options);
+  const signal = scheduleSignalPart(
+    { options, kc, log, store, part, readiness, nnc, tuning: deps },
+    stops,
+  );
   let bound: Bound;
   try {
-    bound = await serveNodeApi({ options, deps, root, store, part, readiness, config }, stops);
+    bound = await serveNodeApi(
+      { options, deps, root, store, part, readiness, config, signal },
+      stops,
+    );
   } catch (err) {
     await stops.run(log, boundMs);
     throw err;
@@ -149,6 +164,7 @@ export async function runSidecar(
     },
     stops,
   );
+  signal.start();
   log.info('sidecar started', {
     namespace: options.namespace,
     listen: bound.socket !== undefined ? `unix:${bound.socket}` : `${bound.host}:${bound.port}`,
@@ -160,6 +176,7 @@ export async function runSidecar(
     historyLoaded: part.learned,
     leakGraceSeconds: options.leakGraceSeconds ?? DEFAULT_LEAK_GRACE_SECONDS,
     dryRun: options.dryRun,
+    scheduleSignal: options.scheduleSignal !== false,
   });
 
   let resolveStopped: () => void = () => {};
@@ -188,6 +205,7 @@ export async function runSidecar(
     metrics: part.metrics,
     pods: part.pods,
     leaks: part.leaks,
+    scheduleSignal: signal.loop,
     stopped,
     stop,
   };
@@ -250,10 +268,11 @@ async function serveNodeApi(
     part: MonitorPart;
     readiness: Readiness;
     config: SidecarConfig;
+    signal: ScheduleSignalPart;
   },
   stops: StopSteps,
 ): Promise<Bound> {
-  const { options, deps, root, store, part, readiness } = input;
+  const { options, deps, root, store, part, readiness, signal } = input;
   const { monitor, advisor, follower, pods, leaks, podWaits, metrics } = part;
   const tokenFile = input.config.tokenFile;
   const poolSource = poolStatusSource(
@@ -276,11 +295,13 @@ async function serveNodeApi(
           adopted: leaks.counts.adopted,
           conflicts: leaks.counts.conflicts,
         },
+        scheduleSignal: signal.status(),
       }),
     },
     assignGate: () => pods.notReady(),
     onUnmatchedRelease: (request) => pods.releaseAdopted(request.podNamespace, request.podName),
     onChange: (change) => {
+      signal.poke();
       if (change.kind === 'replaced') leaks.reclaimed(change.record, 'sandbox-recreated');
       else if (change.kind === 'assigned') {
         pods.storeChanged();

@@ -73,8 +73,10 @@ describe('embedded: manifests/ as kustomize reads it', () => {
       'RoleBinding/kube-system/pool-monitor-fulfiller',
       'ValidatingAdmissionPolicy/pool-monitor-sidecar-own-nnc',
       'ValidatingAdmissionPolicy/pool-monitor-sidecar-own-events',
+      'ValidatingAdmissionPolicy/pool-monitor-sidecar-own-node-taint',
       'ValidatingAdmissionPolicyBinding/pool-monitor-sidecar-own-nnc',
       'ValidatingAdmissionPolicyBinding/pool-monitor-sidecar-own-events',
+      'ValidatingAdmissionPolicyBinding/pool-monitor-sidecar-own-node-taint',
     ]);
     expect(serviceAccountOf(all, 'sidecar')).to.deep.equal({
       namespace: 'kube-system',

@@ -87,8 +87,10 @@ interface Workload {
 describe('manifests', () => {
   it('grant the sidecar exactly what it uses, nothing else', () => {
     expect(grants(rulesOf(join(MANIFESTS, 'sidecar/rbac.yaml')))).to.deep.equal({
-      // Informers list and watch; nothing gets a single object (make rbac-audit).
+      // Informers list and watch; the one object it gets is its own Node (make rbac-audit).
       'core/pods': ['list', 'watch'],
+      // The schedule signal: its taint on its own Node (node-taint-policy.yaml).
+      'core/nodes': ['get', 'patch'],
       'acn.azure.com/nodenetworkconfigs': ['list', 'patch', 'watch'],
       'acn.azure.com/clustersubnetstates': ['list', 'watch'],
       // The Event recorder updates repeated Events with PUT.
@@ -214,7 +216,7 @@ describe('manifests', () => {
       verb,
       apiGroup,
       resource,
-      namespace: resource === 'pods' ? '' : 'kube-system',
+      namespace: resource === 'pods' || resource === 'nodes' ? '' : 'kube-system',
       name,
       path: '',
       allowed: true,
@@ -230,6 +232,8 @@ describe('manifests', () => {
       used('watch', 'acn.azure.com', 'clustersubnetstates'),
       used('create', '', 'events'),
       used('update', '', 'events', 'n-0.1'),
+      used('get', '', 'nodes', 'n-0'),
+      used('patch', '', 'nodes', 'n-0'),
     ];
     expect(unusedGrants(accessObjects(all), sa, everything)).to.deep.equal([]);
     // Another user's requests, a refused one, or one in another namespace use nothing of it.
@@ -239,7 +243,7 @@ describe('manifests', () => {
       { ...used('list', 'acn.azure.com', 'clustersubnetstates'), namespace: 'default' },
     ];
     expect(
-      unusedGrants(accessObjects(all), sa, [...everything.slice(0, 4), ...everything.slice(6, 8), ...notMine]),
+      unusedGrants(accessObjects(all), sa, [...everything.slice(0, 4), ...everything.slice(6, 8), ...everything.slice(9), ...notMine]),
     ).to.deep.equal([
       'patch acn.azure.com/nodenetworkconfigs (Role/pool-monitor)',
       'list acn.azure.com/clustersubnetstates (Role/pool-monitor)',

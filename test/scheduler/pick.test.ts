@@ -10,6 +10,7 @@ import {
   nodeView,
   pickNode,
   podsPerNode,
+  toleratesTaint,
   type NodeView,
 } from '../../harness/scheduler/pick.ts';
 
@@ -20,6 +21,7 @@ const view = (name: string, used: number, extra: Partial<NodeView> = {}): NodeVi
   labels: {},
   allocatablePods: 10,
   used,
+  taints: [],
   ...extra,
 });
 
@@ -112,10 +114,41 @@ describe('sim/scheduler: views of nodes and pods', () => {
       labels: { a: 'b' },
       allocatablePods: 30,
       used: 3,
+      taints: [],
     });
     expect(allocatablePods({ metadata: { name: 'x' } })).to.equal(DEFAULT_NODE_PODS);
     expect(nodeView({ metadata: { name: 'x' }, status: { conditions: [] } }, 0).ready).to.equal(
       false,
     );
+  });
+
+  it("honours NoSchedule and NoExecute taints as kube-scheduler's TaintToleration filter does", () => {
+    const key = 'pool-monitor.acn.azure.com/no-pod-ips';
+    const taint = { key, value: 'subnet-exhausted', effect: 'NoSchedule' };
+    const nodes = [view('a', 0, { taints: [taint] }), view('b', 5)];
+    // The emptier node is tainted: the pod goes to the other.
+    expect(pickNode(nodes)).to.deep.equal({ node: 'b' });
+    expect(pickNode([nodes[0]!])).to.deep.equal({
+      reason: `0/1 nodes are available: 1 node(s) had untolerated taint {${key}: subnet-exhausted}.`,
+    });
+    // Tolerated: by key (Exists), by key and value (Equal), by everything (empty key, Exists).
+    for (const t of [
+      { key, operator: 'Exists' },
+      { key, operator: 'Equal', value: 'subnet-exhausted', effect: 'NoSchedule' },
+      { operator: 'Exists' },
+    ])
+      expect(pickNode(nodes, {}, [t])).to.deep.equal({ node: 'a' });
+    // Not tolerated: another value, another effect, another key.
+    for (const t of [
+      { key, operator: 'Equal', value: 'max-ip-count' },
+      { key, operator: 'Exists', effect: 'NoExecute' },
+      { key: 'other', operator: 'Exists' },
+    ])
+      expect(pickNode(nodes, {}, [t])).to.deep.equal({ node: 'b' });
+    // PreferNoSchedule only scores in kube-scheduler: never filtered.
+    expect(
+      pickNode([view('a', 0, { taints: [{ ...taint, effect: 'PreferNoSchedule' }] })]),
+    ).to.deep.equal({ node: 'a' });
+    expect(toleratesTaint({ key: '', operator: 'Equal' }, taint)).to.equal(false);
   });
 });

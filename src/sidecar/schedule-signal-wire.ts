@@ -1,0 +1,223 @@
+// The schedule signal in the sidecar (run.ts): built before the node API
+// (whose /debug/pool shows it and whose assignments poke it), started once
+// the watches run. What it looks at: whether the pool is usable (the
+// watches listed, the NNC usable, the monitor ready, the store following
+// the pods) and, once it is, the monitor's demand, exhaustion and cap and
+// the store's counts. Its changes are logged, counted on /metrics and told
+// as an Event on the node's NNC. With --schedule-signal false it only
+// removes a taint an earlier run left; with --dry-run it decides and says
+// so, and never touches the Node.
+import type { KubeConfig } from '@kubernetes/client-node';
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { NodeIpStore } from '../ipstore/types.ts';
+import type { EventDetails } from '../kube/events.ts';
+import { errorText } from '../log/error-text.ts';
+import type { Logger } from '../log/logger.ts';
+import type { MonitorPart } from './build-monitor.ts';
+import type { SidecarOptions } from './options.ts';
+import { dryRunNodeTaints, nodeTaints, type NodeTaints } from './schedule-signal-node.ts';
+import {
+  ScheduleSignalLoop,
+  type ScheduleSignalStatus,
+  type SignalObservation,
+} from './schedule-signal-run.ts';
+import {
+  capacityOf,
+  SIGNAL_REASONS,
+  TAINT_KEY,
+  wantOf,
+  type SignalChange,
+  type Usability,
+} from './schedule-signal.ts';
+import type { StopSteps } from './stop-steps.ts';
+import type { Readiness } from './wire-watches.ts';
+import { nncReadiness } from './waiting.ts';
+import type { LastSeenNnc } from './build-monitor.ts';
+
+export interface ScheduleSignalPart {
+  /** Something changed in the pool: look soon. */
+  poke(): void;
+  /** /debug/pool's scheduleSignal. */
+  status(): ScheduleSignalStatus | { enabled: false; taint: string };
+  /** Once the watches run. */
+  start(): void;
+  /** The loop, when the signal is on. */
+  readonly loop: ScheduleSignalLoop | undefined;
+}
+
+export interface SignalTuning {
+  /** Hysteresis (default 60 s) and the unprompted look's period (default 5 s): tests. */
+  scheduleSignalHoldMs?: number;
+  scheduleSignalCheckMs?: number;
+}
+
+/** Metrics: which reason keeps the node from attracting pods, and the changes. */
+class SignalMetrics {
+  readonly #signal: Gauge<'reason'>;
+  readonly #changes: Counter<'to' | 'reason'>;
+  readonly #canServe: Gauge;
+  constructor(registry: Registry) {
+    const registers = [registry];
+    this.#signal = new Gauge({
+      name: 'pool_monitor_schedule_signal',
+      help: `1 while the node carries the NoSchedule taint ${TAINT_KEY}, by reason (not-ready, subnet-exhausted, max-ip-count).`,
+      labelNames: ['reason'],
+      registers,
+    });
+    for (const reason of SIGNAL_REASONS) this.#signal.set({ reason }, 0);
+    this.#changes = new Counter({
+      name: 'pool_monitor_schedule_signal_changes_total',
+      help: 'Changes of the schedule signal on the Node: to tainted (reason) or cleared (ready, can-serve).',
+      labelNames: ['to', 'reason'],
+      registers,
+    });
+    this.#canServe = new Gauge({
+      name: 'pool_monitor_schedule_signal_can_serve',
+      help: 'Whether the pool can serve another pod now (1), cannot (0), or is not usable yet (-1).',
+      registers,
+    });
+  }
+  changed(c: SignalChange): void {
+    this.#changes.inc({ to: c.to, reason: c.reason });
+    for (const reason of SIGNAL_REASONS)
+      this.#signal.set({ reason }, c.to === 'tainted' && c.reason === reason ? 1 : 0);
+  }
+  looked(o: SignalObservation): void {
+    this.#canServe.set(
+      o.want.kind === 'clear' ? 1 : o.want.kind === 'taint' && o.capacity ? 0 : -1,
+    );
+  }
+}
+
+export function changeEvent(c: SignalChange): EventDetails {
+  if (c.to === 'tainted')
+    return {
+      type: c.reason === 'not-ready' ? 'Normal' : 'Warning',
+      reason: 'NodeStoppedAttractingPods',
+      message: `taint ${TAINT_KEY}=${c.reason}:NoSchedule set: ${c.why}`,
+    };
+  return {
+    type: 'Normal',
+    reason: 'NodeAttractsPods',
+    message: `taint ${TAINT_KEY} removed (${c.reason}): ${c.why}`,
+  };
+}
+
+export function scheduleSignalPart(
+  input: {
+    options: SidecarOptions;
+    kc: KubeConfig;
+    log: Logger;
+    store: NodeIpStore;
+    part: MonitorPart;
+    readiness: Readiness;
+    nnc: LastSeenNnc;
+    tuning: SignalTuning;
+  },
+  stops: StopSteps,
+): ScheduleSignalPart {
+  const { options, kc, store, part, readiness, nnc } = input;
+  const log = input.log.child({ component: 'schedule-signal' });
+  const node: NodeTaints = options.dryRun
+    ? dryRunNodeTaints()
+    : nodeTaints({ kc, name: options.nodeName });
+  if (options.scheduleSignal === false) {
+    return {
+      poke: () => {},
+      status: () => ({ enabled: false, taint: TAINT_KEY }),
+      start: () => {
+        if (!options.dryRun) removeLeftover(node, log, stops);
+      },
+      loop: undefined,
+    };
+  }
+  const observe = (): SignalObservation => {
+    const usability = usabilityOf(options, readiness, part, nnc);
+    if (usability.kind !== 'usable') return { want: wantOf(usability, undefined) };
+    const snap = part.monitor.snapshot();
+    const capacity = capacityOf({
+      demand: snap.demand ?? 0,
+      exhausted: snap.exhausted === true,
+      max: snap.scaler?.max ?? 250,
+      counts: store.counts(),
+    });
+    return { want: wantOf(usability, capacity), capacity };
+  };
+  const metrics = new SignalMetrics(part.metrics.registry);
+  const loop = new ScheduleSignalLoop({
+    node,
+    observe,
+    logger: log,
+    ...(input.tuning.scheduleSignalHoldMs !== undefined
+      ? { holdMs: input.tuning.scheduleSignalHoldMs }
+      : {}),
+    ...(input.tuning.scheduleSignalCheckMs !== undefined
+      ? { checkMs: input.tuning.scheduleSignalCheckMs }
+      : {}),
+    onChange: (c) => {
+      metrics.changed(c);
+      part.record(changeEvent(c));
+    },
+    onLook: (_s, o) => metrics.looked(o),
+  });
+  return {
+    poke: () => loop.poke(),
+    status: () => loop.status(),
+    loop,
+    start() {
+      const subs = [
+        part.monitor.outcomes$.subscribe(() => loop.poke()),
+        part.storeChanged.subscribe(() => loop.poke()),
+      ];
+      loop.start();
+      stops.push('schedule signal', async () => {
+        for (const s of subs) s.unsubscribe();
+        await loop.stop();
+      });
+    },
+  };
+}
+
+/** Whether the pool is usable, not yet, or not known yet (the watches have not listed). */
+function usabilityOf(
+  options: SidecarOptions,
+  readiness: Readiness,
+  part: MonitorPart,
+  nnc: LastSeenNnc,
+): Usability {
+  const inf = readiness.informers;
+  if (readiness.stopping) return { kind: 'unknown', why: 'stopping' };
+  if (!inf || !(inf.pods.synced && inf.nnc.synced && inf.css.synced))
+    return { kind: 'unknown', why: 'the watches have not listed yet' };
+  if (part.monitor.snapshot().ready) {
+    const gate = part.pods.notReady();
+    return gate === undefined ? { kind: 'usable' } : { kind: 'unknown', why: gate };
+  }
+  const current = inf.nnc.list().find((o) => o.metadata?.name === options.nodeName);
+  const r = nncReadiness(
+    (current ?? nnc.current) as Parameters<typeof nncReadiness>[0],
+    options.namespace,
+    options.nodeName,
+  );
+  if (r.kind === 'usable') return { kind: 'unknown', why: 'the store is following the NNC' };
+  return { kind: 'not-usable', why: r.reason };
+}
+
+/** --schedule-signal false: a taint an earlier run left is removed, once. */
+function removeLeftover(node: NodeTaints, log: Logger, stops: StopSteps): void {
+  const done = (async () => {
+    try {
+      if ((await node.read()) === undefined) return;
+      await node.write(undefined);
+      log.info('schedule signal off: the taint an earlier run left is removed', {
+        taint: TAINT_KEY,
+      });
+    } catch (err) {
+      log.warn('schedule signal off: the taint an earlier run left could not be removed', {
+        taint: TAINT_KEY,
+        error: errorText(err),
+      });
+    }
+  })();
+  stops.push('schedule signal', () => done);
+}
