@@ -12,7 +12,7 @@ import { KubeConfig, KubernetesObjectApi } from '@kubernetes/client-node';
 import type { KubernetesObject } from '@kubernetes/client-node';
 import type { AdmissionDenial, AuthorizationRecord } from '../apiserver/auth/decisions.ts';
 import type { SharedDispatchers } from '../../src/kube/shared-dispatcher.ts';
-import { ManifestError, readKustomization, type ManifestObject } from './manifests.ts';
+import { ManifestError, readInstall, type ManifestObject } from './manifests.ts';
 import { httpJsonCalls } from './http-pod-api.ts';
 
 /** What is applied, in this order (a binding after its role, a policy before its binding). */
@@ -119,7 +119,7 @@ export async function grantProductAccess(
   kc: KubeConfig,
   opts: GrantOptions = {},
 ): Promise<ProductAccess> {
-  const all = readKustomization(opts.dir);
+  const all = readInstall(opts.dir);
   const objects = accessObjects(all);
   const accounts = {
     sidecar: serviceAccountOf(all, 'sidecar'),

@@ -1,5 +1,5 @@
-// The objects of manifests/ as `kubectl apply -k manifests/` would send
-// them, read by the embedded cluster (and the tests) so the product always
+// The objects of manifests/ as the README's install sends them
+// (`kubectl apply -k manifests/crds/`, then `kubectl apply -k manifests/`), read by the embedded cluster (and the tests) so the product always
 // runs with exactly what its manifests grant. A small kustomization reader:
 // `resources` (files and directories with their own kustomization.yaml,
 // recursively), `namespace` (set on every namespaced object and on the
@@ -52,6 +52,19 @@ export class ManifestError extends Error {
 }
 
 export const isNamespaced = (kind: string): boolean => !CLUSTER_SCOPED.has(kind);
+
+/** The CRDs' own kustomization, applied first and alone (README, "Install"). */
+export const CRDS_SUBDIR = 'crds';
+
+/**
+ * What the two-step install applies: the CRDs of `dir`/crds/ (when there),
+ * then the kustomization of `dir`.
+ */
+export function readInstall(dir: string = MANIFESTS_DIR): ManifestObject[] {
+  const crds = join(dir, CRDS_SUBDIR);
+  const first = existsSync(join(crds, 'kustomization.yaml')) ? readKustomization(crds) : [];
+  return [...first, ...readKustomization(dir)];
+}
 
 /** Every object of the kustomization in `dir`, in its resources' order. */
 export function readKustomization(dir: string = MANIFESTS_DIR): ManifestObject[] {

@@ -14,6 +14,7 @@ import { nodeSelector } from '../fulfiller/nodes.ts';
 import { CLIENT_GO_TIMINGS, validateTimings } from '../leader/lease.ts';
 import { LOG_LEVELS, type LogLevel } from '../log/levels.ts';
 import { DEFAULT_NAMESPACE } from '../nnc/types.ts';
+import { withEnvFallbacks } from './env-flags.ts';
 import { booleanOption, durationOption, integerOption } from './parse.ts';
 
 interface FulfillerFlags extends AzureFlags {
@@ -166,7 +167,7 @@ export function fulfillerCommand(): Command {
         .default(parseListen('127.0.0.1:10093'), '127.0.0.1:10093'),
     );
   for (const option of azureOptions()) command.addOption(option);
-  return command.action(async (flags: FulfillerFlags) => {
+  return withEnvFallbacks(command).action(async (flags: FulfillerFlags) => {
     // Checked before anything connects anywhere (one-line errors naming the flag).
     const azure = flags.backend === 'azure' ? azureSettingsFromFlags(flags) : undefined;
     const timings = {

@@ -4,10 +4,11 @@
 // cleanly and the process exits 0.
 import { Command } from 'commander';
 import { resolveSidecarOptions, type SidecarFlags } from '../sidecar/options.ts';
+import { withEnvFallbacks } from './env-flags.ts';
 import { untilSignal } from './signals.ts';
 
 export function sidecarCommand(): Command {
-  return new Command('sidecar')
+  const command = new Command('sidecar')
     .description("Run the node agent: keep this node's pod IP pool the right size")
     .option('--node-name <node>', 'this node (default: $NODENAME)')
     .option('--kubeconfig <file>', 'kubeconfig (default: $KUBECONFIG, else in-cluster)')
@@ -18,6 +19,10 @@ export function sidecarCommand(): Command {
       'node API address, HOST an IP or localhost, or a unix socket (default: 127.0.0.1:10092)',
     )
     .option('--listen-group <gid>', "the unix socket's group (mode 0660)")
+    .option(
+      '--metrics-listen <host:port>',
+      'also serve /metrics alone here, for a cluster Prometheus (default: off)',
+    )
     .option(
       '--node-api-token-file <file>',
       'require this bearer token on the IPAM and /debug/ipaddresses endpoints',
@@ -48,23 +53,23 @@ export function sidecarCommand(): Command {
       'taint this node NoSchedule while it cannot give another pod an address',
       'true',
     )
-    .option('--dry-run', 'compute and log, never mark IPs or write the NNC')
-    .action(async (flags: SidecarFlags) => {
-      const options = resolveSidecarOptions(flags, process.env);
-      // Before anything loads @kubernetes/client-node (docs/decisions/0026).
-      (await import('../kube/lean/hooks.ts')).useLeanKubeClient();
-      const [{ runSidecar }, { createLogger }] = await Promise.all([
-        import('../sidecar/run.ts'),
-        import('../log/logger.ts'),
-      ]);
-      const logger = createLogger({ level: options.logLevel });
-      const signalled = untilSignal();
-      const sidecar = await runSidecar(options, { logger });
-      const sig = await signalled;
-      logger.info('signal received, shutting down', { component: 'main', signal: sig });
-      await sidecar.stop();
-      logger.end();
-      // Sockets a client library keeps alive must not hold the exit back.
-      setTimeout(() => process.exit(process.exitCode ?? 0), 1000).unref();
-    });
+    .option('--dry-run', 'compute and log, never mark IPs or write the NNC');
+  return withEnvFallbacks(command).action(async (flags: SidecarFlags) => {
+    const options = resolveSidecarOptions(flags, process.env);
+    // Before anything loads @kubernetes/client-node (docs/decisions/0026).
+    (await import('../kube/lean/hooks.ts')).useLeanKubeClient();
+    const [{ runSidecar }, { createLogger }] = await Promise.all([
+      import('../sidecar/run.ts'),
+      import('../log/logger.ts'),
+    ]);
+    const logger = createLogger({ level: options.logLevel });
+    const signalled = untilSignal();
+    const sidecar = await runSidecar(options, { logger });
+    const sig = await signalled;
+    logger.info('signal received, shutting down', { component: 'main', signal: sig });
+    await sidecar.stop();
+    logger.end();
+    // Sockets a client library keeps alive must not hold the exit back.
+    setTimeout(() => process.exit(process.exitCode ?? 0), 1000).unref();
+  });
 }

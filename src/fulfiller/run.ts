@@ -2,7 +2,11 @@
 // (restarting with backoff), the address ledger and the backend, the
 // status/lifecycle/CSS adapters and an Event recorder, the leader elector
 // with its write gate, the metrics and the --listen endpoints. Used by
-// `bin/pool-monitor fulfiller` and by the embedded cluster.
+// `bin/pool-monitor fulfiller` and by the embedded cluster. In this order:
+// the listener first (a port in use fails the start at once, naming
+// --listen), then the backend, then a wait for the CRDs (said once, retried
+// with backoff, /readyz says why), and only then the watches and the
+// leader election.
 import { FULFILLER_EVENT_PREFIX } from '../kube/event-names.ts';
 import { CoordinationV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type {
@@ -14,10 +18,12 @@ import type {
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { NodeNetworkConfig } from '../nnc/types.ts';
-import { GROUP, NNC_PLURAL, NNC_VERSION, nncPath } from '../nnc/types.ts';
+import { CSS_PLURAL, CSS_VERSION, GROUP, NNC_PLURAL, NNC_VERSION, nncPath } from '../nnc/types.ts';
 import type { EventsApi } from '../kube/events.ts';
 import { createEventRecorder } from '../kube/events.ts';
 import { watchResource } from '../kube/watch.ts';
+import { waitForCrds } from '../kube/wait-for-crds.ts';
+import type { BackoffOptions } from '../kube/backoff.ts';
 import type { ResourceWatch } from '../kube/watch.ts';
 import { LeaderElector } from '../leader/elector.ts';
 import { kubeLeaseApi, stateOf } from '../leader/kube-lease.ts';
@@ -63,6 +69,8 @@ export interface StartFulfillerOptions {
   listen?: { host: string; port: number };
   /** Node's default process metrics in the registry (default true). */
   defaultMetrics?: boolean;
+  /** Retry delays while the CRDs are not served (1 s doubling to a minute by default). */
+  crdWaitBackoff?: BackoffOptions;
 }
 
 export interface RunningFulfiller {
@@ -111,11 +119,45 @@ export async function startFulfiller(options: StartFulfillerOptions): Promise<Ru
   const logger = options.logger.child({ component: 'fulfiller' });
   const metrics = new FulfillerMetrics({ defaultMetrics: options.defaultMetrics ?? true });
   const ledger = new AddressLedger();
-  const backend: IpBackend = options.backend
-    ? await options.backend({ ledger, registry: metrics.registry, logger })
-    : new CidrBackend({ cidr: config.subnet, subnetName: config.subnetName }, ledger);
-  // Before any term: the first CSS published carries the backend's real free count.
-  await backend.start?.();
+
+  // The listener first: a port in use ends the start here, naming the flag,
+  // before any request to the API server or ARM and before any lease.
+  let stopping = false;
+  let crdsWaiting: string | undefined;
+  const started: { fulfiller?: Fulfiller } = {};
+  let http: FulfillerHttp | undefined;
+  if (options.listen) {
+    const { host, port } = options.listen;
+    try {
+      http = await startFulfillerHttp(
+        options.listen,
+        {
+          ready: () => started.fulfiller?.ready ?? false,
+          waiting: () =>
+            crdsWaiting ?? (started.fulfiller ? started.fulfiller.waitReason() : 'starting'),
+          leading: () => started.fulfiller?.leading ?? false,
+          stopping: () => stopping,
+        },
+        metrics,
+      );
+    } catch (err) {
+      const where = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+      throw new Error(`--listen ${where}: ${(err as Error).message}`, { cause: err });
+    }
+    logger.info('listening', { url: http.url });
+  }
+
+  let backend: IpBackend;
+  try {
+    backend = options.backend
+      ? await options.backend({ ledger, registry: metrics.registry, logger })
+      : new CidrBackend({ cidr: config.subnet, subnetName: config.subnetName }, ledger);
+    // Before any term: the first CSS published carries the backend's real free count.
+    await backend.start?.();
+  } catch (err) {
+    await http?.close();
+    throw err;
+  }
 
   let elector: LeaderElector | undefined;
   const canWrite = (): boolean => (elector ? elector.canWrite() : true);
@@ -141,8 +183,24 @@ export async function startFulfiller(options: StartFulfillerOptions): Promise<Ru
     lists: kubeClusterListApi(kc, config.namespace),
     ...(recorder ? { events: recorder } : {}),
   });
+  started.fulfiller = fulfiller;
 
   const objects = kc.makeApiClient(CustomObjectsApi);
+  // No watch, list or lease before the CRDs are served: without them every
+  // watch would fail with 404 at each restart.
+  await waitForCrds({
+    group: GROUP,
+    resources: [
+      { version: NNC_VERSION, plural: NNC_PLURAL },
+      { version: CSS_VERSION, plural: CSS_PLURAL },
+    ],
+    discover: async (version) =>
+      (await objects.getAPIResources({ group: GROUP, version })).resources.map((r) => r.name),
+    logger,
+    ...(options.crdWaitBackoff ? { backoff: options.crdWaitBackoff } : {}),
+    onWaiting: (reason) => (crdsWaiting = reason),
+  });
+
   const core = kc.makeApiClient(CoreV1Api);
   const watch = watchResource<KubernetesObject>({
     kc,
@@ -238,21 +296,6 @@ export async function startFulfiller(options: StartFulfillerOptions): Promise<Ru
     metrics.setLeader(true);
     fulfiller.lead();
   }
-
-  let stopping = false;
-  const http = options.listen
-    ? await startFulfillerHttp(
-        options.listen,
-        {
-          ready: () => fulfiller.ready,
-          waiting: () => fulfiller.waitReason(),
-          leading: () => fulfiller.leading,
-          stopping: () => stopping,
-        },
-        metrics,
-      )
-    : undefined;
-  if (http) logger.info('listening', { url: http.url });
 
   let stopped: Promise<void> | undefined;
   return {

@@ -23,6 +23,8 @@ export interface SidecarOptions {
   listenSocket?: string;
   /** --listen-group: the socket's group (gid). */
   listenGroup?: number;
+  /** --metrics-listen: /metrics alone on this address too (off when absent). */
+  metricsListen?: { host: string; port: number };
   /** --node-api-token-file: its token is needed on the IPAM and pod-identity endpoints. */
   nodeApiTokenFile?: string;
   logLevel: LogLevel;
@@ -52,6 +54,7 @@ export interface SidecarFlags {
   stateDir?: string;
   listen?: string;
   listenGroup?: string;
+  metricsListen?: string;
   nodeApiTokenFile?: string;
   logLevel?: string;
   subnetState?: string;
@@ -164,6 +167,21 @@ export function resolveSidecarOptions(
       );
     listenGroup = Number(flags.listenGroup);
   }
+  let metricsListen: { host: string; port: number } | undefined;
+  if (flags.metricsListen !== undefined && flags.metricsListen !== '') {
+    // HOST:PORT, both required: an address of its own, never the node API's default.
+    if (!/:\d+$/.test(flags.metricsListen.trim()))
+      throw new ConfigError(
+        `--metrics-listen: "${flags.metricsListen}" is not HOST:PORT with HOST an IP address or localhost`,
+      );
+    try {
+      metricsListen = parseListen(flags.metricsListen);
+    } catch (err) {
+      throw new ConfigError((err as Error).message.replace(/^--listen/, '--metrics-listen'));
+    }
+    if (socket === undefined && metricsListen.host === host && metricsListen.port === port)
+      throw new ConfigError('--metrics-listen must differ from --listen');
+  }
   if (flags.nodeApiTokenFile !== undefined) {
     try {
       readTokenFile(flags.nodeApiTokenFile);
@@ -181,6 +199,7 @@ export function resolveSidecarOptions(
     listenPort: port,
     ...(socket !== undefined ? { listenSocket: socket } : {}),
     ...(listenGroup !== undefined ? { listenGroup } : {}),
+    ...(metricsListen !== undefined ? { metricsListen } : {}),
     ...(flags.nodeApiTokenFile !== undefined ? { nodeApiTokenFile: flags.nodeApiTokenFile } : {}),
     logLevel,
     subnetState,

@@ -32,6 +32,7 @@ import type { NodeInformers } from './informers.ts';
 import type { LeakReporter } from './leaks.ts';
 import type { SidecarOptions } from './options.ts';
 import { ConfigError, DEFAULT_LEAK_GRACE_SECONDS } from './options.ts';
+import { startMetricsListener } from './metrics-listen.ts';
 import { StopSteps } from './stop-steps.ts';
 import { TokenFile } from '../secrets/token-file.ts';
 import { Readiness, wireWatches } from './wire-watches.ts';
@@ -140,11 +141,13 @@ export async function runSidecar(
     stops,
   );
   let bound: Bound;
+  let metricsUrl: string | undefined;
   try {
     bound = await serveNodeApi(
       { options, deps, root, store, part, readiness, config, signal },
       stops,
     );
+    metricsUrl = await serveMetrics(options, part.metrics, stops);
   } catch (err) {
     await stops.run(log, boundMs);
     throw err;
@@ -169,6 +172,7 @@ export async function runSidecar(
     namespace: options.namespace,
     listen: bound.socket !== undefined ? `unix:${bound.socket}` : `${bound.host}:${bound.port}`,
     nodeApiToken: config.tokenFile !== undefined,
+    ...(metricsUrl !== undefined ? { metrics: metricsUrl } : {}),
     stateDir: options.stateDir,
     subnetState: options.subnetState,
     releaseDelay: formatReleaseDelay(options.releaseDelay),
@@ -209,6 +213,23 @@ export async function runSidecar(
     stopped,
     stop,
   };
+}
+
+/** Step 3b: /metrics alone on --metrics-listen, when given; a port in use fails the start. */
+async function serveMetrics(
+  options: SidecarOptions,
+  metrics: MetricsCollector,
+  stops: StopSteps,
+): Promise<string | undefined> {
+  const at = options.metricsListen;
+  if (!at) return undefined;
+  try {
+    const listener = await startMetricsListener(at.host, at.port, metrics);
+    stops.push('metrics listener', () => listener.close());
+    return listener.url;
+  } catch (err) {
+    throw new ConfigError(`--metrics-listen ${at.host}:${at.port}: ${errorText(err)}`);
+  }
 }
 
 /** Configuration first: nothing is opened when it is bad. */

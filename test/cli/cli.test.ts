@@ -115,6 +115,35 @@ describe('bin/pool-monitor: a listener that cannot bind', () => {
       );
     });
   }
+
+  it('fulfiller --listen in use: one line naming the flag, before any lease or watch', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pm-cli-'));
+    // An API server nobody answers at: the start must not get that far.
+    const kubeconfig = join(dir, 'kubeconfig');
+    writeFileSync(
+      kubeconfig,
+      [
+        'apiVersion: v1',
+        'kind: Config',
+        'clusters: [{name: c, cluster: {server: "http://127.0.0.1:1"}}]',
+        'users: [{name: u, user: {token: t}}]',
+        'contexts: [{name: x, context: {cluster: c, user: u}}]',
+        'current-context: x',
+        '',
+      ].join('\n'),
+    );
+    const r = spawnSync(
+      BIN,
+      ['fulfiller', '--kubeconfig', kubeconfig, '--listen', `127.0.0.1:${port}`],
+      { encoding: 'utf8', timeout: 20_000 },
+    );
+    rmSync(dir, { recursive: true, force: true });
+    expect(r.status, r.stderr).to.equal(1);
+    expect(r.stderr.trim().split('\n'), r.stderr).to.deep.equal([
+      `pool-monitor: --listen 127.0.0.1:${port}: listen EADDRINUSE: address already in use 127.0.0.1:${port}`,
+    ]);
+    expect(r.stdout).to.not.match(/leader election|CRDs|watch/);
+  });
 });
 
 describe('bin/pool-monitor simulate on SIGTERM', () => {

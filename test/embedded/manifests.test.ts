@@ -12,6 +12,7 @@ import {
   inNamespace,
   isNamespaced,
   MANIFESTS_DIR,
+  readInstall,
   readKustomization,
   type ManifestObject,
 } from '../../harness/embedded/manifests.ts';
@@ -56,7 +57,9 @@ describe('embedded: manifests/ as kustomize reads it', () => {
   };
 
   it('reads manifests/: what it applies, in apply order, and not the workloads', () => {
-    const all = readKustomization();
+    // The top kustomization holds no CRD: deleting it must never delete them.
+    expect(readKustomization().map((o) => o.kind)).to.not.include('CustomResourceDefinition');
+    const all = readInstall();
     expect(all.map((o) => o.kind)).to.include.members(['DaemonSet', 'Deployment']);
     expect(names(accessObjects(all))).to.deep.equal([
       'CustomResourceDefinition/nodenetworkconfigs.acn.azure.com',

@@ -196,13 +196,12 @@ describe('manifests', () => {
       const out = execFileSync(bin, ['kustomize', overlay], { encoding: 'utf8' });
       const images = [...out.matchAll(/^\s+image: (\S+)$/gm)].map((m) => m[1]);
       expect(images).to.include('registry.example.com/platform/ipam-pool-monitor:1.2.3');
-      // The sidecar, its init container installing the CNI plugin and the
-      // fulfiller all run it, and nothing runs the default any more.
-      expect(images.filter((i) => i?.includes('ipam-pool-monitor'))).to.deep.equal([
-        'registry.example.com/platform/ipam-pool-monitor:1.2.3',
-        'registry.example.com/platform/ipam-pool-monitor:1.2.3',
-        'registry.example.com/platform/ipam-pool-monitor:1.2.3',
-      ]);
+      // Every container (the sidecar, its init containers owning the state
+      // dir and installing the CNI plugin, the fulfiller) runs it: no other
+      // image to mirror, and nothing runs the default any more.
+      expect(images).to.deep.equal(
+        Array(4).fill('registry.example.com/platform/ipam-pool-monitor:1.2.3'),
+      );
     } finally {
       rmSync(overlay, { recursive: true, force: true });
     }
@@ -243,7 +242,12 @@ describe('manifests', () => {
       { ...used('list', 'acn.azure.com', 'clustersubnetstates'), namespace: 'default' },
     ];
     expect(
-      unusedGrants(accessObjects(all), sa, [...everything.slice(0, 4), ...everything.slice(6, 8), ...everything.slice(9), ...notMine]),
+      unusedGrants(accessObjects(all), sa, [
+        ...everything.slice(0, 4),
+        ...everything.slice(6, 8),
+        ...everything.slice(9),
+        ...notMine,
+      ]),
     ).to.deep.equal([
       'patch acn.azure.com/nodenetworkconfigs (Role/pool-monitor)',
       'list acn.azure.com/clustersubnetstates (Role/pool-monitor)',
@@ -284,10 +288,17 @@ describe('manifests', () => {
       after(() => server.close());
 
       it('accepts every object of the kustomization, and a second apply changes nothing', async () => {
-        const first = await kubectl('apply', '-k', MANIFESTS);
-        for (const expected of [
+        // The CRDs first and on their own (README, "Install").
+        const crds = await kubectl('apply', '-k', join(MANIFESTS, 'crds'));
+        expect(crds).to.contain(
           'customresourcedefinition.apiextensions.k8s.io/nodenetworkconfigs.acn.azure.com created',
+        );
+        expect(crds).to.contain(
           'customresourcedefinition.apiextensions.k8s.io/clustersubnetstates.acn.azure.com created',
+        );
+        const first = await kubectl('apply', '-k', MANIFESTS);
+        expect(first).to.not.contain('customresourcedefinition');
+        for (const expected of [
           'serviceaccount/pool-monitor created',
           'serviceaccount/pool-monitor-fulfiller created',
           'clusterrole.rbac.authorization.k8s.io/pool-monitor created',
@@ -375,6 +386,80 @@ describe('manifests', () => {
         expect(tpl.spec.securityContext.runAsNonRoot).to.equal(true);
         expect(c.securityContext.readOnlyRootFilesystem).to.equal(true);
         expect(deploy.spec.replicas).to.equal(2);
+      });
+
+      it('deleting the workloads leaves the CRDs and every NNC (README, "Uninstall", step 1)', async () => {
+        const dir = mkdtempSync(join(tmpdir(), 'nnc-'));
+        try {
+          writeFileSync(
+            join(dir, 'nnc.yaml'),
+            [
+              'apiVersion: acn.azure.com/v1alpha',
+              'kind: NodeNetworkConfig',
+              'metadata: { name: n-1, namespace: kube-system }',
+              'spec: { requestedIPCount: 16 }',
+              '',
+            ].join('\n'),
+          );
+          await kubectl('apply', '-f', join(dir, 'nnc.yaml'));
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+        const out = await kubectl('delete', '-k', MANIFESTS);
+        expect(out).to.contain('daemonset.apps "pool-monitor" deleted');
+        expect(out).to.contain('deployment.apps "pool-monitor-fulfiller" deleted');
+        expect(out).to.not.contain('customresourcedefinition');
+        expect(await kubectl('get', 'nnc', '-n', 'kube-system', '-o', 'name')).to.contain(
+          'nodenetworkconfig.acn.azure.com/n-1',
+        );
+        expect(await kubectl('get', 'crd', '-o', 'name')).to.contain(
+          'customresourcedefinition.apiextensions.k8s.io/nodenetworkconfigs.acn.azure.com',
+        );
+      });
+
+      it("the README's overlay sets the fulfiller's subnet by name, which the fulfiller reads", async () => {
+        const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+        const text = /cat > deploy\/kustomization\.yaml <<'YAML'\n([\s\S]*?)\nYAML\n/.exec(readme)?.[1];
+        expect(text, 'the overlay in README "Install"').to.be.a('string');
+        const overlay = mkdtempSync(join(tmpdir(), 'deploy-'));
+        try {
+          writeFileSync(
+            join(overlay, 'kustomization.yaml'),
+            text!.replace('  - ../manifests', `  - ${relative(overlay, MANIFESTS)}`),
+          );
+          const bin = join(kubectlDir(), `kubectl.${version}`);
+          const rendered = parseAllDocuments(
+            execFileSync(bin, ['kustomize', overlay], { encoding: 'utf8' }),
+          ).map((d) => d.toJS() as Workload);
+          const deploy = rendered.find((o) => o.kind === 'Deployment')!;
+          const c = deploy.spec.template.spec.containers[0]!;
+          // The base's args and other variables are all still there.
+          expect(c.args).to.deep.equal([
+            'fulfiller',
+            '--namespace=$(POD_NAMESPACE)',
+            '--listen=0.0.0.0:10093',
+          ]);
+          expect(c.env.map((e) => e.name)).to.include.members(['POD_NAME', 'POD_NAMESPACE']);
+          const subnet = c.env.filter((e) => e.name === 'POOL_MONITOR_SUBNET');
+          expect(subnet).to.deep.equal([{ name: 'POOL_MONITOR_SUBNET', value: '10.244.0.0/16' }]);
+          let flags: Record<string, unknown> = {};
+          const saved = process.env.POOL_MONITOR_SUBNET;
+          process.env.POOL_MONITOR_SUBNET = subnet[0]!.value;
+          try {
+            await fulfillerCommand()
+              .exitOverride()
+              .action((f: Record<string, unknown>) => {
+                flags = f;
+              })
+              .parseAsync(['--namespace=kube-system'], { from: 'user' });
+          } finally {
+            if (saved === undefined) delete process.env.POOL_MONITOR_SUBNET;
+            else process.env.POOL_MONITOR_SUBNET = saved;
+          }
+          expect(flags.subnet).to.equal('10.244.0.0/16');
+        } finally {
+          rmSync(overlay, { recursive: true, force: true });
+        }
       });
     });
   }
