@@ -48,6 +48,12 @@ export async function runProgram(program: Command, argv: string[]): Promise<numb
 
 /** Runs the program as the process: sets the exit code, and ends a failed run at once. */
 export async function runAsProcess(program: Command): Promise<void> {
+  // `ps` and `top` tell the processes apart: pool-monitor-sidecar,
+  // pool-monitor-fulfiller, ... (Linux truncates the short name, comm, to 15
+  // characters; the command line shows it whole).
+  program.hook('preAction', (_program, action) => {
+    process.title = `pool-monitor-${action.name()}`;
+  });
   const code = await runProgram(program, process.argv);
   process.exitCode = code;
   // A command that failed (a port in use, a bad --listen, an unreadable state

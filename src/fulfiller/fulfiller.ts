@@ -92,6 +92,9 @@ interface Term {
   resyncTimer: unknown;
 }
 
+/** Why allocations wait while a new term lists NNCs and Nodes afresh (every normal start). */
+const FRESH_LISTS = 'the new term lists the NodeNetworkConfigs and Nodes afresh';
+
 export class Fulfiller {
   private readonly deps: FulfillerDeps;
   private readonly log: Logger;
@@ -340,8 +343,7 @@ export class Fulfiller {
   waitReason(): string | undefined {
     const down = this.view.waitReason(this.clock.now());
     if (down) return down;
-    if (this.wantLead && !this.term && this.deps.lists && !this.view.isLoaded)
-      return 'the new term lists the NodeNetworkConfigs and Nodes afresh';
+    if (this.wantLead && !this.term && this.deps.lists && !this.view.isLoaded) return FRESH_LISTS;
     return undefined;
   }
 
@@ -352,7 +354,12 @@ export class Fulfiller {
     const before = this.waitLogged;
     this.waitLogged = reason;
     if (!this.wantLead) return;
-    if (reason) this.log.warn('allocations wait', { reason, view: this.view.statement() });
+    // A new term's fresh lists are every normal start's wait: info, not a warning.
+    if (reason)
+      this.log[reason === FRESH_LISTS ? 'info' : 'warn']('allocations wait', {
+        reason,
+        view: this.view.statement(),
+      });
     else if (before) this.log.info('allocations resume', { view: this.view.statement() });
   }
 

@@ -32,7 +32,7 @@ export interface ExhaustionPublisherOptions {
   clock: QueueClock;
   logger: Logger;
   random?: () => number;
-  /** Told when a subnet's published state flips (for Events and metrics). */
+  /** Told when a subnet's published state flips (for Events); not for a first publication of "not exhausted". */
   onChange?: (subnet: SubnetInfo, exhausted: boolean) => void;
 }
 
@@ -122,7 +122,10 @@ export class ExhaustionPublisher {
           entry.backoff.reset();
           const info = this.latest.get(name);
           log.info('subnet state published', { subnet: name, exhausted: value, free: info?.free });
-          if (before !== value && info) this.options.onChange?.(info, value);
+          // A flip; the first publication is one only when it says exhausted
+          // (no SubnetRecovered at start, before any exhaustion).
+          if (before !== value && info && (before !== undefined || value))
+            this.options.onChange?.(info, value);
         },
         (err: unknown) => {
           const errInfo = apiErrorInfo(err);
