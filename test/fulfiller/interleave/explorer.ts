@@ -1,13 +1,15 @@
 // The scheduler of the interleaving explorer (README "High availability"): a seed picks
 // a sequence of steps over a World (world.ts); after every step the cluster
-// is checked: no address on two NNCs, no quarantined address on an NNC of
-// another node. Once the faults stop, every NNC must converge: each Node's
-// NNC holds what its spec asks for, none is left of a deleted Node.
+// is checked: no address on two NNCs, and no address of a deleted Node on
+// another node's NNC before the grace since that Node's deletion is over
+// (the explorer's pods never go: a quarantine lasts its grace). The oracle
+// is the world's record of what it deleted and when, not the fulfiller's.
+// Once the faults stop, every NNC must converge: each Node's NNC holds what
+// its spec asks for, none is left of a deleted Node.
 import type { NodeNetworkConfig } from '../../../src/nnc/types.ts';
 import { dynamicContainers } from '../../../src/nnc/types.ts';
-import { addressesOf } from '../../../src/fulfiller/ledger.ts';
-import type { NetworkContainer } from '../../../src/nnc/types.ts';
-import { holders, World } from './world.ts';
+import { EPOCH, holders, World } from './world.ts';
+import type { WriteTarget } from './world.ts';
 
 export const NODES = ['n1', 'n2', 'n3', 'n4'];
 
@@ -21,9 +23,16 @@ export type Step =
   | { kind: 'lose'; replica: number }
   | { kind: 'fail-after-apply' }
   | { kind: 'handover' }
-  | { kind: 'deleteNode'; node: string }
+  /** The Lease holder steps down and nobody takes it: no replica leads until the next handover. */
+  | { kind: 'resign' }
+  /** With `gc`, the garbage collector deletes the Node's NNC moments after (world.ts). */
+  | { kind: 'deleteNode'; node: string; gc?: boolean }
   | { kind: 'addNode'; node: string }
   | { kind: 'deleteNnc'; node: string }
+  /** The garbage collector's pass: NNCs whose owner Node is gone are deleted. */
+  | { kind: 'gc' }
+  /** The next `times` writes of `target` are refused (nothing applied). */
+  | { kind: 'fail'; target: WriteTarget; status: 500 | 503; times: number }
   | { kind: 'time'; ms: number };
 
 /**
@@ -49,6 +58,171 @@ export const REVIEW_CASE: Step[] = [
   { kind: 'run' },
 ];
 
+/**
+ * The garbage collector deletes n1's NNC moments after its Node while
+ * replica a leads, and a goes on handing out addresses around the subnet
+ * (its next-fit cursor wraps onto n1's addresses) within n1's grace.
+ */
+export const GC_WHILE_LEADING: Step[] = [
+  { kind: 'spec', node: 'n1', request: 12 },
+  { kind: 'deliver', replica: 0 },
+  { kind: 'deliver', replica: 1 },
+  { kind: 'run' },
+  { kind: 'deleteNode', node: 'n1', gc: true },
+  { kind: 'deliver', replica: 0 },
+  { kind: 'deliver', replica: 1 },
+  { kind: 'run' },
+  { kind: 'spec', node: 'n2', request: 44 },
+  { kind: 'spec', node: 'n3', request: 44 },
+  { kind: 'deliver', replica: 0 },
+  { kind: 'deliver', replica: 1 },
+  { kind: 'run' },
+  { kind: 'addNode', node: 'n4' },
+  { kind: 'deliver', replica: 0 },
+  { kind: 'run' },
+  { kind: 'spec', node: 'n4', request: 24 },
+  { kind: 'deliver', replica: 0 },
+  { kind: 'deliver', replica: 1 },
+  { kind: 'run' },
+  { kind: 'time', ms: 61_000 },
+  { kind: 'run' },
+];
+
+/**
+ * The garbage collector deletes n1's NNC after its Node while no replica
+ * leads (a stepped down, b has not taken the Lease): both only watch it go.
+ * Then b leads from its fresh list (its cursor starts at the subnet's first
+ * address, n1's) and hands out addresses.
+ */
+export const GC_WITHOUT_LEADER: Step[] = [
+  { kind: 'spec', node: 'n1', request: 12 },
+  { kind: 'deliver', replica: 0 },
+  { kind: 'deliver', replica: 1 },
+  { kind: 'run' },
+  { kind: 'resign' },
+  { kind: 'deleteNode', node: 'n1' },
+  { kind: 'deliver', replica: 0 },
+  { kind: 'deliver', replica: 1 },
+  { kind: 'run' },
+  { kind: 'gc' },
+  { kind: 'deliver', replica: 0 },
+  { kind: 'deliver', replica: 1 },
+  { kind: 'time', ms: 5_000 },
+  { kind: 'handover' },
+  { kind: 'deliver', replica: 1 },
+  { kind: 'run' },
+  { kind: 'spec', node: 'n2', request: 16 },
+  { kind: 'addNode', node: 'n4' },
+  { kind: 'deliver', replica: 1 },
+  { kind: 'run' },
+  { kind: 'spec', node: 'n4', request: 16 },
+  { kind: 'deliver', replica: 1 },
+  { kind: 'run' },
+  { kind: 'time', ms: 61_000 },
+  { kind: 'run' },
+];
+
+/**
+ * The garbage collector deletes n1's NNC moments after its Node while the
+ * ClusterSubnetState's status writes, NNC status writes and NNC metadata
+ * patches (the finalizer, the term fence's mark) are refused; the Lease
+ * changes hands in the middle, and the new leader hands out addresses.
+ */
+export const GC_WHILE_WRITES_FAIL: Step[] = [
+  { kind: 'spec', node: 'n1', request: 12 },
+  { kind: 'deliver', replica: 0 },
+  { kind: 'deliver', replica: 1 },
+  { kind: 'run' },
+  { kind: 'fail', target: 'css-status', status: 500, times: 3 },
+  { kind: 'fail', target: 'nnc-status', status: 500, times: 2 },
+  { kind: 'fail', target: 'nnc', status: 503, times: 2 },
+  { kind: 'deleteNode', node: 'n1', gc: true },
+  { kind: 'spec', node: 'n2', request: 16 },
+  { kind: 'deliver', replica: 0 },
+  { kind: 'deliver', replica: 1 },
+  { kind: 'run' },
+  { kind: 'handover' },
+  { kind: 'deliver', replica: 1 },
+  { kind: 'run' },
+  { kind: 'spec', node: 'n3', request: 16 },
+  { kind: 'deliver', replica: 1 },
+  { kind: 'run' },
+  { kind: 'time', ms: 5_000 },
+  { kind: 'run' },
+  { kind: 'time', ms: 61_000 },
+  { kind: 'run' },
+];
+
+/**
+ * Open (src/fulfiller, reported with issue 39): n1's Node is deleted, the
+ * garbage collector deletes its NNC (terminating: the quarantine's record),
+ * and n1 re-registers within its grace (its kubelet lives, its pods run).
+ * The leader lets the terminating NNC go ('replace': finalizer off, the
+ * addresses kept in its memory only) and recreates it, but the write that
+ * would give the successor n1's addresses is refused; the Lease changes
+ * hands before it is tried again, to the standby whose watches were down
+ * all along (it never saw n1's addresses). Its fresh list has n1's Node and
+ * an empty NNC, no record of n1's addresses anywhere: it hands them to n2.
+ */
+export const REREGISTERED_THEN_HANDOVER: Step[] = [
+  { kind: 'cut', replica: 1, nodes: true },
+  { kind: 'spec', node: 'n1', request: 8 },
+  { kind: 'deliver', replica: 0 },
+  { kind: 'run' },
+  { kind: 'deleteNode', node: 'n1', gc: true },
+  { kind: 'addNode', node: 'n1' },
+  { kind: 'deliver', replica: 0 },
+  { kind: 'fail', target: 'nnc-status', status: 500, times: 2 },
+  { kind: 'deliver', replica: 0 },
+  { kind: 'handover' },
+  { kind: 'restore', replica: 1 },
+  { kind: 'spec', node: 'n2', request: 12 },
+  { kind: 'deliver', replica: 1 },
+  { kind: 'run' },
+];
+
+/** The garbage collector's fixtures (issue 39), with what each holds to. */
+export const GC_CASES: Array<[string, Step[]]> = [
+  ["the garbage collector deletes a deleted Node's NNC while a replica leads", GC_WHILE_LEADING],
+  ["the garbage collector deletes a deleted Node's NNC while no replica leads", GC_WITHOUT_LEADER],
+  [
+    "the garbage collector deletes a deleted Node's NNC while CSS and NNC writes fail",
+    GC_WHILE_WRITES_FAIL,
+  ],
+];
+
+/** When the garbage collector deletes a deleted Node's NNC in a run. */
+export type GcSituation = 'leading' | 'leaderless' | 'failing';
+
+/**
+ * The situations in which `steps` have the garbage collector delete a
+ * deleted Node's NNC (read from the steps alone: a fault 'fail' step among
+ * the three before counts as failing writes).
+ */
+export function gcSituations(steps: Step[]): Set<GcSituation> {
+  const out = new Set<GcSituation>();
+  const live = new Set(NODES.slice(0, 3));
+  const pending = new Set<string>(); // deleted Nodes whose NNC the GC has not deleted
+  let leading = true; // explore() starts with a handover
+  for (const [i, s] of steps.entries()) {
+    let collected = false;
+    if (s.kind === 'handover') leading = true;
+    else if (s.kind === 'resign') leading = false;
+    else if (s.kind === 'addNode') live.add(s.node);
+    else if (s.kind === 'deleteNode' && live.delete(s.node)) {
+      if (s.gc) collected = true;
+      else pending.add(s.node);
+    } else if (s.kind === 'gc' && pending.size > 0) {
+      pending.clear();
+      collected = true;
+    }
+    if (!collected) continue;
+    out.add(leading ? 'leading' : 'leaderless');
+    if (steps.slice(Math.max(0, i - 3), i).some((p) => p.kind === 'fail')) out.add('failing');
+  }
+  return out;
+}
+
 /** mulberry32: a small seeded PRNG, so a seed replays its run. */
 export function prng(seed: number): () => number {
   let a = seed >>> 0;
@@ -61,7 +235,10 @@ export function prng(seed: number): () => number {
   };
 }
 
-const WEIGHTS: Array<[number, (r: () => number) => Step]> = [
+type Weights = Array<[number, (r: () => number) => Step]>;
+
+/** The steps before the garbage collector: seeds found then (FOUND) replay their runs with these. */
+const WEIGHTS_1: Weights = [
   [5, (r) => ({ kind: 'spec', node: pick(r, NODES), request: Math.floor(r() * 5) * 4 })],
   [6, (r) => ({ kind: 'deliver', replica: r() < 0.5 ? 0 : 1 })],
   [2, (r) => ({ kind: 'cut', replica: r() < 0.5 ? 0 : 1, nodes: r() < 0.5 })],
@@ -77,17 +254,56 @@ const WEIGHTS: Array<[number, (r: () => number) => Step]> = [
   [1, (r) => ({ kind: 'time', ms: r() < 0.5 ? 5_000 : 61_000 })],
 ];
 
+const TARGETS: WriteTarget[] = ['css-status', 'nnc-status', 'nnc'];
+
+/**
+ * With the garbage collector (issue 39): a Node's deletion is followed at
+ * once by its NNC's half of the time, or by a later 'gc' pass; the Lease
+ * holder may step down with nobody taking over; writes may be refused.
+ */
+const WEIGHTS_2: Weights = [
+  [5, (r) => ({ kind: 'spec', node: pick(r, NODES), request: Math.floor(r() * 5) * 4 })],
+  [6, (r) => ({ kind: 'deliver', replica: r() < 0.5 ? 0 : 1 })],
+  [2, (r) => ({ kind: 'cut', replica: r() < 0.5 ? 0 : 1, nodes: r() < 0.5 })],
+  [2, (r) => ({ kind: 'restore', replica: r() < 0.5 ? 0 : 1 })],
+  [6, () => ({ kind: 'run' })],
+  [2, (r) => ({ kind: 'hold', ms: 5 + Math.floor(r() * 20) })],
+  [1, (r) => ({ kind: 'lose', replica: r() < 0.5 ? 0 : 1 })],
+  [1, () => ({ kind: 'fail-after-apply' })],
+  [
+    2,
+    (r) => ({
+      kind: 'fail',
+      target: pick(r, TARGETS),
+      status: r() < 0.5 ? 500 : 503,
+      times: 1 + Math.floor(r() * 3),
+    }),
+  ],
+  [2, () => ({ kind: 'handover' })],
+  [1, () => ({ kind: 'resign' })],
+  [2, (r) => ({ kind: 'deleteNode', node: pick(r, NODES), gc: r() < 0.5 })],
+  [1, () => ({ kind: 'gc' })],
+  [1, (r) => ({ kind: 'addNode', node: pick(r, NODES) })],
+  [1, (r) => ({ kind: 'deleteNnc', node: pick(r, NODES) })],
+  [1, (r) => ({ kind: 'time', ms: r() < 0.5 ? 5_000 : 61_000 })],
+];
+
+/** The step generators: 1 before the garbage collector, 2 (the default) with it. */
+export type Generation = 1 | 2;
+const GENERATIONS: Record<Generation, Weights> = { 1: WEIGHTS_1, 2: WEIGHTS_2 };
+
 function pick<T>(r: () => number, xs: readonly T[]): T {
   return xs[Math.floor(r() * xs.length)]!;
 }
 
-export function stepsFor(seed: number, count: number): Step[] {
+export function stepsFor(seed: number, count: number, generation: Generation = 2): Step[] {
+  const weights = GENERATIONS[generation];
   const r = prng(seed);
-  const total = WEIGHTS.reduce((s, [w]) => s + w, 0);
+  const total = weights.reduce((s, [w]) => s + w, 0);
   const out: Step[] = [];
   for (let i = 0; i < count; i++) {
     let x = r() * total;
-    for (const [w, make] of WEIGHTS) {
+    for (const [w, make] of weights) {
       if ((x -= w) < 0) {
         out.push(make(r));
         break;
@@ -126,29 +342,50 @@ export async function apply(world: World, s: Step): Promise<void> {
       return;
     case 'handover':
       return world.handover();
+    case 'resign':
+      await world.resign();
+      return;
     case 'deleteNode':
-      return world.deleteNode(s.node);
+      return world.deleteNode(s.node, s.gc ?? false);
     case 'addNode':
       return world.addNode(s.node);
     case 'deleteNnc':
       return world.deleteNnc(s.node);
+    case 'gc':
+      return world.gc();
+    case 'fail':
+      return world.failWrites(s.target, s.status, s.times);
     case 'time':
       return world.longWait(s.ms);
   }
 }
 
-/** What is wrong with the cluster now (empty: nothing). */
+/**
+ * What is wrong with the cluster now (empty: nothing): an address on two
+ * NNCs, or an address of a Node the world deleted on another node's NNC
+ * before that Node's grace is over (world.ts, NodeDeletion). Its own node's
+ * NNC, terminating or recreated, may hold it.
+ */
 export async function violations(world: World): Promise<string[]> {
-  const [nncs, quarantine] = await Promise.all([world.nncs(), world.quarantine()]);
+  const nncs = await world.nncs();
+  world.observe(nncs);
   const out: string[] = [];
   const held = holders(nncs);
   for (const [ip, names] of held)
     if (names.length > 1) out.push(`${ip} held by [${names.join(', ')}]`);
-  for (const q of quarantine)
-    for (const ip of addressesOf(q.containers as NetworkContainer[]))
+  for (const d of world.deletions)
+    for (const ip of d.addresses)
       for (const name of held.get(ip) ?? [])
-        if (name !== q.node) out.push(`${ip} quarantined for ${q.node} but on ${name}`);
+        if (name !== d.node)
+          out.push(
+            `${ip} of ${d.node} (Node deleted at ${secs(d.at)}, kept until ${secs(d.until)}) on ${name} at ${secs(world.clock.now())}`,
+          );
   return out;
+}
+
+/** A time of the world's clock, as seconds since it started. */
+function secs(t: number): string {
+  return `${(t - EPOCH) / 1000}s`;
 }
 
 /** Faults stop; both replicas see everything; time passes: what has not converged. */
@@ -156,11 +393,15 @@ export async function converge(world: World): Promise<string[]> {
   world.server.faults.clear();
   for (const r of world.replicas) r.loseNext = false;
   if (!world.replicas.some((r) => r.holds)) await world.handover();
+  // The garbage collector runs too: what it has left (a Node re-registered
+  // under a new uid: its NNC names the old one) is deleted now; no Node
+  // changes after this, so one pass is enough.
+  await world.gc();
   let left: string[] = [];
   for (let round = 0; round < 12; round++) {
     if (process.env.INTERLEAVE_DEBUG) console.log('converge', round);
     for (const r of world.replicas) await world.restore(r);
-    await world.longWait(round < 4 ? 2_000 : 61_000);
+    await world.longWait(round < 2 ? 2_000 : 61_000);
     for (const r of world.replicas) r.fulfiller.resync();
     await world.run();
     left = await unconverged(world);
@@ -188,11 +429,19 @@ async function unconverged(world: World): Promise<string[]> {
   return out;
 }
 
+export interface ExploreOptions {
+  /** How many steps a seed makes (24). */
+  steps?: number;
+  /** These steps instead of the seed's. */
+  fixture?: Step[];
+  /** The step generator (2). */
+  generation?: Generation;
+}
+
 /** Runs one seed: the first violation found (or a failure to converge), else undefined. */
 export async function explore(
   seed: number,
-  steps = 24,
-  fixture?: Step[],
+  { steps = 24, fixture, generation = 2 }: ExploreOptions = {},
 ): Promise<string | undefined> {
   const world = await World.start();
   try {
@@ -200,7 +449,7 @@ export async function explore(
     for (const r of world.replicas) await world.restore(r);
     await world.handover();
     await world.run();
-    const plan = fixture ?? stepsFor(seed, steps);
+    const plan = fixture ?? stepsFor(seed, steps, generation);
     for (const [i, s] of plan.entries()) {
       if (process.env.INTERLEAVE_DEBUG) console.log(i, JSON.stringify(s));
       await apply(world, s);

@@ -4,9 +4,22 @@
 // NNCs and Nodes and hands the replica what changed since its last delivery
 // (as a watch that fell behind delivers the newest versions), a cut stops its
 // deliveries and tells the fulfiller its watch is down, a restore re-lists.
-// Time (queue, fence, quarantine, doubts) is a manual clock; held writes are
-// the API server's own (real milliseconds), and are all applied or refused
-// before the clock passes the request timeout.
+// Time (queue, fence, quarantine, doubts) is a manual clock, the API
+// server's too (its deletionTimestamps start a quarantine's grace); held
+// writes are the API server's own (real milliseconds), and are all applied
+// or refused before the clock passes the request timeout.
+// kube-controller-manager's garbage collector is the world's own pass (gc()),
+// not the API server's in-process one (harness/apiserver/garbage-collector.ts,
+// off here): that one acts on a real-time timer, 20 ms after a change, which
+// would make a seed's run depend on the machine's speed. The world's deletes
+// what the real one deletes here (an NNC whose owner Node is gone, or back
+// under another uid), the same way: a DELETE through the API with uid and
+// resourceVersion preconditions, so the addresses finalizer keeps the NNC,
+// terminating; the scheduler says when it runs (after a Node's deletion at
+// once, later, while no replica leads, while writes fail).
+// The world also keeps the explorer's oracle of deleted Nodes (deletions):
+// what each node's NNC held, and when its Node was deleted, independent of
+// how the fulfiller records its quarantine.
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { ApiServer } from '../../../harness/apiserver/server.ts';
@@ -37,14 +50,28 @@ const NNC = {
   namespace: NS,
   plural: 'nodenetworkconfigs',
 };
-const CSS = {
-  group: 'acn.azure.com',
-  version: 'v1alpha1',
-  namespace: NS,
-  plural: 'clustersubnetstates',
-};
 export const SUBNET = '10.240.0.0/25'; // 123 usable: room for every node's request
 export const MAX_HOLD_MS = 25;
+/** The fulfillers' --quarantine. */
+export const QUARANTINE_MS = 90_000;
+/** Where the world's clock (the fulfillers' and the API server's) starts: a whole second. */
+export const EPOCH = Date.parse('2025-01-01T00:00:00Z');
+
+/** A Node the world deleted: until `until`, its addresses may be on no other node's NNC. */
+export interface NodeDeletion {
+  node: string;
+  /** The world's clock when the Node was deleted. */
+  at: number;
+  /**
+   * When its quarantine may end: the grace from the second of the deletion
+   * (an API server's timestamps have whole seconds, and the fulfiller counts
+   * from the NNC's deletionTimestamp, which is not before the Node's
+   * deletion: a grace from it may end up to a second before `at` + grace).
+   */
+  until: number;
+  /** What its NNC held then, before, and after (a write in flight that landed). */
+  addresses: Set<string>;
+}
 
 export interface Replica {
   name: string;
@@ -64,21 +91,42 @@ export interface Replica {
 }
 
 export class World {
-  readonly clock = new FakeClock();
   readonly replicas: Replica[] = [];
   private lastHoldAt = 0;
+  /** The replica that held the Lease last (a handover after a spell without leader goes to the other). */
+  private lastHolder: Replica | undefined;
 
+  /** The Nodes the world made and has not deleted. */
+  readonly liveNodes = new Set<string>();
+  /** Deleted Nodes whose quarantine may not be over yet (the oracle's record). */
+  deletions: NodeDeletion[] = [];
+  /** Every address seen on a node's NNCs, by node name, until it is free for good. */
+  private readonly held = new Map<string, Set<string>>();
+
+  readonly clock: FakeClock;
   readonly server: ApiServer;
   readonly kc: KubeConfig;
 
-  private constructor(server: ApiServer, kc: KubeConfig) {
+  private constructor(clock: FakeClock, server: ApiServer, kc: KubeConfig) {
+    this.clock = clock;
     this.server = server;
     this.kc = kc;
   }
 
   static async start(): Promise<World> {
-    const server = await startApiServer({ crdsDir: CRDS_DIR });
-    const world = new World(server, loadKubeConfig({ kubeconfig: server.kubeconfigPath }).kc);
+    const clock = new FakeClock();
+    await clock.advance(EPOCH);
+    const server = await startApiServer({
+      crdsDir: CRDS_DIR,
+      now: () => new Date(clock.now()),
+      garbageCollector: false, // gc() plays it, when the scheduler says (above)
+      podGc: false, // no pods
+    });
+    const world = new World(
+      clock,
+      server,
+      loadKubeConfig({ kubeconfig: server.kubeconfigPath }).kc,
+    );
     for (const name of ['a', 'b']) world.replicas.push(world.replica(name));
     return world;
   }
@@ -91,7 +139,7 @@ export class World {
       exhaustionThreshold: 0,
       recoveryMargin: 0,
       backoff: { initialMs: 100, maxMs: 1000 },
-      quarantineMs: 90_000,
+      quarantineMs: QUARANTINE_MS,
       workers: 2,
     });
     const ledger = new AddressLedger();
@@ -163,12 +211,33 @@ export class World {
     return { items: list.items as NodeObject[], rv: list.metadata?.resourceVersion };
   }
 
-  async quarantine(): Promise<Array<{ node: string; containers: unknown[] }>> {
-    const css = (await this.kc
-      .makeApiClient(CustomObjectsApi)
-      .getNamespacedCustomObject({ ...CSS, name: 'pods' })
-      .catch(() => undefined)) as { status?: { quarantine?: [] } } | undefined;
-    return css?.status?.quarantine ?? [];
+  /**
+   * The oracle's bookkeeping, from the NNCs as they are now (after every
+   * step): what each node's NNCs hold joins what it held, and the deleted
+   * Nodes still in their grace take it too (a status write in flight at the
+   * deletion that landed after it). A node's record is forgotten once its
+   * grace is over, its Node gone and no NNC of its name is left: its
+   * addresses are free for good.
+   */
+  observe(nncs: NodeNetworkConfig[]): void {
+    const now = this.clock.now();
+    for (const o of nncs) {
+      const name = o.metadata.name;
+      const set = this.held.get(name) ?? new Set<string>();
+      for (const ip of addressesOfNnc(o)) set.add(ip);
+      this.held.set(name, set);
+    }
+    this.deletions = this.deletions.filter((d) => now < d.until);
+    for (const d of this.deletions)
+      for (const ip of this.held.get(d.node) ?? []) d.addresses.add(ip);
+    const named = new Set(nncs.map((o) => o.metadata.name));
+    for (const name of [...this.held.keys()])
+      if (
+        !this.liveNodes.has(name) &&
+        !named.has(name) &&
+        !this.deletions.some((d) => d.node === name)
+      )
+        this.held.delete(name);
   }
 
   /** Tells a replica what changed since its last delivery (a watch that fell behind). */
@@ -233,16 +302,31 @@ export class World {
     r.fulfiller.synced(nncs, nncList.rv);
   }
 
-  /** The Lease changes hands: the holder stops writing and steps down; the other leads. */
+  /**
+   * The Lease changes hands: the holder stops writing and steps down; the
+   * other leads (after a spell without leader, the one that did not lead last).
+   */
   async handover(): Promise<void> {
-    const from = this.replicas.find((r) => r.holds);
-    const to = this.replicas.find((r) => r !== from)!;
-    if (from) {
-      from.holds = false;
-      await from.fulfiller.follow();
-    }
+    const from = await this.resign();
+    const to = this.replicas.find((r) => r !== (from ?? this.lastHolder))!;
     to.holds = true;
+    this.lastHolder = to;
     to.fulfiller.lead();
+  }
+
+  /** The holder stops writing and steps down, and nobody takes the Lease (yet): no replica leads. */
+  async resign(): Promise<Replica | undefined> {
+    const from = this.replicas.find((r) => r.holds);
+    if (!from) return undefined;
+    from.holds = false;
+    await from.fulfiller.follow();
+    return from;
+  }
+
+  /** The next `times` writes of `target` are refused with `status` (nothing applied). */
+  failWrites(target: WriteTarget, status: number, times: number): void {
+    const [verb, resource, subresource] = WRITES[target];
+    this.server.faults.inject({ verb, resource, subresource, status, times });
   }
 
   /** The next status write is answered 504 and applied `ms` (real) later. */
@@ -293,17 +377,70 @@ export class World {
   }
 
   async addNode(name: string): Promise<void> {
-    await this.kc
+    const made = await this.kc
       .makeApiClient(CoreV1Api)
       .createNode({ body: { metadata: { name } } })
       .catch(() => undefined);
+    if (made) this.liveNodes.add(name);
   }
 
-  async deleteNode(name: string): Promise<void> {
-    await this.kc
+  /**
+   * Deletes the Node (with `gc`, the garbage collector deletes its NNC
+   * moments after, before anyone else moves) and records, for the oracle,
+   * what the node holds: its NNC's addresses now and what its NNCs held
+   * before (an NNC deleted and not yet restored).
+   */
+  async deleteNode(name: string, gc = false): Promise<void> {
+    const nnc = (await this.kc
+      .makeApiClient(CustomObjectsApi)
+      .getNamespacedCustomObject({ ...NNC, name })
+      .catch(() => undefined)) as NodeNetworkConfig | undefined;
+    const deleted = await this.kc
       .makeApiClient(CoreV1Api)
       .deleteNode({ name })
       .catch(() => undefined);
+    if (deleted) {
+      this.liveNodes.delete(name);
+      const at = this.clock.now();
+      const addresses = new Set([...(this.held.get(name) ?? []), ...addressesOfNnc(nnc)]);
+      this.deletions.push({
+        node: name,
+        at,
+        until: Math.floor(at / 1000) * 1000 + QUARANTINE_MS,
+        addresses,
+      });
+    }
+    if (gc) await this.gc();
+  }
+
+  /**
+   * One pass of the garbage collector over the NNCs (attemptToDeleteItem,
+   * pkg/controller/garbagecollector): an NNC whose every owner Node is gone,
+   * or there under another uid, is deleted with its uid and resourceVersion
+   * as preconditions, in the background. A terminating one is left to its
+   * finalizers; a refused delete waits for the next pass.
+   */
+  async gc(): Promise<void> {
+    const [nncs, nodes] = await Promise.all([this.nncs(), this.nodes()]);
+    const uids = new Map(nodes.map((n) => [n.metadata!.name!, n.metadata!.uid]));
+    const api = this.kc.makeApiClient(CustomObjectsApi);
+    for (const o of nncs) {
+      const refs = ((o as Owned).metadata.ownerReferences ?? []).filter(
+        (r) => r.kind === 'Node' && r.apiVersion === 'v1',
+      );
+      if (o.metadata.deletionTimestamp || refs.length === 0) continue;
+      if (refs.some((r) => uids.get(r.name) === r.uid)) continue;
+      await api
+        .deleteNamespacedCustomObject({
+          ...NNC,
+          name: o.metadata.name,
+          propagationPolicy: 'Background',
+          body: {
+            preconditions: { uid: o.metadata.uid, resourceVersion: o.metadata.resourceVersion },
+          },
+        })
+        .catch(() => undefined);
+    }
   }
 
   async deleteNnc(name: string): Promise<void> {
@@ -320,6 +457,29 @@ export class World {
     }
     await this.server.close();
   }
+}
+
+interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+}
+type Owned = NodeNetworkConfig & { metadata: { ownerReferences?: OwnerReference[] } };
+
+/** The writes a 'fail' step can refuse. */
+export type WriteTarget = 'css-status' | 'nnc-status' | 'nnc';
+const WRITES: Record<WriteTarget, [verb: string, resource: string, subresource: string]> = {
+  // The CSS publisher's merge patch of the status.
+  'css-status': ['patch', 'clustersubnetstates', 'status'],
+  // A status round's replace.
+  'nnc-status': ['update', 'nodenetworkconfigs', 'status'],
+  // The NNC's metadata patches: the addresses finalizer on or off, the term fence's mark.
+  nnc: ['patch', 'nodenetworkconfigs', ''],
+};
+
+function addressesOfNnc(o: NodeNetworkConfig | undefined): string[] {
+  return o ? [...holders([o]).keys()] : [];
 }
 
 /** Every address in the NNCs' dynamic containers, with its holders. */
