@@ -70,13 +70,18 @@ export async function waitForCrds(o: WaitForCrdsOptions): Promise<boolean> {
     let reason: string;
     try {
       const served = new Set<string>();
-      for (const v of versions) {
-        const names = await o.discover(v).catch((err: unknown) => {
-          if (apiErrorInfo(err).statusCode === 404) return []; // the group version is not served
-          throw err;
-        });
-        for (const n of names) served.add(`${v}/${n}`);
-      }
+      const found = await Promise.all(
+        versions.map((v) =>
+          o.discover(v).then(
+            (names) => names.map((n) => `${v}/${n}`),
+            (err: unknown) => {
+              if (apiErrorInfo(err).statusCode === 404) return []; // the group version is not served
+              throw err;
+            },
+          ),
+        ),
+      );
+      for (const n of found.flat()) served.add(n);
       const missing = o.resources.filter((r) => !served.has(`${r.version}/${r.plural}`));
       if (missing.length === 0) break;
       reason = `CRDs not installed: ${missing.map(crd).join(', ')} (${install})`;
