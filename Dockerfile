@@ -47,13 +47,16 @@ COPY --from=bundle /app/dist ./dist
 # it every start strips the TypeScript again, and the stripper (a WebAssembly
 # module) stays resident, about 20 MiB (docs/decisions/0026); the bundled
 # sidecar's V8 code is cached too. The sidecar's start-up until its missing
-# kubeconfig fails loads what it runs with. bin/pool-monitor runs the sidecar
-# from dist/sidecar.js while it is newer than every source: touched after the
-# sources are in.
+# kubeconfig fails loads what it runs with; the fulfiller's with the azure
+# backend loads its modules and the Azure SDK's. bin/pool-monitor runs the
+# sidecar from dist/sidecar.js while it is newer than every source: touched
+# after the sources are in.
 ENV NODE_ENV=production NODE_COMPILE_CACHE=/app/.compile-cache
 RUN touch dist/sidecar.js && \
     { bin/pool-monitor sidecar --node-name warm-up --kubeconfig /nonexistent --state-dir /tmp/warm-up; \
-      bin/pool-monitor fulfiller --help > /dev/null; rm -rf /tmp/warm-up; test -d /app/.compile-cache; }
+      bin/pool-monitor fulfiller --backend azure --kubeconfig /nonexistent --listen 127.0.0.1:0 \
+        --azure-subscription-id 00000000-0000-0000-0000-000000000000 --azure-resource-group warm-up; \
+      rm -rf /tmp/warm-up; test -d /app/.compile-cache; }
 
 # What runs: the runtime base, Node's binary and /app. No npm, no
 # development dependency.
