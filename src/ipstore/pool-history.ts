@@ -80,8 +80,52 @@ export class PoolHistory {
     return Number(old.changes) + Number(extra.changes);
   }
 
+  /**
+   * The idle account of `--idle-budget` as last saved (docs/decisions/0034):
+   * one JSON row in `idle_account`, so the budget earned survives a restart.
+   * The table is created when first used rather than by a schema migration:
+   * an older sidecar (after a rollback) opens the store as before and leaves
+   * the table alone, where a new schema version would make it refuse the store.
+   */
+  account(): IdleAccountRecord {
+    return new IdleAccountRecord(this.db);
+  }
+
   count(): number {
     const row = this.db.prepare('SELECT count(*) AS n FROM pool_history').get() as { n: number };
     return Number(row.n);
+  }
+}
+
+/** The saved idle account: one row, replaced on each save. */
+export class IdleAccountRecord {
+  private readonly db: DatabaseSync;
+
+  constructor(db: DatabaseSync) {
+    this.db = db;
+    db.exec(
+      'CREATE TABLE IF NOT EXISTS idle_account (' +
+        'id INTEGER PRIMARY KEY CHECK (id = 1), ' +
+        'saved_at INTEGER NOT NULL, ' +
+        'state TEXT NOT NULL CHECK (json_valid(state))) STRICT',
+    );
+  }
+
+  /** Replaces the saved account. */
+  save(savedAt: number, state: unknown): void {
+    this.db
+      .prepare(
+        'INSERT INTO idle_account (id, saved_at, state) VALUES (1, ?, ?) ' +
+          'ON CONFLICT (id) DO UPDATE SET saved_at = excluded.saved_at, state = excluded.state',
+      )
+      .run(Math.round(savedAt), JSON.stringify(state));
+  }
+
+  /** The account as last saved (parsed JSON), or undefined when none was. */
+  load(): { savedAt: number; state: unknown } | undefined {
+    const row = this.db.prepare('SELECT saved_at, state FROM idle_account WHERE id = 1').get() as
+      { saved_at: number; state: string } | undefined;
+    if (row === undefined) return undefined;
+    return { savedAt: Number(row.saved_at), state: JSON.parse(row.state) as unknown };
   }
 }

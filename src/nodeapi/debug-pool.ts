@@ -171,11 +171,16 @@ function accountOf(
   writes: number | null,
 ): Record<string, unknown> | null {
   if (account === undefined || account === null) return null;
-  const a = account as Record<string, unknown>;
+  // `carry` is the account as the node store keeps it, not for reading.
+  const { carry: _kept, ...a } = account as Record<string, unknown>;
   const cnsWrites = num(a.cnsV2Writes);
+  const resumed = a.resumed as { from?: number; times?: number } | undefined;
   return {
     ...a,
     ...(a.since !== undefined ? { since: iso(a.since as number) } : {}),
+    ...(resumed !== undefined
+      ? { resumed: { from: iso(resumed.from), times: num(resumed.times) } }
+      : {}),
     writes,
     writesSaved: cnsWrites !== null && writes !== null ? cnsWrites - writes : null,
   };

@@ -21,6 +21,7 @@ import { MetricsCollector } from '../metrics/collector.ts';
 import { LeakMetrics } from '../metrics/leaks.ts';
 import { PoolMonitor } from '../monitor/pool-monitor.ts';
 import { GROUP, NNC_KIND, NNC_VERSION, type NodeNetworkConfig } from '../nnc/types.ts';
+import { parseCarried, type CarriedAccount } from '../scaling/policies/budget/carried.ts';
 import type { Observation } from '../scaling/policies/policy.ts';
 import { releasePolicy } from '../scaling/policies/release-delay.ts';
 import { createAdvisor, type Advisor } from './advice.ts';
@@ -83,6 +84,7 @@ export function buildMonitor(
   const record = eventsToNnc(input, tuning.events !== false && !options.dryRun, stops);
   const history = store.poolHistory();
   const learned = loadHistory(history, log);
+  const carried = loadAccount(history, log);
   const monitor = new PoolMonitor({
     store: asPoolIpStore(store),
     writer: createNncWriter({
@@ -96,7 +98,7 @@ export function buildMonitor(
     ...(tuning.writeWindowMs !== undefined ? { writeWindowMs: tuning.writeWindowMs } : {}),
     ...(tuning.writeBackoff ? { backoff: tuning.writeBackoff } : {}),
     ...(tuning.random ? { random: tuning.random } : {}),
-    policy: releasePolicy(options.releaseDelay, options.idleBudget),
+    policy: releasePolicy(options.releaseDelay, options.idleBudget, carried),
     history: learned,
     dryRun: options.dryRun,
   });
@@ -104,7 +106,13 @@ export function buildMonitor(
     ? createAdvisor({ history, scaler: () => monitor.snapshot().scaler, log })
     : undefined;
   const historyRecorder = history
-    ? recordPoolHistory({ history, observations$: monitor.observations$, log })
+    ? recordPoolHistory({
+        history,
+        observations$: monitor.observations$,
+        log,
+        // auto's idle account survives a restart (docs/decisions/0034).
+        account: { record: history.account(), carry: () => monitor.damping()?.account?.carry },
+      })
     : undefined;
   stops.push('pool history', () => {
     historyRecorder?.stop();
@@ -129,6 +137,21 @@ function loadHistory(history: PoolHistory | undefined, log: Logger): Observation
   } catch (err) {
     log.warn('pool history not loaded', { error: errorText(err) });
     return [];
+  }
+}
+
+/** auto's idle account as saved before a restart; none when absent or unreadable. */
+function loadAccount(history: PoolHistory | undefined, log: Logger): CarriedAccount | undefined {
+  try {
+    const saved = history?.account().load();
+    if (saved === undefined) return undefined;
+    const carried = parseCarried(saved.state);
+    if (carried === undefined) log.warn('idle account in the store not readable: starting at zero');
+    else log.info('idle account resumed', { savedAt: new Date(carried.savedAt).toISOString() });
+    return carried;
+  } catch (err) {
+    log.warn('idle account not loaded', { error: errorText(err) });
+    return undefined;
   }
 }
 

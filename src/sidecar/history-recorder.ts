@@ -9,6 +9,7 @@ import type { Observable, Subscription } from 'rxjs';
 import {
   HISTORY_MAX_ROWS,
   HISTORY_RETENTION_MS,
+  type IdleAccountRecord,
   type PoolHistory,
 } from '../ipstore/pool-history.ts';
 import type { Logger } from '../log/logger.ts';
@@ -26,6 +27,12 @@ export interface HistoryRecorderOptions {
   pruneMs?: number;
   retentionMs?: number;
   maxRows?: number;
+  /**
+   * The idle account to keep in the store (docs/decisions/0034): `carry`
+   * gives it as it is now (undefined: nothing to save), saved every
+   * `everyMs` (default 1 min) and on stop.
+   */
+  account?: { record: IdleAccountRecord; carry: () => unknown; everyMs?: number };
 }
 
 export interface HistoryRecorder {
@@ -43,6 +50,19 @@ export function recordPoolHistory(o: HistoryRecorderOptions): HistoryRecorder {
   let buffer: Observation[] = [];
   let lastPrune = Number.NEGATIVE_INFINITY;
   let stopped = false;
+  let lastSave = Number.NEGATIVE_INFINITY;
+  const saveAccount = (force: boolean): void => {
+    const a = o.account;
+    const t = now();
+    if (a === undefined || (!force && t - lastSave < (a.everyMs ?? 60_000))) return;
+    lastSave = t;
+    try {
+      const state = a.carry();
+      if (state !== undefined) a.record.save(t, state);
+    } catch (err) {
+      o.log.warn('idle account not saved', { error: errorText(err) });
+    }
+  };
   const flush = (): void => {
     const rows = buffer;
     buffer = [];
@@ -60,6 +80,7 @@ export function recordPoolHistory(o: HistoryRecorderOptions): HistoryRecorder {
         error: errorText(err),
       });
     }
+    saveAccount(false);
   };
   const sub: Subscription = o.observations$.subscribe((obs) => {
     if (!stopped) buffer.push(obs);
@@ -74,6 +95,7 @@ export function recordPoolHistory(o: HistoryRecorderOptions): HistoryRecorder {
       clearInterval(timer);
       sub.unsubscribe();
       flush();
+      saveAccount(true);
     },
   };
 }

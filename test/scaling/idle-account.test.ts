@@ -128,15 +128,16 @@ describe('scaling/policies/budget/idle-account', () => {
   });
 
   it("the window's budget does not count the credit of the bucket that leaves it next", () => {
-    // Two hours at 10 idle for CNS v2 and the pool alike, then the pool holds 40 idle.
+    // Two days at 10 idle for CNS v2 and the pool alike, then the pool holds 40 idle.
+    const day = 24 * 3_600_000;
     let a = fold([{ at: 0, demand: 6, target: 16, allocated: 16 }]);
-    a = advanceAccount(a, 2 * 3_600_000);
-    // Earned (2 - 1) x 10 IP-s per second: 72,000 since start; the window holds
-    // 11 full buckets of 3,000 each, the oldest of which is not counted.
-    expect(budgetLeft(a, 2)).to.be.closeTo(10 * 3_000, 1e-6);
-    a = observeAccount(a, { at: 2 * 3_600_000, demand: 6, target: 16, allocated: 46 });
-    a = advanceAccount(a, 2 * 3_600_000 + 100_000);
+    a = advanceAccount(a, 2 * day);
+    // Earned (2 - 1) x 10 IP-s per second: 1,728,000 since start; the window holds
+    // 23 full hourly buckets of 36,000 each, the oldest of which is not counted.
+    expect(budgetLeft(a, 2)).to.be.closeTo(22 * 36_000, 1e-6);
+    a = observeAccount(a, { at: 2 * day, demand: 6, target: 16, allocated: 46 });
+    a = advanceAccount(a, 2 * day + 100_000);
     // Spent 40 - 2 x 10 = 20 IP-s per second for 100 s.
-    expect(budgetLeft(a, 2)).to.be.closeTo(10 * 3_000 - 2_000, 1e-6);
+    expect(budgetLeft(a, 2)).to.be.closeTo(22 * 36_000 - 2_000, 1e-6);
   });
 });

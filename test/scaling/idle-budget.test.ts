@@ -24,6 +24,7 @@ import { releasePolicy } from '../../src/scaling/policies/release-delay.ts';
 import { calculateTarget } from '../../src/scaling/target.ts';
 
 const scaler = { batch: 16, buffer: 0.5, max: 250 };
+const TWO_DAYS = 2 * 24 * 3600;
 
 /** An account that has run `seconds` with CNS v2 and the pool both `idle` IPs idle. */
 function earned(idle: number, seconds: number): IdleAccount {
@@ -65,20 +66,22 @@ describe('scaling/policies/budget/idle-budget', () => {
   });
 
   it('lets the inner policy hold while the budget lasts, and looks again when it would run out', () => {
-    // 1 h at 8 idle IPs each: with budget 1.5, 14,400 IP-s left since start; the window's
-    // 11 full buckets earned 1,200 each, the oldest of which is not counted: 12,000.
-    const a = earned(8, 3600);
-    const v = view(3600_000, 8, 48); // target 16: 8 idle for CNS v2
+    // 2 days at 8 idle IPs each: with budget 1.5, 691,200 IP-s left since start; the
+    // window's 23 full hourly buckets earned 14,400 each, the oldest not counted: 316,800.
+    const a = earned(8, TWO_DAYS);
+    const v = view(TWO_DAYS * 1000, 8, 48); // target 16: 8 idle for CNS v2
     const d = budgeted(keep(48), v, a, 1.5);
     expect(d.applied).to.equal(48);
     // Holding 48 spends 40 - 1.5 x 8 = 28 IP-s a second.
     expect(d.why).to.include({ budget: 1.5, spendPerSecond: 28 });
     const left = d.why?.budgetLeftIpSeconds as number;
-    expect(left).to.equal(12_000);
-    const runsOut = 3600_000 + ((left - 28 * RELEASE_LAG_SECONDS) / 28) * 1000;
+    expect(left).to.equal(316_800);
+    const runsOut = TWO_DAYS * 1000 + ((left - 28 * RELEASE_LAG_SECONDS) / 28) * 1000;
     expect(d.recheckAt).to.be.at.most(Math.ceil(runsOut));
     // The inner policy's own recheck wins when earlier.
-    expect(budgeted(keep(48, 3600_500), v, a, 1.5).recheckAt).to.equal(3600_500);
+    expect(budgeted(keep(48, TWO_DAYS * 1000 + 500), v, a, 1.5).recheckAt).to.equal(
+      TWO_DAYS * 1000 + 500,
+    );
   });
 
   it('follows the CNS v2 target once the budget is spent, and says so', () => {
@@ -92,12 +95,13 @@ describe('scaling/policies/budget/idle-budget', () => {
   });
 
   it("a hold the budget cannot carry to the inner policy's next look is let go at once, not half-way", () => {
-    const a = earned(8, 3600); // 12,000 IP-s left at 1.5 (the window binds)
-    const v = view(3600_000, 8, 48); // holding 48 spends 28 IP-s a second
-    // Its next look in 400 s: 11,200 IP-s, affordable with the release's lag.
-    expect(budgeted(keep(48, 3600_000 + 400_000), v, a, 1.5).applied).to.equal(48);
-    // In 430 s: 12,040 IP-s, more than is left: released now.
-    expect(budgeted(keep(48, 3600_000 + 430_000), v, a, 1.5)).to.deep.include({
+    const a = earned(8, TWO_DAYS); // 316,800 IP-s left at 1.5 (the window binds)
+    const now = TWO_DAYS * 1000;
+    const v = view(now, 8, 48); // holding 48 spends 28 IP-s a second
+    // Its next look in 11,000 s: 308,000 IP-s, affordable with the release's lag.
+    expect(budgeted(keep(48, now + 11_000_000), v, a, 1.5).applied).to.equal(48);
+    // In 11,400 s: 319,200 IP-s, more than is left: released now.
+    expect(budgeted(keep(48, now + 11_400_000), v, a, 1.5)).to.deep.include({
       applied: 16,
       deferred: false,
     });

@@ -25,4 +25,25 @@ export interface IdleAccountView {
   cnsV2Churn: number;
   /** The pool's own IP churn (the status's gains plus losses). */
   churn: number;
+  /**
+   * The fixed delays simulated on the same demand (shadows.ts): each one's
+   * idle as a multiple of CNS v2's (since start and over the window), its
+   * writes and churn, and whether it fits the budget; `following` is the one
+   * whose holds auto keeps now (0: none fits, auto alone within the budget).
+   */
+  following?: number;
+  delays?: DelayFigures[];
+  /** The account came through restarts: the last save it resumed from (ms) and how many. */
+  resumed?: { from: number; times: number };
+  /** The account as the node store keeps it (carried.ts); not shown on /debug/pool. */
+  carry?: unknown;
+}
+
+export interface DelayFigures {
+  seconds: number;
+  idleRatio: number;
+  windowIdleRatio: number;
+  writes: number;
+  churn: number;
+  fits: boolean;
 }

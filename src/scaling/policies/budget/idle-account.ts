@@ -19,8 +19,8 @@
 // the clock but are not counted: the account starts live.
 import type { Observation } from '../policy.ts';
 
-export const WINDOW_MS = 3_600_000;
-export const BUCKETS = 12;
+export const WINDOW_MS = 24 * 3_600_000;
+export const BUCKETS = 24;
 export const BUCKET_MS = WINDOW_MS / BUCKETS;
 /** CNS v2 writes a request change at once unless it wrote less than this ago (monitor's write window). */
 export const CNS_WRITE_WINDOW_MS = 500;
@@ -120,7 +120,12 @@ function bucketStart(t: number): number {
  */
 export function advanceAccount(a: IdleAccount, to: number): IdleAccount {
   const from = a.at;
-  if (from === undefined || !(to > from)) return from === undefined ? { ...a, at: to } : a;
+  if (from === undefined) {
+    // A resumed account (carried.ts): buckets that left the window while it was down go.
+    const oldest = bucketStart(to) - (BUCKETS - 1) * BUCKET_MS;
+    return { ...a, at: to, buckets: a.buckets.filter((b) => b.start >= oldest) };
+  }
+  if (!(to > from)) return a;
   let next = a;
   for (let t = from; t < to;) {
     const event = Math.min(to, nextCnsEvent(next, t));

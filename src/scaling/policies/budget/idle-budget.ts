@@ -9,7 +9,8 @@
 // the release's own lag, it applies the target, as CNS v2 would, until the
 // budget is earned back. Pure: memory and time in, decision out.
 import type { PoolPolicy, PolicyDecision, PolicyView } from '../policy.ts';
-import type { IdleAccountView } from './idle-account-view.ts';
+import { carryAccount, resumeAccount, type CarriedAccount } from './carried.ts';
+import type { DelayFigures, IdleAccountView } from './idle-account-view.ts';
 import {
   advanceAccount,
   budgetLeft,
@@ -20,6 +21,18 @@ import {
   WINDOW_MS,
   type IdleAccount,
 } from './idle-account.ts';
+import {
+  advanceShadows,
+  CANDIDATE_DELAYS_SECONDS,
+  chooseDelay,
+  emptyShadows,
+  fits,
+  nextFall,
+  observeShadows,
+  shadowRequest,
+  windowIdle,
+  type Shadows,
+} from './shadows.ts';
 
 export { DEFAULT_IDLE_BUDGET } from '../../idle-budget-value.ts';
 /**
@@ -36,6 +49,19 @@ export const REACH_FUND_SECONDS = 60;
 export interface BudgetMemory<M> {
   inner: M;
   account: IdleAccount;
+  /** The fixed delays simulated on the same demand, and the one followed (shadows.ts). */
+  shadows: Shadows;
+  /** Set when the account resumed from the node store: the save and how many restarts. */
+  resumed?: { from: number; times: number };
+}
+
+export interface BudgetOptions {
+  /** The account as saved before a restart (the node store). */
+  carried?: CarriedAccount;
+  /** The fixed delays simulated (seconds); CANDIDATE_DELAYS_SECONDS by default. */
+  delaysSeconds?: readonly number[];
+  /** Follow the best fitting fixed delay (default true); false: the inner policy alone (0023). */
+  followDelays?: boolean;
 }
 
 export type { IdleAccountView };
@@ -45,7 +71,28 @@ function ratioOf(a: number, b: number): number {
   return a / b;
 }
 
-export function accountView(a: IdleAccount, budget: number): IdleAccountView {
+function delayFigures(s: Shadows, budget: number): DelayFigures[] {
+  const base = s.delays.find((d) => d.seconds === 0);
+  const now = s.at ?? 0;
+  const r3 = (x: number): number => Math.round(x * 1000) / 1000;
+  return s.delays.map((d) => ({
+    seconds: d.seconds,
+    idleRatio: r3(ratioOf(d.idle, base?.idle ?? 0)),
+    windowIdleRatio: r3(
+      ratioOf(windowIdle(d, now), base === undefined ? 0 : windowIdle(base, now)),
+    ),
+    writes: d.writes,
+    churn: d.churn,
+    fits: fits(s, d, budget),
+  }));
+}
+
+export function accountView(
+  a: IdleAccount,
+  budget: number,
+  shadows?: Shadows,
+  resumed?: { from: number; times: number },
+): IdleAccountView {
   const w = windowTotals(a);
   const r = (x: number): number => Math.round(x);
   return {
@@ -64,24 +111,95 @@ export function accountView(a: IdleAccount, budget: number): IdleAccountView {
     cnsV2Writes: a.cnsWrites,
     cnsV2Churn: a.cnsChurn,
     churn: a.heldChurn,
+    ...(shadows !== undefined
+      ? {
+          following: chooseDelay(shadows, budget, shadows.following),
+          delays: delayFigures(shadows, budget),
+          carry: carryAccount(a, shadows, a.at ?? 0, resumed?.times ?? 0),
+        }
+      : {}),
+    ...(resumed !== undefined ? { resumed } : {}),
+  };
+}
+
+/** The memory a policy starts from: fresh, or resumed from a carried account. */
+function startingMemory<M>(inner: PoolPolicy<M>, o: BudgetOptions): BudgetMemory<M> {
+  const seconds = o.delaysSeconds ?? CANDIDATE_DELAYS_SECONDS;
+  if (o.carried === undefined) {
+    return { inner: inner.initial(), account: emptyAccount(), shadows: emptyShadows(seconds) };
+  }
+  const { account, shadows } = resumeAccount(o.carried, seconds);
+  return {
+    inner: inner.initial(),
+    account,
+    shadows,
+    resumed: { from: o.carried.savedAt, times: o.carried.resumes + 1 },
   };
 }
 
 export function withIdleBudget<M>(
   inner: PoolPolicy<M>,
   budget: number,
+  options: BudgetOptions = {},
 ): PoolPolicy<BudgetMemory<M>> & { account(m: BudgetMemory<M>, now: number): IdleAccountView } {
+  const follow = options.followDelays !== false;
   return {
     name: inner.name,
     ...(inner.staleClearMs !== undefined ? { staleClearMs: inner.staleClearMs } : {}),
-    initial: () => ({ inner: inner.initial(), account: emptyAccount() }),
+    initial: () => startingMemory(inner, options),
     observe: (m, o) => ({
+      ...m,
       inner: inner.observe(m.inner, o),
       account: observeAccount(m.account, o),
+      shadows: observeShadows(m.shadows, o, follow ? budget : 0),
     }),
-    decide: (m, v) =>
-      budgeted(inner.decide(m.inner, v), v, advanceAccount(m.account, v.now), budget),
-    account: (m, now) => accountView(advanceAccount(m.account, now), budget),
+    decide: (m, v) => {
+      const d = inner.decide(m.inner, v);
+      const followed = follow ? followDelay(d, v, advanceShadows(m.shadows, v.now), budget) : d;
+      return budgeted(followed, v, advanceAccount(m.account, v.now), budget);
+    },
+    account: (m, now) =>
+      accountView(
+        advanceAccount(m.account, now),
+        budget,
+        advanceShadows(m.shadows, now),
+        m.resumed,
+      ),
+  };
+}
+
+/**
+ * The inner decision, holding at least what the followed fixed delay would
+ * hold now (its highest target of the last `delay` seconds, never above the
+ * request): on the demand seen so far that delay's idle fits the budget, and
+ * it is the longest that does, so the budget buys its holds.
+ */
+export function followDelay(
+  d: PolicyDecision,
+  v: PolicyView,
+  shadows: Shadows,
+  budget: number,
+): PolicyDecision {
+  const { target, request, now } = v;
+  if (target >= request) return d;
+  const seconds = chooseDelay(shadows, budget, shadows.following);
+  if (seconds <= 0) return d;
+  const held = Math.min(request, shadowRequest(shadows.runs, now, seconds * 1000) ?? target);
+  if (held <= Math.max(target, d.applied)) return d;
+  const falls = nextFall(shadows.runs, now, seconds * 1000);
+  const recheckAt = Math.min(d.recheckAt ?? Number.POSITIVE_INFINITY, falls);
+  return {
+    applied: held,
+    deferred: true,
+    ...(Number.isFinite(recheckAt) ? { recheckAt } : {}),
+    why: {
+      policy: d.why?.policy ?? 'auto',
+      summary:
+        `holding ${held} for the target ${target} as a fixed ${seconds} s delay would: of the delays ` +
+        `simulated on this node's demand it is the longest whose idle IPs fit within ${budget} x CNS v2's`,
+      following: seconds,
+      ...(d.why !== undefined ? { inner: d.why.summary } : {}),
+    },
   };
 }
 

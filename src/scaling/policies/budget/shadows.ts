@@ -1,0 +1,219 @@
+// Shadow fixed delays: what each of a family of fixed `--release-delay`s
+// would have held on the node's own demand, kept live next to the idle
+// account (docs/decisions/0034). A fixed delay's request is a pure function
+// of the target's history (the highest target of the last `delay` seconds,
+// damping.ts), so the sidecar, which sees the demand, can integrate each
+// candidate's idle IP-seconds (since start and over the window) and count its
+// writes and churn without running it. `auto` then follows the longest
+// candidate whose idle fits within the budget so far (since start and over
+// the hour), with hysteresis: a budget is spent the way the best fixed delay
+// in hindsight would have spent it.
+//
+// The targets are kept as suffix maxima (each run is higher than every later
+// one), so the highest target over any window ending now is the first run
+// still in it: at most one run per target value (17 with batch 16), pruned
+// to the longest candidate's window. O(runs x candidates) per event, pure.
+import type { Observation } from '../policy.ts';
+import { BUCKET_MS, BUCKETS } from './idle-account.ts';
+
+/** The fixed delays simulated (seconds); 0 is CNS v2, the yardstick of the fit. */
+export const CANDIDATE_DELAYS_SECONDS: readonly number[] = [0, 10, 30, 60, 120, 300, 600, 1200];
+/** A candidate is taken up only with this share of the budget to spare (hysteresis). */
+export const FIT_MARGIN = 0.05;
+
+/** A target value and when it was in effect; `end` is Infinity for the current one. */
+export interface TargetRun {
+  start: number;
+  end: number;
+  target: number;
+}
+
+export interface ShadowBucket {
+  start: number;
+  idle: number;
+}
+
+/** One candidate fixed delay, as it would have done on the demand seen live. */
+export interface ShadowDelay {
+  seconds: number;
+  /** Idle IP-seconds since counting started. */
+  idle: number;
+  /** The window's buckets (BUCKET_MS each), oldest first. */
+  buckets: ShadowBucket[];
+  /** NNC writes (a release: 2, its stale-id clear included) and IPs churned. */
+  writes: number;
+  churn: number;
+}
+
+export interface Shadows {
+  /** Integrated up to here (ms). */
+  at?: number;
+  demand: number;
+  /** Counting (the last observation was live, not replayed history). */
+  live: boolean;
+  /** Suffix maxima of the target, oldest (highest) first. */
+  runs: TargetRun[];
+  delays: ShadowDelay[];
+  /** The delay (seconds) followed now. */
+  following: number;
+}
+
+export function emptyShadows(seconds: readonly number[] = CANDIDATE_DELAYS_SECONDS): Shadows {
+  return {
+    demand: 0,
+    live: false,
+    runs: [],
+    delays: seconds.map((s) => ({ seconds: s, idle: 0, buckets: [], writes: 0, churn: 0 })),
+    following: 0,
+  };
+}
+
+const longest = (s: Shadows): number => Math.max(0, ...s.delays.map((d) => d.seconds)) * 1000;
+
+/** The request a fixed delay of `delayMs` would hold at `t`: the highest target in [t - delay, t]. */
+export function shadowRequest(
+  runs: readonly TargetRun[],
+  t: number,
+  delayMs: number,
+): number | undefined {
+  for (const r of runs) if (r.end > t - delayMs) return r.target;
+  return undefined;
+}
+
+/** When after `t` the request of a fixed delay next falls (Infinity: not before a new target). */
+export function nextFall(runs: readonly TargetRun[], t: number, delayMs: number): number {
+  for (const r of runs) if (r.end + delayMs > t) return r.end + delayMs;
+  return Number.POSITIVE_INFINITY;
+}
+
+function bucketStart(t: number): number {
+  return Math.floor(t / BUCKET_MS) * BUCKET_MS;
+}
+
+function oldestBucket(t: number): number {
+  return bucketStart(t) - (BUCKETS - 1) * BUCKET_MS;
+}
+
+/** Adds `rate` idle IPs over [from, to) to a candidate's total and buckets (a new object). */
+function addIdle(d: ShadowDelay, from: number, to: number, rate: number): ShadowDelay {
+  if (rate <= 0 || !(to > from)) return d;
+  const oldest = oldestBucket(to);
+  const buckets = d.buckets.filter((b) => b.start >= oldest).map((b) => ({ ...b }));
+  for (let t = Math.max(from, oldest); t < to;) {
+    const start = bucketStart(t);
+    const end = Math.min(to, start + BUCKET_MS);
+    let last = buckets[buckets.length - 1];
+    if (last?.start !== start) {
+      last = { start, idle: 0 };
+      buckets.push(last);
+    }
+    last.idle += (rate * (end - t)) / 1000;
+    t = end;
+  }
+  return { ...d, idle: d.idle + (rate * (to - from)) / 1000, buckets };
+}
+
+/** One candidate over [from, to) at constant demand: its request falls as runs leave its window. */
+function advanceDelay(
+  d: ShadowDelay,
+  runs: readonly TargetRun[],
+  demand: number,
+  from: number,
+  to: number,
+): ShadowDelay {
+  const delayMs = d.seconds * 1000;
+  let k = runs.findIndex((r) => r.end + delayMs > from);
+  if (k < 0) return d;
+  let next = d;
+  let t = from;
+  for (;;) {
+    const run = runs[k] as TargetRun;
+    const until = Math.min(to, run.end + delayMs);
+    next = addIdle(next, t, until, Math.max(0, run.target - demand));
+    // A fall at `to` itself is counted here (the next span starts past it).
+    if (run.end + delayMs > to || k + 1 >= runs.length) break;
+    const lower = runs[k + 1] as TargetRun;
+    // A release: its write and the write that clears the released ids.
+    next = {
+      ...next,
+      writes: next.writes + 2,
+      churn: next.churn + Math.max(0, run.target - lower.target),
+    };
+    t = until;
+    k += 1;
+  }
+  return next;
+}
+
+/** The shadows integrated up to `to` (ms); a new object. Only live spans are counted. */
+export function advanceShadows(s: Shadows, to: number): Shadows {
+  const from = s.at;
+  if (from === undefined || !(to > from)) return from === undefined ? { ...s, at: to } : s;
+  const delays = s.live
+    ? s.delays.map((d) => advanceDelay(d, s.runs, s.demand, from, to))
+    : s.delays;
+  // Runs that left the longest candidate's window matter no more.
+  const horizon = to - longest(s);
+  const runs = s.runs.filter((r) => r.end > horizon);
+  return { ...s, at: to, delays, runs };
+}
+
+/** The shadows after one more observation. */
+export function observeShadows(s: Shadows, o: Observation, budget: number): Shadows {
+  const advanced = advanceShadows(s, o.at);
+  const live = o.allocated !== undefined && Number.isFinite(o.allocated);
+  const current = advanced.runs[advanced.runs.length - 1];
+  let runs = advanced.runs;
+  if (current?.target !== o.target) {
+    runs = runs.map((r) => (r.end === Number.POSITIVE_INFINITY ? { ...r, end: o.at } : r));
+    while (runs.length > 0 && (runs[runs.length - 1] as TargetRun).target <= o.target) {
+      runs = runs.slice(0, -1);
+    }
+    runs = [...runs, { start: o.at, end: Number.POSITIVE_INFINITY, target: o.target }];
+  }
+  const delays =
+    live && advanced.live
+      ? advanced.delays.map((d) => {
+          const before = shadowRequest(advanced.runs, o.at, d.seconds * 1000);
+          const after = shadowRequest(runs, o.at, d.seconds * 1000) as number;
+          if (before === undefined || before === after) return d;
+          return {
+            ...d,
+            writes: d.writes + (after > before ? 1 : 2),
+            churn: d.churn + Math.abs(after - before),
+          };
+        })
+      : advanced.delays;
+  const next: Shadows = { ...advanced, runs, delays, demand: o.demand, live };
+  return { ...next, following: chooseDelay(next, budget, next.following) };
+}
+
+/** A candidate's idle IP-seconds in the window ending at `now`. */
+export function windowIdle(d: ShadowDelay, now: number): number {
+  const oldest = oldestBucket(now);
+  return d.buckets.reduce((sum, b) => (b.start >= oldest ? sum + b.idle : sum), 0);
+}
+
+/** Whether a candidate's idle fits within `ratio` x CNS v2's (the 0 s candidate), since start and over the window. */
+export function fits(s: Shadows, d: ShadowDelay, ratio: number): boolean {
+  const base = s.delays.find((x) => x.seconds === 0);
+  if (base === undefined || d.seconds === 0) return true;
+  const now = s.at ?? 0;
+  return d.idle <= ratio * base.idle && windowIdle(d, now) <= ratio * windowIdle(base, now);
+}
+
+/**
+ * The delay to follow: the current one while it fits within the budget; a
+ * longer one only when it fits with FIT_MARGIN to spare; else the longest
+ * that fits with that margin (0: CNS v2). A budget below 1 follows 0.
+ */
+export function chooseDelay(s: Shadows, budget: number, following: number): number {
+  if (!(budget >= 1)) return 0;
+  const current = s.delays.find((d) => d.seconds === following);
+  const strict = budget * (1 - FIT_MARGIN);
+  let best = current !== undefined && fits(s, current, budget) ? following : 0;
+  for (const d of s.delays) {
+    if (d.seconds > best && fits(s, d, strict)) best = d.seconds;
+  }
+  return best;
+}

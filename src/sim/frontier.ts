@@ -1,0 +1,98 @@
+// `auto` against the fixed-delay frontier (docs/decisions/0034): on one
+// trace, the fixed delay that makes the fewest writes (then the least churn)
+// among those whose idle IP-seconds fit within the budget times CNS v2's
+// (delay 0, CNS v2 itself, always fits), and whether auto keeps its promise
+// and is within FRONTIER_SLACK of that delay's writes and churn. Pure: the
+// bench (bench/auto-budget.ts) and the tests run the simulations.
+import { churn } from './compare.ts';
+import type { SimulationSummary } from './summary.ts';
+
+/** auto may make this share more writes (and churn) than the best fitting fixed delay. */
+export const FRONTIER_SLACK = 0.1;
+/** ... or this many more writes / churned IPs, on traces where the best makes only a handful. */
+export const FRONTIER_WRITES_ABS = 2;
+export const FRONTIER_CHURN_ABS = 32;
+/** The promise's idle check allows 1 % (the account and the simulator integrate the same steps). */
+export const PROMISE_IDLE_SLACK = 0.01;
+
+export interface Ratios {
+  writes: number;
+  churn: number;
+  idle: number;
+}
+
+export interface FrontierVerdict {
+  /** The best fixed delay (seconds) that fits the budget. */
+  bestDelay: number;
+  /** Its figures and auto's, each x CNS v2. */
+  best: Ratios;
+  auto: Ratios;
+  /** Figures that break the promise: idle, writes, churn, wait. */
+  promiseBroken: string[];
+  /** Figures where auto is beyond the best fitting delay's by more than the slack: writes, churn. */
+  frontierMissed: string[];
+}
+
+const ratio = (a: number, b: number): number =>
+  b === 0 ? (a === 0 ? 1 : Number.POSITIVE_INFINITY) : a / b;
+
+function ratios(s: SimulationSummary, c: SimulationSummary): Ratios {
+  return {
+    writes: ratio(s.nncWrites, c.nncWrites),
+    churn: ratio(churn(s), churn(c)),
+    idle: ratio(s.idleIpSeconds, c.idleIpSeconds),
+  };
+}
+
+/** The fixed delay that fits within `budget` x CNS v2's idle with the fewest writes, then churn. */
+export function bestFittingDelay(
+  budget: number,
+  fixed: ReadonlyMap<number, SimulationSummary>,
+): number {
+  const cns = fixed.get(0);
+  if (cns === undefined) throw new Error('the fixed delays must include 0 (CNS v2)');
+  let best = 0;
+  for (const [d, s] of fixed) {
+    if (s.idleIpSeconds > budget * cns.idleIpSeconds) continue;
+    const b = fixed.get(best)!;
+    if (s.nncWrites < b.nncWrites || (s.nncWrites === b.nncWrites && churn(s) < churn(b))) best = d;
+  }
+  return best;
+}
+
+/** The promise of --idle-budget: the figures it breaks. */
+export function promiseBroken(
+  budget: number,
+  auto: SimulationSummary,
+  cns: SimulationSummary,
+): string[] {
+  const broken: string[] = [];
+  if (auto.idleIpSeconds > budget * cns.idleIpSeconds * (1 + PROMISE_IDLE_SLACK))
+    broken.push('idle');
+  if (auto.nncWrites > cns.nncWrites) broken.push('writes');
+  if (churn(auto) > churn(cns)) broken.push('churn');
+  if (auto.podWaitP99Seconds > cns.podWaitP99Seconds + 0.5) broken.push('wait');
+  return broken;
+}
+
+export function frontierVerdict(
+  budget: number,
+  auto: SimulationSummary,
+  fixed: ReadonlyMap<number, SimulationSummary>,
+): FrontierVerdict {
+  const cns = fixed.get(0)!;
+  const bestDelay = bestFittingDelay(budget, fixed);
+  const best = fixed.get(bestDelay)!;
+  const missed: string[] = [];
+  const within = (a: number, b: number, abs: number): boolean =>
+    a <= Math.max(b * (1 + FRONTIER_SLACK), b + abs);
+  if (!within(auto.nncWrites, best.nncWrites, FRONTIER_WRITES_ABS)) missed.push('writes');
+  if (!within(churn(auto), churn(best), FRONTIER_CHURN_ABS)) missed.push('churn');
+  return {
+    bestDelay,
+    best: ratios(best, cns),
+    auto: ratios(auto, cns),
+    promiseBroken: promiseBroken(budget, auto, cns),
+    frontierMissed: missed,
+  };
+}
