@@ -107,6 +107,8 @@ export function embeddedSidecarOptions(
     subnetState: 'name',
     releaseDelay: { kind: 'fixed', seconds: 0 },
     ...(place.leakGraceSeconds !== undefined ? { leakGraceSeconds: place.leakGraceSeconds } : {}),
+    // The sidecar's own variable (--schedule-signal), so two runs can compare it off and on.
+    scheduleSignal: process.env.POOL_MONITOR_SCHEDULE_SIGNAL !== 'false',
     dryRun: false,
   };
 }

@@ -33,6 +33,8 @@ export interface EmbeddedReport extends Report {
   chaos?: ChaosSummary;
   /** Watch requests the API server got during the scenario (docs/decisions/0031). */
   watchRequests: WatchRequests;
+  /** The schedule signal (in-process sidecars only). */
+  scheduleSignal?: ScheduleSignalSummary;
 }
 
 /** Watch requests during the scenario (after set-up), from the API server's request counters. */
@@ -118,6 +120,7 @@ export function renderEmbeddedReport(r: EmbeddedReport): string[] {
     ...(r.leaks ? leakLines(r.leaks) : []),
     accessLine(r.access),
     watchRequestsLine(r.watchRequests),
+    ...(r.scheduleSignal ? [scheduleSignalLine(r.scheduleSignal)] : []),
     ...(r.azure ? azureReportLines(r.azure) : []),
     ...(r.chaos
       ? chaosLines(r.chaos, r.nodes, {
@@ -149,4 +152,65 @@ export function failureLines(r: EmbeddedReport): string[] {
     problems.push(`${r.pods?.waitingAtEnd} pod(s) still waiting for an IP at the end`);
   for (const p of problems) out.push(`FAILED: ${p}`);
   return out;
+}
+
+/** One node's schedule-signal history (its in-process sidecar's), for the report. */
+export interface NodeSignalHistory {
+  name: string;
+  marks: readonly { at: number; canServe: boolean; waiting: boolean }[];
+}
+
+/** The schedule signal in the report (issue 43, docs/decisions/0035). */
+export interface ScheduleSignalSummary {
+  on: boolean;
+  /** Signal changes over all nodes (taint set or removed). */
+  changes: number;
+  /**
+   * Seconds, summed over nodes, during which pods waited for an address on a
+   * node that could not serve them while another node could.
+   */
+  strandedSeconds: number;
+  /** The nodes where that happened. */
+  strandedNodes: string[];
+}
+
+/**
+ * Seconds during which pods waited on a node that could not serve while
+ * another node could, from the sidecars' histories between from and to.
+ */
+export function strandedSeconds(
+  nodes: readonly NodeSignalHistory[],
+  from: number,
+  to: number,
+): { seconds: number; nodes: string[] } {
+  const times = [...new Set([from, to, ...nodes.flatMap((n) => n.marks.map((m) => m.at))])]
+    .filter((t) => t >= from && t <= to)
+    .sort((a, b) => a - b);
+  const at = (n: NodeSignalHistory, t: number) => {
+    let last: { canServe: boolean; waiting: boolean } | undefined;
+    for (const m of n.marks) if (m.at <= t) last = m;
+    return last ?? { canServe: false, waiting: false };
+  };
+  let ms = 0;
+  const where = new Set<string>();
+  for (let i = 0; i + 1 < times.length; i += 1) {
+    const t = times[i] as number;
+    const states = nodes.map((n) => ({ name: n.name, ...at(n, t) }));
+    for (const s of states) {
+      if (!s.waiting || s.canServe) continue;
+      if (!states.some((o) => o.name !== s.name && o.canServe)) continue;
+      ms += (times[i + 1] as number) - t;
+      where.add(s.name);
+    }
+  }
+  return { seconds: Math.round(ms / 100) / 10, nodes: [...where].sort() };
+}
+
+/** The schedule signal line of the report. */
+export function scheduleSignalLine(s: ScheduleSignalSummary): string {
+  const where = s.strandedNodes.length ? ` (${s.strandedNodes.join(', ')})` : '';
+  return (
+    `  schedule signal              ${s.on ? 'on' : 'off'}, ${s.changes} taint change(s); ` +
+    `pods waited ${s.strandedSeconds} s on a node that could not serve them while another could${where}`
+  );
 }

@@ -39,6 +39,7 @@ import { newRunLogFile } from './log-place.ts';
 import {
   failureLines,
   renderEmbeddedReport,
+  strandedSeconds,
   watchRequestCounts,
   watchRequests,
   type EmbeddedReport,
@@ -293,6 +294,7 @@ async function report(session: Session, up: SetUp, outcome: Outcome): Promise<Em
   );
   // The leak figures read the sidecars' stores: taken while they are open.
   const leakReport = outcome.leakRun?.report();
+  const scheduleSignal = scheduleSignalSummary(cluster.nodes, watch.t0);
   const unfit = azure?.unfit
     ? await unfitNodeOutcome(cluster.kc, azure.unfit.armWrites())
     : undefined;
@@ -311,6 +313,7 @@ async function report(session: Session, up: SetUp, outcome: Outcome): Promise<Em
     ...(azure ? { azure: { ...azure.report(), ...(unfit ? { unfit } : {}) } } : {}),
     ...(chaosSummary ? { chaos: chaosSummary } : {}),
     watchRequests: watchesDuring,
+    ...(scheduleSignal ? { scheduleSignal } : {}),
   };
   say('');
   for (const line of renderEmbeddedReport(result)) say(line);
@@ -325,5 +328,26 @@ async function report(session: Session, up: SetUp, outcome: Outcome): Promise<Em
     exitCode: failures.length > 0 ? 1 : 0,
     runDir: place.runDir,
     logFile: place.logFile,
+  };
+}
+
+/** The schedule signal's figures, from the in-process sidecars (none when they run as processes). */
+function scheduleSignalSummary(
+  nodes: SetUp['cluster']['nodes'],
+  from: number,
+): EmbeddedReport['scheduleSignal'] {
+  const sidecars = nodes.map((n) => ({ name: n.name, sidecar: n.sidecar.inProcess }));
+  if (sidecars.some((n) => n.sidecar === undefined)) return undefined;
+  const loops = sidecars.map((n) => ({ name: n.name, loop: n.sidecar?.scheduleSignal }));
+  const stranded = strandedSeconds(
+    loops.map((l) => ({ name: l.name, marks: l.loop?.history() ?? [] })),
+    from,
+    Date.now(),
+  );
+  return {
+    on: loops.some((l) => l.loop?.enabled === true),
+    changes: loops.reduce((n, l) => n + (l.loop?.status().changes ?? 0), 0),
+    strandedSeconds: stranded.seconds,
+    strandedNodes: stranded.nodes,
   };
 }

@@ -112,6 +112,28 @@ const DOCS: Record<string, () => Doc> = {
     // The last DEL is dropped by 40 s: its IP is reclaimed well before the end.
     leaks: { dropReleaseRate: 0.3, graceSeconds: 5, loseStore: [{ at: 30, nodes: [0] }] },
   }),
+  // Issue 43, decision 0035: run with --backend azure --azure-layout node-subnets,
+  // where node-1's NIC is in the scenario's small pod subnet and node-0 and
+  // node-2 in 10.224.0.0/16. node-1 runs its subnet dry while holding the
+  // fewest pods; new pods come without a node, and a scheduler that does not
+  // know about addresses sends them to node-1 (the most free room), where
+  // they wait until node-1's batch completes. With the schedule signal
+  // (POOL_MONITOR_SCHEDULE_SIGNAL=false turns it off) node-1 is tainted and
+  // they go where addresses are.
+  'subnet-dry': () => ({
+    name: 'subnet-dry',
+    description:
+      "one node's subnet runs dry while the others' has room; new pods arrive without a node, in 75 s",
+    durationSeconds: 75,
+    nodes: 3,
+    podSubnet: '10.240.0.0/27',
+    steps: [
+      { at: 0, create: 30, over: 4, group: 'web', nodes: [0, 2] },
+      { at: 0, create: 22, over: 4, group: 'batch', nodes: [1] },
+      { at: 20, create: 10, over: 20, group: 'new', nodes: [1], unbound: true },
+      { at: 55, complete: 'all', over: 2, group: 'batch', nodes: [1] },
+    ],
+  }),
   'scale-to-zero': () => ({
     name: 'scale-to-zero',
     description: '40 pods per node, then every pod deleted: the pool shrinks to its floor',

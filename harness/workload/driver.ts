@@ -146,7 +146,7 @@ export class WorkloadDriver {
           workloadPod({
             name: action.pod,
             namespace,
-            node: action.node,
+            ...(action.unbound ? {} : { node: action.node }),
             group: action.group,
             scenario: plan.scenario,
             scheduledAtMs: clock.now(),

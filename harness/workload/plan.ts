@@ -14,6 +14,8 @@ export interface PlannedAction {
   /** Pod name, unique in the run: `<group>-<nodeIndex>-<seq>`. */
   pod: string;
   group: string;
+  /** Created without a node: the scheduler places it (`node` only names it). */
+  unbound?: boolean;
 }
 
 export interface Plan {
@@ -174,6 +176,7 @@ export function planScenario(scenario: Scenario, nodeNames: readonly string[]): 
       nodeIndex,
       pod: pod.name,
       group: pod.group,
+      ...(step.action === 'create' && step.unbound ? { unbound: true } : {}),
     });
   }
   return {

@@ -17,7 +17,8 @@ export const PAUSE_IMAGE = 'registry.k8s.io/pause:3.10';
 export interface WorkloadPodParams {
   name: string;
   namespace: string;
-  node: string;
+  /** Absent: created without a node, for the scheduler. */
+  node?: string;
   group: string;
   scenario: string;
   /** Clock reading at creation, ms. */
@@ -39,7 +40,7 @@ export function workloadPod(p: WorkloadPodParams): V1Pod {
       annotations: { [ANNOTATION_SCHEDULED_AT]: String(Math.round(p.scheduledAtMs)) },
     },
     spec: {
-      nodeName: p.node,
+      ...(p.node !== undefined ? { nodeName: p.node } : {}),
       restartPolicy: 'Never',
       terminationGracePeriodSeconds: 0,
       containers: [{ name: 'app', image: PAUSE_IMAGE }],

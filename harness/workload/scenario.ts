@@ -21,6 +21,11 @@ export interface ScenarioStep {
   group?: string;
   /** Node indexes (0-based) the step applies to; absent = every node. Indexes past the run's node count are ignored. */
   nodes?: number[];
+  /**
+   * Create pods without a node, for the scheduler to place (the count is per
+   * listed node still, which only names the pods); default false: bound.
+   */
+  unbound?: boolean;
 }
 
 export interface Scenario {
@@ -55,7 +60,16 @@ const TOP_FIELDS = new Set([
   'steps',
   'leaks',
 ]);
-const STEP_FIELDS = new Set(['at', 'create', 'complete', 'delete', 'over', 'group', 'nodes']);
+const STEP_FIELDS = new Set([
+  'at',
+  'create',
+  'complete',
+  'delete',
+  'over',
+  'group',
+  'nodes',
+  'unbound',
+]);
 export const MAX_NODES = 5000;
 export const MAX_PODS_PER_STEP = 10_000;
 
@@ -210,6 +224,11 @@ function parseStep(
       fail(`${where}.nodes`, 'must be a non-empty list of node indexes (0-based integers)', list);
     }
     step.nodes = [...new Set(list as number[])];
+  }
+  if (raw.unbound !== undefined) {
+    if (typeof raw.unbound !== 'boolean' || (raw.unbound && action !== 'create'))
+      fail(`${where}.unbound`, 'must be true or false, and only on a create step', raw.unbound);
+    if (raw.unbound) step.unbound = true;
   }
   return step;
 }

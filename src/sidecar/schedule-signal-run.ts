@@ -62,6 +62,8 @@ export interface ScheduleSignalOptions {
   onChange?(change: SignalChange): void;
   /** Told after each look (metrics). */
   onLook?(state: SignalState, observation: SignalObservation): void;
+  /** Look and keep the history only, never decide or touch the Node (--schedule-signal false). */
+  observeOnly?: boolean;
 }
 
 /** /debug/pool's `scheduleSignal`. */
@@ -83,10 +85,12 @@ export interface ScheduleSignalStatus {
   lastError: string | null;
 }
 
-/** A change of whether the node could serve another pod (for the embedded report). */
+/** A change of whether the node could serve another pod, and whether pods waited there (for the embedded report). */
 export interface ServableMark {
   at: number;
   canServe: boolean;
+  /** Pods bound to the node waited for an address. */
+  waiting: boolean;
 }
 
 const HISTORY = 500;
@@ -108,6 +112,11 @@ export class ScheduleSignalLoop {
   private pokeTimer: (() => void) | undefined;
   private wakeTimer: { at: number; cancel: () => void } | undefined;
   private readonly marks: ServableMark[] = [];
+
+  /** Whether it puts the signal on the Node (false: it only looks). */
+  get enabled(): boolean {
+    return this.o.observeOnly !== true;
+  }
 
   constructor(options: ScheduleSignalOptions) {
     this.o = options;
@@ -197,6 +206,7 @@ export class ScheduleSignalLoop {
     const observation = this.o.observe();
     this.last = observation;
     this.mark(now, observation);
+    if (this.o.observeOnly) return;
     this.state = withReason(this.state, observation.want);
     const step = decideSignal(this.state, observation.want, now, this.holdMs);
     this.heldUntil = step.kind === 'hold' ? step.until : undefined;
@@ -268,9 +278,10 @@ export class ScheduleSignalLoop {
 
   private mark(at: number, o: SignalObservation): void {
     const canServe = o.want.kind === 'clear';
+    const waiting = (o.capacity?.waiting ?? 0) > 0;
     const prev = this.marks[this.marks.length - 1];
-    if (prev?.canServe === canServe) return;
-    this.marks.push({ at, canServe });
+    if (prev?.canServe === canServe && prev.waiting === waiting) return;
+    this.marks.push({ at, canServe, waiting });
     if (this.marks.length > HISTORY) this.marks.splice(0, this.marks.length - HISTORY);
   }
 }

@@ -41,8 +41,8 @@ export interface ScheduleSignalPart {
   status(): ScheduleSignalStatus | { enabled: false; taint: string };
   /** Once the watches run. */
   start(): void;
-  /** The loop, when the signal is on. */
-  readonly loop: ScheduleSignalLoop | undefined;
+  /** The loop (only looking, without touching the Node, when the signal is off). */
+  readonly loop: ScheduleSignalLoop;
 }
 
 export interface SignalTuning {
@@ -121,16 +121,7 @@ export function scheduleSignalPart(
   const node: NodeTaints = options.dryRun
     ? dryRunNodeTaints()
     : nodeTaints({ kc, name: options.nodeName });
-  if (options.scheduleSignal === false) {
-    return {
-      poke: () => {},
-      status: () => ({ enabled: false, taint: TAINT_KEY }),
-      start: () => {
-        if (!options.dryRun) removeLeftover(node, log, stops);
-      },
-      loop: undefined,
-    };
-  }
+  const off = options.scheduleSignal === false;
   const observe = (): SignalObservation => {
     const usability = usabilityOf(options, readiness, part, nnc);
     if (usability.kind !== 'usable') return { want: wantOf(usability, undefined) };
@@ -143,6 +134,28 @@ export function scheduleSignalPart(
     });
     return { want: wantOf(usability, capacity), capacity };
   };
+  if (off) {
+    // Off: nothing on the Node; the pool is still looked at, for the history
+    // the embedded report compares (whether pods waited where they could not be served).
+    const watcher = new ScheduleSignalLoop({ node, observe, logger: log, observeOnly: true });
+    return {
+      poke: () => watcher.poke(),
+      status: () => ({ enabled: false, taint: TAINT_KEY }),
+      loop: watcher,
+      start() {
+        if (!options.dryRun) removeLeftover(node, log, stops);
+        const subs = [
+          part.monitor.outcomes$.subscribe(() => watcher.poke()),
+          part.storeChanged.subscribe(() => watcher.poke()),
+        ];
+        watcher.start();
+        stops.push('schedule signal watcher', async () => {
+          for (const s of subs) s.unsubscribe();
+          await watcher.stop();
+        });
+      },
+    };
+  }
   const metrics = new SignalMetrics(part.metrics.registry);
   const loop = new ScheduleSignalLoop({
     node,

@@ -342,7 +342,10 @@ describe('sidecar/schedule-signal: the loop', () => {
     await clock.advance(4000); // the second succeeds
     expect(node.writes).to.deep.equal(['not-ready', undefined]);
     expect(loop.status()).to.deep.include({ tainted: false, lastError: null, changes: 2 });
-    expect(loop.history().map((m) => m.canServe)).to.deep.equal([false, true]);
+    expect(loop.history().map((m) => [m.canServe, m.waiting])).to.deep.equal([
+      [false, false],
+      [true, false],
+    ]);
     await loop.stop();
   });
 });

@@ -11,6 +11,7 @@ import {
 import { loadScenario, parseScenarioText } from '../../harness/workload/load.ts';
 import { planScenario, plannedDemand } from '../../harness/workload/plan.ts';
 import { parseScenario, ScenarioError } from '../../harness/workload/scenario.ts';
+import { workloadPod } from '../../harness/workload/pod.ts';
 
 const base = { name: 'x', durationSeconds: 30, steps: [{ at: 0, create: 1 }] };
 const bad = (doc: unknown, message: string) =>
@@ -175,6 +176,31 @@ describe('sim/workload/scenario', () => {
       expect(plan.actions.at(-1)!.atMs, name).to.be.below(plan.durationMs - 10_000);
     }
     expect(builtInScenario('constructor')).to.equal(undefined);
+  });
+
+  it('an unbound create step leaves its pods to the scheduler (issue 43)', () => {
+    const s = parseScenario({
+      ...base,
+      steps: [
+        { at: 0, create: 2, nodes: [1], unbound: true },
+        { at: 1, create: 1 },
+      ],
+    });
+    const plan = planScenario(s, ['n0', 'n1']);
+    expect(plan.actions.map((a) => [a.pod, a.unbound ?? false])).to.deep.equal([
+      ['app-1-1', true],
+      ['app-1-2', true],
+      ['app-0-1', false],
+      ['app-1-3', false],
+    ]);
+    expect(
+      workloadPod({ name: 'p', namespace: 'd', group: 'g', scenario: 'x', scheduledAtMs: 1 }).spec,
+    ).to.not.have.property('nodeName');
+    expect(() => parseScenario({ ...base, steps: [{ at: 0, delete: 1, unbound: true }] })).to.throw(
+      ScenarioError,
+      /steps\[0\]\.unbound: must be true or false, and only on a create step/,
+    );
+    expect(builtInScenario('subnet-dry')!.steps.some((st) => st.unbound)).to.equal(true);
   });
 
   it('the default scenario scales up past its subnet, then down', () => {
