@@ -8,7 +8,8 @@ import type { Trace } from '../trace-types.ts';
 import { churningPods, demandOf, exponential, type PodLife } from './pods.ts';
 
 const MINUTE = 60;
-const HOUR = 60 * MINUTE;
+
+const hours = (seconds: number): string => `${Number((seconds / 3600).toFixed(2))} h`;
 
 export type FamilyName = 'poisson-exp' | 'poisson-pareto' | 'diurnal' | 'bursts' | 'waves';
 
@@ -58,8 +59,12 @@ function named(
   };
 }
 
-/** One trace of a family, deterministic per seed. */
-export function familyTrace(family: FamilyName, seed: number): Trace {
+/**
+ * One trace of a family, deterministic per seed. `scale` shortens (or
+ * lengthens) its span: tests run a fraction of an hour, the bench the whole.
+ */
+export function familyTrace(family: FamilyName, seed: number, scale = 1): Trace {
+  const HOUR = 3600 * scale;
   const random = seededRandom(7000 + seed * 31 + FAMILIES.indexOf(family));
   const int = (min: number, max: number): number => min + Math.floor(random() * (max - min + 1));
   switch (family) {
@@ -71,7 +76,7 @@ export function familyTrace(family: FamilyName, seed: number): Trace {
       return named(
         family,
         seed,
-        `Poisson arrivals, ~${level} pods alive, exponential lifetimes of mean ${life / MINUTE} min; 4 h`,
+        `Poisson arrivals, ~${level} pods alive, exponential lifetimes of mean ${life / MINUTE} min; ${hours(until)}`,
         pods,
         until,
       );
@@ -85,7 +90,7 @@ export function familyTrace(family: FamilyName, seed: number): Trace {
       return named(
         family,
         seed,
-        `Poisson arrivals, ~${level} pods alive, Pareto lifetimes (alpha ${alpha.toFixed(2)}) of mean ${life / MINUTE} min; 4 h`,
+        `Poisson arrivals, ~${level} pods alive, Pareto lifetimes (alpha ${alpha.toFixed(2)}) of mean ${life / MINUTE} min; ${hours(until)}`,
         pods,
         until,
       );
@@ -95,14 +100,14 @@ export function familyTrace(family: FamilyName, seed: number): Trace {
       const high = low + int(40, 180);
       const life = int(5, 60) * MINUTE;
       const until = 24 * HOUR;
-      const phase = random() * 24 * HOUR;
+      const phase = random() * until;
       const curve = (t: number): number =>
-        low + ((high - low) * (1 + Math.sin((2 * Math.PI * (t - phase)) / (24 * HOUR)))) / 2;
+        low + ((high - low) * (1 + Math.sin((2 * Math.PI * (t - phase)) / until))) / 2;
       const pods = churningPods(random, curve, life, until, high);
       return named(
         family,
         seed,
-        `a day between ~${low} and ~${high} pods, Poisson arrivals, exponential lifetimes of mean ${life / MINUTE} min`,
+        `${hours(until)} between ~${low} and ~${high} pods, Poisson arrivals, exponential lifetimes of mean ${life / MINUTE} min`,
         pods,
         until,
       );
@@ -125,7 +130,7 @@ export function familyTrace(family: FamilyName, seed: number): Trace {
       return named(
         family,
         seed,
-        `~${base} churning pods and bursts of 10-100 pods every ~${every / MINUTE} min (Poisson), 1-20 min each; 6 h`,
+        `~${base} churning pods and bursts of 10-100 pods every ~${every / MINUTE} min (Poisson), 1-20 min each; ${hours(until)}`,
         pods,
         until,
       );
@@ -147,7 +152,7 @@ export function familyTrace(family: FamilyName, seed: number): Trace {
       return named(
         family,
         seed,
-        `${base} steady pods, waves of ~${size} pods every ~${(period / MINUTE).toFixed(0)} min running ~${Math.round(run)} s; 3 h`,
+        `${base} steady pods, waves of ~${size} pods every ~${(period / MINUTE).toFixed(0)} min running ~${Math.round(run)} s; ${hours(until)}`,
         pods,
         until,
       );
