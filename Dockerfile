@@ -47,16 +47,21 @@ COPY --from=bundle /app/dist ./dist
 # it every start strips the TypeScript again, and the stripper (a WebAssembly
 # module) stays resident, about 20 MiB (docs/decisions/0026); the bundled
 # sidecar's V8 code is cached too. The sidecar's start-up until its missing
-# kubeconfig fails loads what it runs with; the fulfiller's with the azure
-# backend loads its modules and the Azure SDK's. bin/pool-monitor runs the
+# kubeconfig stops it loads what it runs with; the fulfiller's with the azure
+# backend loads its modules and the Azure SDK's. Either stopping elsewhere (a
+# module pruned that it loads) fails the build. bin/pool-monitor runs the
 # sidecar from dist/sidecar.js while it is newer than every source: touched
 # after the sources are in.
 ENV NODE_ENV=production NODE_COMPILE_CACHE=/app/.compile-cache
 RUN touch dist/sidecar.js && \
-    { bin/pool-monitor sidecar --node-name warm-up --kubeconfig /nonexistent --state-dir /tmp/warm-up; \
-      bin/pool-monitor fulfiller --backend azure --kubeconfig /nonexistent --listen 127.0.0.1:0 \
-        --azure-subscription-id 00000000-0000-0000-0000-000000000000 --azure-resource-group warm-up; \
-      rm -rf /tmp/warm-up; test -d /app/.compile-cache; }
+    for cmd in "sidecar --node-name warm-up --state-dir /tmp/warm-up" \
+      "fulfiller --backend azure --listen 127.0.0.1:0 --azure-resource-group warm-up \
+        --azure-subscription-id 00000000-0000-0000-0000-000000000000"; do \
+      out=$(bin/pool-monitor $cmd --kubeconfig /nonexistent 2>&1); \
+      case $out in *"--kubeconfig /nonexistent: file not found"*) ;; \
+        *) echo "warm-up: bin/pool-monitor $cmd: $out" >&2; exit 1 ;; esac; \
+    done; \
+    rm -rf /tmp/warm-up && test -d /app/.compile-cache
 
 # What runs: the runtime base, Node's binary and /app. No npm, no
 # development dependency.

@@ -273,16 +273,16 @@ async function main(): Promise<void> {
     `http://127.0.0.1:${azurePort}/readyz`,
   );
   say(`fulfiller (azure backend) answered /readyz ${azureReady.toFixed(1)} s after start`);
+  // Each NNC's spec asks for 8 (a 409, the fulfiller having written
+  // meanwhile, is read again and retried).
   for (const name of NODES) {
-    await waitFor(`${name}'s NNC in ${AZURE_NS}`, () => nnc(AZURE_NS, name).then(() => true));
-    const cur = await nnc(AZURE_NS, name);
-    await custom.replaceNamespacedCustomObject({
-      group: GROUP,
-      version: NNC_VERSION,
-      namespace: AZURE_NS,
-      plural: NNC_PLURAL,
-      name,
-      body: { ...cur, spec: { requestedIPCount: 8 } },
+    await waitFor(`${name}'s NNC in ${AZURE_NS} asking for 8`, async () => {
+      const cur = await nnc(AZURE_NS, name);
+      await custom.replaceNamespacedCustomObject({
+        ...{ group: GROUP, version: NNC_VERSION, namespace: AZURE_NS, plural: NNC_PLURAL, name },
+        body: { ...cur, spec: { requestedIPCount: 8 } },
+      });
+      return true;
     });
   }
   for (const name of NODES) {
