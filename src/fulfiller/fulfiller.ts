@@ -33,13 +33,13 @@ import { Backoff } from '../kube/backoff.ts';
 import { newestVersion, vanished } from './fresh-lists.ts';
 import { ViewFreshness } from './view.ts';
 import { TermFence } from './term-fence.ts';
-import { QuarantineBook, isTerminating, quarantineEnd } from './quarantine.ts';
+import { QuarantineBook, isTerminating, quarantineEnd, restoreRecord } from './quarantine.ts';
 import { QuarantinePods } from './quarantine-pods.ts';
 import { UNANSWERED_WRITE_MS } from './status-round.ts';
 import type { ViewSource } from './view.ts';
 import { NodeQueue, realClock } from './queue.ts';
 import type { QueueClock } from './queue.ts';
-import { STATUS_SUBNET_FULL, jsonEqual } from './status.ts';
+import { STATUS_SUBNET_FULL, jsonEqual, statusHolds } from './status.ts';
 import { ExhaustionPublisher } from './subnet-state.ts';
 import { ExhaustionForecaster } from './forecast.ts';
 
@@ -166,6 +166,7 @@ export class Fulfiller {
       selected: this.selected,
       ...(deps.lists ? { quarantine: this.quarantine } : {}),
       quarantineState: (name) => this.quarantineState(name),
+      removed: (nnc) => this.remove(nnc),
       ...(deps.lists?.nodeExists
         ? { confirmNode: (name: string) => deps.lists!.nodeExists!(name) }
         : {}),
@@ -228,9 +229,21 @@ export class Fulfiller {
       this.ledger.deleted(previous, this.keepsOnDeletion(name));
     }
     if (this.ledger.observe(nnc)) {
+      this.keepRestoreRecord(nnc);
       this.touch(name);
       this.fenceMoved();
     }
+  }
+
+  /**
+   * A successor NNC's restore annotation (quarantine.ts) keeps the addresses
+   * it names in use until its status holds them, whichever leader created it.
+   */
+  private keepRestoreRecord(nnc: NodeNetworkConfig): void {
+    const containers = restoreRecord(nnc);
+    const name = nnc.metadata.name;
+    if (!containers || this.ledger.retained(name) || statusHolds(nnc.status, containers)) return;
+    this.ledger.retain(name, containers);
   }
 
   /**

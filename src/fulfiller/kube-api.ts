@@ -23,7 +23,7 @@ import {
 } from '../nnc/types.ts';
 import { isConflict, isNotFound } from '../kube/errors.ts';
 import type { NodeObject } from './nodes.ts';
-import { ADDRESSES_FINALIZER } from './quarantine.ts';
+import { ADDRESSES_FINALIZER, RESTORE_ANNOTATION } from './quarantine.ts';
 import type { ClusterListApi, NncLifecycleApi, NncStatusApi, SubnetStateApi } from './ports.ts';
 
 /** The annotation a new leader sets on every NNC it took over (docs/decisions/0022). */
@@ -88,7 +88,7 @@ export function kubeNncLifecycleApi(kc: KubeConfig, namespace: string): NncLifec
   const api = kc.makeApiClient(CustomObjectsApi);
   const base = { group: GROUP, version: NNC_VERSION, namespace, plural: NNC_PLURAL };
   return {
-    async create(owner) {
+    async create(owner, restore) {
       const ownerReferences = owner.uid
         ? [{ apiVersion: 'v1', kind: 'Node', name: owner.name, uid: owner.uid }]
         : undefined;
@@ -101,6 +101,7 @@ export function kubeNncLifecycleApi(kc: KubeConfig, namespace: string): NncLifec
             name: owner.name,
             namespace,
             labels: { ...MANAGED_BY },
+            ...(restore ? { annotations: { [RESTORE_ANNOTATION]: JSON.stringify(restore) } } : {}),
             finalizers: [ADDRESSES_FINALIZER],
             ...(ownerReferences ? { ownerReferences } : {}),
           },
@@ -111,6 +112,12 @@ export function kubeNncLifecycleApi(kc: KubeConfig, namespace: string): NncLifec
     async markTerm(name, term) {
       return (await api.patchNamespacedCustomObject(
         { ...base, name, body: { metadata: { annotations: { [TERM_ANNOTATION]: term } } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      )) as NodeNetworkConfig;
+    },
+    async clearRestore(name) {
+      return (await api.patchNamespacedCustomObject(
+        { ...base, name, body: { metadata: { annotations: { [RESTORE_ANNOTATION]: null } } } },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       )) as NodeNetworkConfig;
     },

@@ -9,7 +9,12 @@ import type { NetworkContainer, NodeNetworkConfig } from '../nnc/types.ts';
 import { dynamicContainers } from '../nnc/types.ts';
 import { addressesOf } from './ledger.ts';
 import { lifecycleAction } from './lifecycle.ts';
-import { finalizersWith, hasAddressesFinalizer, isTerminating } from './quarantine.ts';
+import {
+  finalizersWith,
+  hasAddressesFinalizer,
+  isTerminating,
+  restoreRecord,
+} from './quarantine.ts';
 import type { LifecycleAction } from './lifecycle.ts';
 import { nodeRef } from './nodes.ts';
 import { neededAddresses, priorityOf } from './plan.ts';
@@ -37,7 +42,9 @@ export function actionFor(ctx: SyncContext, name: string): LifecycleAction {
     nncExists: nnc !== undefined,
     terminating: isTerminating(nnc),
     finalized: hasAddressesFinalizer(nnc),
-    retained: ctx.ledger.retained(name) !== undefined,
+    // A successor's restore annotation keeps it restoring (and out of status
+    // rounds, which could release what it names) until it is cleared.
+    retained: ctx.ledger.retained(name) !== undefined || restoreRecord(nnc) !== undefined,
     ...(quarantine ? { quarantine } : {}),
   });
 }
@@ -100,7 +107,8 @@ async function createNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> {
   ctx.guard();
   let created: NodeNetworkConfig;
   try {
-    created = await ctx.lifecycleApi.create({ name, ...(node.uid ? { uid: node.uid } : {}) });
+    const owner = { name, ...(node.uid ? { uid: node.uid } : {}) };
+    created = await ctx.lifecycleApi.create(owner, ctx.ledger.retained(name));
   } catch (err) {
     if (isConflict(err)) return 'noop'; // it exists: its watch event is on the way
     throw err;
@@ -125,16 +133,18 @@ async function createNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> {
 
 /** Writes the addresses the deleted NNC held into its successor, as they were. */
 async function restoreNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> {
-  const containers = ctx.ledger.retained(name)!;
+  const containers = ctx.ledger.retained(name) ?? restoreRecord(ctx.ledger.nnc(name)) ?? [];
   for (let attempt = 0; attempt < ctx.config.conflictRetries; attempt++) {
     const nnc = ctx.ledger.nnc(name);
     if (!nnc) return 'noop';
     const taken = ctx.ledger.heldElsewhere(name, containers);
     if (taken.length > 0) {
       dropStale(ctx, name, containers, taken);
+      await clearRestore(ctx, name);
       return serveStatus(ctx, name);
     }
     if (statusHolds(nnc.status, containers)) {
+      await clearRestore(ctx, name);
       ctx.ledger.unretain(name);
       ctx.quarantine?.drop(name);
       return 'noop';
@@ -143,6 +153,7 @@ async function restoreNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> 
     const status = restoredStatus(nnc.status, containers, scalerFor(ctx, name), plan.requested);
     const written = await writeStatus(ctx, nnc, status, []);
     if (written !== 'conflict') {
+      await clearRestore(ctx, name);
       ctx.ledger.unretain(name);
       // The Node re-registered and has its addresses back: no quarantine any more.
       ctx.quarantine?.drop(name);
@@ -155,6 +166,13 @@ async function restoreNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> 
     await reread(ctx, name);
   }
   throw new ConflictLoopError(`status of ${name} kept conflicting`);
+}
+
+/** The successor holds its addresses: its restore annotation goes (no later leader restores them again). */
+async function clearRestore(ctx: SyncContext, name: string): Promise<void> {
+  if (restoreRecord(ctx.ledger.nnc(name)) === undefined) return;
+  ctx.guard();
+  ctx.ledger.observe(await ctx.lifecycleApi.clearRestore(name));
 }
 
 /**
@@ -315,7 +333,11 @@ async function patchFinalizers(
   ctx.guard();
   try {
     const patched = await ctx.lifecycleApi.setFinalizers(nnc, finalizersWith(nnc, ours));
-    ctx.ledger.observe(patched);
+    // Its last finalizer removed, a terminating NNC is gone: the answer is
+    // its deletion (a watch that is down would never say so).
+    if (isTerminating(patched) && (patched.metadata.finalizers ?? []).length === 0)
+      ctx.removed(patched);
+    else ctx.ledger.observe(patched);
     return patched;
   } catch (err) {
     if (isConflict(err) || isNotFound(err)) return undefined;

@@ -2,7 +2,7 @@
 // Kubernetes adapters (kube-api.ts) implement them over HTTP, tests with
 // in-memory fakes. Every method here writes except `get` and the lists; the fulfiller calls
 // them only while it leads (and run.ts gates them on the lease besides).
-import type { NodeNetworkConfig } from '../nnc/types.ts';
+import type { NetworkContainer, NodeNetworkConfig } from '../nnc/types.ts';
 import type { NodeObject } from './nodes.ts';
 
 export interface NncStatusApi {
@@ -23,9 +23,12 @@ export interface NncOwner {
 export interface NncLifecycleApi {
   /**
    * Creates the node's NNC (empty spec, owned by its Node, with the
-   * addresses finalizer: quarantine.ts); 409 when it exists.
+   * addresses finalizer: quarantine.ts), with the containers it must get
+   * back in its restore annotation when it replaces one; 409 when it exists.
    */
-  create(owner: NncOwner): Promise<NodeNetworkConfig>;
+  create(owner: NncOwner, restore?: NetworkContainer[]): Promise<NodeNetworkConfig>;
+  /** Removes the restore annotation (a merge patch of metadata only). */
+  clearRestore(name: string): Promise<NodeNetworkConfig>;
   /** Deletes the NNC of that uid (a recreated one of the same name is left alone); 404 is success. */
   delete(name: string, uid: string | undefined): Promise<void>;
   /**

@@ -64,6 +64,8 @@ export interface SyncContext {
    * recorded on first sight); undefined without a quarantine.
    */
   quarantineState(name: string): 'none' | 'held' | 'over' | undefined;
+  /** The NNC is gone (a write's answer says so: the last finalizer of a terminating one removed). */
+  removed(nnc: NodeNetworkConfig): void;
   /** Whether the Node exists now, read afresh (undefined: trust the watch). */
   confirmNode?(name: string): Promise<boolean>;
   /** Looks at the node again when its quarantine ends, and for its pods meanwhile. */

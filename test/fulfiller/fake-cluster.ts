@@ -12,7 +12,7 @@ import type {
   SubnetStateStatus,
 } from '../../src/fulfiller/ports.ts';
 import type { NncSpec, NodeNetworkConfig } from '../../src/nnc/types.ts';
-import { ADDRESSES_FINALIZER } from '../../src/fulfiller/quarantine.ts';
+import { ADDRESSES_FINALIZER, RESTORE_ANNOTATION } from '../../src/fulfiller/quarantine.ts';
 
 export class ApiError extends Error {
   readonly code: number;
@@ -169,7 +169,7 @@ export class FakeCluster {
   };
 
   readonly lifecycleApi: NncLifecycleApi = {
-    create: async (owner) => {
+    create: async (owner, restore) => {
       if (this.nncs.has(owner.name)) throw new ApiError(409);
       const nnc: NodeNetworkConfig = {
         metadata: {
@@ -178,6 +178,7 @@ export class FakeCluster {
           uid: `uid-${owner.name}-${++this.uids}`,
           resourceVersion: this.nextRv(),
           finalizers: [ADDRESSES_FINALIZER],
+          ...(restore ? { annotations: { [RESTORE_ANNOTATION]: JSON.stringify(restore) } } : {}),
         },
         spec: {},
       };
@@ -211,6 +212,19 @@ export class FakeCluster {
       if (uid && nnc.metadata.uid !== uid) throw new ApiError(409);
       this.deletes++;
       this.delete(name);
+    },
+    clearRestore: async (name) => {
+      const current = this.nncs.get(name);
+      if (!current) throw new ApiError(404);
+      const annotations = { ...current.metadata.annotations };
+      delete annotations[RESTORE_ANNOTATION];
+      const next: NodeNetworkConfig = {
+        ...current,
+        metadata: { ...current.metadata, annotations, resourceVersion: this.nextRv() },
+      };
+      this.nncs.set(name, next);
+      this.emit({ kind: 'nnc', type: 'upsert', object: next });
+      return clone(next);
     },
     setFinalizers: async (body, finalizers) => {
       const current = this.nncs.get(body.metadata.name);

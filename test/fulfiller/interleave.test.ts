@@ -42,26 +42,23 @@ const FOUND: Array<[number, string]> = [
 ];
 
 /**
- * Open: violations the explorer finds in src/fulfiller, reported and not
- * fixed yet (issue 39). Pending here, and left out of the sweep, so that the
- * sweep still says something about everything else; once fixed, the seeds
- * go to FOUND and the fixture beside GC_CASES.
+ * Seeds the sweep with the garbage collector's steps found failing (issue 39),
+ * fixed in src/fulfiller and kept as fixtures.
  */
-const OPEN_SEEDS: Array<[number, string]> = [
+const FOUND_WITH_GC: Array<[number, string]> = [
   [
     295,
-    "a re-registered Node's addresses live only in the leader's memory between its terminating NNC let go and the successor's restore; a handover then hands them out",
+    "a re-registered Node's addresses are kept on its successor NNC (its restore annotation) from its creation, not only in the leader's memory: a handover before the restore keeps them",
   ],
   [
     1462,
-    'the same, the Node deleted again after its terminating NNC was let go: its quarantine is in memory only, and a handover hands its addresses out',
+    'the same, the Node deleted again after its terminating NNC was let go: the successor, terminating, keeps them',
   ],
   [
     918,
-    'an NNC the leader let go (its last finalizer removed) stays in its ledger, terminating, when no watch showed it and a re-list is at its deletion version: it is never recreated',
+    'an NNC let go by removing its last finalizer is taken as deleted from the answer (no watch may ever show it): it is recreated',
   ],
 ];
-const OPEN = new Set(OPEN_SEEDS.map(([seed]) => seed));
 
 /** Random seeds in `make test`: about 40 s of them (see above). */
 const TEST_SEEDS = 300;
@@ -96,12 +93,11 @@ describe('fulfiller: interleavings of two replicas over the local API server', f
     });
   }
 
-  // Open (above): pending until src/fulfiller is fixed.
-  it.skip('open: a Node re-registered within its grace, the Lease handed over before its recreated NNC holds its addresses: they go to another node (the fixture REREGISTERED_THEN_HANDOVER)', async () => {
+  it("a Node re-registered within its grace, the Lease handed over before its recreated NNC's restore write landed: its addresses stay its own (the fixture REREGISTERED_THEN_HANDOVER)", async () => {
     ok(await explore(0, { fixture: REREGISTERED_THEN_HANDOVER }));
   });
-  for (const [seed, what] of OPEN_SEEDS) {
-    it.skip(`open: seed ${seed}: ${what}`, async () => {
+  for (const [seed, what] of FOUND_WITH_GC) {
+    it(`seed ${seed}: ${what}`, async () => {
       ok(await explore(seed));
     });
   }
@@ -123,13 +119,12 @@ describe('fulfiller: interleavings of two replicas over the local API server', f
     const failures: string[] = [];
     const started = Date.now();
     for (let seed = FIRST; seed < FIRST + SEEDS; seed++) {
-      if (OPEN.has(seed)) continue;
       const found = await explore(seed);
       if (found) failures.push(found);
     }
     if (SEEDS >= 1000)
       console.log(
-        `interleave: ${SEEDS} seeds, ${failures.length} violations, ${Date.now() - started} ms (open seeds left out: ${[...OPEN].join(', ') || 'none'})`,
+        `interleave: ${SEEDS} seeds, ${failures.length} violations, ${Date.now() - started} ms`,
       );
     expect(failures).to.deep.equal([]);
   });

@@ -175,7 +175,7 @@ export class World {
       lifecycleApi: kubeNncLifecycleApi(this.kc, NS),
       cssApi: kubeSubnetStateApi(this.kc, NS),
       // Without anyPodOn: the explorer's pods never go, a quarantine lasts its grace.
-      lists: { listNncs: lists.listNncs, listNodes: lists.listNodes },
+      lists: { listNncs: lists.listNncs, listNodes: lists.listNodes, nodeExists: lists.nodeExists },
       logger: process.env.INTERLEAVE_DEBUG
         ? createLogger({ level: 'debug', now: () => new Date(this.clock.now()) }).child({
             replica: name,
