@@ -1,9 +1,17 @@
 // Role assignments of the identity calling the emulator, and the 403s ARM
-// answers when a request is outside them (AuthorizationFailed; for a NIC
-// PUT that references a subnet it may not join, LinkedAuthorizationFailed).
-// Absent assignments: everything is allowed. An assignment grants its
-// actions at its scope and everything below it (ARM ids, case ignored);
-// an action may end in `*` (e.g. `Microsoft.Network/*`).
+// answers when a request is outside them. The actions come from the one
+// list the backend's role table is made of (src/azure/arm/actions.ts):
+// the call's own action on the resource it names (AuthorizationFailed), and
+// linked authorization on every resource the body of a write references
+// (LinkedAuthorizationFailed): subnets, load-balancer pools and NAT rules,
+// NSGs, public IPs, ASGs, application gateway pools; in a scale-set VM body
+// also its image (a gallery in another tenant is refused whatever the
+// roles), its user-assigned identities and its Key Vault secrets.
+// Absent assignments: everything is allowed but the other tenant's image.
+// An assignment grants its actions at its scope and everything below it
+// (ARM ids, case ignored); an action may end in `*` (e.g. `Microsoft.Network/*`).
+import type { LinkedProperty } from '../../src/azure/arm/actions.ts';
+import { LINKED_ACTIONS } from '../../src/azure/arm/actions.ts';
 import { ArmHttpError } from './errors.ts';
 
 export interface RoleAssignment {
@@ -39,28 +47,117 @@ export function allowed(assignments: RoleAssignment[], need: Needed): boolean {
 }
 
 export const EMULATOR_CLIENT = '00000000-0000-0000-0000-00000000c11e';
+/** The tenant the emulator's identity is in; a linked resource in a subscription of another is refused. */
+export const EMULATOR_TENANT = '00000000-0000-0000-0000-0000000e7e7a';
 
-/** Throws the 403 ARM answers when `need` (then each `linked`) is not granted. */
+/** A referenced resource that is in a subscription of another tenant (ARM refuses the link). */
+export interface ForeignLink {
+  id: string;
+  subscription: string;
+}
+
+/** A user-assigned identity's assign action (Microsoft.ManagedIdentity operations). */
+const ASSIGN_IDENTITY = 'Microsoft.ManagedIdentity/userAssignedIdentities/assign/action';
+/** "Microsoft.Compute/galleries/images/versions/read: Gets the properties of Gallery Image Version". */
+const READ_IMAGE = 'Microsoft.Compute/galleries/images/versions/read';
+/** "Microsoft.KeyVault/vaults/deploy/action: Enables access to secrets in a key vault when deploying Azure resources". */
+const DEPLOY_VAULT = 'Microsoft.KeyVault/vaults/deploy/action';
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+const idOf = (v: unknown): string | undefined =>
+  isObject(v) && typeof v.id === 'string' ? v.id : undefined;
+
+/**
+ * Every resource a write's body references, with the action linked to it:
+ * walks the whole body, so a NIC body and a scale-set VM's network profile
+ * are read alike. Each (action, id) once.
+ */
+export function linkedNeeds(body: unknown): Needed[] {
+  const out = new Map<string, Needed>();
+  const add = (action: string, id: string | undefined): void => {
+    if (id) out.set(`${action} ${id}`.toLowerCase(), { action, scope: id });
+  };
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v)) return v.forEach(walk);
+    if (!isObject(v)) return;
+    for (const [k, child] of Object.entries(v)) {
+      if (k in LINKED_ACTIONS) {
+        const action = LINKED_ACTIONS[k as LinkedProperty];
+        for (const ref of Array.isArray(child) ? child : [child]) add(action, idOf(ref));
+      }
+      if (k === 'imageReference') add(READ_IMAGE, idOf(child));
+      if (k === 'sourceVault') add(DEPLOY_VAULT, idOf(child));
+      if (k === 'userAssignedIdentities' && isObject(child))
+        for (const id of Object.keys(child)) add(ASSIGN_IDENTITY, id);
+      walk(child);
+    }
+  };
+  walk(body);
+  return [...out.values()];
+}
+
+const clientOf = (): string =>
+  `The client '${EMULATOR_CLIENT}' with object id '${EMULATOR_CLIENT}'`;
+
+/**
+ * Throws the 403 ARM answers when `need` is not granted (AuthorizationFailed),
+ * or when linked resources are not: a linked resource in another tenant's
+ * subscription (refused whatever the roles; Azure/OpenShift#41's message),
+ * else every linked action not granted, in one LinkedAuthorizationFailed
+ * (one action: kubernetes-sigs/cloud-provider-azure#1999's message; several
+ * scopes of one action comma-separated, Azure/aad-pod-identity#339; several
+ * actions "action(s) ... (respectively)").
+ */
 export function authorize(
   assignments: RoleAssignment[] | undefined,
   need: Needed | undefined,
   linked: Needed[] = [],
+  foreign: ForeignLink[] = [],
 ): void {
-  if (!assignments || !need) return;
-  const client = EMULATOR_CLIENT;
-  if (!allowed(assignments, need)) {
+  if (!need) return;
+  if (assignments && !allowed(assignments, need)) {
     throw new ArmHttpError(
       403,
       'AuthorizationFailed',
-      `The client '${client}' with object id '${client}' does not have authorization to perform action '${need.action}' over scope '${need.scope}' or the scope is invalid. If access was recently granted, please refresh your credentials.`,
+      `${clientOf()} does not have authorization to perform action '${need.action}' over scope '${need.scope}' or the scope is invalid. If access was recently granted, please refresh your credentials.`,
     );
   }
-  for (const l of linked) {
-    if (allowed(assignments, l)) continue;
+  const other = foreign[0];
+  if (other) {
     throw new ArmHttpError(
       403,
       'LinkedAuthorizationFailed',
-      `The client '${client}' with object id '${client}' has permission to perform action '${need.action}' on scope '${need.scope}'; however, it does not have permission to perform action '${l.action}' on the linked scope(s) '${l.scope}' or the linked scope(s) are invalid.`,
+      `${clientOf()} has permission to perform action '${need.action}' on scope '${need.scope}'; however, the current tenant '${EMULATOR_TENANT}' is not authorized to access linked subscription '${other.subscription}'.`,
     );
   }
+  if (!assignments) return;
+  const missing = linked.filter((l) => !allowed(assignments, l));
+  if (missing.length === 0) return;
+  const actions = [...new Set(missing.map((m) => m.action))];
+  const scopes = missing.map((m) => m.scope).join(',');
+  const what =
+    actions.length === 1
+      ? `action '${actions[0]}' on the linked scope(s) '${scopes}'`
+      : `action(s) '${missing.map((m) => m.action).join(',')}' on the linked scope(s) '${scopes}' (respectively)`;
+  throw new ArmHttpError(
+    403,
+    'LinkedAuthorizationFailed',
+    `${clientOf()} has permission to perform action '${need.action}' on scope '${need.scope}'; however, it does not have permission to perform ${what} or the linked scope(s) are invalid.`,
+  );
+}
+
+/** A subscription of another tenant (the scale-set VMs' gallery image is there). */
+export const OTHER_TENANT_SUBSCRIPTION = '00000000-0000-0000-0000-00000000f0e1';
+
+/** The linked resources in another tenant's subscriptions. */
+export function foreignLinks(linked: Needed[]): ForeignLink[] {
+  const out: ForeignLink[] = [];
+  for (const l of linked) {
+    const sub = /^\/subscriptions\/([^/]+)/i.exec(l.scope)?.[1];
+    if (sub && sub.toLowerCase() === OTHER_TENANT_SUBSCRIPTION)
+      out.push({ id: l.scope, subscription: sub });
+  }
+  return out;
 }

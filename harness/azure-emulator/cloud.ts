@@ -107,6 +107,7 @@ export class EmulatedCloud {
         instanceId: String(this.scaleSetInstances++),
         subnetId: ownSubnet,
         asgIds: [this.asgId],
+        ...this.nodeNicRefs(),
       });
       this.providerIDs.set(name, instance.providerID);
       this.nicKeys.set(name, { scaleSet: instance.vmId.split('/').pop()!, nic: instance.nicName });
@@ -118,10 +119,36 @@ export class EmulatedCloud {
       subnetId: chosen === 'node-subnet' ? ownSubnet : this.nodeSubnetId,
       ...(chosen === 'pod-nic' ? { podNicSubnetId: this.podSubnetId } : {}),
       asgIds: [this.asgId],
+      ...this.nodeNicRefs(chosen === 'node-subnet' ? name : undefined),
     });
     this.providerIDs.set(name, vm.providerID);
     this.nicKeys.set(name, { nic: vm.nicName });
     return vm.providerID;
+  }
+
+  /**
+   * What a node's primary NIC references besides its subnet and ASG, as on
+   * an AKS-style node: cloud-provider-azure's load balancer pool (on the
+   * primary ipConfiguration) and the nodes' NSG, and with `publicIp` a
+   * public IP of its own (an instance-level public IP). A write sends them
+   * back, so it needs their linked join actions.
+   */
+  private nodeNicRefs(publicIp?: string): {
+    nicProperties: Record<string, unknown>;
+    primaryConfigProperties: Record<string, unknown>;
+  } {
+    const rg = `/subscriptions/${CLOUD_SUBSCRIPTION}/resourceGroups/${CLOUD_RESOURCE_GROUP}/providers/Microsoft.Network`;
+    return {
+      nicProperties: {
+        networkSecurityGroup: { id: `${rg}/networkSecurityGroups/aks-agentpool-nsg` },
+      },
+      primaryConfigProperties: {
+        loadBalancerBackendAddressPools: [
+          { id: `${rg}/loadBalancers/kubernetes/backendAddressPools/kubernetes` },
+        ],
+        ...(publicIp ? { publicIPAddress: { id: `${rg}/publicIPAddresses/${publicIp}-pip` } } : {}),
+      },
+    };
   }
 
   /** Attaches a NIC in the pod subnet to a node's VM (an unfit node made fit, out of band). */

@@ -2,8 +2,9 @@
 // and the long-running operations NIC PUTs start. No HTTP here (server.ts
 // serves it). Operations complete lazily: whoever looks after `doneAt` sees
 // them finished, so an injected clock makes them deterministic.
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { parseSubnetId, sameArmId, vmId } from '../../src/azure/arm/ids.ts';
+import { OTHER_TENANT_SUBSCRIPTION } from './authorization.ts';
 import { ArmHttpError } from './errors.ts';
 import type { ArmObject } from './nic-put.ts';
 import { applyNicPut } from './nic-put.ts';
@@ -317,6 +318,9 @@ export class EmulatedNetwork {
     instanceId: string;
     subnetId: string;
     asgIds?: string[];
+    /** As addVm's: the NIC's networkSecurityGroup, its primary's load-balancer pools... */
+    nicProperties?: Record<string, unknown>;
+    primaryConfigProperties?: Record<string, unknown>;
   }): AddedVm {
     const base = `/subscriptions/${this.subscriptionId}/resourceGroups/${options.resourceGroup}/providers/Microsoft.Compute/virtualMachineScaleSets/${options.scaleSet}`;
     const vm = `${base}/virtualMachines/${options.instanceId}`;
@@ -525,6 +529,8 @@ const scaleSetKey = (rg: string, ss: string, id: string, nic: string): string =>
 function scaleSetVmModel(nic: ArmObject, ss: string, id: string, location: string): ArmObject {
   const vm = (nic.properties?.virtualMachine as { id: string }).id;
   const configs = (nic.properties?.ipConfigurations as ArmObject[] | undefined) ?? [];
+  const nsg = nic.properties?.networkSecurityGroup;
+  const rest = scaleSetVmRest(vm, ss, id);
   return {
     name: `${ss}_${id}`,
     id: vm,
@@ -532,15 +538,18 @@ function scaleSetVmModel(nic: ArmObject, ss: string, id: string, location: strin
     etag: nic.etag,
     type: 'Microsoft.Compute/virtualMachineScaleSets/virtualMachines',
     location,
+    identity: rest.identity,
     properties: {
       provisioningState: nic.properties?.provisioningState,
       latestModelApplied: true,
+      ...rest.properties,
       networkProfileConfiguration: {
         networkInterfaceConfigurations: [
           {
             name: nic.name,
             properties: {
               primary: true,
+              ...(nsg ? { networkSecurityGroup: nsg } : {}),
               ipConfigurations: configs.map((c) => {
                 const p = c.properties ?? {};
                 return {
@@ -564,6 +573,59 @@ function scaleSetVmModel(nic: ArmObject, ss: string, id: string, location: strin
       },
     },
   };
+}
+
+/**
+ * What a scale-set VM holds besides its network profile, as AKS-style nodes
+ * have it: an image from a gallery in another tenant's subscription, an OS
+ * profile with a Key Vault secret, a user-assigned identity. A write that
+ * sends them back is checked on them (authorization.ts): the image always
+ * refused (LinkedAuthorizationFailed, cilium/cilium#19695, Azure/AKS#1819).
+ */
+function scaleSetVmRest(
+  vm: string,
+  ss: string,
+  id: string,
+): { identity: ArmObject; properties: Record<string, unknown> } {
+  const rg = resourceGroupIdOf(vm);
+  const identity = `${rg}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/${ss}-agentpool`;
+  return {
+    identity: {
+      type: 'UserAssigned',
+      userAssignedIdentities: {
+        [identity]: {
+          principalId: randomUUIDOf(identity),
+          clientId: randomUUIDOf(`${identity}/client`),
+        },
+      },
+    },
+    properties: {
+      hardwareProfile: { vmSize: 'Standard_D4s_v5' },
+      storageProfile: {
+        imageReference: {
+          id: `/subscriptions/${OTHER_TENANT_SUBSCRIPTION}/resourceGroups/aks-images/providers/Microsoft.Compute/galleries/AKSUbuntu/images/2204gen2containerd/versions/2026.11.01`,
+        },
+        osDisk: { createOption: 'FromImage', osType: 'Linux', diskSizeGB: 128 },
+      },
+      osProfile: {
+        computerName: `${ss}${id.padStart(6, '0')}`,
+        adminUsername: 'azureuser',
+        linuxConfiguration: { disablePasswordAuthentication: true },
+        secrets: [
+          {
+            sourceVault: { id: `${rg}/providers/Microsoft.KeyVault/vaults/${ss}-kv` },
+            vaultCertificates: [],
+          },
+        ],
+      },
+    },
+  };
+}
+
+/** A stable uuid-looking id from a string (the identity's ids do not change between reads). */
+function randomUUIDOf(seed: string): string {
+  const h = createHash('sha256').update(seed).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
 }
 
 /** The NIC ipConfigurations a scale-set VM body asks for (its network profile's entry for `nic`). */

@@ -24,7 +24,8 @@ import type { AddressInfo } from 'node:net';
 import type { ArmOperation } from '../../src/azure/arm/operations.ts';
 import { armOperationOf } from '../../src/azure/arm/operations.ts';
 import type { Needed, RoleAssignment } from './authorization.ts';
-import { authorize } from './authorization.ts';
+import { authorize, foreignLinks, linkedNeeds } from './authorization.ts';
+import { CALL_ACTIONS } from '../../src/azure/arm/actions.ts';
 import { ArmHttpError } from './errors.ts';
 import type { FaultSpec } from './faults.ts';
 import { defaultCode, FaultQueue } from './faults.ts';
@@ -54,6 +55,8 @@ export interface ArmRequestRecord {
   operation: ArmOperation;
   nic?: string;
   status: number;
+  /** An error answer's code and message. */
+  error?: string;
 }
 
 const NIC_PATH =
@@ -168,6 +171,7 @@ export class ArmEmulator {
           ? err
           : new ArmHttpError(500, 'InternalServerError', (err as Error).message);
       status = e.status;
+      record.error = `${e.code}: ${e.message}`;
       send(res, e.status, e.body(), e.headers);
     }
     record.status = status;
@@ -228,43 +232,21 @@ export class ArmEmulator {
     }
   }
 
-  /** The action a request needs, and the linked ones (subnets a NIC PUT joins). */
+  /**
+   * The action a request needs (CALL_ACTIONS, the backend's own list), on
+   * what, and for a write the linked ones on every resource its body references.
+   */
   private needs(operation: ArmOperation, url: URL, body: string): [Needed | undefined, Needed[]] {
     const path = url.pathname.replace(/\/$/, '');
     const rg = /^(\/subscriptions\/[^/]+\/resourceGroups\/[^/]+)/i.exec(path)?.[1] ?? path;
+    const action = CALL_ACTIONS[operation];
+    if (!action) return [undefined, []];
     switch (operation) {
       case 'NetworkInterfaces.List':
-        return [{ action: 'Microsoft.Network/networkInterfaces/read', scope: rg }, []];
-      case 'NetworkInterfaces.Get':
-        return [{ action: 'Microsoft.Network/networkInterfaces/read', scope: path }, []];
+        return [{ action, scope: rg }, []];
       case 'NetworkInterfaces.CreateOrUpdate':
-        return [
-          { action: 'Microsoft.Network/networkInterfaces/write', scope: path },
-          subnetsOfBody(body).map((id) => ({
-            action: 'Microsoft.Network/virtualNetworks/subnets/join/action',
-            scope: id,
-          })),
-        ];
-      case 'Subnets.Get':
-        return [{ action: 'Microsoft.Network/virtualNetworks/subnets/read', scope: path }, []];
-      case 'ScaleSetNetworkInterfaces.List':
-      case 'ScaleSetNetworkInterfaces.Get':
-      case 'ScaleSetVMs.Get':
-        return [
-          { action: 'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/read', scope: path },
-          [],
-        ];
       case 'ScaleSetVMs.Update':
-        return [
-          {
-            action: 'Microsoft.Compute/virtualMachineScaleSets/virtualMachines/write',
-            scope: path,
-          },
-          subnetsOfVmBody(body).map((id) => ({
-            action: 'Microsoft.Network/virtualNetworks/subnets/join/action',
-            scope: id,
-          })),
-        ];
+        return [{ action, scope: path }, linkedNeeds(parsedOrUndefined(body))];
       // A poll is a read of the operation, authorized at the resource group of
       // the resource its write changed: ARM's status URL is not under the
       // resource, so a role at the resource alone starts the operation but
@@ -274,22 +256,12 @@ export class ArmEmulator {
       case 'AsyncOperation.Get':
       case 'ComputeOperation.Get': {
         const scope = this.network.operationScope(OP_PATH.exec(path)?.[1] ?? '');
-        const provider = operation === 'AsyncOperation.Get' ? 'Network' : 'Compute';
-        return [
-          scope ? { action: `Microsoft.${provider}/locations/operations/read`, scope } : undefined,
-          [],
-        ];
+        return [scope ? { action, scope } : undefined, []];
       }
       case 'VirtualNetworks.ListUsage':
-        return [
-          {
-            action: 'Microsoft.Network/virtualNetworks/read',
-            scope: path.replace(/\/usages$/i, ''),
-          },
-          [],
-        ];
+        return [{ action, scope: path.replace(/\/usages$/i, '') }, []];
       default:
-        return [undefined, []];
+        return [{ action, scope: path }, []];
     }
   }
 
@@ -303,7 +275,7 @@ export class ArmEmulator {
   ): Promise<{ status: number; body: unknown; headers?: Record<string, string> }> {
     const net = this.network;
     const [need, linked] = this.needs(operation, url, body);
-    authorize(this.roleAssignments, need, linked);
+    authorize(this.roleAssignments, need, linked, foreignLinks(linked));
     if (operation === 'NetworkInterfaces.List') {
       const [, rg] = NIC_PATH.exec(url.pathname)!;
       return { status: 200, body: this.page(net.listNics(rg!), url) };
@@ -431,45 +403,12 @@ function ifMatchOf(req: IncomingMessage): string | undefined {
   return typeof ifMatch === 'string' ? ifMatch : undefined;
 }
 
-/** The distinct subnet ids a scale-set VM body's network profile references. */
-function subnetsOfVmBody(body: string): string[] {
+/** A body's JSON, or undefined (the handler answers a bad body with its own 400). */
+function parsedOrUndefined(body: string): unknown {
   try {
-    const parsed = JSON.parse(body) as {
-      properties?: {
-        networkProfileConfiguration?: {
-          networkInterfaceConfigurations?: Array<{
-            properties?: {
-              ipConfigurations?: Array<{ properties?: { subnet?: { id?: unknown } } }>;
-            };
-          }>;
-        };
-      };
-    };
-    const ids = (
-      parsed.properties?.networkProfileConfiguration?.networkInterfaceConfigurations ?? []
-    )
-      .flatMap((n) => n?.properties?.ipConfigurations ?? [])
-      .map((c) => c?.properties?.subnet?.id)
-      .filter((id): id is string => typeof id === 'string');
-    return [...new Map(ids.map((id) => [id.toLowerCase(), id])).values()];
+    return JSON.parse(body) as unknown;
   } catch {
-    return [];
-  }
-}
-
-/** The distinct subnet ids a NIC body's ipConfigurations reference. */
-function subnetsOfBody(body: string): string[] {
-  try {
-    const parsed = JSON.parse(body) as {
-      properties?: { ipConfigurations?: Array<{ properties?: { subnet?: { id?: unknown } } }> };
-    };
-    const ids = (parsed.properties?.ipConfigurations ?? [])
-      .map((c) => c?.properties?.subnet?.id)
-      .filter((id): id is string => typeof id === 'string');
-    const seen = new Map(ids.map((id) => [id.toLowerCase(), id]));
-    return [...seen.values()];
-  } catch {
-    return [];
+    return undefined;
   }
 }
 

@@ -130,11 +130,24 @@ export function sdkNicApi(
               : {}),
           },
       );
-      // The VM's etag as the backend last read it: a model changed since is a 412.
-      const written = await vms.update(ref.resourceGroup, ref.scaleSet, ref.instanceId, vm, {
-        ...(etag ? { ifMatch: etag } : {}),
-        ...interval,
-      });
+      // Only the network profile (and the location a PUT names), as
+      // cloud-provider-azure's EnsureHostInPool sends it: the VM as read
+      // carries its image (a gallery in another tenant is refused,
+      // LinkedAuthorizationFailed: cilium/cilium#19695, Azure/AKS#1819), its
+      // OS profile and its identities (userAssignedIdentities/assign/action),
+      // none of which this write is about. The VM's etag as the backend last
+      // read it goes as If-Match: a model changed since is a 412.
+      const networkOnly = {
+        location: vm.location,
+        networkProfileConfiguration: vm.networkProfileConfiguration,
+      };
+      const written = await vms.update(
+        ref.resourceGroup,
+        ref.scaleSet,
+        ref.instanceId,
+        networkOnly,
+        { ...(etag ? { ifMatch: etag } : {}), ...interval },
+      );
       // The poller's last read is the VM as written: its etag is the next If-Match.
       return scaleSetNic(ref, written.etag);
     },

@@ -15,6 +15,7 @@ import {
   CLOUD_TOKEN,
   EmulatedCloud,
 } from '../../harness/azure-emulator/cloud.ts';
+import { CALL_ACTIONS, roleTable, ROLE_ROWS } from '../../src/azure/arm/actions.ts';
 import { createAzureBackend } from '../../src/azure/setup.ts';
 import { dynamicContainers } from '../../src/nnc/types.ts';
 import type { AzureCluster } from '../support/azure-cluster.ts';
@@ -154,7 +155,22 @@ describe("README's Azure role assignments, on the strict emulator", function () 
     expect(safetyViolations(cluster)).to.deep.equal([]);
   });
 
-  it('each row is needed: without it, a 403 for the call it is for', async () => {
+  it('the table is src/azure/arm/actions.ts, row for row', () => {
+    const at = README.indexOf('| Action | Scope | For |');
+    const lines = README.slice(at).split('\n');
+    const table = lines
+      .slice(
+        0,
+        lines.findIndex((l) => !l.startsWith('|')),
+      )
+      .join('\n');
+    expect(table).to.equal(roleTable());
+    // Every action a call needs is a row (the emulator authorizes with the same list).
+    const granted = new Set(ROLE_ROWS.map((r) => r.action));
+    for (const action of Object.values(CALL_ACTIONS)) expect(granted).to.include(action);
+  });
+
+  it('each row is needed: without it, ARM refuses that action (403) and some node is not filled', async () => {
     const rows = readmeRoles();
     for (let i = 0; i < rows.length; i++) {
       const cloud = new EmulatedCloud({ quota: false });
@@ -168,14 +184,28 @@ describe("README's Azure role assignments, on the strict emulator", function () 
           tokens: staticToken(CLOUD_TOKEN),
         });
         await backend.start().catch(() => undefined);
+        const served: string[] = [];
         for (const n of ['node-0', 'node-1', 'node-2']) {
           const providerID = cloud.addNode(n);
-          await backend
-            .apply({ name: n, providerID }, { add: 2, remove: [] })
-            .catch(() => undefined);
+          await backend.apply({ name: n, providerID }, { add: 2, remove: [] }).then(
+            () => served.push(n),
+            () => undefined,
+          );
         }
         const refused = cloud.emulator.requests.filter((r) => r.status === 403);
-        expect(refused.length, `without ${rows[i]![0]} on ${rows[i]![1]}`).to.be.greaterThan(0);
+        const action = rows[i]![0];
+        expect(
+          refused.some((r) => r.error?.includes(`action '${action}'`)),
+          `without ${action} on ${rows[i]![1]}: ${refused.map((r) => r.error).join('; ')}`,
+        ).to.equal(true);
+        // What is missed: a node left unserved, or (the usage read) a
+        // ClusterSubnetState that counts addresses in use as free.
+        const truth = cloud.emulator.network.subnet(cloud.podSubnetId)!;
+        const css = backend.subnets().find((x) => x.name === 'aks-pods');
+        const wrongCss = css?.free !== truth.limit - truth.inUse;
+        expect(served.length < 3 || wrongCss, `without ${action}: every node served`).to.equal(
+          true,
+        );
       } finally {
         await cloud.stop();
       }

@@ -3,6 +3,8 @@
 // (@azure/arm-compute, If-Match on the VM's etag, the operation followed),
 // never directly; a Flexible instance is a standalone VM with its own NIC.
 import { expect } from 'chai';
+import { OTHER_TENANT_SUBSCRIPTION } from '../../harness/azure-emulator/authorization.ts';
+import { ROLE_ROWS } from '../../src/azure/arm/actions.ts';
 import { createComputeClient } from '../../src/azure/arm/client.ts';
 import { parseProviderId } from '../../src/azure/arm/ids.ts';
 import { TokenBucket } from '../../src/azure/arm/token-bucket.ts';
@@ -109,6 +111,59 @@ describe('Azure backend: scale sets (real SDKs, strict emulator)', function () {
     });
     expect(held.ipAssignments).to.have.length(4);
     expect(backend.stats.preconditionFailed).to.equal(1);
+  });
+
+  it('the update sends only the network profile and If-Match: the VM as read, sent whole, is refused on its image and identity', async () => {
+    rig = await startRig({ operationMs: 0 });
+    const vm = rig.em.network.addScaleSetVm({
+      resourceGroup: RG,
+      scaleSet: 'pool',
+      instanceId: '0',
+      subnetId: rig.podSubnetId,
+    });
+    const asRead = rig.em.network.getScaleSetVm(RG, 'pool', '0')!;
+    const props = asRead.properties as Record<string, { imageReference?: { id: string } }>;
+    expect(props.storageProfile!.imageReference!.id).to.include(OTHER_TENANT_SUBSCRIPTION);
+    expect(asRead.identity).to.have.property('type', 'UserAssigned');
+    expect(props).to.have.property('osProfile');
+    const put = (body: unknown) =>
+      fetch(`${rig.em.endpoint}${vm.vmId}?api-version=2024-07-01`, {
+        method: 'PUT',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    // The whole VM: its gallery image is in another tenant's subscription.
+    const whole = await put(asRead);
+    expect(whole.status).to.equal(403);
+    const refused = (await whole.json()) as { error: { code: string; message: string } };
+    expect(refused.error.code).to.equal('LinkedAuthorizationFailed');
+    expect(refused.error.message).to.match(
+      /has permission to perform action 'Microsoft\.Compute\/virtualMachineScaleSets\/virtualMachines\/write' on scope '.*'; however, the current tenant '.*' is not authorized to access linked subscription '/,
+    );
+    // Without the image, its identity needs assign/action (not in the README's roles).
+    rig.em.roleAssignments = ROLE_ROWS.map((r) => ({
+      actions: [r.action],
+      scope: `/subscriptions/${SUB}`,
+    }));
+    const { storageProfile: _image, ...noImage } = asRead.properties as Record<string, unknown>;
+    const withIdentity = await put({ ...asRead, properties: noImage });
+    expect(withIdentity.status).to.equal(403);
+    expect(
+      ((await withIdentity.json()) as { error: { message: string } }).error.message,
+    ).to.include('Microsoft.ManagedIdentity/userAssignedIdentities/assign/action');
+    // The backend, with exactly those roles: its update passes (a body with the
+    // image would not), so it sent the network profile without image nor identity.
+    const seen: string[] = [];
+    const backend = backendFor(rig);
+    const before = rig.em.requests.length;
+    const { held } = await backend.apply(
+      { name: 'pool000000', providerID: vm.providerID },
+      { add: 2, remove: [] },
+    );
+    expect(held.ipAssignments).to.have.length(2);
+    for (const r of rig.em.requests.slice(before)) seen.push(`${r.operation} ${r.status}`);
+    expect(seen).to.include('ScaleSetVMs.Update 200');
+    expect(seen.filter((x) => x.endsWith(' 403'))).to.deep.equal([]);
   });
 
   it('refuses a direct write of a Uniform instance’s NIC', async () => {
