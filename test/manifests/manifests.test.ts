@@ -106,7 +106,7 @@ describe('manifests', () => {
       'core/pods': ['list'],
       'acn.azure.com/nodenetworkconfigs': ['create', 'delete', 'get', 'list', 'patch', 'watch'],
       'acn.azure.com/nodenetworkconfigs/status': ['update'],
-      'acn.azure.com/clustersubnetstates': ['create', 'get'],
+      'acn.azure.com/clustersubnetstates': ['create'],
       'acn.azure.com/clustersubnetstates/status': ['patch'],
       'coordination.k8s.io/leases': ['create'],
       'coordination.k8s.io/leases[pool-monitor-fulfiller]': ['get', 'list', 'update', 'watch'],
