@@ -23,6 +23,7 @@ import { azureBackendFactory } from '../../src/azure/setup.ts';
 import type { SubnetFullMode } from './network.ts';
 import type { RoleAssignment } from './authorization.ts';
 import type { QuotaSpec } from './quota.ts';
+import type { OtherWritersOptions } from './other-writers.ts';
 import { ArmEmulator } from './server.ts';
 
 export type CloudLayout = 'pod-nic' | 'node-subnet' | 'scale-set' | 'unfit';
@@ -41,6 +42,8 @@ export interface EmulatedCloudOptions {
   quota?: QuotaSpec | false;
   /** Keep the per-request log (for reports; default true). */
   log?: boolean;
+  /** cloud-provider-azure's stale whole-NIC PUTs and scale-set reimages (other-writers.ts). */
+  otherWriters?: OtherWritersOptions;
 }
 
 export const CLOUD_SUBSCRIPTION = '00000000-0000-0000-0000-0000000c10d0';
@@ -71,6 +74,7 @@ export class EmulatedCloud {
       ...(options.log !== undefined ? { log: options.log } : {}),
       ...(options.roleAssignments ? { roleAssignments: options.roleAssignments } : {}),
       ...(options.quota !== undefined ? { quota: options.quota } : {}),
+      ...(options.otherWriters ? { otherWriters: options.otherWriters } : {}),
     });
     this.layout = options.layout ?? 'mixed';
     this.asgId = `/subscriptions/${CLOUD_SUBSCRIPTION}/resourceGroups/${CLOUD_RESOURCE_GROUP}/providers/Microsoft.Network/applicationSecurityGroups/aks-nodes`;
@@ -229,6 +233,16 @@ export class EmulatedCloud {
       );
     }
     return this.emulator.network.getNic(CLOUD_RESOURCE_GROUP, k?.nic ?? `${node}-nic`);
+  }
+
+  /** The emulator's key of a node's pod NIC (for OtherWriters' deterministic steps). */
+  nicKey(node: string): string {
+    const k = this.nicKeys.get(node);
+    const rg = CLOUD_RESOURCE_GROUP.toLowerCase();
+    if (k?.scaleSet !== undefined) {
+      return `vmss:${rg}/${SCALE_SET.toLowerCase()}/${k.scaleSet}/${k.nic.toLowerCase()}`;
+    }
+    return `${rg}/${(k?.nic ?? `${node}-nic`).toLowerCase()}`;
   }
 
   /** What the emulator's request log calls a node's NIC writes (its NIC, or its scale-set VM). */

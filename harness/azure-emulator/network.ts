@@ -501,6 +501,39 @@ export class EmulatedNetwork {
     nic.etag = newEtag();
   }
 
+  /** Every NIC's key (standalone and scale-set instances'), for the other writers. */
+  nicKeys(): string[] {
+    return [...this.nics.keys()];
+  }
+
+  /** A NIC as a GET would return it, by key. */
+  readNicAt(k: string): ArmObject | undefined {
+    this.settle();
+    const nic = this.nics.get(k);
+    return nic ? structuredClone(nic) : undefined;
+  }
+
+  /**
+   * Another writer's PUT of a whole NIC without If-Match, its body `nic` (a
+   * read it took earlier): ipConfigurations added since are deleted and their
+   * addresses freed. Returns what it removed, or undefined when ARM refused
+   * (an operation in progress: the writer tries later).
+   */
+  overwriteNicAt(k: string, nic: ArmObject): Array<{ name: string; ip: string }> | undefined {
+    const before = this.readNicAt(k);
+    if (!before) return undefined;
+    try {
+      this.putNicAt(k, String(before.name), { properties: nic.properties }, undefined);
+    } catch (err) {
+      if (err instanceof ArmHttpError) return undefined;
+      throw err;
+    }
+    const after = new Set(configsOf(this.nics.get(k)).map((c) => String(c.name).toLowerCase()));
+    return configsOf(before)
+      .filter((c) => !after.has(String(c.name).toLowerCase()))
+      .map((c) => ({ name: String(c.name), ip: String(c.properties?.privateIPAddress) }));
+  }
+
   /** Every NIC whose ipConfigurations hold `ip` (more than one would be a double assignment). */
   holdersOf(ip: string): string[] {
     const out: string[] = [];
@@ -655,6 +688,10 @@ function nicConfigsOfVmBody(body: unknown, nic: string): ArmObject[] {
     const { privateIPAddressVersion: _v, ...p } = c.properties ?? {};
     return { name: c.name, properties: { ...p, privateIPAllocationMethod: 'Dynamic' } };
   });
+}
+
+function configsOf(nic: ArmObject | undefined): ArmObject[] {
+  return (nic?.properties?.ipConfigurations as ArmObject[] | undefined) ?? [];
 }
 
 function setProvisioningState(nic: ArmObject, state: string): void {

@@ -28,6 +28,8 @@ import { authorize, foreignLinks, linkedNeeds } from './authorization.ts';
 import { CALL_ACTIONS } from '../../src/azure/arm/actions.ts';
 import { ArmHttpError } from './errors.ts';
 import type { FaultSpec } from './faults.ts';
+import type { OtherWritersOptions } from './other-writers.ts';
+import { OtherWriters } from './other-writers.ts';
 import { defaultCode, FaultQueue } from './faults.ts';
 import type { NetworkOptions } from './network.ts';
 import { EmulatedNetwork } from './network.ts';
@@ -47,6 +49,8 @@ export interface ArmEmulatorOptions extends NetworkOptions {
   quota?: QuotaSpec | false;
   /** Keep the request log (default true). */
   log?: boolean;
+  /** Other writers of the NICs (other-writers.ts), run from listen() to close(); default none. */
+  otherWriters?: OtherWritersOptions;
 }
 
 export interface ArmRequestRecord {
@@ -73,6 +77,8 @@ const API_VERSION = '2026-01-01';
 export class ArmEmulator {
   readonly network: EmulatedNetwork;
   readonly faults = new FaultQueue();
+  /** cloud-provider-azure and scale-set reimages (other-writers.ts). */
+  readonly otherWriters: OtherWriters;
   readonly requests: ArmRequestRecord[] = [];
   pageSize: number;
   pollRetryAfterSeconds: number;
@@ -86,6 +92,7 @@ export class ArmEmulator {
 
   constructor(options: ArmEmulatorOptions) {
     this.network = new EmulatedNetwork(options);
+    this.otherWriters = new OtherWriters(this.network, options.otherWriters ?? {});
     this.tokens = new Set(options.tokens ?? ['emulator-token']);
     this.pageSize = options.pageSize ?? 100;
     this.pollRetryAfterSeconds =
@@ -121,10 +128,12 @@ export class ArmEmulator {
     });
     const addr = server.address() as AddressInfo;
     this.base = `http://${host}:${addr.port}`;
+    this.otherWriters.start();
     return this.base;
   }
 
   async close(): Promise<void> {
+    this.otherWriters.stop();
     const server = this.server;
     if (!server) return;
     this.server = undefined;

@@ -15,6 +15,20 @@
 // (NodeSetupError → a Warning Event) and the limit counted. A 403 on a read
 // is reported and counted, never fatal: without the usage, the CSS follows
 // what SubnetIsFull answers tell.
+//
+// Other writers (cloud-provider-azure's whole-NIC PUT from a stale read
+// without If-Match; a scale-set reimage or model upgrade) may remove pod
+// ipConfigurations the NNC still lists, and ARM frees their addresses. Each
+// time the fulfiller asks needsRound (its resync, every minute) and the NIC
+// list is older than `auditMs` (default 30 s), the NICs are listed again in
+// the background; a node whose NIC, listed after our last write to it, lacks
+// names its NNC lists is asked a round (BackendHooks.nodeNeedsRound): found
+// within one resync plus one list. The round re-reads the NIC and puts them
+// back with the same name and address (`Static`); an address ARM has given
+// to another NIC meanwhile (`PrivateIPAddressInUse`), or any on a Uniform
+// scale-set instance (its model cannot name an address), is lost: a Warning
+// Event `IpConfigurationsRemovedByOthers`, a log line and
+// `pool_monitor_arm_ipconfigs_removed_by_others_total{outcome}` say so.
 import { randomUUID } from 'node:crypto';
 import type { NetworkInterface } from '@azure/arm-network';
 import type { Logger } from '../log/logger.ts';
@@ -26,12 +40,15 @@ import { noArmMetrics } from './metrics.ts';
 import type { NicApi, NicRef } from './nic-api.ts';
 import { armErrorKind, nicLabel, nicRefOf, sameNicRef } from './nic-api.ts';
 import { NicDirectory } from './nic-directory.ts';
+import type { FoundNic } from './nic-directory.ts';
 import { nicSubnetId } from './nic-choice.ts';
 import { isManagedSecondary, planNic, planRelease } from './nic-plan.ts';
+import { missingConfigs, Restoration } from './restore.ts';
 import type { PodSubnet } from './pod-subnet.ts';
 import { PodSubnets } from './pod-subnets.ts';
 import type {
   ApplyResult,
+  BackendHooks,
   IpBackend,
   NodeRef,
   PoolChange,
@@ -54,6 +71,10 @@ export interface AzureBackendOptions {
   minRelistMs?: number;
   /** Where a failed background usage read is reported. */
   logger?: Logger;
+  /** Usage reads while a subnet is full (default 5 s). */
+  fullPollMs?: number;
+  /** NICs are listed again (to find other writers' removals) when the list is this old (default 30 s). */
+  auditMs?: number;
 }
 
 /** Counters of what the backend did, for tests and the embedded report. */
@@ -63,6 +84,10 @@ export interface AzureBackendStats {
   subnetFull: number;
   allocated: number;
   released: number;
+  /** ipConfigurations another writer removed that were put back with their address. */
+  restored: number;
+  /** ...that could not be (their address taken, or a scale-set instance). */
+  lost: number;
 }
 
 export class AzureBackend implements IpBackend {
@@ -73,6 +98,8 @@ export class AzureBackend implements IpBackend {
     subnetFull: 0,
     allocated: 0,
     released: 0,
+    restored: 0,
+    lost: 0,
   };
   readonly directory: NicDirectory;
   readonly podSubnets: PodSubnets;
@@ -86,6 +113,19 @@ export class AzureBackend implements IpBackend {
   private readonly locks = new Map<string, Promise<unknown>>();
   /** Nodes whose last round failed after a write may have landed. */
   private readonly doubtful = new Set<string>();
+  /** Nodes whose NIC, listed after our last write, lacks what their NNC lists. */
+  private readonly disturbed = new Set<string>();
+  /** Per node: its Node and what its NNC lists, as last asked by needsRound. */
+  private readonly watched = new Map<
+    string,
+    { node: NodeRef; container: NetworkContainer | undefined }
+  >();
+  /** Per node: when our last write to its NIC was answered. */
+  private readonly writtenAt = new Map<string, number>();
+  private hooks: BackendHooks | undefined;
+  private readonly logger: Logger | undefined;
+  private readonly now: () => number;
+  private readonly auditMs: number;
 
   constructor(options: AzureBackendOptions) {
     this.api = options.api;
@@ -93,6 +133,9 @@ export class AzureBackend implements IpBackend {
     this.metrics = options.metrics ?? noArmMetrics;
     this.newName = options.newName ?? randomUUID;
     this.preconditionRetries = options.preconditionRetries ?? 5;
+    this.logger = options.logger;
+    this.now = options.now ?? Date.now;
+    this.auditMs = options.auditMs ?? 30_000;
     this.directory = new NicDirectory({
       list: () => options.api.list(),
       listScaleSet: (rg, ss) => options.api.listScaleSet(rg, ss),
@@ -105,8 +148,19 @@ export class AzureBackend implements IpBackend {
       ...(options.now ? { now: options.now } : {}),
       ...(options.usageRefreshMs !== undefined ? { usageRefreshMs: options.usageRefreshMs } : {}),
       ...(options.fullHoldMs !== undefined ? { fullHoldMs: options.fullHoldMs } : {}),
+      ...(options.fullPollMs !== undefined ? { fullPollMs: options.fullPollMs } : {}),
+      onFreed: () => this.hooks?.addressesFreed(),
       ...(options.logger ? { logger: options.logger } : {}),
     });
+  }
+
+  attach(hooks: BackendHooks): void {
+    this.hooks = hooks;
+  }
+
+  /** Stops the background usage polls. */
+  stop(): void {
+    this.podSubnets.stop();
   }
 
   /**
@@ -163,13 +217,84 @@ export class AzureBackend implements IpBackend {
    * tell: it needs a round, whatever its spec asks (docs/decisions/0019).
    */
   needsRound(node: NodeRef, container: NetworkContainer | undefined): boolean {
-    if (this.doubtful.has(node.name)) return true;
+    if (this.doubtful.has(node.name) || this.disturbed.has(node.name)) return true;
+    this.watched.set(node.name, { node, container });
+    this.auditIfStale();
+    if (this.removedByOthers(node, container)) {
+      this.disturbed.add(node.name);
+      return true;
+    }
     const nic = this.nics.get(node.name) ?? this.directory.peek(node);
     if (!nic) return false;
     const listed = new Set((container?.ipAssignments ?? []).map((a) => a.name));
     const subnet = this.subnetOf(nic);
     return (nic.ipConfigurations ?? []).some(
       (c) => subnet && isManagedSecondary(c, subnet) && c.privateIPAddress && !listed.has(c.name!),
+    );
+  }
+
+  /** Lists the NICs again in the background when the list is `auditMs` old. */
+  private auditIfStale(): void {
+    if (!this.podSubnets.started || this.directory.listing) return;
+    if (this.now() - this.directory.listBegan < this.auditMs) return;
+    void this.directory
+      .relist()
+      .then(() => {
+        for (const [name, { node, container }] of this.watched) {
+          if (this.disturbed.has(name) || !this.removedByOthers(node, container)) continue;
+          this.disturbed.add(name);
+          this.hooks?.nodeNeedsRound(name);
+        }
+      })
+      .catch((err: unknown) =>
+        this.logger?.warn('NIC list failed', { error: (err as Error).message }),
+      );
+  }
+
+  /**
+   * The node's NIC as listed after our last write to it lacks ipConfigurations
+   * its NNC lists (another writer removed them). No ARM call.
+   */
+  private removedByOthers(node: NodeRef, container: NetworkContainer | undefined): boolean {
+    if (!container?.ipAssignments?.length || this.locks.has(node.name)) return false;
+    if ((this.writtenAt.get(node.name) ?? -Infinity) >= this.directory.listBegan) return false;
+    const listed = this.directory.peek(node);
+    if (!listed) return false;
+    const names = new Set((listed.ipConfigurations ?? []).map((c) => c.name?.toLowerCase()));
+    return container.ipAssignments.some((a) => !names.has(a.name.toLowerCase()));
+  }
+
+  /** Says what another writer removed and what became of it: log line, metric, Event. */
+  private reportRemoved(
+    node: NodeRef,
+    nic: NetworkInterface,
+    restored: Array<{ name: string; ip: string }>,
+    lost: Array<{ name: string; ip: string }>,
+  ): void {
+    if (restored.length === 0 && lost.length === 0) return;
+    this.stats.restored += restored.length;
+    this.stats.lost += lost.length;
+    this.metrics.removedByOthers?.('restored', restored.length);
+    this.metrics.removedByOthers?.('lost', lost.length);
+    const fields = {
+      node: node.name,
+      nic: nic.name,
+      restored: restored.map((r) => r.ip).join(','),
+      lost: lost.map((r) => r.ip).join(','),
+    };
+    if (lost.length === 0) {
+      this.logger?.info('ipConfigurations removed by another writer restored', fields);
+      return;
+    }
+    this.logger?.warn('ipConfigurations removed by another writer lost', fields);
+    this.hooks?.warn(
+      node.name,
+      'IpConfigurationsRemovedByOthers',
+      `another writer removed ${restored.length + lost.length} pod ipConfigurations from NIC ${nic.name}: ` +
+        `${restored.length} restored with their addresses; ${lost.length} lost (${lost
+          .map((r) => r.ip)
+          .join(', ')}), their addresses now held elsewhere or not assignable: ` +
+        `pods using them on this node must be restarted`,
     );
   }
 
@@ -195,15 +320,16 @@ export class AzureBackend implements IpBackend {
     const pod = this.podSubnets.of(found.podSubnetId);
     const subnet = await pod.get();
     await pod.refreshIfStale().catch((e: unknown) => this.podSubnets.readFailed('usage', e));
-    const cached = this.nicOf(node.name, found.ref);
-    // A scale-set instance's NIC as listed carries the NIC's etag, not its VM's: read it first.
-    let nic =
-      this.doubtful.has(node.name) || (!cached && found.ref.kind === 'scale-set')
-        ? await this.reread(node, found.ref)
-        : (cached ?? found.listed);
+    let nic = await this.roundNic(node, found);
     const remove = change.remove.map((r) => r.name);
     const known = (change.container?.ipAssignments ?? []).map((a) => a.name);
-    let add = change.add;
+    // Another writer's removals: put back with their addresses, or lost and
+    // replaced in the same write (restore.ts).
+    const fix = new Restoration(
+      missingConfigs(nic, change.container, remove),
+      found.ref.kind !== 'scale-set',
+    );
+    let add = change.add + fix.replacements;
     let short = false;
     let preconditions = 0;
     let fulls = 0;
@@ -212,7 +338,15 @@ export class AzureBackend implements IpBackend {
       // a node asking again costs no failing PUT. (Free count unknown: this
       // round's own retries ask what they computed; other rounds nothing.)
       const free = pod.free;
-      const limit = !pod.full ? undefined : free !== undefined ? free : fulls > 0 ? undefined : 0;
+      const limit = pod.lifted
+        ? free
+        : !pod.full
+          ? undefined
+          : free !== undefined
+            ? free
+            : fulls > 0
+              ? undefined
+              : 0;
       const plan = planNic({
         nic,
         podSubnetId: found.podSubnetId,
@@ -222,6 +356,7 @@ export class AzureBackend implements IpBackend {
         newName: this.newName,
         otherConfigs: found.otherConfigs,
         ...(limit !== undefined ? { limit } : {}),
+        ...(fix.restore.length > 0 ? { restore: fix.restore } : {}),
       });
       if (plan.limited) short = true;
       if (plan.cap && plan.added.length === 0 && !plan.changed)
@@ -231,15 +366,27 @@ export class AzureBackend implements IpBackend {
           `pod subnet ${subnet.name} has no free address for node ${node.name}'s NC primary IP`,
         );
       }
-      if (!plan.changed) return { held: this.held(node, nic, subnet, found.nodeIP), short };
+      if (!plan.changed) {
+        this.reportRemoved(node, nic, [], fix.lost);
+        this.disturbed.delete(node.name);
+        return { held: this.held(node, nic, subnet, found.nodeIP), short };
+      }
       try {
         const written = await this.put(found.ref, plan.nic, nic.etag);
         this.nics.set(node.name, written);
-        const taken = plan.added.length + (plan.createsPrimary ? 1 : 0);
+        this.writtenAt.set(node.name, this.now());
+        const taken = plan.added.length + (plan.createsPrimary ? 1 : 0) + plan.restored.length;
         this.count(pod, taken, plan.removed.length);
+        this.reportRemoved(node, written, fix.restore, fix.lost);
+        this.disturbed.delete(node.name);
         return { held: this.held(node, written, subnet, found.nodeIP), short };
       } catch (err) {
         const kind = armErrorKind(err);
+        // A restored address ARM has given to another NIC: lost; the rest tried again.
+        if (fix.refused(err)) {
+          add = change.add + fix.replacements;
+          continue;
+        }
         if (kind === 'not-found') this.notFound(node, found.ref, err);
         if (kind === 'limit') {
           this.capReached(
@@ -263,7 +410,8 @@ export class AzureBackend implements IpBackend {
           this.metrics.limitReached('vnet');
           fulls = Math.max(fulls, 2);
         }
-        await pod.refresh().catch((e: unknown) => this.podSubnets.readFailed('usage', e));
+        // A read sent after this refusal, not one in flight from before it.
+        await pod.refreshAfter().catch((e: unknown) => this.podSubnets.readFailed('usage', e));
         nic = await this.reread(node, found.ref);
         // Undefined: the usage is unknown (its read refused); the answer alone must do.
         const free = pod.free;
@@ -300,6 +448,7 @@ export class AzureBackend implements IpBackend {
       if (!subnet || !plan || plan.removed.length === 0) break;
       try {
         await this.put(found.ref, plan.nic, nic.etag);
+        this.writtenAt.set(node.name, this.now());
         this.count(this.podSubnets.of(subnet), 0, plan.removed.length);
         break;
       } catch (err) {
@@ -330,6 +479,9 @@ export class AzureBackend implements IpBackend {
   private forget(node: string): void {
     this.nics.delete(node);
     this.doubtful.delete(node);
+    this.disturbed.delete(node);
+    this.watched.delete(node);
+    this.writtenAt.delete(node);
   }
 
   private nicOf(node: string, ref: NicRef): NetworkInterface | undefined {
@@ -344,6 +496,17 @@ export class AzureBackend implements IpBackend {
   ): Promise<NetworkInterface> {
     this.stats.puts++;
     return this.api.put(ref, nic, etag);
+  }
+
+  /** The NIC a round starts from: read afresh when in doubt, disturbed, or a scale-set instance's first. */
+  private async roundNic(node: NodeRef, found: FoundNic): Promise<NetworkInterface> {
+    const cached = this.nicOf(node.name, found.ref);
+    // A scale-set instance's NIC as listed carries the NIC's etag, not its VM's: read it first.
+    const fresh =
+      this.doubtful.has(node.name) ||
+      this.disturbed.has(node.name) ||
+      (!cached && found.ref.kind === 'scale-set');
+    return fresh ? this.reread(node, found.ref) : (cached ?? found.listed);
   }
 
   private async reread(node: NodeRef, ref: NicRef): Promise<NetworkInterface> {

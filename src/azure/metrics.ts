@@ -19,6 +19,8 @@ export interface ArmMetricsSink {
   limitReached(limit: ArmLimit): void;
   /** ARM answered 403 to a call (the identity lacks a role assignment). */
   forbidden(operation: string): void;
+  /** Pod ipConfigurations another writer removed: put back with their address, or lost. */
+  removedByOthers?(outcome: 'restored' | 'lost', count: number): void;
 }
 
 export type ArmLimit = 'nic' | 'vm' | 'vnet';
@@ -44,6 +46,7 @@ export class ArmMetrics implements ArmMetricsSink {
   private readonly releases: Counter;
   private readonly limits: Counter<'limit'>;
   private readonly forbids: Counter<'operation'>;
+  private readonly removed: Counter<'outcome'>;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -94,6 +97,13 @@ export class ArmMetrics implements ArmMetricsSink {
       labelNames: ['operation'],
       registers,
     });
+    this.removed = new Counter({
+      name: 'pool_monitor_arm_ipconfigs_removed_by_others_total',
+      help: 'Pod ipConfigurations another writer removed from a NIC while its NNC listed them: restored (same name and address) or lost (the address was taken).',
+      labelNames: ['outcome'],
+      registers,
+    });
+    for (const outcome of ['restored', 'lost'] as const) this.removed.inc({ outcome }, 0);
     for (const limit of ['nic', 'vm', 'vnet'] as const) this.limits.inc({ limit }, 0);
     for (const cause of ['token-bucket', 'retry-after', 'backoff', 'quota-low'] as const) {
       this.waits.inc({ cause }, 0);
@@ -125,5 +135,9 @@ export class ArmMetrics implements ArmMetricsSink {
 
   forbidden(operation: string): void {
     this.forbids.inc({ operation });
+  }
+
+  removedByOthers(outcome: 'restored' | 'lost', count: number): void {
+    if (count > 0) this.removed.inc({ outcome }, count);
   }
 }

@@ -93,6 +93,16 @@ export class NicDirectory {
   /** Lists made, for tests and reports. */
   lists = 0;
 
+  /** When the last complete list began (-Infinity: none yet). */
+  get listBegan(): number {
+    return this.listedAt;
+  }
+
+  /** Whether a list is on its way. */
+  get listing(): boolean {
+    return this.inFlight !== undefined;
+  }
+
   constructor(options: NicDirectoryOptions) {
     this.options = options;
     this.now = options.now ?? Date.now;

@@ -62,6 +62,11 @@ export interface NicPlanInput {
   limit?: number;
   /** ipConfigurations on the VM's other NICs (the per-VM cap counts them). */
   otherConfigs?: number;
+  /**
+   * ipConfigurations another writer removed, put back with the same name and
+   * address (`Static`): NNC ids and, for `pool-monitor-nc-primary`, the NC primary.
+   */
+  restore?: Array<{ name: string; ip: string }>;
 }
 
 export interface NicPlan {
@@ -71,6 +76,8 @@ export interface NicPlan {
   removed: string[];
   /** Managed secondaries on the NIC the NNC did not list. */
   adopted: string[];
+  /** Names put back (`restore`). */
+  restored: string[];
   createsPrimary: boolean;
   /** Fewer added than wanted because of the 256 limit (per NIC, or per VM). */
   capped: boolean;
@@ -115,8 +122,20 @@ export function planNic(input: NicPlanInput): NicPlan {
     if (isManagedSecondary(c, podSubnetId) && !known.has(c.name!)) adopted.push(c.name!);
     kept.push(c);
   }
-  const createsPrimary = !kept.some((c) => isNcPrimary(c, podSubnetId));
   const asgs = configs.find((c) => c.primary === true)?.applicationSecurityGroups;
+  const restored: string[] = [];
+  const present = new Set(kept.map((c) => c.name?.toLowerCase()));
+  for (const r of input.restore ?? []) {
+    if (present.has(r.name.toLowerCase())) continue;
+    present.add(r.name.toLowerCase());
+    restored.push(r.name);
+    kept.push({
+      ...newConfig(r.name, podSubnetId, asgs),
+      privateIPAllocationMethod: 'Static',
+      privateIPAddress: r.ip,
+    });
+  }
+  const createsPrimary = !kept.some((c) => isNcPrimary(c, podSubnetId));
   const wanted = Math.max(0, input.add - adopted.length);
   const nicRoom = MAX_IP_CONFIGURATIONS - kept.length - (createsPrimary ? 1 : 0);
   const vmRoom = nicRoom - (input.otherConfigs ?? 0);
@@ -138,11 +157,12 @@ export function planNic(input: NicPlanInput): NicPlan {
     added,
     removed,
     adopted,
+    restored,
     createsPrimary,
     capped,
     ...(capped ? { cap: vmRoom < nicRoom ? ('vm' as const) : ('nic' as const) } : {}),
     limited: count < wanted && budget < Math.min(wanted, room),
-    changed: fresh.length > 0 || removed.length > 0,
+    changed: fresh.length > 0 || removed.length > 0 || restored.length > 0,
   };
 }
 

@@ -3,7 +3,11 @@
 // (limit − currentValue), read at most every `usageRefreshMs` and right after
 // a SubnetIsFull, and kept current in between by the rounds' own deltas. A
 // SubnetIsFull reports the subnet with 0 free for `fullHoldMs`, so the CSS
-// says exhausted even when the usage count lags behind.
+// says exhausted even when the usage count lags behind — unless a usage read
+// sent after that answer finds addresses free: the hold ends at once and
+// `onFreed` wakes the nodes left short (issue 45, item 7). While the subnet
+// is held full or has nothing free, its usage is read every `fullPollMs`
+// (default 5 s), so addresses another workload frees are seen within that.
 import { gatewayOf, parseCidr, usableCount } from '../fulfiller/cidr.ts';
 import type { PodSubnetFacts } from './container.ts';
 import { podSubnetFacts } from './container.ts';
@@ -18,6 +22,12 @@ export interface PodSubnetOptions {
   now?: () => number;
   usageRefreshMs?: number;
   fullHoldMs?: number;
+  /** Usage reads while the subnet is full (default 5 s; 0: none). */
+  fullPollMs?: number;
+  /** A usage read found addresses free after the subnet was full. */
+  onFreed?: () => void;
+  /** Where a failed poll is reported. */
+  onPollError?: (err: unknown) => void;
 }
 
 export class PodSubnet {
@@ -34,6 +44,15 @@ export class PodSubnet {
   private usageInFlight?: Promise<void>;
   /** What the rounds took minus what they freed since the read in flight was sent. */
   private deltaDuringRead = 0;
+  /** Orders usage reads and SubnetIsFull answers: a read counts only after the answers before it. */
+  private seq = 0;
+  private fullSeq = -1;
+  /** A usage read sent after the last SubnetIsFull found addresses free. */
+  private freedAfterFull = false;
+  private readonly fullPollMs: number;
+  private readonly onFreed: (() => void) | undefined;
+  private readonly onPollError: ((err: unknown) => void) | undefined;
+  private pollTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(options: PodSubnetOptions) {
     this.api = options.api;
@@ -41,6 +60,9 @@ export class PodSubnet {
     this.now = options.now ?? Date.now;
     this.usageRefreshMs = options.usageRefreshMs ?? 30_000;
     this.fullHoldMs = options.fullHoldMs ?? 30_000;
+    this.fullPollMs = options.fullPollMs ?? 5_000;
+    this.onFreed = options.onFreed;
+    this.onPollError = options.onPollError;
   }
 
   /** The subnet's name and prefix (read once). */
@@ -60,10 +82,28 @@ export class PodSubnet {
     await this.refresh();
   }
 
-  /** Re-reads the usage now (sharing a read in flight). */
-  refresh(): Promise<void> {
+  /**
+   * A usage read sent after now: one in flight (sent before, say, a
+   * SubnetIsFull answer) is waited for, then a read is shared only if it was
+   * sent after this call.
+   */
+  async refreshAfter(): Promise<void> {
+    const inFlight = this.usageInFlight;
+    if (inFlight) await inFlight.catch(() => undefined);
+    if (this.usageInFlight && this.usageInFlight !== inFlight) return this.usageInFlight;
+    return this.refresh(false);
+  }
+
+  /**
+   * Re-reads the usage now (sharing a read in flight). `wake`: a read that
+   * finds addresses free after the subnet was full calls onFreed (not the
+   * read a round makes to size its own retry).
+   */
+  refresh(wake = true): Promise<void> {
     this.usageInFlight ??= (async () => {
       this.deltaDuringRead = 0;
+      const sent = ++this.seq;
+      const wasFree = this.full ? 0 : (this.free ?? 0);
       try {
         const u = await this.api.subnetUsage(this.ref);
         const limit = u?.limit ?? -1;
@@ -74,6 +114,10 @@ export class PodSubnet {
         // -1 means "not reported": keep what we had.
         if (limit >= 0 && (u?.currentValue ?? -1) >= 0) {
           this.usage = { limit, inUse: Math.max(0, inUse), at: this.now() };
+          const free = this.free ?? 0;
+          // Sent after the last SubnetIsFull answer and finding room: the hold is over.
+          if (sent > this.fullSeq) this.freedAfterFull = free > 0;
+          if (wake && free > 0 && wasFree === 0 && !this.full) this.onFreed?.();
         }
       } catch (err) {
         this.failedAt = this.now();
@@ -83,6 +127,11 @@ export class PodSubnet {
       }
     })();
     return this.usageInFlight;
+  }
+
+  /** The subnet's name in ARM (undefined before it is read); its CSS name is info()'s. */
+  get armName(): string | undefined {
+    return this.facts?.armName;
   }
 
   /** Whether the subnet's name and prefix have been read. */
@@ -104,10 +153,39 @@ export class PodSubnet {
 
   markFull(): void {
     this.fullUntil = this.now() + this.fullHoldMs;
+    this.fullSeq = ++this.seq;
+    this.freedAfterFull = false;
+    this.poll();
   }
 
+  /** Reads the usage every fullPollMs while the subnet is held full or has nothing free. */
+  private poll(): void {
+    if (this.fullPollMs <= 0 || this.pollTimer) return;
+    this.pollTimer = setTimeout(() => {
+      this.pollTimer = undefined;
+      void this.refresh()
+        .catch((err: unknown) => this.onPollError?.(err))
+        .finally(() => {
+          if (this.full || this.free === 0) this.poll();
+        });
+    }, this.fullPollMs);
+    this.pollTimer.unref?.();
+  }
+
+  /** Stops the poll (the backend stops). */
+  stop(): void {
+    if (this.pollTimer) clearTimeout(this.pollTimer);
+    this.pollTimer = undefined;
+  }
+
+  /** Held full: a SubnetIsFull answer, and no read since found room (or the room was taken). */
   get full(): boolean {
-    return this.now() < this.fullUntil;
+    return this.now() < this.fullUntil && !(this.freedAfterFull && (this.free ?? 0) > 0);
+  }
+
+  /** A read since the last SubnetIsFull found room: ask for no more than the free count. */
+  get lifted(): boolean {
+    return this.now() < this.fullUntil && !this.full;
   }
 
   /**

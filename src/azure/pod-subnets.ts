@@ -1,6 +1,7 @@
 // The pod subnets in use, one PodSubnet (pod-subnet.ts) each, and so one
-// ClusterSubnetState each, named after the subnet (its ARM name, which is
-// also the NC's `subnetName`). With --pod-subnet-id there is one, read at
+// ClusterSubnetState each, named after the subnet (its ARM name made a
+// Kubernetes name by container.ts cssNameOf, which is also the NC's
+// `subnetName`). With --pod-subnet-id there is one, read at
 // start; without it (node subnet layout), a node's pod subnet is its own
 // NIC's subnet: the subnets of NICs that already hold pod IPs are read at
 // start, the others as their first node is served. A 403 on these reads is
@@ -12,14 +13,15 @@ import type { NicApi } from './nic-api.ts';
 import { PodSubnet } from './pod-subnet.ts';
 import type { SubnetInfo } from '../fulfiller/backend.ts';
 
-/** What a ClusterSubnetState may be named (a DNS-1123 subdomain). */
-const DNS_1123 = /^[a-z0-9]([-.a-z0-9]*[a-z0-9])?$/;
-
 export interface PodSubnetsOptions {
   api: NicApi;
   now?: () => number;
   usageRefreshMs?: number;
   fullHoldMs?: number;
+  /** Usage reads while a subnet is full (pod-subnet.ts; default 5 s). */
+  fullPollMs?: number;
+  /** A usage read found addresses free in a subnet that was full. */
+  onFreed?: () => void;
   logger?: Logger;
 }
 
@@ -40,13 +42,19 @@ export class PodSubnets {
     const k = id.toLowerCase();
     let subnet = this.byId.get(k);
     if (!subnet) {
-      const { api, now, usageRefreshMs, fullHoldMs } = this.options;
+      const { api, now, usageRefreshMs, fullHoldMs, fullPollMs } = this.options;
       subnet = new PodSubnet({
         api,
         ref: parseSubnetId(id),
         ...(now ? { now } : {}),
         ...(usageRefreshMs !== undefined ? { usageRefreshMs } : {}),
         ...(fullHoldMs !== undefined ? { fullHoldMs } : {}),
+        ...(fullPollMs !== undefined ? { fullPollMs } : {}),
+        onFreed: () => this.options.onFreed?.(),
+        onPollError: (err) =>
+          this.options.logger?.warn('pod subnet usage read failed', {
+            error: (err as Error).message,
+          }),
       });
       this.byId.set(k, subnet);
     }
@@ -72,7 +80,8 @@ export class PodSubnets {
     for (const subnet of this.byId.values()) {
       if (this.started) this.refreshInBackground(subnet);
       for (const info of subnet.info()) {
-        if (!DNS_1123.test(info.name)) this.warnOnce(info.name, 'is not a Kubernetes name');
+        const arm = subnet.armName;
+        if (arm !== undefined && arm !== info.name) this.noteRenamed(arm, info.name);
         if (out.some((o) => o.name === info.name)) {
           this.warnOnce(
             info.name,
@@ -84,6 +93,11 @@ export class PodSubnets {
       }
     }
     return out;
+  }
+
+  /** Stops every subnet's poll. */
+  stop(): void {
+    for (const subnet of this.byId.values()) subnet.stop();
   }
 
   /** A read that ARM refused (403): reported, not fatal. Anything else is. */
@@ -105,6 +119,17 @@ export class PodSubnets {
         log?.warn('pod subnet read failed', { error: (err as Error).message });
       });
     }
+  }
+
+  /** Said once per subnet: its ARM name is not a Kubernetes name, so its CSS is `css` (container.ts cssNameOf). */
+  private noteRenamed(arm: string, css: string): void {
+    if (this.warned.has(`renamed ${arm}`)) return;
+    this.warned.add(`renamed ${arm}`);
+    this.options.logger?.info(`pod subnet ${arm} is ClusterSubnetState ${css}`, {
+      subnet: arm,
+      clusterSubnetState: css,
+      reason: 'the ARM name is not a Kubernetes name (upper case, _ or a bad dot)',
+    });
   }
 
   private warnOnce(name: string, problem: string): void {

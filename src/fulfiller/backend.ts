@@ -99,6 +99,11 @@ export interface IpBackend {
    */
   needsRound?(node: NodeRef, container: NetworkContainer | undefined): boolean;
   /**
+   * Called once by the fulfiller with the ways a backend may ask it for work
+   * from its own background reads (docs/decisions/0019): optional.
+   */
+  attach?(hooks: BackendHooks): void;
+  /**
    * Whether `id` is an IP id this backend could have made (optional: any
    * non-empty id when absent). A status holding other ids was not written by
    * a fulfiller; it is refused rather than taken as the record.
@@ -109,6 +114,16 @@ export interface IpBackend {
    * any IPv4 address when absent). A status holding others is refused.
    */
   validAddress?(ip: string): boolean;
+}
+
+/** What a backend may ask of the fulfiller (`IpBackend.attach`). */
+export interface BackendHooks {
+  /** This node needs a round: queued when `needsRound` (or its NNC) says so. */
+  nodeNeedsRound(node: string): void;
+  /** A background read found addresses free: nodes left short get another go. */
+  addressesFreed(): void;
+  /** A Warning Event on the node's NNC (while this replica leads). */
+  warn(node: string, reason: string, message: string): void;
 }
 
 export interface BackendContext {

@@ -38,6 +38,7 @@ import { QuarantinePods } from './quarantine-pods.ts';
 import { UNANSWERED_WRITE_MS } from './status-round.ts';
 import type { ViewSource } from './view.ts';
 import { NodeQueue, realClock } from './queue.ts';
+import { warn } from './sync-context.ts';
 import type { QueueClock } from './queue.ts';
 import { STATUS_SUBNET_FULL, jsonEqual, statusHolds } from './status.ts';
 import { ExhaustionPublisher } from './subnet-state.ts';
@@ -201,6 +202,14 @@ export class Fulfiller {
         })
       : undefined;
     deps.metrics?.setSource(() => this.gauges());
+    deps.backend.attach?.({
+      nodeNeedsRound: (name) => this.touch(name),
+      addressesFreed: () => this.ctx.subnetsChanged(true),
+      warn: (name, reason, message) => {
+        const nnc = this.ledger.nnc(name);
+        if (nnc && this.term && canWrite()) warn(this.ctx, nnc, reason, message);
+      },
+    });
     // However an address comes free (a status read without it, a deleted
     // NNC, a settled doubt), nodes left short get another go, once per tick.
     let wakeQueued = false;

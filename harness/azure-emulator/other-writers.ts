@@ -1,0 +1,144 @@
+// The other writers of a node's NIC, as actors that can be switched on:
+//
+// - cloud-provider-azure: `EnsureHostInPool` → `CreateOrUpdateInterface`
+//   reads the NIC, adds it to a load-balancer pool and PUTs the WHOLE NIC it
+//   read, without If-Match. ipConfigurations added between its read and its
+//   PUT (ours) are deleted and ARM frees their addresses for other NICs.
+// - a scale-set reimage / upgrade to the latest model: the instance's NIC is
+//   reset to the scale set's model (its primary ipConfiguration only).
+//
+// Each removal is recorded (`removed`), for tests and the embedded report.
+// Deterministic steps (`staleRead` then `staleWrite`, `reimage`) for tests;
+// `start()` runs them on timers at random NICs for the embedded cluster.
+import type { ArmObject } from './arm-object.ts';
+import type { EmulatedNetwork } from './network.ts';
+
+export interface OtherWritersOptions {
+  /** cloud-provider-azure: every `everyMs`, one NIC read, then written back `lagMs` later. */
+  cloudProvider?: { everyMs: number; lagMs: number };
+  /** A scale-set instance reset to its model every `everyMs`. */
+  reimage?: { everyMs: number };
+  /** Which NIC is picked, among those holding pod ipConfigurations (default Math.random). */
+  random?: () => number;
+}
+
+export interface RemovedConfig {
+  by: 'cloud-provider' | 'reimage';
+  nic: string;
+  name: string;
+  ip: string;
+  at: number;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const configs = (nic: ArmObject | undefined): ArmObject[] =>
+  (nic?.properties?.ipConfigurations as ArmObject[] | undefined) ?? [];
+
+export class OtherWriters {
+  readonly removed: RemovedConfig[] = [];
+  /** Writes refused (an operation in progress) and so skipped. */
+  skipped = 0;
+  private readonly network: EmulatedNetwork;
+  private readonly options: OtherWritersOptions;
+  private readonly random: () => number;
+  private readonly timers = new Set<ReturnType<typeof setTimeout>>();
+  private running = false;
+
+  constructor(network: EmulatedNetwork, options: OtherWritersOptions = {}) {
+    this.network = network;
+    this.options = options;
+    this.random = options.random ?? Math.random;
+  }
+
+  /** cloud-provider-azure's read of a NIC (the key of `network.nicKeys()`). */
+  staleRead(key: string): { key: string; nic: ArmObject } | undefined {
+    const nic = this.network.readNicAt(key);
+    return nic ? { key, nic } : undefined;
+  }
+
+  /** ...and its PUT of what it read, without If-Match. Returns how many it removed. */
+  staleWrite(read: { key: string; nic: ArmObject }): number {
+    const gone = this.network.overwriteNicAt(read.key, read.nic);
+    if (!gone) {
+      this.skipped++;
+      return 0;
+    }
+    this.record('cloud-provider', read.nic, gone);
+    return gone.length;
+  }
+
+  /** A reimage (or upgrade to the latest model) of a scale-set instance: its NIC back to its primary. */
+  reimage(key: string): number {
+    const nic = this.network.readNicAt(key);
+    if (!nic) return 0;
+    const model = { ...nic, properties: { ...nic.properties } };
+    model.properties.ipConfigurations = configs(nic).filter((c) => c.properties?.primary === true);
+    const gone = this.network.overwriteNicAt(key, model);
+    if (!gone) {
+      this.skipped++;
+      return 0;
+    }
+    this.record('reimage', nic, gone);
+    return gone.length;
+  }
+
+  /** Runs the switched-on actors on timers until stop(). */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    const { cloudProvider, reimage } = this.options;
+    if (cloudProvider) {
+      this.every(cloudProvider.everyMs, () => {
+        const read = this.pick(false);
+        const taken = read ? this.staleRead(read) : undefined;
+        if (taken) this.later(cloudProvider.lagMs, () => this.staleWrite(taken));
+      });
+    }
+    if (reimage) {
+      this.every(reimage.everyMs, () => {
+        const key = this.pick(true);
+        if (key) this.reimage(key);
+      });
+    }
+  }
+
+  stop(): void {
+    this.running = false;
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+  }
+
+  /** A random NIC holding pod ipConfigurations (scale-set instances only with `scaleSet`). */
+  private pick(scaleSet: boolean): string | undefined {
+    const keys = this.network
+      .nicKeys()
+      .filter((k) => k.startsWith('vmss:') === scaleSet || !scaleSet)
+      .filter((k) => configs(this.network.readNicAt(k)).some((c) => UUID.test(String(c.name))));
+    return keys.length ? keys[Math.floor(this.random() * keys.length)] : undefined;
+  }
+
+  private record(
+    by: RemovedConfig['by'],
+    nic: ArmObject,
+    gone: Array<{ name: string; ip: string }>,
+  ) {
+    const at = Date.now();
+    for (const g of gone) this.removed.push({ by, nic: String(nic.name), ...g, at });
+  }
+
+  private every(ms: number, fn: () => void): void {
+    this.later(ms, () => {
+      fn();
+      if (this.running) this.every(ms, fn);
+    });
+  }
+
+  private later(ms: number, fn: () => void): void {
+    const t = setTimeout(() => {
+      this.timers.delete(t);
+      if (this.running) fn();
+    }, ms);
+    t.unref?.();
+    this.timers.add(t);
+  }
+}

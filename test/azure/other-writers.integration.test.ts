@@ -1,0 +1,259 @@
+// Issue 45, items 3 and 7, over HTTP (API server + ARM emulator + real SDK +
+// a real fulfiller): other writers of the same NICs (cloud-provider-azure's
+// whole-NIC PUT from a stale read, without If-Match; a scale-set reimage)
+// remove pod ipConfigurations the NNC lists; the fulfiller finds them within
+// a resync plus a NIC list and puts them back with their addresses, or says
+// which it lost. And a node left short by SubnetIsFull is served within 10 s
+// of addresses coming free elsewhere in the subnet.
+import { expect } from 'chai';
+import type { FulfillerConfig } from '../../src/fulfiller/config.ts';
+import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
+import { startFulfiller } from '../../src/fulfiller/run.ts';
+import type { RunningFulfiller } from '../../src/fulfiller/run.ts';
+import { CaptureTransport } from '../../src/log/capture.ts';
+import { createLogger } from '../../src/log/logger.ts';
+import { dynamicContainers } from '../../src/nnc/types.ts';
+import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
+import type { AzureCluster } from '../support/azure-cluster.ts';
+import { leaks, NS, safetyViolations, startAzureCluster } from '../support/azure-cluster.ts';
+import { waitFor } from '../support/wait.ts';
+import type { EmulatedCloudOptions } from '../../harness/azure-emulator/cloud.ts';
+import { CLOUD_RESOURCE_GROUP } from '../../harness/azure-emulator/cloud.ts';
+import type { ArmObject } from '../../harness/azure-emulator/arm-object.ts';
+
+const FAST_RETRY = { backoff: { initialMs: 20, maxMs: 200, factor: 2, jitter: 0.2 } };
+
+describe('Azure backend beside other writers, and a full subnet recovering (issue 45)', function () {
+  this.timeout(60_000);
+  let cluster: AzureCluster;
+  let running: RunningFulfiller | undefined;
+  let logs: CaptureTransport;
+  const logged = (msg: string) => logs.records.filter((r) => r.msg === msg);
+
+  const start = async (
+    cloud: EmulatedCloudOptions,
+    config: Partial<FulfillerConfig> = {},
+    backend: Record<string, number> = {},
+  ): Promise<RunningFulfiller> => {
+    cluster = await startAzureCluster(cloud);
+    running = await startFulfiller({
+      kc: cluster.kc,
+      config: makeFulfillerConfig({
+        minIntervalMs: 0,
+        backoff: { initialMs: 20, maxMs: 200 },
+        ...config,
+      }),
+      logger: createLogger({ transports: [(logs = new CaptureTransport())], level: 'info' }),
+      defaultMetrics: false,
+      listen: { host: '127.0.0.1', port: 0 },
+      backend: cluster.cloud.backendFactory({ qps: 1000, burst: 1000, retry: FAST_RETRY, backend }),
+    });
+    return running;
+  };
+  const holding = (name: string, n: number, timeoutMs = 15_000) =>
+    waitFor(
+      `${name} with ${n} IPs`,
+      async () => {
+        const o = await cluster.get(name);
+        const nc = o && dynamicContainers(o)[0];
+        return nc?.ipAssignments?.length === n && o?.status?.status === 'Updated' ? o : undefined;
+      },
+      timeoutMs,
+    );
+  const assignments = (o: NodeNetworkConfig) =>
+    new Map((dynamicContainers(o)[0]?.ipAssignments ?? []).map((a) => [a.name, a.ip]));
+  const onNic = (node: string) =>
+    new Map(
+      ((cluster.cloud.nicOf(node)?.properties?.ipConfigurations as ArmObject[]) ?? []).map((c) => [
+        String(c.name),
+        String(c.properties?.privateIPAddress),
+      ]),
+    );
+  const warnings = (reason: string) =>
+    (cluster.server.objects('', 'events', NS) as Array<{ reason?: string; type?: string }>).filter(
+      (e) => e.reason === reason && e.type === 'Warning',
+    );
+  const metric = async (outcome: string): Promise<number> => {
+    const text = await (await fetch(`${running!.http!.url}/metrics`)).text();
+    const m = new RegExp(
+      `pool_monitor_arm_ipconfigs_removed_by_others_total\\{outcome="${outcome}"\\} (\\d+)`,
+    ).exec(text);
+    return Number(m?.[1] ?? NaN);
+  };
+
+  afterEach(async () => {
+    await running?.stop();
+    running = undefined;
+    await cluster?.close();
+  });
+
+  for (const layout of ['pod-nic', 'node-subnet'] as const) {
+    it(`${layout}: cloud-provider-azure's stale whole-NIC PUT removes 8 pod ipConfigurations; all restored, same names and addresses`, async () => {
+      // A resync every 500 ms and a NIC list when 200 ms old: the bound is resync + list.
+      await start({ layout }, { resyncMs: 500 }, { auditMs: 200 });
+      await cluster.addNode('node-0');
+      await cluster.setSpec('node-0', { requestedIPCount: 8 });
+      await holding('node-0', 8);
+      const writers = cluster.cloud.emulator.otherWriters;
+      const stale = writers.staleRead(cluster.cloud.nicKey('node-0'))!;
+      await cluster.setSpec('node-0', { requestedIPCount: 16 });
+      const before = assignments(await holding('node-0', 16));
+      expect(writers.staleWrite(stale)).to.equal(8);
+      const removedAt = Date.now();
+      await waitFor(
+        'the 8 back on the NIC',
+        async () => {
+          const nic = onNic('node-0');
+          return [...before].every(([name, ip]) => nic.get(name) === ip) ? true : undefined;
+        },
+        10_000,
+      );
+      expect(Date.now() - removedAt).to.be.below(5_000);
+      const after = assignments(await holding('node-0', 16));
+      expect([...after]).to.deep.equal([...before]);
+      expect(await metric('restored')).to.equal(8);
+      expect(await metric('lost')).to.equal(0);
+      expect(safetyViolations(cluster)).to.deep.equal([]);
+      expect(leaks(cluster)).to.deep.equal([]);
+    });
+  }
+
+  it('pod-nic: an address taken by another NIC meanwhile is lost, reported (Event, metric), the rest restored, no address on two NNCs', async () => {
+    await start({ layout: 'pod-nic' }, { resyncMs: 60_000 }, { auditMs: 200 });
+    await cluster.addNode('node-0');
+    await cluster.setSpec('node-0', { requestedIPCount: 4 });
+    await holding('node-0', 4);
+    const writers = cluster.cloud.emulator.otherWriters;
+    const stale = writers.staleRead(cluster.cloud.nicKey('node-0'))!;
+    await cluster.setSpec('node-0', { requestedIPCount: 8 });
+    const before = assignments(await holding('node-0', 8));
+    // The resync is a minute away: nothing restores before the other NIC takes one.
+    expect(writers.staleWrite(stale)).to.equal(4);
+    const freed = [...before].filter(([name]) => !onNic('node-0').has(name));
+    const [taken] = freed[0]!;
+    const takenIp = before.get(taken)!;
+    // Another workload's VM in the pod subnet gets that address (Static).
+    const network = cluster.cloud.emulator.network;
+    network.addVm({
+      resourceGroup: CLOUD_RESOURCE_GROUP,
+      name: 'other-workload',
+      subnetId: cluster.cloud.podSubnetId,
+      asgIds: [cluster.cloud.asgId],
+    });
+    const other = network.getNic(CLOUD_RESOURCE_GROUP, 'other-workload-nic')!;
+    const primary = (other.properties!.ipConfigurations as ArmObject[])[0]!;
+    network.putNic(
+      CLOUD_RESOURCE_GROUP,
+      'other-workload-nic',
+      {
+        properties: {
+          ...other.properties,
+          ipConfigurations: [
+            primary,
+            {
+              name: 'app',
+              properties: {
+                privateIPAllocationMethod: 'Static',
+                privateIPAddress: takenIp,
+                subnet: { id: cluster.cloud.podSubnetId },
+                applicationSecurityGroups: [{ id: cluster.cloud.asgId }],
+              },
+            },
+          ],
+        },
+      },
+      undefined,
+    );
+    // The next resync (a list older than auditMs: 200 ms) finds it.
+    await new Promise((r) => setTimeout(r, 300));
+    running!.fulfiller.resync();
+    await waitFor('the loss reported', async () => (await metric('lost')) === 1 || undefined);
+    expect(await metric('restored')).to.equal(3);
+    expect(warnings('IpConfigurationsRemovedByOthers')).to.have.length(1);
+    expect(logged('ipConfigurations removed by another writer lost')).to.have.length(1);
+    // The status no longer lists the lost one, and the node is topped up to 8.
+    const after = assignments(await holding('node-0', 8));
+    expect(after.has(taken)).to.equal(false);
+    for (const [name, ip] of freed.slice(1)) expect(after.get(name)).to.equal(ip);
+    expect(safetyViolations(cluster)).to.deep.equal([]);
+  });
+
+  it('scale-set: a reimage resets the instance; the removed addresses are reported lost and the node refilled', async () => {
+    await start({ layout: 'scale-set' }, { resyncMs: 500 }, { auditMs: 200 });
+    await cluster.addNode('node-0');
+    await cluster.setSpec('node-0', { requestedIPCount: 4 });
+    await holding('node-0', 4);
+    const writers = cluster.cloud.emulator.otherWriters;
+    expect(writers.reimage(cluster.cloud.nicKey('node-0'))).to.equal(5); // 4 and the NC primary
+    await waitFor('the loss reported', async () => (await metric('lost')) >= 4 || undefined);
+    await holding('node-0', 4);
+    await waitFor('safe', async () => safetyViolations(cluster).length === 0 || undefined);
+    expect(warnings('IpConfigurationsRemovedByOthers').length).to.be.at.least(1);
+  });
+
+  for (const layout of ['pod-nic', 'node-subnet'] as const) {
+    it(`${layout}: after SubnetIsFull, a short node is served within 10 s of another workload freeing addresses`, async () => {
+      // A /27: 27 usable addresses. Default timings (resync a minute, usage 30 s, full hold 30 s).
+      await start({ layout, podPrefix: '10.240.0.0/27' });
+      const network = cluster.cloud.emulator.network;
+      await cluster.addNode('node-0');
+      await waitFor('node-0 set up', async () => (await cluster.get('node-0'))?.status?.status);
+      network.addVm({
+        resourceGroup: CLOUD_RESOURCE_GROUP,
+        name: 'other-workload',
+        subnetId: cluster.cloud.podSubnetId,
+        asgIds: [cluster.cloud.asgId],
+      });
+      const nic = network.getNic(CLOUD_RESOURCE_GROUP, 'other-workload-nic')!;
+      const primary = (nic.properties!.ipConfigurations as ArmObject[])[0]!;
+      const app = (i: number) => ({
+        name: `app-${i}`,
+        properties: {
+          privateIPAllocationMethod: 'Dynamic',
+          subnet: { id: cluster.cloud.podSubnetId },
+          applicationSecurityGroups: [{ id: cluster.cloud.asgId }],
+        },
+      });
+      const occupy = (n: number) =>
+        network.putNic(
+          CLOUD_RESOURCE_GROUP,
+          'other-workload-nic',
+          {
+            properties: {
+              ...nic.properties,
+              ipConfigurations: [primary, ...Array.from({ length: n }, (_, i) => app(i))],
+            },
+          },
+          undefined,
+        );
+      // Leave 4 free.
+      occupy(network.subnet(cluster.cloud.podSubnetId)!.free - 4);
+      expect(network.subnet(cluster.cloud.podSubnetId)!.free).to.equal(4);
+      await cluster.setSpec('node-0', { requestedIPCount: 10 });
+      await waitFor(
+        'node-0 short',
+        async () => {
+          const o = await cluster.get('node-0');
+          return o?.status?.status === 'SubnetFull' ? o : undefined;
+        },
+        15_000,
+      );
+      expect(network.subnet(cluster.cloud.podSubnetId)!.free).to.equal(0);
+      // Another workload frees 8 addresses.
+      const cur = network.getNic(CLOUD_RESOURCE_GROUP, 'other-workload-nic')!;
+      const configs = cur.properties!.ipConfigurations as ArmObject[];
+      network.putNic(
+        CLOUD_RESOURCE_GROUP,
+        'other-workload-nic',
+        {
+          properties: { ...cur.properties, ipConfigurations: configs.slice(0, configs.length - 8) },
+        },
+        undefined,
+      );
+      const freedAt = Date.now();
+      await holding('node-0', 10, 12_000);
+      expect(Date.now() - freedAt).to.be.below(10_000);
+      expect(safetyViolations(cluster)).to.deep.equal([]);
+    });
+  }
+});
