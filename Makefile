@@ -53,7 +53,7 @@ test: install
 	@$(MAKE) --no-print-directory -j3 typecheck lint unit
 
 # Benchmarks print figures; they are not tests and not part of `make test`.
-BENCHES ?= monitor ipstore nodeapi apiserver access fulfiller fulfiller-scale failover sidecar sidecar-resources connections sim embedded azure release-policy cni
+BENCHES ?= monitor ipstore nodeapi apiserver access fulfiller fulfiller-scale failover sidecar sidecar-resources connections sim embedded azure release-policy auto-budget cni
 # Also: `make bench BENCHES=release-alternatives` (the alternatives of docs/decisions/0021, ~10 min).
 bench: install bundle
 	@for b in $(BENCHES); do \
