@@ -214,7 +214,12 @@ describe('heldContainer', () => {
       cfg(a, POD, '10.240.0.6'),
       cfg(randomUUID(), POD),
     ]);
-    const held = heldContainer(nic, { id: POD, name: 'pods', addressPrefix: '10.240.0.0/16' });
+    const held = heldContainer(nic, {
+      id: POD,
+      name: 'pods',
+      armName: 'pods',
+      addressPrefix: '10.240.0.0/16',
+    });
     expect(held).to.deep.equal({
       primaryIP: '10.240.0.5',
       subnetName: 'pods',
@@ -225,7 +230,12 @@ describe('heldContainer', () => {
       ipAssignments: [{ name: a, ip: '10.240.0.6' }],
     });
     expect(
-      heldContainer(baseNic(), { id: POD, name: 'pods', addressPrefix: '10.240.0.0/16' }),
+      heldContainer(baseNic(), {
+        id: POD,
+        name: 'pods',
+        armName: 'pods',
+        addressPrefix: '10.240.0.0/16',
+      }),
     ).to.equal(undefined);
   });
 });
