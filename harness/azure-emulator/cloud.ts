@@ -31,6 +31,8 @@ export type CloudLayout = 'pod-nic' | 'node-subnet' | 'scale-set' | 'unfit';
 export interface EmulatedCloudOptions {
   nodePrefix?: string;
   podPrefix?: string;
+  /** The pod subnet's ARM name (default aks-pods). */
+  podSubnetName?: string;
   subnetFullMode?: SubnetFullMode;
   /** How long a NIC PUT's operation runs (its polls say InProgress, Retry-After its length). */
   operationMs?: number;
@@ -80,10 +82,10 @@ export class EmulatedCloud {
     this.asgId = `/subscriptions/${CLOUD_SUBSCRIPTION}/resourceGroups/${CLOUD_RESOURCE_GROUP}/providers/Microsoft.Network/applicationSecurityGroups/aks-nodes`;
     const ids = this.emulator.network.addVirtualNetwork(CLOUD_RESOURCE_GROUP, 'aks-vnet', {
       'aks-nodes': options.nodePrefix ?? '10.224.0.0/16',
-      'aks-pods': options.podPrefix ?? '10.240.0.0/16',
+      [options.podSubnetName ?? 'aks-pods']: options.podPrefix ?? '10.240.0.0/16',
     });
     this.nodeSubnetId = ids['aks-nodes']!;
-    this.podSubnetId = ids['aks-pods']!;
+    this.podSubnetId = ids[options.podSubnetName ?? 'aks-pods']!;
   }
 
   async start(): Promise<void> {

@@ -207,6 +207,86 @@ describe('ARM emulator: the rules ARM keeps (real SDK)', () => {
     expect(ok.ipConfigurations).to.have.length(2);
   });
 
+  it("checks linked authorization on every resource a NIC PUT references (LB pool, NSG, public IP, ASG, subnet), in ARM's words", async () => {
+    const rg = `/subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/${RG}`;
+    const net = `${rg}/providers/Microsoft.Network`;
+    const pool = `${net}/loadBalancers/kubernetes/backendAddressPools/kubernetes`;
+    const nsg = `${net}/networkSecurityGroups/nodes-nsg`;
+    const pip = `${net}/publicIPAddresses/n-pip`;
+    const asg = `${net}/applicationSecurityGroups/nodes`;
+    const base = [
+      'Microsoft.Network/networkInterfaces/read',
+      'Microsoft.Network/networkInterfaces/write',
+      'Microsoft.Network/locations/operations/read',
+      'Microsoft.Network/virtualNetworks/subnets/join/action',
+    ];
+    rig = await startRig({ roleAssignments: [{ scope: rg, actions: [...base] }] });
+    const vm = rig.em.network.addVm({
+      resourceGroup: RG,
+      name: 'n',
+      subnetId: rig.podSubnetId,
+      asgIds: [asg],
+      nicProperties: { networkSecurityGroup: { id: nsg } },
+      primaryConfigProperties: {
+        loadBalancerBackendAddressPools: [{ id: pool }],
+        publicIPAddress: { id: pip },
+      },
+    });
+    const client = clientFor(rig);
+    const nic = await client.networkInterfaces.get(RG, vm.nicName);
+    const linked = [
+      ['Microsoft.Network/loadBalancers/backendAddressPools/join/action', pool],
+      ['Microsoft.Network/publicIPAddresses/join/action', pip],
+      ['Microsoft.Network/applicationSecurityGroups/joinIpConfiguration/action', asg],
+      ['Microsoft.Network/networkSecurityGroups/join/action', nsg],
+    ] as const;
+    const put = await failure(
+      client.networkInterfaces.createOrUpdate(
+        RG,
+        vm.nicName,
+        plus(nic, rig.podSubnetId, ['x'], [asg]),
+      ),
+    );
+    expect(put).to.include({ statusCode: 403, code: 'LinkedAuthorizationFailed' });
+    // Every action missing, in the order the body names them, "(respectively)".
+    expect(put.message).to.match(
+      /^The client '[^']+' with object id '[^']+' has permission to perform action 'Microsoft\.Network\/networkInterfaces\/write' on scope '[^']+\/networkInterfaces\/n-nic'; however, it does not have permission to perform action\(s\) '[^']+' on the linked scope\(s\) '[^']+' \(respectively\) or the linked scope\(s\) are invalid\.$/,
+    );
+    for (const [action, scope] of linked) {
+      expect(put.message).to.include(action);
+      expect(put.message).to.include(scope);
+    }
+    // Granted one by one: refused until the last, then written.
+    for (const [i, [action]] of linked.entries()) {
+      rig.em.roleAssignments!.push({ scope: rg, actions: [action] });
+      const r = await failure(
+        client.networkInterfaces.createOrUpdate(
+          RG,
+          vm.nicName,
+          plus(nic, rig.podSubnetId, ['x'], [asg]),
+        ),
+      );
+      if (i < linked.length - 1) {
+        expect(r, action).to.include({ statusCode: 403, code: 'LinkedAuthorizationFailed' });
+        expect(r.message).to.not.include(action);
+      } else expect(r, action).to.deep.equal({});
+    }
+    // One action left out: ARM's singular form.
+    rig.em.roleAssignments = [
+      { scope: rg, actions: [...base, ...linked.slice(1).map(([a]) => a)] },
+    ];
+    const one = await failure(
+      client.networkInterfaces.createOrUpdate(
+        RG,
+        vm.nicName,
+        plus(nic, rig.podSubnetId, ['y'], [asg]),
+      ),
+    );
+    expect(one.message).to.include(
+      `; however, it does not have permission to perform action '${linked[0][0]}' on the linked scope(s) '${pool}' or the linked scope(s) are invalid.`,
+    );
+  });
+
   it('answers polls InProgress with Retry-After until the operation’s time (polled at it), says what quota is left, 429 when it is spent', async () => {
     rig = await startRig({
       operationMs: 1000,

@@ -12,6 +12,7 @@ import { startFulfiller } from '../../src/fulfiller/run.ts';
 import type { RunningFulfiller } from '../../src/fulfiller/run.ts';
 import { CaptureTransport } from '../../src/log/capture.ts';
 import { createLogger } from '../../src/log/logger.ts';
+import { cssNameOf } from '../../src/azure/container.ts';
 import type { ClusterSubnetState } from '../../src/nnc/types.ts';
 import { CSS_PLURAL, dynamicContainers, GROUP } from '../../src/nnc/types.ts';
 import type { AzureCluster } from '../support/azure-cluster.ts';
@@ -299,6 +300,23 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
       expect(r.fulfiller.stats().subnets[0]!.free).to.equal(27 - 2 - 2 - 17);
     });
   }
+
+  it('an ARM subnet name that is no Kubernetes name (AKS_Pods): the CSS and every NC subnetName carry its mapped name, and the log names both', async () => {
+    await start({ podSubnetName: 'AKS_Pods', layout: 'node-subnet' });
+    const name = cssNameOf('AKS_Pods');
+    expect(name).to.match(/^aks-pods-[0-9a-f]{8}$/);
+    await cluster.addNode('node-0');
+    await cluster.setSpec('node-0', { requestedIPCount: 4 });
+    const nc = dynamicContainers(await filled('node-0', 4))[0]!;
+    expect(nc.subnetName).to.equal(name);
+    await waitFor('the CSS', async () =>
+      (await css(name))?.status?.exhausted === false ? true : undefined,
+    );
+    expect(logs.records.map((r) => r.msg)).to.include(
+      `pod subnet AKS_Pods is ClusterSubnetState ${name}`,
+    );
+    expect(safetyViolations(cluster)).to.deep.equal([]);
+  });
 
   it("node subnet layout without --pod-subnet-id: each NNC names its NIC's subnet, one ClusterSubnetState per subnet in use", async () => {
     await start({ layout: 'node-subnets' }, { resyncMs: 200 }, { usageRefreshMs: 100 });
