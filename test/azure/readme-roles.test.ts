@@ -15,7 +15,7 @@ import {
   CLOUD_TOKEN,
   EmulatedCloud,
 } from '../../harness/azure-emulator/cloud.ts';
-import { CALL_ACTIONS, roleTable, ROLE_ROWS } from '../../src/azure/arm/actions.ts';
+import { CALL_ACTIONS, roleDefinition, roleTable, ROLE_ROWS } from '../../src/azure/arm/actions.ts';
 import { createAzureBackend } from '../../src/azure/setup.ts';
 import { dynamicContainers } from '../../src/nnc/types.ts';
 import type { AzureCluster } from '../support/azure-cluster.ts';
@@ -168,6 +168,16 @@ describe("README's Azure role assignments, on the strict emulator", function () 
     // Every action a call needs is a row (the emulator authorizes with the same list).
     const granted = new Set(ROLE_ROWS.map((r) => r.action));
     for (const action of Object.values(CALL_ACTIONS)) expect(granted).to.include(action);
+  });
+
+  it("the Azure overlay's role definition and role comment are the same list", () => {
+    const file = (name: string) =>
+      readFileSync(new URL(`../../manifests/azure/${name}`, import.meta.url), 'utf8');
+    expect(JSON.parse(file('role-definition.json'))).to.deep.equal(roleDefinition());
+    const listed = [...file('serviceaccount-azure.yaml').matchAll(/^\s+#\s+(Microsoft\.\S+)$/gm)]
+      .map((m) => m[1])
+      .sort();
+    expect(listed).to.deep.equal([...new Set(ROLE_ROWS.map((r) => r.action))].sort());
   });
 
   it('each row is needed: without it, ARM refuses that action (403) and some node is not filled', async () => {

@@ -152,3 +152,23 @@ export function roleTable(): string {
     ...ROLE_ROWS.map((r) => `| \`${r.action}\` | \`${r.scope}\` | ${r.for} |`),
   ].join('\n');
 }
+
+/**
+ * ROLE_ROWS as a custom role (`az role definition create --role-definition
+ * @manifests/azure/role-definition.json`), its AssignableScopes with the
+ * README's placeholders: assign it at NODES_RG and at VNET_ID, or assign each
+ * action at its row's scope for the narrowest grant.
+ */
+export function roleDefinition(): Record<string, unknown> {
+  return {
+    Name: 'ipam-pool-monitor fulfiller',
+    IsCustom: true,
+    Description:
+      "The ARM actions the ipam-pool-monitor fulfiller's Azure backend needs (README, On Azure; src/azure/arm/actions.ts).",
+    Actions: [...new Set(ROLE_ROWS.map((r) => r.action))],
+    NotActions: [],
+    DataActions: [],
+    NotDataActions: [],
+    AssignableScopes: ['/subscriptions/SUB/resourceGroups/NODES_RG', 'VNET_ID'],
+  };
+}
