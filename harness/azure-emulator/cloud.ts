@@ -20,7 +20,7 @@ import type { RetryOptions } from '../../src/azure/arm/policies.ts';
 import type { AzureSettings } from '../../src/azure/settings.ts';
 import type { AzureBuildExtra } from '../../src/azure/setup.ts';
 import { azureBackendFactory } from '../../src/azure/setup.ts';
-import type { SubnetFullMode } from './network.ts';
+import type { OperationTiming, SubnetFullMode } from './network.ts';
 import type { RoleAssignment } from './authorization.ts';
 import type { QuotaSpec } from './quota.ts';
 import type { OtherWritersOptions } from './other-writers.ts';
@@ -36,6 +36,8 @@ export interface EmulatedCloudOptions {
   subnetFullMode?: SubnetFullMode;
   /** How long a NIC PUT's operation runs (its polls say InProgress, Retry-After its length). */
   operationMs?: number;
+  /** `realistic`: ARM's operation times (network.ts), Retry-After 10 s; default fast. */
+  timing?: OperationTiming;
   /** The layout of every node's VM; default 'mixed'. */
   layout?: CloudLayout | 'mixed' | 'node-subnets';
   /** The identity's role assignments (absent: allowed everything). */
@@ -73,6 +75,7 @@ export class EmulatedCloud {
       tokens: [CLOUD_TOKEN],
       ...(options.subnetFullMode ? { subnetFullMode: options.subnetFullMode } : {}),
       ...(options.operationMs !== undefined ? { operationMs: options.operationMs } : {}),
+      ...(options.timing ? { timing: options.timing } : {}),
       ...(options.log !== undefined ? { log: options.log } : {}),
       ...(options.roleAssignments ? { roleAssignments: options.roleAssignments } : {}),
       ...(options.quota !== undefined ? { quota: options.quota } : {}),

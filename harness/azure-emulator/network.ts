@@ -24,7 +24,20 @@ export interface NetworkOptions {
   perVmCap?: number;
   /** Private IP addresses per virtual network (Azure: 65,536). */
   perVnetCap?: number;
+  /**
+   * `fast` (default): every operation runs `operationMs`. `realistic`: as
+   * ARM's run (azure-cli#25253): a NIC PUT 10–60 s, a scale-set VM update
+   * 30–120 s, uniformly drawn.
+   */
+  timing?: OperationTiming;
+  /** Draws realistic durations (default Math.random). */
+  random?: () => number;
 }
+
+export type OperationTiming = 'fast' | 'realistic';
+
+/** Realistic operation durations, ms: [shortest, longest]. */
+export const REALISTIC_OPERATION_MS = { nic: [10_000, 60_000], vm: [30_000, 120_000] } as const;
 
 export interface VmOptions {
   resourceGroup: string;
@@ -81,6 +94,8 @@ export class EmulatedNetwork {
   readonly subscriptionId: string;
   readonly location: string;
   operationMs: number;
+  timing: OperationTiming;
+  private readonly random: () => number;
   subnetFullMode: SubnetFullMode;
   perVmCap: number;
   perVnetCap: number;
@@ -91,11 +106,15 @@ export class EmulatedNetwork {
   private readonly operations = new Map<string, Operation>();
   /** Addresses handed out and given back through PUTs, for tests and reports. */
   readonly counts = { taken: 0, freed: 0 };
+  /** The longest operation started (ms), for the bench's bound. */
+  longestOperationMs = 0;
 
   constructor(options: NetworkOptions) {
     this.subscriptionId = options.subscriptionId;
     this.location = options.location ?? 'westeurope';
     this.operationMs = options.operationMs ?? 0;
+    this.timing = options.timing ?? 'fast';
+    this.random = options.random ?? Math.random;
     this.subnetFullMode = options.subnetFullMode ?? 'sync';
     this.now = options.now ?? Date.now;
     this.perVmCap = options.perVmCap ?? 256;
@@ -387,6 +406,7 @@ export class EmulatedNetwork {
       String(found.nic.name),
       { properties: { ...found.nic.properties, ipConfigurations: configs } },
       ifMatch,
+      'vm',
     );
     return { vm: scaleSetVmModel(nic, ss, id, this.location), operationId };
   }
@@ -406,6 +426,7 @@ export class EmulatedNetwork {
     name: string,
     body: unknown,
     ifMatch: string | undefined,
+    kind: 'nic' | 'vm' = 'nic',
   ): { nic: ArmObject; operationId: string } {
     this.settle();
     const stored = this.nics.get(k);
@@ -434,11 +455,12 @@ export class EmulatedNetwork {
       id: randomUUID(),
       nicKey: k,
       resourceGroupId: resourceGroupIdOf(String(stored.id)),
-      doneAt: this.now() + this.operationMs,
+      doneAt: this.now() + this.track(this.durationOf(kind)),
       settled: false,
     };
+    const running = op.doneAt > this.now();
     const etag = newEtag();
-    const state = this.operationMs > 0 ? 'Updating' : 'Succeeded';
+    const state = running ? 'Updating' : 'Succeeded';
     const vm = (stored.properties?.virtualMachine as { id?: string } | undefined)?.id;
     let nic: ArmObject;
     try {
@@ -473,9 +495,21 @@ export class EmulatedNetwork {
       setProvisioningState(nic, 'Updating');
     }
     this.operations.set(op.id, op);
-    if (this.operationMs > 0) this.busy.set(k, op.id);
+    if (running) this.busy.set(k, op.id);
     else this.settle();
     return { nic: structuredClone(nic), operationId: op.id };
+  }
+
+  private track(ms: number): number {
+    this.longestOperationMs = Math.max(this.longestOperationMs, ms);
+    return ms;
+  }
+
+  /** How long an operation on a NIC (or a scale-set VM) runs. */
+  durationOf(kind: 'nic' | 'vm'): number {
+    if (this.timing === 'fast') return this.operationMs;
+    const [min, max] = REALISTIC_OPERATION_MS[kind];
+    return Math.round(min + this.random() * (max - min));
   }
 
   /** The resource group an operation's resource is in (undefined: no such operation). */

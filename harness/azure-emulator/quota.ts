@@ -4,6 +4,14 @@
 // left (x-ms-ratelimit-remaining-subscription-reads / -writes); a request
 // that finds its bucket empty gets 429 with Retry-After. Pure apart from
 // the injected clock.
+//
+// Compute also limits each VM (PerVmQuota): a scale-set VM's updates in a
+// bucket of 12 refilled 4 a minute (Azure docs, "Troubleshooting throttling
+// errors in Azure" for Compute: the PutVM policies over 3 and 30 minutes;
+// cloud-provider-azure's vmss cache exists because of them), each answer
+// saying what is left in `x-ms-ratelimit-remaining-resource`
+// (`Microsoft.Compute/PutVMScaleSetVM3Min;N`), an empty bucket a 429 with
+// Retry-After.
 
 export interface BucketSpec {
   size: number;
@@ -71,5 +79,40 @@ export class ArmQuota {
       return { retryAfter: r.retryAfter, header: { [name]: '0' } };
     }
     return { header: { [name]: String(r.left) } };
+  }
+}
+
+/** Compute's per-VM update budget: 12, refilled 4 a minute. */
+export const COMPUTE_PER_VM: BucketSpec = { size: 12, perSecond: 4 / 60 };
+export const REMAINING_RESOURCE_HEADER = 'x-ms-ratelimit-remaining-resource';
+const PER_VM_POLICY = 'Microsoft.Compute/PutVMScaleSetVM3Min';
+
+export class PerVmQuota {
+  private readonly spec: BucketSpec;
+  private readonly buckets = new Map<string, Bucket>();
+  /** 429s answered, for tests and reports. */
+  throttled = 0;
+
+  constructor(spec: BucketSpec = COMPUTE_PER_VM) {
+    this.spec = spec;
+  }
+
+  /** Charges one update of the VM `vm` (its id). */
+  charge(
+    vm: string,
+    now: number,
+  ): { header: Record<string, string> } | { retryAfter: number; header: Record<string, string> } {
+    const k = vm.toLowerCase();
+    let bucket = this.buckets.get(k);
+    if (!bucket) this.buckets.set(k, (bucket = new Bucket(this.spec, now)));
+    const r = bucket.take(now);
+    if ('retryAfter' in r) {
+      this.throttled++;
+      return {
+        retryAfter: r.retryAfter,
+        header: { [REMAINING_RESOURCE_HEADER]: `${PER_VM_POLICY};0` },
+      };
+    }
+    return { header: { [REMAINING_RESOURCE_HEADER]: `${PER_VM_POLICY};${r.left}` } };
   }
 }

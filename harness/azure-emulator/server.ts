@@ -33,8 +33,8 @@ import { OtherWriters } from './other-writers.ts';
 import { defaultCode, FaultQueue } from './faults.ts';
 import type { NetworkOptions } from './network.ts';
 import { EmulatedNetwork } from './network.ts';
-import type { QuotaSpec } from './quota.ts';
-import { ARM_QUOTA, ArmQuota } from './quota.ts';
+import type { BucketSpec, QuotaSpec } from './quota.ts';
+import { ARM_QUOTA, ArmQuota, COMPUTE_PER_VM, PerVmQuota } from './quota.ts';
 
 export interface ArmEmulatorOptions extends NetworkOptions {
   /** Bearer tokens accepted (default ['emulator-token']). */
@@ -49,6 +49,8 @@ export interface ArmEmulatorOptions extends NetworkOptions {
   quota?: QuotaSpec | false;
   /** Keep the request log (default true). */
   log?: boolean;
+  /** Compute's per-VM update budget (quota.ts; default 12, 4 a minute); false: none. */
+  perVmQuota?: BucketSpec | false;
   /** Other writers of the NICs (other-writers.ts), run from listen() to close(); default none. */
   otherWriters?: OtherWritersOptions;
 }
@@ -85,6 +87,8 @@ export class ArmEmulator {
   private tokens: Set<string>;
   roleAssignments: RoleAssignment[] | undefined;
   readonly quota: ArmQuota | undefined;
+  /** Compute's per-VM update budget (undefined: none). */
+  readonly perVm: PerVmQuota | undefined;
   private readonly keepLog: boolean;
   private readonly now: () => number;
   private server?: Server;
@@ -95,13 +99,34 @@ export class ArmEmulator {
     this.otherWriters = new OtherWriters(this.network, options.otherWriters ?? {});
     this.tokens = new Set(options.tokens ?? ['emulator-token']);
     this.pageSize = options.pageSize ?? 100;
+    // Realistic timings: ARM's usual Retry-After of 10 s.
     this.pollRetryAfterSeconds =
-      options.pollRetryAfterSeconds ?? Math.ceil((options.operationMs ?? 0) / 1000);
+      options.pollRetryAfterSeconds ??
+      (options.timing === 'realistic' ? 10 : Math.ceil((options.operationMs ?? 0) / 1000));
     this.keepLog = options.log ?? true;
     this.now = options.now ?? Date.now;
     this.roleAssignments = options.roleAssignments;
+    this.perVm =
+      options.perVmQuota === false
+        ? undefined
+        : new PerVmQuota(options.perVmQuota ?? COMPUTE_PER_VM);
     this.quota =
       options.quota === false ? undefined : new ArmQuota(options.quota ?? ARM_QUOTA, this.now());
+  }
+
+  /** A scale-set VM update against Compute's per-VM budget (quota.ts): its header, or a 429. */
+  private chargeVm(method: string, operation: string, path: string): Record<string, string> {
+    if (!this.perVm || method === 'GET' || !operation.startsWith('ScaleSetVMs')) return {};
+    const charged = this.perVm.charge(path, this.now());
+    if ('retryAfter' in charged) {
+      throw new ArmHttpError(
+        429,
+        'OperationNotAllowed',
+        `The server rejected the request because too many requests have been received for this VM. Retry after ${charged.retryAfter} seconds.`,
+        { ...charged.header, 'retry-after': String(charged.retryAfter) },
+      );
+    }
+    return charged.header;
   }
 
   /** Replaces the accepted bearer tokens (a rotation). */
@@ -215,7 +240,8 @@ export class ArmEmulator {
         { ...charged.header, 'retry-after': String(charged.retryAfter) },
       );
     }
-    const quotaHeader = charged?.header ?? {};
+    const perVm = this.chargeVm(method, operation, url.pathname);
+    const quotaHeader = { ...charged?.header, ...perVm };
     const fault = this.faults.take(operation, nic);
     if (fault?.delayMs) await new Promise((r) => setTimeout(r, fault.delayMs));
     if (fault?.status !== undefined) {

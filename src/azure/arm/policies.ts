@@ -20,7 +20,7 @@ import type { ArmMetricsSink } from '../metrics.ts';
 import type { BearerTokenSource } from './credentials.ts';
 import { armOperationOf } from './operations.ts';
 import type { ArmBudget } from './budget.ts';
-import { kindOf, REMAINING_HEADER } from './budget.ts';
+import { kindOf, REMAINING_HEADER, REMAINING_RESOURCE_HEADER } from './budget.ts';
 
 export interface RetryOptions {
   /** Retries after the first attempt (default 4). */
@@ -132,11 +132,18 @@ export function tokenBucketPolicy(budget: ArmBudget, metrics: ArmMetricsSink): P
     name: 'armTokenBucketPolicy',
     async sendRequest(request, next) {
       const kind = kindOf(request.method);
-      const waited = await budget.bucket(kind).take(request.abortSignal as AbortSignal | undefined);
+      const signal = request.abortSignal as AbortSignal | undefined;
+      // Compute's per-resource budget (a VM's updates) said it is low: wait first.
+      const held = kind === 'write' ? await budget.resourceReady(request.url, signal) : 0;
+      if (held > 0) metrics.throttledWait('quota-low', held);
+      const waited = await budget.bucket(kind).take(signal);
       if (waited > 0) metrics.throttledWait('token-bucket', waited);
       const response = await next(request);
       const paused = budget.observe(kind, response.headers.get(REMAINING_HEADER[kind]));
       if (paused > 0) metrics.throttledWait('quota-low', paused);
+      if (kind === 'write') {
+        budget.observeResource(request.url, response.headers.get(REMAINING_RESOURCE_HEADER));
+      }
       return response;
     },
   };
