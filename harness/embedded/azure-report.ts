@@ -29,6 +29,20 @@ export interface AzureReport {
   putsPerNode: { min: number; max: number; mean: number };
   /** Layout mixed: the node no layout fits (unfit-node.ts). */
   unfit?: UnfitNodeOutcome;
+  /** With the other writers on (azure.ts): what they removed and what became of it. */
+  otherWriters?: OtherWritersOutcome;
+}
+
+export interface OtherWritersOutcome {
+  /** ipConfigurations the other writers removed (the NC primary counted too). */
+  removed: number;
+  /** Back on the same NIC with the same address at the end of the run. */
+  restored: number;
+  /** Not (their address taken meanwhile; a scale-set instance's, or released since). */
+  lost: number;
+  byWriter: Record<string, number>;
+  /** Their writes ARM refused (an operation in progress). */
+  skipped: number;
 }
 
 /** The unfit node's name (its VM's too). */
@@ -70,5 +84,16 @@ export function azureReportLines(r: AzureReport): string[] {
     `  ARM writes, reads            ${r.writes} at ${r.qps} qps, burst ${r.burst}; ${r.reads} at ${r.readQps} qps, burst ${r.readBurst}; throttled (429) ${r.throttled}`,
     `  NIC PUTs per node            min ${p.min}, mean ${p.mean}, max ${p.max}`,
     ...(r.unfit ? [unfitNodeLine(r.unfit)] : []),
+    ...(r.otherWriters
+      ? [
+          `  removed by other writers     ${r.otherWriters.removed} ipConfigurations (${Object.entries(
+            r.otherWriters.byWriter,
+          )
+            .map(([k, n]) => `${k} ${n}`)
+            .join(
+              ', ',
+            )}): ${r.otherWriters.restored} restored with their addresses, ${r.otherWriters.lost} not (replaced); ${r.otherWriters.skipped} of their writes refused`,
+        ]
+      : []),
   ];
 }
