@@ -22,6 +22,11 @@ import type { NodeNetworkConfig } from '../src/nnc/types.ts';
 import { checkClusterInvariants, type PodSnapshot } from '../src/sim/invariants.ts';
 import { waitStats } from '../src/sim/report/stats.ts';
 import { requestsByVerb } from '../src/sim/report/report.ts';
+import {
+  watchRequestCounts,
+  watchRequests,
+  watchRequestsLine,
+} from '../harness/embedded/report.ts';
 import { httpPodApi } from '../harness/embedded/http-pod-api.ts';
 import { planScenario } from '../harness/workload/plan.ts';
 import { parseScenario } from '../harness/workload/scenario.ts';
@@ -147,6 +152,14 @@ const prior = requestsByVerb(before);
 const delta = Object.fromEntries(
   Object.entries(after).map(([verb, n]) => [verb, n - (prior[verb] ?? 0)]),
 );
+// Watch re-opens per node and minute (issue 39: one-minute bookmarks must
+// not turn into a watch request every 30 s per watch).
+const watches = watchRequests(
+  watchRequestCounts(before),
+  watchRequestCounts(server.counters().entries()),
+  NODES,
+  convergeMs / 1000,
+);
 const mem = process.memoryUsage();
 console.log(
   `workload: ${NODES} nodes x ${PODS} pods = ${NODES * PODS} pods created in ${s(createdMs)}, ` +
@@ -155,6 +168,9 @@ console.log(
 console.log(
   `pod wait p50 ${w.p50Ms} ms, p95 ${w.p95Ms} ms, p99 ${w.p99Ms} ms; ` +
     `invariant violations ${violations.length}; API requests during the workload ${JSON.stringify(delta)}`,
+);
+console.log(
+  watchRequestsLine(watches).trim().replace('during the scenario', 'during the workload'),
 );
 console.log(
   `memory: rss ${mb(mem.rss)} (peak ${mb(peakRss)}), heap ${mb(mem.heapUsed)}; ` +

@@ -20,6 +20,7 @@ import type { RetryOptions } from '../../src/azure/arm/policies.ts';
 import type { AzureSettings } from '../../src/azure/settings.ts';
 import type { AzureBuildExtra } from '../../src/azure/setup.ts';
 import { azureBackendFactory } from '../../src/azure/setup.ts';
+import { ROLE_ROWS } from '../../src/azure/arm/actions.ts';
 import type { OperationTiming, SubnetFullMode } from './network.ts';
 import type { RoleAssignment } from './authorization.ts';
 import type { QuotaSpec } from './quota.ts';
@@ -158,6 +159,26 @@ export class EmulatedCloud {
         ...(publicIp ? { publicIPAddress: { id: `${rg}/publicIPAddresses/${publicIp}-pip` } } : {}),
       },
     };
+  }
+
+  /**
+   * Grants exactly the README's role table (ROLE_ROWS of
+   * src/azure/arm/actions.ts) on this cloud's ids, on each subnet the nodes
+   * take pod IPs in: the emulator's authorization, linked checks included, on.
+   */
+  grantRoleRows(): void {
+    const subnets =
+      this.layout === 'node-subnets' ? [this.nodeSubnetId, this.podSubnetId] : [this.podSubnetId];
+    this.emulator.roleAssignments = subnets.flatMap((subnet) =>
+      ROLE_ROWS.map((r) => ({
+        actions: [r.action],
+        scope: r.scope
+          .replace('POD_SUBNET_ID', subnet)
+          .replace('VNET_ID', subnet.replace(/\/subnets\/[^/]+$/, ''))
+          .replace('SUB', CLOUD_SUBSCRIPTION)
+          .replace('NODES_RG', CLOUD_RESOURCE_GROUP),
+      })),
+    );
   }
 
   /** Attaches a NIC in the pod subnet to a node's VM (an unfit node made fit, out of band). */

@@ -83,3 +83,6 @@ export async function startEmbeddedAzure(
     stop: () => cloud.stop(),
   };
 }
+  // The fulfiller's identity has exactly the README's roles: every call and
+  // every linked resource a write references is authorized as ARM would.
+  cloud.grantRoleRows();
