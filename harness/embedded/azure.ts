@@ -51,6 +51,9 @@ export async function startEmbeddedAzure(
     operationMs: EMBEDDED_OPERATION_MS,
     layout,
   });
+  // The fulfiller's identity has exactly the README's roles: every call and
+  // every linked resource a write references is authorized as ARM would.
+  cloud.grantRoleRows();
   await cloud.start();
   const ids = new Map(nodeNames.map((name) => [name, cloud.addNode(name)]));
   const unfit =
@@ -83,6 +86,3 @@ export async function startEmbeddedAzure(
     stop: () => cloud.stop(),
   };
 }
-  // The fulfiller's identity has exactly the README's roles: every call and
-  // every linked resource a write references is authorized as ARM would.
-  cloud.grantRoleRows();
