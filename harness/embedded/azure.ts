@@ -10,16 +10,50 @@
 // fulfiller's Azure backend talks to it through the real SDK with the
 // product's ARM budgets, and the report adds ARM requests by operation and
 // status, reads and writes against their budgets, 429s, and NIC PUTs per node.
+//
+// Two switches (issue 45), as options or, for `embedded --backend azure`
+// until its flags carry them, environment variables:
+//   EMBEDDED_AZURE_TIMING=realistic   ARM's operation times (NIC PUTs 10–60 s,
+//                                     scale-set VM updates 30–120 s)
+//   EMBEDDED_AZURE_OTHER_WRITERS=1    cloud-provider-azure's stale whole-NIC
+//                                     PUTs (a NIC read every 20 s, written back
+//                                     5 s later) and a scale-set reimage every
+//                                     2 minutes; the report counts what they
+//                                     removed and what became of it
 import type { BackendFactory } from '../../src/fulfiller/backend.ts';
 import { EmulatedCloud } from '../azure-emulator/cloud.ts';
+import type { OperationTiming } from '../azure-emulator/network.ts';
+import type { OtherWritersOptions } from '../azure-emulator/other-writers.ts';
 import {
   DEFAULT_AZURE_BURST,
   DEFAULT_AZURE_QPS,
   DEFAULT_AZURE_READ_BURST,
   DEFAULT_AZURE_READ_QPS,
 } from '../../src/azure/settings.ts';
-import type { AzureReport, EmbeddedAzureLayout } from './azure-report.ts';
+import type { AzureReport, EmbeddedAzureLayout, OtherWritersOutcome } from './azure-report.ts';
 import { EMBEDDED_NODE_SUBNET, UNFIT_NODE } from './azure-report.ts';
+
+export interface EmbeddedAzureOptions {
+  timing?: OperationTiming;
+  otherWriters?: OtherWritersOptions;
+}
+
+/** The switches from the environment (see the header). */
+export function embeddedAzureOptionsFromEnv(
+  env: NodeJS.ProcessEnv = process.env,
+): EmbeddedAzureOptions {
+  return {
+    ...(env.EMBEDDED_AZURE_TIMING === 'realistic' ? { timing: 'realistic' as const } : {}),
+    ...(env.EMBEDDED_AZURE_OTHER_WRITERS === '1'
+      ? {
+          otherWriters: {
+            cloudProvider: { everyMs: 20_000, lagMs: 5_000 },
+            reimage: { everyMs: 120_000 },
+          },
+        }
+      : {}),
+  };
+}
 
 export interface EmbeddedAzure {
   /** The backend the fulfiller runs on. */
@@ -40,6 +74,7 @@ export async function startEmbeddedAzure(
   nodeNames: readonly string[],
   budget: { qps?: number; burst?: number; readQps?: number; readBurst?: number } = {},
   layout: EmbeddedAzureLayout = 'mixed',
+  options: EmbeddedAzureOptions = embeddedAzureOptionsFromEnv(),
 ): Promise<EmbeddedAzure> {
   const qps = budget.qps ?? DEFAULT_AZURE_QPS;
   const burst = budget.burst ?? DEFAULT_AZURE_BURST;
@@ -50,6 +85,8 @@ export async function startEmbeddedAzure(
     nodePrefix: EMBEDDED_NODE_SUBNET,
     operationMs: EMBEDDED_OPERATION_MS,
     layout,
+    ...(options.timing ? { timing: options.timing } : {}),
+    ...(options.otherWriters ? { otherWriters: options.otherWriters } : {}),
   });
   // The fulfiller's identity has exactly the README's roles: every call and
   // every linked resource a write references is authorized as ARM would.
@@ -80,9 +117,33 @@ export async function startEmbeddedAzure(
         reads: requests - writes,
         writes,
         throttled: cloud.emulator.quota?.throttled ?? 0,
+        ...(options.otherWriters ? { otherWriters: otherWritersOutcome(cloud) } : {}),
         ...r,
       };
     },
     stop: () => cloud.stop(),
+  };
+}
+
+/**
+ * What the other writers removed, and what became of it: back on the same
+ * NIC with the same name and address (restored), or not (lost).
+ */
+function otherWritersOutcome(cloud: EmulatedCloud): OtherWritersOutcome {
+  const writers = cloud.emulator.otherWriters;
+  const network = cloud.emulator.network;
+  let restored = 0;
+  const byWriter: Record<string, number> = {};
+  for (const r of writers.removed) {
+    byWriter[r.by] = (byWriter[r.by] ?? 0) + 1;
+    const holders = network.holdersOf(r.ip);
+    if (holders.length === 1 && holders[0] === r.nic) restored++;
+  }
+  return {
+    removed: writers.removed.length,
+    restored,
+    lost: writers.removed.length - restored,
+    byWriter,
+    skipped: writers.skipped,
   };
 }
