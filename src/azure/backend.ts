@@ -325,15 +325,15 @@ export class AzureBackend implements IpBackend {
     const known = (change.container?.ipAssignments ?? []).map((a) => a.name);
     // Another writer's removals: put back with their addresses, or lost and
     // replaced in the same write (restore.ts).
-    const fix = new Restoration(
-      missingConfigs(nic, change.container, remove),
-      found.ref.kind !== 'scale-set',
-    );
-    let add = change.add + fix.replacements;
+    const named = found.ref.kind !== 'scale-set';
+    const fix = new Restoration([], named);
+    let add = change.add;
     let short = false;
     let preconditions = 0;
     let fulls = 0;
     for (;;) {
+      // The NIC as read now (after a 412 too): what it lacks of the NNC.
+      fix.update(missingConfigs(nic, change.container, remove), named);
       // While the subnet is known full, ask for no more than it has free:
       // a node asking again costs no failing PUT. (Free count unknown: this
       // round's own retries ask what they computed; other rounds nothing.)
@@ -350,7 +350,7 @@ export class AzureBackend implements IpBackend {
       const plan = planNic({
         nic,
         podSubnetId: found.podSubnetId,
-        add,
+        add: add + fix.replacements,
         remove,
         known,
         newName: this.newName,
@@ -383,10 +383,7 @@ export class AzureBackend implements IpBackend {
       } catch (err) {
         const kind = armErrorKind(err);
         // A restored address ARM has given to another NIC: lost; the rest tried again.
-        if (fix.refused(err)) {
-          add = change.add + fix.replacements;
-          continue;
-        }
+        if (fix.refused(err)) continue;
         if (kind === 'not-found') this.notFound(node, found.ref, err);
         if (kind === 'limit') {
           this.capReached(

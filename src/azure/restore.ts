@@ -40,6 +40,18 @@ export class Restoration {
     if (!canNameAddresses) this.lost.push(...missing);
   }
 
+  /**
+   * The NIC was read again (a 412, a SubnetIsFull): what it lacks now, less
+   * what is already known lost, is to be restored (or lost, without
+   * addresses to name).
+   */
+  update(missing: RemovedConfig[], canNameAddresses: boolean): void {
+    const lost = new Set(this.lost.map((l) => l.name));
+    const fresh = missing.filter((m) => !lost.has(m.name));
+    if (canNameAddresses) this.restore = fresh;
+    else this.lost.push(...fresh);
+  }
+
   /** Fresh secondaries that replace the lost ones (the NC primary is made anew anyway). */
   get replacements(): number {
     return this.lost.filter((l) => l.name !== NC_PRIMARY_NAME).length;

@@ -118,6 +118,25 @@ describe('Azure backend beside other writers, and a full subnet recovering (issu
     });
   }
 
+  it('node-subnet: a round that meets the other write as a 412 restores too (never a status without them)', async () => {
+    // No resync, no list: the node's own next round finds the NIC changed (412) and reads it.
+    await start({ layout: 'node-subnet' }, { resyncMs: 60_000 }, { auditMs: 60_000 });
+    await cluster.addNode('node-0');
+    await cluster.setSpec('node-0', { requestedIPCount: 8 });
+    await holding('node-0', 8);
+    const writers = cluster.cloud.emulator.otherWriters;
+    const stale = writers.staleRead(cluster.cloud.nicKey('node-0'))!;
+    await cluster.setSpec('node-0', { requestedIPCount: 16 });
+    const before = assignments(await holding('node-0', 16));
+    expect(writers.staleWrite(stale)).to.equal(8);
+    await cluster.setSpec('node-0', { requestedIPCount: 20 });
+    const after = assignments(await holding('node-0', 20));
+    for (const [name, ip] of before) expect(after.get(name)).to.equal(ip);
+    expect(await metric('restored')).to.equal(8);
+    expect(safetyViolations(cluster)).to.deep.equal([]);
+    expect(leaks(cluster)).to.deep.equal([]);
+  });
+
   it('pod-nic: an address taken by another NIC meanwhile is lost, reported (Event, metric), the rest restored, no address on two NNCs', async () => {
     await start({ layout: 'pod-nic' }, { resyncMs: 60_000 }, { auditMs: 200 });
     await cluster.addNode('node-0');

@@ -65,3 +65,18 @@ describe("Compute's per-VM update budget", () => {
     expect(await budget.resourceReady(url)).to.equal(0);
   });
 });
+
+describe('the emulator’s realistic operation times', () => {
+  it('a NIC PUT runs 10–60 s, a scale-set VM update 30–120 s; fast runs operationMs', async () => {
+    const { EmulatedNetwork } = await import('../../harness/azure-emulator/network.ts');
+    let r = 0;
+    const net = new EmulatedNetwork({ subscriptionId: 's', timing: 'realistic', random: () => r });
+    expect(net.durationOf('nic')).to.equal(10_000);
+    expect(net.durationOf('vm')).to.equal(30_000);
+    r = 1;
+    expect(net.durationOf('nic')).to.equal(60_000);
+    expect(net.durationOf('vm')).to.equal(120_000);
+    const fast = new EmulatedNetwork({ subscriptionId: 's', operationMs: 7 });
+    expect(fast.durationOf('vm')).to.equal(7);
+  });
+});
