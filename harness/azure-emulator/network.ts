@@ -108,6 +108,8 @@ export class EmulatedNetwork {
   readonly counts = { taken: 0, freed: 0 };
   /** The longest operation started (ms), for the bench's bound. */
   longestOperationMs = 0;
+  /** Called after every accepted NIC write (other-writers.ts follows what comes back). */
+  readonly written: Array<(key: string, nic: ArmObject) => void> = [];
 
   constructor(options: NetworkOptions) {
     this.subscriptionId = options.subscriptionId;
@@ -481,6 +483,7 @@ export class EmulatedNetwork {
       this.counts.taken += result.taken;
       this.counts.freed += result.freed;
       this.nics.set(k, nic);
+      for (const f of this.written) f(k, nic);
     } catch (err) {
       if (!(
         err instanceof ArmHttpError &&

@@ -28,6 +28,10 @@ export interface RemovedConfig {
   name: string;
   ip: string;
   at: number;
+  /** When a later write put the same name back on the same NIC with the same address. */
+  restoredAt?: number;
+  /** The NIC's key. */
+  key: string;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -48,6 +52,15 @@ export class OtherWriters {
     this.network = network;
     this.options = options;
     this.random = options.random ?? Math.random;
+    network.written.push((key, nic) => this.cameBack(key, nic));
+  }
+
+  /** Removed ipConfigurations a later write put back (same name and address). */
+  private cameBack(key: string, nic: ArmObject): void {
+    const open = this.removed.filter((r) => r.key === key && r.restoredAt === undefined);
+    if (open.length === 0) return;
+    const now = new Map(configs(nic).map((c) => [String(c.name), c.properties?.privateIPAddress]));
+    for (const r of open) if (now.get(r.name) === r.ip) r.restoredAt = Date.now();
   }
 
   /** cloud-provider-azure's read of a NIC (the key of `network.nicKeys()`). */
@@ -63,7 +76,7 @@ export class OtherWriters {
       this.skipped++;
       return 0;
     }
-    this.record('cloud-provider', read.nic, gone);
+    this.record('cloud-provider', read.key, read.nic, gone);
     return gone.length;
   }
 
@@ -78,7 +91,7 @@ export class OtherWriters {
       this.skipped++;
       return 0;
     }
-    this.record('reimage', nic, gone);
+    this.record('reimage', key, nic, gone);
     return gone.length;
   }
 
@@ -119,11 +132,12 @@ export class OtherWriters {
 
   private record(
     by: RemovedConfig['by'],
+    key: string,
     nic: ArmObject,
     gone: Array<{ name: string; ip: string }>,
   ) {
     const at = Date.now();
-    for (const g of gone) this.removed.push({ by, nic: String(nic.name), ...g, at });
+    for (const g of gone) this.removed.push({ by, key, nic: String(nic.name), ...g, at });
   }
 
   private every(ms: number, fn: () => void): void {

@@ -126,18 +126,16 @@ export async function startEmbeddedAzure(
 }
 
 /**
- * What the other writers removed, and what became of it: back on the same
- * NIC with the same name and address (restored), or not (lost).
+ * What the other writers removed, and what became of it: put back on the
+ * same NIC with the same name and address by a later write (restored), or not.
  */
 function otherWritersOutcome(cloud: EmulatedCloud): OtherWritersOutcome {
   const writers = cloud.emulator.otherWriters;
-  const network = cloud.emulator.network;
   let restored = 0;
   const byWriter: Record<string, number> = {};
   for (const r of writers.removed) {
     byWriter[r.by] = (byWriter[r.by] ?? 0) + 1;
-    const holders = network.holdersOf(r.ip);
-    if (holders.length === 1 && holders[0] === r.nic) restored++;
+    if (r.restoredAt !== undefined) restored++;
   }
   return {
     removed: writers.removed.length,
