@@ -2,17 +2,68 @@
 // cluster straight from the local API server's store (every pod, the
 // workload's and any a person made with kubectl; the NNCs; the
 // ClusterSubnetStates), says each violation that became persistent on
-// stderr and in the log, and moves the progress bar.
+// stderr and in the log, and moves the progress bar. Beside the shared
+// invariants (src/sim/invariants.ts) it checks that no address a Running
+// pod on node A reports in status.podIPs is in the status of another node
+// B's NNC: the address of a deleted node (its NNC terminating, or already
+// gone) must not go to another node while a pod bound to it still runs
+// with it (docs/design/fulfiller.md#quarantine).
 import { GROUP, CSS_PLURAL, DEFAULT_NAMESPACE, NNC_PLURAL } from '../../src/nnc/types.ts';
 import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
 import type { Logger } from '../../src/log/logger.ts';
-import type { PodSnapshot } from '../../src/sim/invariants.ts';
+import {
+  persistentViolations,
+  podIps,
+  violationKey,
+  type PodSnapshot,
+  type Violation,
+  type ViolationKind,
+} from '../../src/sim/invariants.ts';
 import type { ProgressBar } from '../../src/sim/report/progress.ts';
 import type { ApiServer } from '../apiserver/server.ts';
 import { ClusterSampler, type SubnetStateSnapshot } from './sampler.ts';
 
+/** The kind of a pod's address found on another node's NNC (not one of the shared kinds). */
+export const POD_IP_ON_OTHER_NNC = 'pod-ip-on-other-nnc' as ViolationKind;
+
+/**
+ * Addresses a Running pod bound to node A reports in status.podIPs that the
+ * status of another node's NNC lists (terminating NNCs included). Pure.
+ */
+export function podIpsOnOtherNncs(
+  pods: readonly PodSnapshot[],
+  nncs: readonly NodeNetworkConfig[],
+): Violation[] {
+  const nncsOf = new Map<string, string[]>();
+  for (const nnc of nncs)
+    for (const nc of nnc.status?.networkContainers ?? [])
+      for (const a of nc.ipAssignments ?? [])
+        nncsOf.set(a.ip, [...(nncsOf.get(a.ip) ?? []), nnc.metadata.name]);
+  const out: Violation[] = [];
+  for (const pod of pods) {
+    const node = pod.spec?.nodeName;
+    if (pod.spec?.hostNetwork === true || !node || pod.status?.phase !== 'Running') continue;
+    const key = `${pod.metadata?.namespace ?? 'default'}/${pod.metadata?.name ?? '?'}`;
+    for (const ip of podIps(pod)) {
+      const others = [...new Set(nncsOf.get(ip) ?? [])].filter((n) => n !== node).sort();
+      if (others.length === 0) continue;
+      out.push({
+        kind: POD_IP_ON_OTHER_NNC,
+        pods: [key],
+        nncs: others,
+        ip,
+        node,
+        message: `pod ${key} runs on ${node} with ${ip}, which the status of NNC ${others.join(', ')} (another node) lists`,
+      });
+    }
+  }
+  return out;
+}
+
 export class InvariantWatch {
   readonly sampler = new ClusterSampler();
+  private previousOwn: Violation[] = [];
+  private readonly seenOwn = new Set<string>();
   /** When the workload started: the samples' time zero. */
   readonly t0 = Date.now();
   private timer: NodeJS.Timeout | undefined;
@@ -40,7 +91,17 @@ export class InvariantWatch {
       nncs: server.objects(GROUP, NNC_PLURAL, DEFAULT_NAMESPACE) as unknown as NodeNetworkConfig[],
       subnets: server.objects(GROUP, CSS_PLURAL, DEFAULT_NAMESPACE) as SubnetStateSnapshot[],
     };
-    for (const v of this.sampler.sample(this.elapsed(), snap)) {
+    const current = podIpsOnOtherNncs(snap.pods, snap.nncs);
+    const own = persistentViolations(this.previousOwn, current).filter((v) => {
+      const key = violationKey(v);
+      if (this.seenOwn.has(key)) return false;
+      this.seenOwn.add(key);
+      return true;
+    });
+    this.previousOwn = current;
+    // Reported with the shared ones (the report's violations, the run's exit code).
+    this.sampler.violations.push(...own);
+    for (const v of [...this.sampler.sample(this.elapsed(), snap), ...own]) {
       bar.done();
       err.write(`INVARIANT VIOLATED: ${v.message}\n`);
       log.error('invariant violated', { ...v });

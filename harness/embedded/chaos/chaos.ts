@@ -110,6 +110,7 @@ export function chaosLines(
     `${gap}standby cut off the API server ${c.standbyCuts} times (${c.standbyCutConnections} connections ended, its watches among them; ${c.standbyRefusedConnections} refused while cut)`,
     `${gap}kill -9: sidecars restarted ${c.sidecarRestarts} (${everyNode}/${nodes} nodes), ` +
       `fulfillers restarted ${c.fulfillerRestarts} (${replicas.map(([k, n]) => `${k} ×${n}`).join(', ')}; the leader ${c.leaderKills} time${c.leaderKills === 1 ? '' : 's'})`,
+    `${gap}nodes deleted ${c.nodeDeletions} (${c.nodeDeletionsWithoutFulfiller} while no fulfiller ran), registered again ${c.nodeReregistrations} (${c.unauthenticatedWhileNodesDeleted} requests of their sidecars refused 401 meanwhile)`,
     `${gap}crashes ${c.crashes.length}, unclean shutdowns ${c.uncleanShutdowns.length}` +
       (pods
         ? `; pods served ${pods.served} of ${pods.created} created` +

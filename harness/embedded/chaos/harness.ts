@@ -11,6 +11,7 @@ import type { ChaosHost } from './host.ts';
 import type { ChaosAction, FulfillerRole } from './plan.ts';
 import type { ComponentProcess } from './processes.ts';
 import { WriteFaults } from './write-faults.ts';
+import { NodeDeletions } from './node-deletions.ts';
 import { errorText } from '../../../src/log/error-text.ts';
 
 /** The report's `chaos` section. */
@@ -48,6 +49,18 @@ export interface ChaosSummary {
   crashes: { component: string; how: string }[];
   /** Components that did not exit 0 on SIGTERM at the end. */
   uncleanShutdowns: { component: string; how: string }[];
+  /** Nodes whose Node object was deleted through the API while their kubelet and sidecar ran. */
+  nodeDeletions: number;
+  /** Of those, deleted while no fulfiller replica ran. */
+  nodeDeletionsWithoutFulfiller: number;
+  /** Deleted Nodes their kubelet registered again (a new uid). */
+  nodeReregistrations: number;
+  /**
+   * Requests refused as unauthenticated (401) while a Node was deleted: its
+   * sidecar's token is bound to the Node (node-deletions.ts). Not counted
+   * against the product.
+   */
+  unauthenticatedWhileNodesDeleted: number;
 }
 
 export interface ChaosHarnessOptions {
@@ -73,10 +86,23 @@ export class ChaosHarness {
   private compactions = 0;
   private leaderKills = 0;
   private stopped = false;
+  private readonly nodes: NodeDeletions;
 
   constructor(options: ChaosHarnessOptions) {
     this.o = options;
     this.log = options.logger.child({ component: 'chaos' });
+    this.nodes = new NodeDeletions({
+      server: options.server,
+      logger: options.logger,
+      sidecarKubeconfig: (node) => options.host.sidecarKubeconfigs.get(node),
+      restartSidecar: (node) => {
+        const p = options.host.sidecars.get(node);
+        if (!p) return Promise.resolve();
+        // Even after stop(): the sidecar must not end the run on its old Node's token.
+        this.chain(p, 0, undefined, true);
+        return this.chains.get(p.name) ?? Promise.resolve();
+      },
+    });
     // Faults draw from their own stream: the plan's stream is used up before the run.
     this.faults = new WriteFaults(options.rate, seededRandom(options.seed ^ 0x5eed));
   }
@@ -152,7 +178,69 @@ export class ChaosHarness {
         if (p) this.chain(p, action.downMs, action.role);
         return;
       }
+      case 'delete-node':
+        this.deleteNode(action);
+        return;
     }
+  }
+
+  /**
+   * Deletes the Node (after killing both fulfillers when asked, the deletion
+   * made once neither runs), registers it again after `downMs`; one
+   * deletion of a node at a time.
+   */
+  private deleteNode(action: Extract<ChaosAction, { kind: 'delete-node' }>): void {
+    const replicas = this.o.host.fulfillers;
+    let restartFulfillers = (): void => {};
+    if (action.fulfillersDown) {
+      // Each replica is killed in its turn, and started again only once
+      // the Node is deleted and its NNC with it (a second later).
+      const gate = new Promise<void>((resolve) => (restartFulfillers = resolve));
+      for (const p of replicas) {
+        const previous = this.chains.get(p.name) ?? Promise.resolve();
+        this.chains.set(
+          p.name,
+          previous.then(async () => {
+            this.log.info('chaos: kill -9', { target: p.name, pid: p.pid, for: 'node deletion' });
+            await p.kill();
+            await gate;
+            await new Promise((r) => setTimeout(r, 1000));
+            p.restarts += 1;
+            try {
+              await p.start();
+              this.log.info('chaos: restarted', { target: p.name, pid: p.pid });
+            } catch (err) {
+              const how = `restart failed: ${errorText(err)}`;
+              this.crashes.push({ component: p.name, how });
+              this.log.error('component crashed', { target: p.name, how });
+            }
+          }),
+        );
+      }
+    }
+    const key = `node/${action.node}`;
+    const previous = this.chains.get(key) ?? Promise.resolve();
+    const index = [...this.o.host.sidecars.keys()].indexOf(action.node);
+    const next = previous.then(async () => {
+      if (action.fulfillersDown) {
+        const deadline = Date.now() + 15_000;
+        while (replicas.some((p) => p.running) && Date.now() < deadline)
+          await new Promise((r) => setTimeout(r, 20));
+      }
+      await this.nodes
+        .run(action.node, index, action.downMs, {
+          noFulfiller: () => !replicas.some((p) => p.running),
+          afterDelete: restartFulfillers,
+        })
+        .catch((err: unknown) =>
+          this.log.error('chaos: node deletion failed', {
+            node: action.node,
+            error: errorText(err),
+          }),
+        )
+        .finally(restartFulfillers);
+    });
+    this.chains.set(key, next);
   }
 
   /** The replica holding the Lease ('leader') or another one ('standby'). */
@@ -168,10 +256,15 @@ export class ChaosHarness {
     return replicas.find((p) => p !== leader) ?? replicas[0];
   }
 
-  private chain(p: ComponentProcess, downMs: number, role?: FulfillerRole): void {
+  private chain(
+    p: ComponentProcess,
+    downMs: number,
+    role?: FulfillerRole,
+    evenStopped = false,
+  ): void {
     const previous = this.chains.get(p.name) ?? Promise.resolve();
     const next = previous.then(async () => {
-      if (this.stopped) return;
+      if (this.stopped && !evenStopped) return;
       if (role === 'leader' && this.fulfillerFor('leader') === p) this.leaderKills += 1;
       this.log.info('chaos: kill -9', { target: p.name, pid: p.pid, role, downMs });
       try {
@@ -192,7 +285,9 @@ export class ChaosHarness {
     for (const t of this.timers) clearTimeout(t);
     this.timers.clear();
     this.faults.disable();
+    // A node's chain waits for the sidecar restart it adds (node-deletions.ts).
     await Promise.all(this.chains.values());
+    this.nodes.close();
     this.log.info('chaos stopped', { ...this.summary() });
   }
 
@@ -246,6 +341,10 @@ export class ChaosHarness {
       leaderKills: this.leaderKills,
       crashes: [...this.crashes],
       uncleanShutdowns: this.o.host.shutdowns.filter((s) => s.how !== 'exit 0'),
+      nodeDeletions: this.nodes.deletions,
+      nodeDeletionsWithoutFulfiller: this.nodes.whileNoFulfiller,
+      nodeReregistrations: this.nodes.reregistrations,
+      unauthenticatedWhileNodesDeleted: this.nodes.unauthenticatedWhileNodesDeleted(),
     };
   }
 }

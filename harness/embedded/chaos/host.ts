@@ -121,6 +121,8 @@ export class ChaosHost implements ComponentHost {
   readonly proxies = new Map<string, ReplicaProxy>();
   /** How each component ended at the clean shutdown (SIGTERM): 'exit 0' expected. */
   readonly shutdowns: { component: string; how: string }[] = [];
+  /** Each sidecar's kubeconfig file, by node (its token is replaced after the Node re-registers). */
+  readonly sidecarKubeconfigs = new Map<string, string>();
   private readonly o: ChaosHostOptions;
 
   constructor(options: ChaosHostOptions) {
@@ -166,6 +168,7 @@ export class ChaosHost implements ComponentHost {
   }): Promise<NodeAgent> {
     const name = `sidecar-${place.name}`;
     const kubeconfig = await this.o.kubeconfigFor(name, place.kc);
+    this.sidecarKubeconfigs.set(place.name, kubeconfig);
     const p = new ComponentProcess({
       name,
       args: (port) => [

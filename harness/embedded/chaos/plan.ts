@@ -15,7 +15,14 @@
 //   connections refused for 1 to 2 s: replica-proxy.ts) at least three
 //   times, once 3 s after each kill of the leader, just before the dead
 //   leader's Lease expires, so that the standby takes the Lease while its
-//   watches restart (README "High availability").
+//   watches restart (README "High availability");
+// - Nodes are deleted through the API at least twice, in the first 60 % of
+//   the run, while their kubelet and sidecar keep running (`kubectl delete
+//   node` during an outage), and re-registered 2 to 6 s later, as a live
+//   kubelet's node status loop does; the first deletion, and about a third
+//   of the others, with both fulfiller replicas killed first (no fulfiller
+//   runs when the garbage collector deletes the NNC). Drawn after every
+//   other action, so a seed's other actions are the same as before.
 import { seededRandom } from '../../../src/sim/random.ts';
 
 export type FulfillerRole = 'leader' | 'standby';
@@ -25,7 +32,16 @@ export type ChaosAction =
   | { atMs: number; kind: 'compact' }
   | { atMs: number; kind: 'kill-sidecar'; node: string; downMs: number }
   | { atMs: number; kind: 'kill-fulfiller'; role: FulfillerRole; downMs: number }
-  | { atMs: number; kind: 'cut-standby'; downMs: number };
+  | { atMs: number; kind: 'cut-standby'; downMs: number }
+  | {
+      atMs: number;
+      kind: 'delete-node';
+      node: string;
+      /** How long the Node stays deleted before its kubelet registers it again. */
+      downMs: number;
+      /** Both fulfiller replicas are killed first and the Node deleted while neither runs. */
+      fulfillersDown: boolean;
+    };
 
 export interface ChaosPlanInput {
   seed: number;
@@ -53,6 +69,9 @@ export const CUT_AFTER_LEADER_KILL_MS = 3000;
 /** The share of the run chaos acts in; the rest lets the cluster settle. */
 export const CHAOS_WINDOW = 0.85;
 
+/** Node deletions happen in the first 60 % of the run (re-registered 2 to 6 s later). */
+export const NODE_DELETION_WINDOW = 0.6;
+
 /** How many of each action a run gets: at least the quality bar's, more with rate and time. */
 export function actionCounts(
   rate: number,
@@ -63,9 +82,17 @@ export function actionCounts(
   watchDrops: number;
   compactions: number;
   standbyCuts: number;
+  nodeDeletions: number;
 } {
   if (rate <= 0)
-    return { sidecarKills: 0, fulfillerKills: 0, watchDrops: 0, compactions: 0, standbyCuts: 0 };
+    return {
+      sidecarKills: 0,
+      fulfillerKills: 0,
+      watchDrops: 0,
+      compactions: 0,
+      standbyCuts: 0,
+      nodeDeletions: 0,
+    };
   const minutes = durationMs / 60_000;
   return {
     // per node: one per 1/rate minutes (rate 0.2: one per 5 min), at least one
@@ -74,6 +101,7 @@ export function actionCounts(
     watchDrops: Math.max(5, Math.round(rate * minutes * 30)),
     compactions: Math.max(1, Math.round(rate * minutes * 3)),
     standbyCuts: Math.max(3, Math.round(rate * minutes * 6)),
+    nodeDeletions: Math.max(2, Math.round(rate * minutes * 3)),
   };
 }
 
@@ -129,6 +157,18 @@ export function planChaos(input: ChaosPlanInput): ChaosAction[] {
     actions.push({ atMs: t, kind: 'compact' });
     // Resumes after a compaction get 410 Gone: make every watch resume.
     actions.push({ atMs: t + 1, kind: 'drop-watches' });
+  }
+  // Node deletions last (the draws above stay those of earlier versions),
+  // early enough that the Node is back and its pods served before the end.
+  const deletionEnd = input.durationMs * NODE_DELETION_WINDOW;
+  for (let k = 0; k < counts.nodeDeletions && input.nodes.length > 0; k += 1) {
+    const node = input.nodes[Math.floor(random() * input.nodes.length)] ?? input.nodes[0]!;
+    const atMs = Math.round(
+      input.durationMs * 0.05 + random() * (deletionEnd - input.durationMs * 0.05),
+    );
+    const downMs = 2000 + Math.round(random() * 4000);
+    const fulfillersDown = random() < 0.35 || k === 0;
+    actions.push({ atMs, kind: 'delete-node', node, downMs, fulfillersDown });
   }
   return actions.sort((a, b) => a.atMs - b.atMs);
 }

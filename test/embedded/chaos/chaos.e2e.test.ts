@@ -3,7 +3,9 @@
 // runs, the API server fails at least a fifth of the writes, drops watches and
 // compacts its history, cuts the standby fulfiller off (its watches end, its
 // reconnects are refused, just before it takes the Lease of a killed leader), and every
-// sidecar and both fulfiller replicas are killed with SIGKILL and started again. The product must keep every
+// sidecar and both fulfiller replicas are killed with SIGKILL and started again, and Nodes are
+// deleted through the API while their kubelet and sidecar run (the garbage collector then deletes
+// their NNC; once with no fulfiller running) and registered again by their kubelet. The product must keep every
 // invariant, serve every pod, never crash and stop cleanly; the report says
 // what was done. The component log must show the kills were real: processes
 // that died without their shutdown lines.
@@ -75,6 +77,11 @@ describe('embedded --chaos 0.2 (e2e, 3 nodes, 45 s)', function () {
     ])
       expect(c.restarts[name], `${name}: ${summary}`).to.be.at.least(1);
     expect(c.leaderKills, summary).to.be.at.least(1);
+    // Nodes deleted under their running pods, once while no fulfiller ran, each registered again;
+    // no address of theirs went to another node's NNC while a pod ran with it (a violation).
+    expect(c.nodeDeletions, summary).to.be.greaterThan(0);
+    expect(c.nodeDeletionsWithoutFulfiller, summary).to.be.at.least(1);
+    expect(c.nodeReregistrations, summary).to.equal(c.nodeDeletions);
     expect(c.crashes, summary).to.deep.equal([]);
     expect(c.uncleanShutdowns, summary).to.deep.equal([]);
     expect(r.invariantViolations, summary).to.equal(0);
@@ -88,6 +95,7 @@ describe('embedded --chaos 0.2 (e2e, 3 nodes, 45 s)', function () {
     expect(r.pods!.endedWaitingMaxMs!, summary).to.be.below(30_000);
     expect(out).to.match(/chaos {24}seed \d+, rate 0\.2/);
     expect(out).to.match(/API writes \d+, \d+ failed/);
+    expect(out).to.match(/nodes deleted [1-9]\d* \(/);
 
     // The kills were kill -9: a killed process never logs its shutdown, so
     // each sidecar logged 'sidecar stopped' once (the clean stop at the end)
