@@ -193,13 +193,19 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
     await run({ quarantineMs: 1000 });
     await running!.whenSynced();
     await cluster.kc.makeApiClient(CoreV1Api).deleteNode({ name: 'node-0' });
-    await waitFor('the NNC deleted', async () => (await cluster.get('node-0')) === undefined);
-    // Quarantined first (its pods may still run: README "High availability"), then released.
+    // Quarantined first (its pods may still run: README "High availability"):
+    // the NNC stays, terminating, as its record (docs/decisions/0030) ...
+    await waitFor(
+      'the NNC terminating',
+      async () => (await cluster.get('node-0'))?.metadata.deletionTimestamp !== undefined,
+    );
     expect(managedConfigs(cluster.cloud, 'node-0')).to.have.length(13);
+    // ... then the addresses are released and the NNC goes.
     await waitFor(
       'the addresses released',
       () => managedConfigs(cluster.cloud, 'node-0').length === 0,
     );
+    await waitFor('the NNC deleted', async () => (await cluster.get('node-0')) === undefined);
     // The NIC's own primary ipConfiguration stays.
     expect(cluster.cloud.nicOf('node-0')!.properties!.ipConfigurations).to.have.length(1);
   });
