@@ -18,25 +18,7 @@
 import type { NetworkContainer, NodeNetworkConfig } from '../nnc/types.ts';
 import { addressesOf } from './ledger.ts';
 
-/**
- * On an NNC created to replace one deleted under a live Node: the containers
- * it must get back, as JSON, until its status holds them. It carries the
- * record from the terminating NNC to its successor, so a leader that takes
- * over between the two still restores them (docs/decisions/0030).
- */
-export const RESTORE_ANNOTATION = 'pool-monitor.acn.azure.com/restore';
-
-/** The containers an NNC's restore annotation names, or undefined (absent or unreadable). */
-export function restoreRecord(nnc: NodeNetworkConfig | undefined): NetworkContainer[] | undefined {
-  const raw = nnc?.metadata.annotations?.[RESTORE_ANNOTATION];
-  if (raw === undefined) return undefined;
-  try {
-    const parsed: unknown = JSON.parse(raw);
-    return Array.isArray(parsed) ? (parsed as NetworkContainer[]) : undefined;
-  } catch {
-    return undefined;
-  }
-}
+export { RESTORE_ANNOTATION, restoreRecord } from '../nnc/types.ts';
 
 /** While on an NNC, the addresses in its status are in use; only the fulfiller removes it. */
 export const ADDRESSES_FINALIZER = 'pool-monitor.acn.azure.com/addresses';

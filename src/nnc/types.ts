@@ -156,3 +156,24 @@ export function invalidNnc(
 export function invalidNncReason(nnc: NodeNetworkConfig | undefined | null): string | undefined {
   return invalidNnc(nnc)?.reason;
 }
+
+/**
+ * On an NNC created to replace one deleted under a live Node: the containers
+ * it must get back, as JSON, until its status holds them. It carries the
+ * record from the terminating NNC to its successor, so a leader that takes
+ * over between the two still restores them (docs/decisions/0030; the fulfiller writes it,
+ * src/fulfiller/quarantine.ts).
+ */
+export const RESTORE_ANNOTATION = 'pool-monitor.acn.azure.com/restore';
+
+/** The containers an NNC's restore annotation names, or undefined (absent or unreadable). */
+export function restoreRecord(nnc: NodeNetworkConfig | undefined): NetworkContainer[] | undefined {
+  const raw = nnc?.metadata.annotations?.[RESTORE_ANNOTATION];
+  if (raw === undefined) return undefined;
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    return Array.isArray(parsed) ? (parsed as NetworkContainer[]) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -7,7 +7,8 @@
 // IP its node's NNC does not back, an IP marked for release while a pod
 // still holds it, and one address in the status of two NNCs (two nodes
 // would hand it out).
-import type { NodeNetworkConfig } from '../nnc/types.ts';
+import type { NetworkContainer, NodeNetworkConfig } from '../nnc/types.ts';
+import { restoreRecord } from '../nnc/types.ts';
 
 /** The parts of a pod the invariants read (a V1Pod fits). */
 export interface PodSnapshot {
@@ -67,12 +68,21 @@ interface NodeBacking {
   released: Set<string>;
 }
 
+/**
+ * What records a node's addresses: its NNC's status and, on a successor NNC
+ * not restored yet, its restore annotation (the fulfiller keeps those in use
+ * until the status holds them; docs/decisions/0030).
+ */
+function recordedContainers(nnc: NodeNetworkConfig): NetworkContainer[] {
+  return [...(nnc.status?.networkContainers ?? []), ...(restoreRecord(nnc) ?? [])];
+}
+
 function backingByNode(nncs: readonly NodeNetworkConfig[]): Map<string, NodeBacking> {
   const out = new Map<string, NodeBacking>();
   for (const nnc of nncs) {
     const notInUse = new Set(nnc.spec?.ipsNotInUse ?? []);
     const backing: NodeBacking = { ips: new Set(), released: new Set() };
-    for (const nc of nnc.status?.networkContainers ?? []) {
+    for (const nc of recordedContainers(nnc)) {
       for (const a of nc.ipAssignments ?? []) {
         backing.ips.add(a.ip);
         if (notInUse.has(a.name)) backing.released.add(a.ip);
@@ -87,7 +97,7 @@ function backingByNode(nncs: readonly NodeNetworkConfig[]): Map<string, NodeBack
 function sharedAddresses(nncs: readonly NodeNetworkConfig[]): Violation[] {
   const owners = new Map<string, Set<string>>();
   for (const nnc of nncs) {
-    for (const nc of nnc.status?.networkContainers ?? []) {
+    for (const nc of recordedContainers(nnc)) {
       for (const a of nc.ipAssignments ?? []) {
         const set = owners.get(a.ip) ?? new Set<string>();
         set.add(nnc.metadata.name);

@@ -6,6 +6,7 @@ import {
   type PodSnapshot,
 } from '../../src/sim/invariants.ts';
 import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
+import { RESTORE_ANNOTATION } from '../../src/nnc/types.ts';
 
 // A consistent world: each node has an NNC backing `size` IPs and some of its
 // pods hold distinct ones; finished pods keep a stale IP that may be reused.
@@ -93,6 +94,44 @@ describe('sim/invariants', () => {
         expect(checkClusterInvariants(w.pods, w.nncs)).to.deep.equal([]);
       }),
     );
+  });
+
+  // A successor NNC not restored yet: its restore annotation records its
+  // addresses (docs/decisions/0030), so its pods' addresses are backed, and
+  // one of them on another NNC is on two owners.
+  it("counts a restore annotation as what records its node's addresses", () => {
+    const containers = [
+      {
+        id: 'nc-a',
+        assignmentMode: 'dynamic' as const,
+        ipAssignments: [{ name: 'id-1', ip: '10.0.0.1' }],
+      },
+    ];
+    const successor: NodeNetworkConfig = {
+      metadata: {
+        name: 'node-a',
+        namespace: 'kube-system',
+        annotations: { [RESTORE_ANNOTATION]: JSON.stringify(containers) },
+      },
+      spec: {},
+    };
+    const pod: PodSnapshot = {
+      metadata: { name: 'p', namespace: 'default' },
+      spec: { nodeName: 'node-a' },
+      status: { phase: 'Running', podIP: '10.0.0.1', podIPs: [{ ip: '10.0.0.1' }] },
+    };
+    expect(checkClusterInvariants([pod], [successor])).to.deep.equal([]);
+    const other: NodeNetworkConfig = {
+      metadata: { name: 'node-b', namespace: 'kube-system' },
+      spec: {},
+      status: { networkContainers: [{ ...containers[0]!, id: 'nc-b' }] },
+    };
+    const kinds = checkClusterInvariants([pod], [successor, other]).map((v) => v.kind);
+    expect(kinds).to.include('address-on-two-nncs');
+    const withoutRecord = { ...successor, metadata: { name: 'node-a', namespace: 'kube-system' } };
+    expect(checkClusterInvariants([pod], [withoutRecord]).map((v) => v.kind)).to.deep.equal([
+      'ip-not-in-nnc',
+    ]);
   });
 
   it('detects an IP held by two pods', () => {
