@@ -59,6 +59,7 @@ describe('embedded/chaos: node deletions', () => {
         rate: 0.2,
         durationMs,
         nodes: ['node-0', 'node-1', 'node-2'],
+        nodeDeletions: true,
       });
       const deletions = plan.filter((a) => a.kind === 'delete-node');
       expect(deletions.length).to.be.at.least(2);
