@@ -32,6 +32,23 @@ export function sidecarWriteProblems(
   for (const w of writes) {
     if (w.method === 'POST' && /\/events$/.test(w.path)) continue;
     if (w.method === 'PUT' && /\/events\/[^/]+$/.test(w.path)) continue;
+    // The schedule signal: a JSON patch of its own Node's taints, nothing else
+    // (docs/decisions/0035; the node-taint policy holds it to its one taint).
+    if (w.method === 'PATCH' && w.path.endsWith(`/api/v1/nodes/${node}`)) {
+      const raw = parse(w.body) as unknown;
+      const ops = (Array.isArray(raw) ? raw : []) as Array<{ path?: string; value?: unknown }>;
+      const beyond = ops.filter(
+        (o) =>
+          o.path !== '/spec/taints' &&
+          o.path !== '/metadata/resourceVersion' &&
+          !(o.path === '/spec' && Object.keys(o.value ?? {}).every((k) => k === 'taints')),
+      );
+      if (ops.length === 0 || beyond.length > 0)
+        problems.push(
+          `sidecar patched its Node beyond its taints: ${beyond.map((o) => o.path).join(', ')}`,
+        );
+      continue;
+    }
     if (w.method !== 'PATCH' || !w.path.endsWith(`/nodenetworkconfigs/${node}`)) {
       problems.push(`sidecar wrote ${w.method} ${w.path}`);
       continue;
