@@ -122,7 +122,9 @@ rbac-audit: install
 # fulfiller (cidr and azure) against `bin/pool-monitor apiserver` until
 # /readyz (scripts/image-test.ts). Neither is part of `make test`; CI runs
 # both as root.
-IMAGE ?= localhost/ipam-pool-monitor:0.1.0
+# The tag is package.json's version, which the manifests' image tags follow.
+VERSION := $(shell sed -n 's/^  "version": "\(.*\)",$$/\1/p' package.json)
+IMAGE ?= localhost/ipam-pool-monitor:$(VERSION)
 image: install
 	IMAGE=$(IMAGE) scripts/image-build
 

@@ -1,4 +1,4 @@
-// `make image-test`: the image ($IMAGE, localhost/ipam-pool-monitor:0.1.0 by
+// `make image-test`: the image ($IMAGE, localhost/ipam-pool-monitor:0.2.0 by
 // default, built by `make image`) run as the manifests run it: podman with
 // runc, a read-only root, user 65532, every capability dropped, no new
 // privileges, the host's network (hostNetwork), /tmp and the sidecar's state
@@ -44,7 +44,7 @@ import type { NodeNetworkConfig } from '../src/nnc/types.ts';
 import { dynamicContainers, GROUP, NNC_PLURAL, NNC_VERSION } from '../src/nnc/types.ts';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const IMAGE = process.env.IMAGE ?? 'localhost/ipam-pool-monitor:0.1.0';
+const IMAGE = process.env.IMAGE ?? 'localhost/ipam-pool-monitor:0.2.0';
 const TIMEOUT_MS = Number(process.env.IMAGE_TEST_TIMEOUT_MS ?? 180_000);
 const NODES = ['image-test-0', 'image-test-1'];
 const AZURE_NS = 'pool-monitor-azure';
