@@ -2,7 +2,7 @@
 # Node 24, what the product loads and nothing else, non-root.
 # TypeScript runs through Node's built-in type stripping: the image holds the
 # sources as they are in the repository. What is built: the node agent's
-# bundled file (docs/decisions/0027) and the CNI plugin's (dist/cni.js, which
+# bundled file (docs/decisions/0027) and the CNI plugin's (dist/cni.cjs, which
 # the DaemonSet copies to the node beside the image's Node binary,
 # docs/decisions/0032), in a stage with the development dependencies
 # (esbuild) the image leaves out. `make image` builds this with buildah, from

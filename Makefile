@@ -20,10 +20,10 @@ dist/sidecar.js: node_modules/.installed scripts/bundle-sidecar.ts package.json 
 
 # The CNI IPAM plugin as one file, which bin/pool-monitor-cni runs and the
 # DaemonSet installs beside the image's node (docs/decisions/0032).
-dist/cni.js: node_modules/.installed scripts/bundle-cni.ts $(shell find src/cni-plugin -name '*.ts') src/nodeapi/cns.ts
+dist/cni.cjs: node_modules/.installed scripts/bundle-cni.ts $(shell find src/cni-plugin -name '*.ts') src/nodeapi/cns.ts
 	node $(NODE_FLAGS) scripts/bundle-cni.ts
 
-bundle: dist/sidecar.js dist/cni.js
+bundle: dist/sidecar.js dist/cni.cjs
 
 run: install
 	bin/pool-monitor embedded --scenario default

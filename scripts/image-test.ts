@@ -13,7 +13,7 @@
 //   VM, one a scale-set instance: @azure/arm-network and arm-compute);
 // - one-off runs: @azure/identity's DefaultAzureCredential constructed (the
 //   azure backend without a token file), `simulate --help`, and the CNI
-//   plugin's VERSION from dist/cni.js with the image's node.
+//   plugin's VERSION from dist/cni.cjs with the image's node.
 // Then prints the image's size and each process's RSS. Its containers are
 // removed however it ends (and on SIGINT/SIGTERM); a failure prints their logs.
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
