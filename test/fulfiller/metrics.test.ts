@@ -73,11 +73,14 @@ describe('fulfiller: --listen endpoints and metrics', function () {
       const url = running.http!.url;
       const forecast = 'pool_monitor_fulfiller_subnet_exhaustion_forecast_seconds';
       const subnet = { subnet: 'subnet-10-240-0-0-24' };
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      // Nothing allocated yet: not filling up.
-      expect(
-        value(parseProm(await (await fetch(`${url}/metrics`)).text()), forecast, subnet),
-      ).to.equal(Infinity);
+      // Nothing allocated yet: not filling up (once the first list is in: the
+      // fulfiller waits for its CRDs and its watches first).
+      await waitFor('the forecast series', async () =>
+        value(parseProm(await (await fetch(`${url}/metrics`)).text()), forecast, subnet) ===
+        Infinity
+          ? true
+          : undefined,
+      );
       await kc.makeApiClient(CoreV1Api).createNode({ body: { metadata: { name: 'node-1' } } });
       const api = kc.makeApiClient(CustomObjectsApi);
       await waitFor('NNC created', async () =>
