@@ -461,17 +461,15 @@ export class Fulfiller {
     if (!this.wantLead || !isTerminating(nnc) || this.nodes.has(name) || !this.nodesListed) return;
     const now = this.clock.now();
     const containers = dynamicContainers(nnc!);
+    const addresses = addressesOf(containers).size;
     // Nothing to keep: over at once.
-    const until =
-      addressesOf(containers).size > 0
-        ? quarantineEnd(nnc!, this.deps.config.quarantineMs, now)
-        : now;
+    const until = addresses > 0 ? quarantineEnd(nnc!, this.deps.config.quarantineMs, now) : now;
     this.quarantine.put({ node: name, until, containers: structuredClone(containers) });
     if (until > now) {
       this.armQuarantine(name, until);
       this.log.info('addresses of a deleted node quarantined', {
         node: name,
-        addresses: addressesOf(containers).size,
+        addresses,
         until: new Date(until).toISOString(),
         record: 'terminating NodeNetworkConfig',
       });

@@ -165,6 +165,23 @@ describe('fulfiller: the NNC lifecycle over HTTP', function () {
   const gone = (name: string) =>
     waitFor(`${name} NNC gone`, async () => ((await get(name)) ? undefined : true));
 
+  /**
+   * node-b asks for more than the /27 has beside node-a's held addresses:
+   * it ends short (SubnetFull) with none of them. The short status.
+   */
+  const nodeBShortWithout = async (held: Set<string>, what: string) => {
+    await setRequest('node-b', 26);
+    const short = await waitFor('node-b short', async () => {
+      const o = await get('node-b');
+      return o?.status?.status === 'SubnetFull' ? o : undefined;
+    });
+    expect(
+      addressesOf(short).filter((ip) => held.has(ip)),
+      what,
+    ).to.deep.equal([]);
+    return short;
+  };
+
   // A pod bound to the node's name (as the kubelet's pods are): the pod GC has not removed it yet.
   const bindPod = (name: string, nodeName: string) =>
     core.createNamespacedPod({
@@ -184,15 +201,7 @@ describe('fulfiller: the NNC lifecycle over HTTP', function () {
     await core.deleteNode({ name: 'node-a' });
     await quarantined('node-a');
     // /27: 27 usable, node-a's 21 quarantined, node-b's primary: 5 are free.
-    await setRequest('node-b', 26);
-    const short = await waitFor('node-b short', async () => {
-      const o = await get('node-b');
-      return o?.status?.status === 'SubnetFull' ? o : undefined;
-    });
-    expect(
-      addressesOf(short).filter((ip) => held.has(ip)),
-      'quarantined, handed out',
-    ).to.deep.equal([]);
+    await nodeBShortWithout(held, 'quarantined, handed out');
     // The quarantine over, they serve node-b.
     const b = await served('node-b', 26);
     const reused = b.status!.networkContainers![0]!.ipAssignments!.filter((x) => held.has(x.ip));
@@ -240,16 +249,7 @@ describe('fulfiller: the NNC lifecycle over HTTP', function () {
     await first.stop();
     running.splice(running.indexOf(first), 1);
     await start({ quarantineMs: 60_000 });
-    await setRequest('node-b', 26);
-    const short = await waitFor('node-b short', async () => {
-      const o = await get('node-b');
-      return o?.status?.status === 'SubnetFull' ? o : undefined;
-    });
-    const held = new Set(addressesOf(a));
-    expect(
-      addressesOf(short).filter((ip) => held.has(ip)),
-      'quarantined, handed out',
-    ).to.deep.equal([]);
+    await nodeBShortWithout(new Set(addressesOf(a)), 'quarantined, handed out');
     // The kubelet re-registers node-a: its terminating NNC is let go and a
     // new one comes back with its addresses, as they were.
     await createNode('node-a');
@@ -279,15 +279,7 @@ describe('fulfiller: the NNC lifecycle over HTTP', function () {
     await core.deleteNode({ name: 'node-a' });
     await api.deleteNamespacedCustomObject({ ...NNC, name: 'node-a' });
     await start({ quarantineMs: 60_000, quarantinePodCheckMs: 100 });
-    await setRequest('node-b', 26);
-    const short = await waitFor('node-b short', async () => {
-      const o = await get('node-b');
-      return o?.status?.status === 'SubnetFull' ? o : undefined;
-    });
-    expect(
-      addressesOf(short).filter((ip) => held.has(ip)),
-      "a deleted node's addresses handed out while its pod is bound",
-    ).to.deep.equal([]);
+    await nodeBShortWithout(held, "a deleted node's addresses handed out while its pod is bound");
     // Its pod gone, the addresses serve node-b and the NNC is gone for good.
     await core.deleteNamespacedPod({ name: 'on-a', namespace: 'default' });
     const b = await served('node-b', 26);
@@ -305,11 +297,10 @@ describe('fulfiller: the NNC lifecycle over HTTP', function () {
     const held = new Set(addressesOf(await served('node-a', 20)));
     await core.deleteNode({ name: 'node-a' });
     await api.deleteNamespacedCustomObject({ ...NNC, name: 'node-a' }).catch(() => undefined);
-    await setRequest('node-b', 26);
-    const short = await waitFor('node-b short', async () => {
-      const o = await get('node-b');
-      return o?.status?.status === 'SubnetFull' ? o : undefined;
-    });
+    const short = await nodeBShortWithout(
+      held,
+      "a deleted node's addresses handed out while its pod is bound",
+    );
     await sleep(300);
     expect(
       addressesOf(await get('node-b')).filter((ip) => held.has(ip)),
