@@ -425,35 +425,23 @@ export class GarbageCollector {
       item: itemId(resourceKey(res), obj),
       ownerReferences: refs.length,
     });
-    this.registry.patch(
-      res,
-      this.ns(obj),
-      String(obj.metadata.name),
-      PATCH_TYPES.merge,
-      {
-        metadata: {
-          ownerReferences: refs.length > 0 ? refs : null,
-          resourceVersion: String(obj.metadata.resourceVersion),
-        },
-      },
-      this.writeOptions(),
-    );
+    this.patchMetadata(res, obj, { ownerReferences: refs.length > 0 ? refs : null });
   }
 
   /** Removes one finalizer, by a merge patch on the version read (removeFinalizer, garbagecollector.go). */
   private removeFinalizer(res: ResourceInfo, obj: KObject, finalizer: string): void {
     const rest = finalizersOf(obj).filter((f) => f !== finalizer);
+    this.patchMetadata(res, obj, { finalizers: rest.length > 0 ? rest : null });
+  }
+
+  /** A merge patch of metadata fields on the version read (a conflict if it moved meanwhile). */
+  private patchMetadata(res: ResourceInfo, obj: KObject, fields: Record<string, unknown>): void {
     this.registry.patch(
       res,
       this.ns(obj),
       String(obj.metadata.name),
       PATCH_TYPES.merge,
-      {
-        metadata: {
-          finalizers: rest.length > 0 ? rest : null,
-          resourceVersion: String(obj.metadata.resourceVersion),
-        },
-      },
+      { metadata: { ...fields, resourceVersion: String(obj.metadata.resourceVersion) } },
       this.writeOptions(),
     );
   }
