@@ -110,6 +110,14 @@ export interface IpBackend {
    */
   validId?(id: string): boolean;
   /**
+   * A new dynamic container holding `ips`, addresses a node's pods report
+   * that no record holds any more (pod-rescue.ts), with a fresh primary IP
+   * and new ids; undefined when the subnet has no address left for the
+   * primary. Optional: a backend whose own store still holds what its nodes
+   * have (the Azure NICs) rebuilds from it at the node's next round.
+   */
+  rebuild?(node: NodeRef, ips: readonly string[]): NetworkContainer | undefined;
+  /**
    * Whether `ip` is an address this backend could have handed out (optional:
    * any IPv4 address when absent). A status holding others is refused.
    */

@@ -20,6 +20,7 @@ import { SubnetFullError } from './backend.ts';
 import { gatewayOf, parseCidr } from './cidr.ts';
 import type { AddressLedger } from './ledger.ts';
 import { SubnetPool } from './pool.ts';
+import { containerFrom } from './status.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -95,6 +96,20 @@ export class CidrBackend implements IpBackend {
   /** A usable address of its subnet (not the network, broadcast or reserved ones). */
   validAddress(ip: string): boolean {
     return this.pool.usable(ip);
+  }
+
+  /**
+   * The rescued addresses under a fresh primary (one the pool has free and
+   * the pods do not hold), each with a new id; nothing is claimed here: the
+   * fulfiller keeps the container in the ledger at once.
+   */
+  rebuild(_node: NodeRef, ips: readonly string[]): NetworkContainer | undefined {
+    const rescued = new Set(ips);
+    const primaryIP = this.pool.pick(ips.length + 1).find((ip) => !rescued.has(ip));
+    if (primaryIP === undefined) return undefined;
+    const held = this.heldFrom({ id: '', primaryIP });
+    held.ipAssignments = ips.map((ip) => ({ name: this.newId(), ip }));
+    return containerFrom({ held, newId: this.newId });
   }
 
   /** Nothing to call: the node's addresses come free when its NNC is gone. */

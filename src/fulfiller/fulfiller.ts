@@ -12,7 +12,7 @@
 // running and synced nothing is done: the node waits, /readyz and the log
 // say why (view.ts).
 import { randomUUID } from 'node:crypto';
-import type { NodeNetworkConfig } from '../nnc/types.ts';
+import type { NetworkContainer, NodeNetworkConfig } from '../nnc/types.ts';
 import { GROUP, dynamicContainers } from '../nnc/types.ts';
 import type { EventRecorder } from '../kube/events.ts';
 import { noopEventRecorder } from '../kube/events.ts';
@@ -35,6 +35,7 @@ import { ViewFreshness } from './view.ts';
 import { TermFence } from './term-fence.ts';
 import { QuarantineBook, isTerminating, quarantineEnd, restoreRecord } from './quarantine.ts';
 import { QuarantinePods } from './quarantine-pods.ts';
+import { orphanedAddresses, withRescued, type PodAddresses } from './pod-rescue.ts';
 import { UNANSWERED_WRITE_MS } from './status-round.ts';
 import type { ViewSource } from './view.ts';
 import { NodeQueue, realClock } from './queue.ts';
@@ -399,14 +400,16 @@ export class Fulfiller {
       while (this.wantLead && !this.stopped && !this.view.isLoaded) {
         const generation = this.leadGeneration;
         try {
-          const [nncs, nodes] = await Promise.all([
+          const [nncs, nodes, pods] = await Promise.all([
             this.deps.lists!.listNncs(),
             this.deps.lists!.listNodes(),
+            this.deps.lists!.listPodAddresses?.(),
           ]);
           if (generation !== this.leadGeneration || !this.wantLead || this.stopped) continue;
           this.loadNodes(nodes.items, nodes.resourceVersion);
           this.loadNncs(nncs.items, nncs.resourceVersion);
           this.loadQuarantine();
+          if (pods) this.rescueFromPods(pods);
           this.view.loaded(nncs.resourceVersion, nodes.resourceVersion, this.clock.now());
           this.raiseFence();
           void this.moveFencedNncs(generation);
@@ -430,6 +433,49 @@ export class Fulfiller {
     }
     this.noteWaiting();
     this.maybeStartTerm();
+  }
+
+  /**
+   * Addresses running pods report that no record holds (pod-rescue.ts) are
+   * their node's again: kept for it in the ledger before anything is
+   * allocated, then written into its NNC (created if need be), or
+   * quarantined when its Node is gone, by the node's lifecycle.
+   */
+  private rescueFromPods(pods: PodAddresses[]): void {
+    const backend = this.deps.backend;
+    if (!backend.rebuild) return;
+    const valid = backend.validAddress?.bind(backend) ?? (() => false);
+    const { byNode, contested } = orphanedAddresses(pods, (ip) => this.ledger.isUsed(ip), valid);
+    if (contested.length > 0)
+      this.log.error('pods of two nodes report the same address, which no record holds', {
+        addresses: contested.slice(0, 5),
+        count: contested.length,
+      });
+    for (const [name, ips] of byNode) {
+      const kept = this.ledger.retained(name);
+      let containers: NetworkContainer[];
+      if (kept) {
+        containers = withRescued(kept, ips, this.ctx.newId);
+        this.ledger.unretain(name);
+      } else {
+        const rebuilt = backend.rebuild({ name }, ips);
+        if (!rebuilt) {
+          this.log.error('addresses pods hold cannot be kept: no address left for a primary IP', {
+            node: name,
+            addresses: ips.length,
+          });
+          continue;
+        }
+        containers = [rebuilt];
+      }
+      this.ledger.retain(name, containers);
+      this.log.warn('addresses running pods hold were in no record: kept for their node', {
+        node: name,
+        addresses: ips.length,
+        nodeExists: this.nodes.has(name),
+      });
+      this.touch(name);
+    }
   }
 
   /** Every terminating NNC of a gone Node, as listed, is a quarantine record. */

@@ -23,6 +23,7 @@ import {
 } from '../nnc/types.ts';
 import { isConflict, isNotFound } from '../kube/errors.ts';
 import type { NodeObject } from './nodes.ts';
+import type { PodAddresses } from './pod-rescue.ts';
 import { ADDRESSES_FINALIZER, RESTORE_ANNOTATION } from './quarantine.ts';
 import type { ClusterListApi, NncLifecycleApi, NncStatusApi, SubnetStateApi } from './ports.ts';
 
@@ -175,6 +176,30 @@ export function kubeClusterListApi(kc: KubeConfig, namespace: string): ClusterLi
     async nodeExists(node) {
       const list = await core.listNode({ fieldSelector: `metadata.name=${node}`, limit: 1 });
       return (list.items ?? []).length > 0;
+    },
+    // Pages of 500, as client-go's pager reads a large list: a new leader
+    // reads this once, before its first allocation (pod-rescue.ts).
+    async listPodAddresses() {
+      const out: PodAddresses[] = [];
+      let next: string | undefined;
+      do {
+        const page = await core.listPodForAllNamespaces({
+          limit: 500,
+          ...(next ? { _continue: next } : {}),
+        });
+        for (const pod of page.items ?? []) {
+          const node = pod.spec?.nodeName;
+          const phase = pod.status?.phase;
+          if (!node || pod.spec?.hostNetwork || phase === 'Succeeded' || phase === 'Failed')
+            continue;
+          const ips = new Set<string>();
+          if (pod.status?.podIP) ips.add(pod.status.podIP);
+          for (const entry of pod.status?.podIPs ?? []) if (entry.ip) ips.add(entry.ip);
+          if (ips.size > 0) out.push({ node, ips: [...ips] });
+        }
+        next = page.metadata?._continue || undefined;
+      } while (next);
+      return out;
     },
     // One pod is enough to know: `limit=1` keeps the answer small on a large cluster.
     async anyPodOn(node) {

@@ -4,6 +4,7 @@
 // them only while it leads (and run.ts gates them on the lease besides).
 import type { NetworkContainer, NodeNetworkConfig } from '../nnc/types.ts';
 import type { NodeObject } from './nodes.ts';
+import type { PodAddresses } from './pod-rescue.ts';
 
 export interface NncStatusApi {
   /** Reads the NNC fresh from the server (after a conflict or a write in doubt). */
@@ -75,4 +76,10 @@ export interface ClusterListApi {
    * garbage collector's deletion of the NNC can arrive before the Node's.
    */
   nodeExists?(node: string): Promise<boolean>;
+  /**
+   * The addresses every running pod bound to a node reports, read at a new
+   * term's start (pod-rescue.ts); without it an address whose record was
+   * lost is free to the new leader.
+   */
+  listPodAddresses?(): Promise<PodAddresses[]>;
 }

@@ -8,6 +8,8 @@
 // deleted nodes' addresses, so any address freed too early would show up on
 // them.
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { setHeaderOptions } from '@kubernetes/client-node/dist/middleware.js';
+import { PatchStrategy } from '@kubernetes/client-node/dist/patch.js';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { ADDRESSES_FINALIZER } from '../../src/fulfiller/quarantine.ts';
@@ -208,5 +210,68 @@ describe('fulfiller process: deleted Nodes, their NNCs deleted by the garbage co
     await terminating();
     await noneHandedOut(held);
     await podsGoThenServed(held);
+  });
+
+  // The one window with no record at all: a leader let a terminating NNC go
+  // under a re-registered Node (its finalizer removed) and died before it
+  // created the successor; or a person removed the finalizer. The pods are
+  // then the only record left (docs/design/fulfiller.md#pods-as-the-last-record).
+  it('when the records are lost (NNCs gone, finalizers removed by hand): the addresses pods report stay theirs', async () => {
+    const first = await start('f1');
+    await fill();
+    // Each deleted-list node's pod runs with the first address of its NNC.
+    const podIp = new Map<string, string>();
+    for (const n of DELETED) {
+      const ip = dynamicContainers((await get(n))!)[0]!.ipAssignments![0]!.ip;
+      podIp.set(n, ip);
+      const pod = await core.readNamespacedPod({ name: `pod-${n}`, namespace: 'default' });
+      await core.replaceNamespacedPodStatus({
+        name: `pod-${n}`,
+        namespace: 'default',
+        body: { ...pod, status: { phase: 'Running', podIP: ip, podIPs: [{ ip }] } },
+      });
+    }
+    await stop(first);
+    // Half the Nodes live on (their NNC gone under them), half are deleted.
+    const live = DELETED.slice(0, 4);
+    const gone = DELETED.slice(4);
+    await Promise.all(gone.map((name) => core.deleteNode({ name })));
+    for (const name of DELETED) {
+      await api.patchNamespacedCustomObject(
+        { ...NNC, name, body: { metadata: { finalizers: null } } },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      );
+      await api.deleteNamespacedCustomObject({ ...NNC, name }).catch(() => undefined);
+    }
+    await waitFor('the NNCs gone', async () =>
+      (await Promise.all(DELETED.map(get))).every((o) => !o),
+    );
+
+    const second = await start('f2');
+    // The kept nodes take everything free.
+    for (const n of KEPT) await setRequest(n, 120);
+    await waitFor(
+      'the kept nodes served or short of addresses',
+      async () => {
+        const kept = await Promise.all(KEPT.map(get));
+        const n = (o: NodeNetworkConfig | undefined) =>
+          o ? (dynamicContainers(o)[0]?.ipAssignments?.length ?? 0) : 0;
+        return (
+          kept.some((o) => o?.status?.status === 'SubnetFull') || kept.every((o) => n(o) === 120)
+        );
+      },
+      30_000,
+    );
+    const all = await api.listNamespacedCustomObject({ ...NNC });
+    for (const o of (all as { items: NodeNetworkConfig[] }).items)
+      for (const [n, ip] of podIp)
+        if (o.metadata.name !== n)
+          expect(addressesOf(o), `${n}'s pod address on ${o.metadata.name}`).not.to.include(ip);
+    // A live node's new NNC holds its pod's address again.
+    for (const n of live)
+      await waitFor(`${n}'s pod address back in its NNC`, async () =>
+        addressesOf(await get(n)).includes(podIp.get(n)!),
+      );
+    expect(second.output()).to.match(/addresses running pods hold were in no record/);
   });
 });

@@ -1,0 +1,70 @@
+// Pods are the record of last resort (docs/design/fulfiller.md#pods-as-the-last-record).
+// Each node's addresses are recorded by its NNC, by the NNC kept terminating
+// as a quarantine, or by its successor's restore annotation. One window has
+// none of them: a leader lets a terminating NNC go under a re-registered Node
+// (its finalizer removed) and dies before it created the successor. A new
+// leader then finds the node's pods running with addresses no record holds,
+// free to hand out to another node. So a new term reads the pods before its
+// first allocation: an address a running pod reports, inside the backend's
+// subnets and held by no record, is the pod's node's again (kept for it and
+// written back into its NNC, or quarantined when its Node is gone).
+// Pure: which addresses are orphaned; the fulfiller acts on them.
+
+/** The addresses a pod bound to a node reports (`status.podIPs`). */
+export interface PodAddresses {
+  node: string;
+  ips: string[];
+}
+
+/**
+ * Per node, the addresses its pods hold that nothing records: inside the
+ * backend's subnets (`ours`), in use by no status, kept record or claim
+ * (`recorded`). An address two nodes' pods report goes to neither: which
+ * one holds it cannot be told, and the fulfiller reports it instead.
+ */
+export function orphanedAddresses(
+  pods: readonly PodAddresses[],
+  recorded: (ip: string) => boolean,
+  ours: (ip: string) => boolean,
+): { byNode: Map<string, string[]>; contested: string[] } {
+  const owner = new Map<string, string | null>();
+  for (const p of pods)
+    for (const ip of p.ips) {
+      if (recorded(ip) || !ours(ip)) continue;
+      const seen = owner.get(ip);
+      if (seen === undefined) owner.set(ip, p.node);
+      else if (seen !== p.node) owner.set(ip, null);
+    }
+  const byNode = new Map<string, string[]>();
+  const contested: string[] = [];
+  for (const [ip, node] of owner) {
+    if (node === null) {
+      contested.push(ip);
+      continue;
+    }
+    const list = byNode.get(node);
+    if (list) list.push(ip);
+    else byNode.set(node, [ip]);
+  }
+  return { byNode, contested };
+}
+
+/**
+ * Kept containers with rescued addresses added to the first one (a node
+ * whose successor's restore annotation is known but whose pods report more
+ * addresses than it names), each under a new id.
+ */
+export function withRescued<C extends { ipAssignments?: Array<{ name: string; ip: string }> }>(
+  containers: readonly C[],
+  ips: readonly string[],
+  newId: () => string,
+): C[] {
+  const out = structuredClone(containers) as C[];
+  const first = out[0];
+  if (!first) return out;
+  first.ipAssignments = [
+    ...(first.ipAssignments ?? []),
+    ...ips.map((ip) => ({ name: newId(), ip })),
+  ];
+  return out;
+}
