@@ -40,6 +40,15 @@ export interface ExhaustionSummary {
   exhaustedSamples: number;
 }
 
+/**
+ * How long a node may be without any NNC while its pods run: the window in
+ * which a terminating NNC is let go and its successor is created, a failed
+ * create's retries and a leader handover included (a chaos run's Lease
+ * lasts 4 s). A record lost in that window shows as addresses on other
+ * nodes besides.
+ */
+export const NNC_MISSING_GRACE_SECONDS = 15;
+
 export class ClusterSampler {
   readonly samples: Sample[] = [];
   readonly churn = new IpChurnTracker();
@@ -47,6 +56,8 @@ export class ClusterSampler {
   readonly violations: Violation[] = [];
   private readonly seenViolations = new Set<string>();
   private previous: Violation[] = [];
+  /** When each violation of a node without an NNC was first seen (seconds), while it lasts. */
+  private missingSince = new Map<string, number>();
   private exhaustion: ExhaustionSummary = {
     happened: false,
     firstAtSeconds: null,
@@ -73,9 +84,18 @@ export class ClusterSampler {
       e.recoveredAtSeconds = round1(tSeconds);
     }
     const current = checkClusterInvariants(snap.pods, snap.nncs);
+    const since = new Map<string, number>();
+    for (const v of current)
+      if (v.nncMissing) {
+        const key = violationKey(v);
+        since.set(key, this.missingSince.get(key) ?? tSeconds);
+      }
+    this.missingSince = since;
     const fresh: Violation[] = [];
     for (const v of persistentViolations(this.previous, current)) {
       const key = violationKey(v);
+      // A node between its NNC and that NNC's successor: counted once it lasts.
+      if (v.nncMissing && tSeconds - since.get(key)! < NNC_MISSING_GRACE_SECONDS) continue;
       if (this.seenViolations.has(key)) continue;
       this.seenViolations.add(key);
       this.violations.push(v);

@@ -38,7 +38,10 @@ const HISTORY_LOAD_MS = 24 * 3600_000;
 
 /** The node's NNC as last seen: Events go to it. */
 export interface LastSeenNnc {
+  /** The last usable one the store followed. */
   current?: NodeNetworkConfig;
+  /** What the NNC watch's cache holds for this node now (undefined: none, or not listed yet). */
+  listed?: NodeNetworkConfig;
 }
 
 export interface MonitorTuning {
@@ -92,6 +95,8 @@ export function buildMonitor(
       name: options.nodeName,
       namespace: options.namespace,
       observedIds: () => nnc.current?.spec?.ipsNotInUse,
+      // Gone after it was seen (not merely not listed yet: the monitor waits for one anyway).
+      present: () => nnc.current === undefined || nnc.listed !== undefined,
     }),
     logger: root,
     ...(tuning.tickMs !== undefined ? { tickMs: tuning.tickMs } : {}),

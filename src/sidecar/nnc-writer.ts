@@ -69,6 +69,12 @@ export function createNncWriter(opts: {
   namespace: string;
   /** `spec.ipsNotInUse` of the NNC as last observed, as it is (see applyBody). */
   observedIds?: () => unknown;
+  /**
+   * False while the NNC watch holds none for the node (after it had one):
+   * server-side apply would create it, without the fulfiller's owner and
+   * finalizer, so nothing is sent (the admission policy refuses it too).
+   */
+  present?: () => boolean;
 }): NncSpecWriter {
   const api: ApplyApi =
     opts.api ??
@@ -79,6 +85,10 @@ export function createNncWriter(opts: {
   const headers = setHeaderOptions('Content-Type', PatchStrategy.ServerSideApply);
   return {
     async writeSpec(spec: DesiredSpec): Promise<SpecWriteResult> {
+      if (opts.present?.() === false)
+        throw new SpecWriteError(
+          `NodeNetworkConfig ${opts.namespace}/${opts.name} is gone: its spec is written once the fulfiller has made it again`,
+        );
       let result: unknown;
       try {
         result = await api.patchNamespacedCustomObject(

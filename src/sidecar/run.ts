@@ -36,6 +36,7 @@ import { startMetricsListener } from './metrics-listen.ts';
 import { StopSteps } from './stop-steps.ts';
 import { TokenFile } from '../secrets/token-file.ts';
 import { Readiness, wireWatches } from './wire-watches.ts';
+import { nncGoneReason } from './waiting.ts';
 import type { ScheduleSignalLoop } from './schedule-signal-run.ts';
 import {
   scheduleSignalPart,
@@ -144,7 +145,7 @@ export async function runSidecar(
   let metricsUrl: string | undefined;
   try {
     bound = await serveNodeApi(
-      { options, deps, root, store, part, readiness, config, signal },
+      { options, deps, root, store, part, readiness, config, signal, nnc },
       stops,
     );
     metricsUrl = await serveMetrics(options, part.metrics, stops);
@@ -290,6 +291,7 @@ async function serveNodeApi(
     readiness: Readiness;
     config: SidecarConfig;
     signal: ScheduleSignalPart;
+    nnc: LastSeenNnc;
   },
   stops: StopSteps,
 ): Promise<Bound> {
@@ -319,7 +321,14 @@ async function serveNodeApi(
         scheduleSignal: signal.status(),
       }),
     },
-    assignGate: () => pods.notReady(),
+    assignGate: () =>
+      pods.notReady() ??
+      nncGoneReason(
+        input.nnc.listed,
+        input.nnc.current !== undefined,
+        options.namespace,
+        options.nodeName,
+      ),
     onUnmatchedRelease: (request) => pods.releaseAdopted(request.podNamespace, request.podName),
     onChange: (change) => {
       signal.poke();

@@ -49,6 +49,27 @@ export function nncReadiness(
   return { kind: 'usable' };
 }
 
+/**
+ * Why no new address is handed out because of the NNC itself: it is being
+ * deleted, or it is gone after the node had one. Its addresses are then the
+ * node's only through a quarantine or a successor still being made, and one
+ * handed out now could outlive a lost record (docs/design/fulfiller.md#pods-as-the-last-record).
+ * Undefined: assign. Pure.
+ */
+export function nncGoneReason(
+  nnc: NodeNetworkConfig | undefined,
+  hadOne: boolean,
+  namespace: string,
+  name: string,
+): string | undefined {
+  const what = `NodeNetworkConfig ${namespace}/${name}`;
+  if (nnc === undefined)
+    return hadOne ? `${what} is gone: waiting for the fulfiller to make it again` : undefined;
+  if (typeof nnc.metadata?.deletionTimestamp === 'string')
+    return `${what} is being deleted: waiting for its successor`;
+  return undefined;
+}
+
 /** Why the informers have not all listed yet; undefined once they have. Pure. */
 export function listReason(
   unsynced: readonly string[],

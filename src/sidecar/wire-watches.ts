@@ -175,6 +175,12 @@ function feedStoreAndMetrics(input: WatchInput, informers: NodeInformers): Subsc
     };
   });
   return [
+    // What the cache holds now, whatever it is (a terminating one, none): the
+    // node API hands out no address while it is gone or going (waiting.ts).
+    informers.nnc.cache$.subscribe(() => {
+      nnc.listed = informers.nnc.get(input.options.nodeName, input.options.namespace) as
+        NodeNetworkConfig | undefined;
+    }),
     monitor.outcomes$.subscribe((o) => {
       metrics.countReconcile(o.kind);
       if (o.wrote) metrics.countWrite(true);

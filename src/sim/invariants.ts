@@ -32,6 +32,13 @@ export interface Violation {
   nncs?: string[];
   ip?: string;
   node?: string;
+  /**
+   * ip-not-in-nnc because the node has no NNC at all: a successor NNC is
+   * made only once its predecessor is gone (a name cannot be reused
+   * before), so a window without one is part of every replacement
+   * (docs/design/fulfiller.md#nnc-lifecycle); a sampler counts it only when it lasts.
+   */
+  nncMissing?: true;
   message: string;
 }
 
@@ -152,6 +159,7 @@ export function checkClusterInvariants(
           pods: [key],
           ip,
           node,
+          ...(nodeBacking ? {} : { nncMissing: true as const }),
           message: nodeBacking
             ? `pod ${key} holds ${ip}, which NNC ${node} status does not list`
             : `pod ${key} holds ${ip}, but node ${node} has no NNC`,

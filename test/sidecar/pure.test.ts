@@ -116,6 +116,33 @@ describe('sidecar NNC writer', () => {
     expect(calls[0]).to.include({ fieldManager: 'azure-cns', force: true, name: 'n1' });
   });
 
+  it('sends nothing while the NNC is gone (server-side apply would create it)', async () => {
+    let calls = 0;
+    const api: ApplyApi = {
+      patchNamespacedCustomObject: () => {
+        calls++;
+        return Promise.resolve({});
+      },
+    };
+    let present = false;
+    const writer = createNncWriter({
+      api,
+      name: 'n1',
+      namespace: 'kube-system',
+      present: () => present,
+    });
+    const err = await writer.writeSpec({ requestedIPCount: 3, ipsNotInUse: [] }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).to.be.instanceOf(SpecWriteError);
+    expect((err as Error).message).to.match(/kube-system\/n1 is gone/);
+    expect(calls).to.equal(0);
+    present = true;
+    await writer.writeSpec({ requestedIPCount: 3, ipsNotInUse: [] });
+    expect(calls).to.equal(1);
+  });
+
   it('turns API errors into SpecWriteError with status and Retry-After', async () => {
     const api: ApplyApi = {
       patchNamespacedCustomObject: () =>

@@ -2,7 +2,13 @@
 // invalid, the wording, and the once-a-minute notice.
 import { expect } from 'chai';
 import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
-import { listReason, nncReadiness, WaitNotice, waitReason } from '../../src/sidecar/waiting.ts';
+import {
+  listReason,
+  nncGoneReason,
+  nncReadiness,
+  WaitNotice,
+  waitReason,
+} from '../../src/sidecar/waiting.ts';
 
 const nnc = (status: unknown): NodeNetworkConfig =>
   ({ metadata: { name: 'n' }, spec: {}, status }) as NodeNetworkConfig;
@@ -10,6 +16,19 @@ const scaler = { batchSize: 16, requestThresholdPercent: 50, releaseThresholdPer
 const dynamic = { id: 'nc', assignmentMode: 'dynamic', ipAssignments: [] };
 
 describe('sidecar/waiting', () => {
+  it('hands out no address while the NNC is being deleted or gone after it was there', () => {
+    const live = nnc({});
+    const going = { ...live, metadata: { name: 'n', deletionTimestamp: '2026-11-28T00:00:00Z' } };
+    expect(nncGoneReason(live, true, 'kube-system', 'n')).to.equal(undefined);
+    expect(nncGoneReason(undefined, false, 'kube-system', 'n')).to.equal(undefined);
+    expect(nncGoneReason(undefined, true, 'kube-system', 'n')).to.equal(
+      'NodeNetworkConfig kube-system/n is gone: waiting for the fulfiller to make it again',
+    );
+    expect(nncGoneReason(going, true, 'kube-system', 'n')).to.equal(
+      'NodeNetworkConfig kube-system/n is being deleted: waiting for its successor',
+    );
+  });
+
   it('waits for an NNC that is not there or not finished, in words', () => {
     const kinds = (s: unknown) => nncReadiness(nnc(s), 'kube-system', 'n');
     expect(nncReadiness(undefined, 'kube-system', 'n')).to.deep.equal({

@@ -48,7 +48,7 @@ export function prepareChaos(args: {
     rate: chaos.rate,
     durationMs: args.durationMs,
     nodes: args.nodeNames,
-    nodeDeletions: process.env.CHAOS_NODE_DELETIONS === '1',
+    nodeDeletions: process.env.CHAOS_NODE_DELETIONS !== '0',
   });
   let harness: ChaosHarness | undefined;
   const host = new ChaosHost({

@@ -50,9 +50,8 @@ export interface ChaosPlanInput {
   nodes: readonly string[];
   /**
    * Delete Nodes while their kubelet and sidecar run (the garbage collector
-   * then deletes their NNCs). Off unless asked (CHAOS_NODE_DELETIONS=1): with
-   * them the runs still find a re-registered node's pods outside any NNC
-   * record while its successor NNC is being made (issue 39's open work).
+   * then deletes their NNCs). On in every chaos run unless turned off
+   * (CHAOS_NODE_DELETIONS=0, to tell their effects from the rest's).
    */
   nodeDeletions?: boolean;
 }
