@@ -269,6 +269,7 @@ export class Registry {
         });
     }
     causes.push(...validateOwnerReferences(obj));
+    if (prev) causes.push(...noNewFinalizers(prev, obj));
     const pruned: string[] = [];
     if (res.schema) causes.push(...validateCustomResource(obj, res.schema, pruned));
     // Decoding, unknown fields and the kind's own rules, as kube-apiserver (validation/).
@@ -692,4 +693,29 @@ export function decorateCrd(crd: KObject): void {
 
 export function asObject(v: Json): JsonObject | undefined {
   return isObject(v) ? v : undefined;
+}
+
+/**
+ * An object being deleted takes no new finalizer, as apimachinery's
+ * ValidateObjectMetaUpdate refuses it (ValidateNoNewFinalizers,
+ * k8s.io/apimachinery/pkg/api/validation/objectmeta.go): otherwise a
+ * finalizer could keep it forever after its deletion was asked.
+ */
+function noNewFinalizers(prev: KObject, next: KObject): StatusCause[] {
+  if (prev.metadata.deletionTimestamp === undefined) return [];
+  const list = (o: KObject): string[] =>
+    Array.isArray(o.metadata.finalizers)
+      ? o.metadata.finalizers.filter((f): f is string => typeof f === 'string')
+      : [];
+  const old = new Set(list(prev));
+  // Go's sets.String.List(): sorted, without duplicates.
+  const extra = [...new Set(list(next).filter((f) => !old.has(f)))].sort();
+  if (extra.length === 0) return [];
+  return [
+    {
+      reason: 'FieldValueForbidden',
+      field: 'metadata.finalizers',
+      message: `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{${extra.map((f) => JSON.stringify(f)).join(', ')}}`,
+    },
+  ];
 }

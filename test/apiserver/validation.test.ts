@@ -381,4 +381,40 @@ describe('apiserver: built-in validation as kube-apiserver', () => {
       expect(put.status).to.equal(200);
     });
   });
+
+  // ValidateNoNewFinalizers (k8s.io/apimachinery/pkg/api/validation/objectmeta.go).
+  it('an object being deleted takes no new finalizer; removing one, or keeping them, is fine', async () => {
+    const body = nnc('terminating-one');
+    (body.metadata as Record<string, unknown>).finalizers = ['example.com/a'];
+    expect((await call(server, 'POST', NNC_PATH, body)).status).to.equal(201);
+    expect((await call(server, 'DELETE', `${NNC_PATH}/terminating-one`)).status).to.equal(200);
+    const add = await call(
+      server,
+      'PATCH',
+      `${NNC_PATH}/terminating-one`,
+      { metadata: { finalizers: ['example.com/a', 'example.com/z', 'example.com/b'] } },
+      'application/merge-patch+json',
+    );
+    expect(add.status).to.equal(422);
+    expect(add.body.message).to.equal(
+      'NodeNetworkConfig.acn.azure.com "terminating-one" is invalid: metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{"example.com/b", "example.com/z"}',
+    );
+    const same = await call(
+      server,
+      'PATCH',
+      `${NNC_PATH}/terminating-one`,
+      { metadata: { labels: { a: 'b' } } },
+      'application/merge-patch+json',
+    );
+    expect(same.status).to.equal(200);
+    const remove = await call(
+      server,
+      'PATCH',
+      `${NNC_PATH}/terminating-one`,
+      { metadata: { finalizers: null } },
+      'application/merge-patch+json',
+    );
+    expect(remove.status).to.equal(200);
+    expect((await call(server, 'GET', `${NNC_PATH}/terminating-one`)).status).to.equal(404);
+  });
 });
