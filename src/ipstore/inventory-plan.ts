@@ -1,6 +1,6 @@
 // What the node IP store must change to follow the NNC status, decided purely
-// from the validated status and the store's rows (sqlite-store.ts applies it
-// in one transaction, then drops the containers nothing refers to):
+// from the validated status and the store's rows (inventory-sync.ts applies
+// it in the store's transaction, then drops the containers nothing refers to):
 // - containers: every dynamic container of the status is kept and backed;
 //   a backed one the status no longer lists is unbacked;
 // - renames: an address a pod holds under an id the status no longer has,

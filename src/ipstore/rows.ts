@@ -2,7 +2,7 @@
 // one store method needs. Everything here runs inside a transaction the
 // caller (sqlite-store.ts) opened; `Sql` hands out its cached statements.
 import type { StatementSync } from 'node:sqlite';
-import type { IpRecord, IpState } from './types.ts';
+import type { ContainerInfo, IpRecord, IpState } from './types.ts';
 
 export type Sql = (text: string) => StatementSync;
 
@@ -18,6 +18,14 @@ export interface IpRow {
   pod_namespace: string | null;
   backed: number;
   updated_at: number;
+}
+
+export interface ContainerRow {
+  id: string;
+  subnet_address_space: string;
+  default_gateway: string;
+  primary_ip: string;
+  backed: number;
 }
 
 export const SELECT_IP = 'SELECT * FROM ips';
@@ -41,6 +49,16 @@ export function toRecord(row: IpRow): IpRecord {
   }
   if (row.backed === 0) record.vanished = true;
   return record;
+}
+
+/** The container as the store's callers see it. */
+export function toContainerInfo(row: ContainerRow): ContainerInfo {
+  return {
+    id: row.id,
+    subnetAddressSpace: row.subnet_address_space,
+    defaultGateway: row.default_gateway,
+    primaryIP: row.primary_ip,
+  };
 }
 
 /** Drops containers the status no longer lists once no IP refers to them. */

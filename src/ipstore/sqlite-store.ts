@@ -5,16 +5,28 @@
 // schema.ts), so a crash at any instant leaves either the old or the new state.
 // Which IP assign hands out, which ones markPendingRelease takes, and what
 // restorePendingRelease does with the announced ids: docs/decisions/0011.
+// The class is the composition: it validates, opens the transaction and
+// caches the statements; the work inside is in inventory-sync.ts,
+// pending-release.ts, assign.ts, pod-rows.ts and reads.ts.
 import { narrowStoreFiles, secureStoreFiles } from './file-modes.ts';
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { NetworkContainer } from '../nnc/types.ts';
-import { ipSortKey } from './address.ts';
-import { PoolHistory } from './pool-history.ts';
+import { isIpAddress } from './address.ts';
+import { assignRow } from './assign.ts';
 import type { DatabaseOptions } from './database.ts';
 import { checkStateDir, IpStoreOpenError, openDatabase } from './database.ts';
-import { planInventory, type InventoryPlan } from './inventory-plan.ts';
-import { adoptRow, reclaimRow, releaseOlderSandboxes } from './pod-rows.ts';
-import { dropOrphanContainers, freeRow, SELECT_IP, toRecord, type IpRow } from './rows.ts';
+import { syncRows } from './inventory-sync.ts';
+import {
+  markPending,
+  markProgrammed,
+  pendingReleaseIds,
+  poolView,
+  restorePending,
+} from './pending-release.ts';
+import { adoptRow, reclaimRow } from './pod-rows.ts';
+import { PoolHistory } from './pool-history.ts';
+import { containerInfo, durabilityOf, integrityProblems, stateCounts } from './reads.ts';
+import { freeRow, SELECT_IP, toRecord, type IpRow } from './rows.ts';
 import type {
   AdoptRequest,
   AdoptResult,
@@ -31,13 +43,7 @@ import type {
   StateCounts,
   SyncOptions,
 } from './types.ts';
-import {
-  DesiredIpUnavailableError,
-  InvalidIpStoreInputError,
-  InsufficientReleasableError,
-  NoAvailableIpError,
-} from './types.ts';
-import { isIpAddress } from './address.ts';
+import { InvalidIpStoreInputError, NoAvailableIpError } from './types.ts';
 import {
   validateAssignRequest,
   validateContainers,
@@ -57,14 +63,6 @@ export interface IpStoreOptions extends DatabaseOptions {
   memory?: boolean;
   /** Clock for `updatedAt` (Unix ms); injected for deterministic tests. */
   now?: () => number;
-}
-
-interface ContainerRow {
-  id: string;
-  subnet_address_space: string;
-  default_gateway: string;
-  primary_ip: string;
-  backed: number;
 }
 
 /** Opens the store under `stateDir` (or in memory); throws IpStoreOpenError. */
@@ -94,7 +92,7 @@ export class SqliteIpStore implements NodeIpStore {
   private readonly db: DatabaseSync;
   private readonly now: () => number;
   private readonly statements = new Map<string, StatementSync>();
-  /** The cached statements, for the row operations of rows.ts and pod-rows.ts. */
+  /** The cached statements, for the row operations the methods hand their work to. */
   private readonly q = (text: string): StatementSync => this.sql(text);
   private closed = false;
   /** The rows the last list() read, and the change mark they were read at. */
@@ -110,110 +108,23 @@ export class SqliteIpStore implements NodeIpStore {
   syncInventory(containers: NetworkContainer[], options?: SyncOptions): InventoryChange {
     const backed = validateContainers(containers);
     const newState = validateSyncOptions(options);
-    return this.transaction(() => {
-      const plan = planInventory({
-        containers: backed,
-        backedContainerIds: (
-          this.sql('SELECT id FROM containers WHERE backed = 1').all() as { id: string }[]
-        ).map((row) => row.id),
-        rows: this.sql(`${SELECT_IP} ORDER BY ip_key`).all() as unknown as IpRow[],
-        newState,
-        now: this.now(),
-      });
-      this.applyInventory(plan);
-      return plan.change;
-    });
-  }
-
-  /** Carries out an inventory plan, in the order its steps depend on. */
-  private applyInventory(plan: InventoryPlan): void {
-    for (const nc of plan.containers) {
-      this.sql(
-        `INSERT INTO containers (id, subnet_address_space, default_gateway, primary_ip, backed)
-         VALUES (?, ?, ?, ?, 1)
-         ON CONFLICT (id) DO UPDATE SET subnet_address_space = excluded.subnet_address_space,
-           default_gateway = excluded.default_gateway, primary_ip = excluded.primary_ip, backed = 1`,
-      ).run(nc.id, nc.subnetAddressSpace, nc.defaultGateway, nc.primaryIP);
-    }
-    for (const id of plan.unbackContainers)
-      this.sql('UPDATE containers SET backed = 0 WHERE id = ?').run(id);
-    for (const r of plan.renames)
-      this.sql('UPDATE ips SET id = ?, nc_id = ?, backed = 1 WHERE id = ?').run(
-        r.id,
-        r.ncId,
-        r.from,
-      );
-    for (const id of plan.unback) this.sql('UPDATE ips SET backed = 0 WHERE id = ?').run(id);
-    for (const id of plan.remove) this.sql('DELETE FROM ips WHERE id = ?').run(id);
-    for (const r of plan.reback)
-      this.sql('UPDATE ips SET nc_id = ?, backed = 1 WHERE id = ?').run(r.ncId, r.id);
-    for (const row of plan.insert) {
-      this.sql(
-        `INSERT INTO ips (id, ip, ip_key, nc_id, state, backed, updated_at) VALUES (?, ?, ?, ?, ?, 1, ?)`,
-      ).run(row.id, row.ip, row.ip_key, row.nc_id, row.state, row.updated_at);
-    }
-    dropOrphanContainers(this.q);
+    return this.transaction(() => syncRows(this.q, backed, newState, this.now));
   }
 
   restorePendingRelease(ids: string[]): RestoreResult {
     const wanted = new Set(validateIds(ids, 'pending release ids'));
-    return this.transaction(() => {
-      const now = this.now();
-      const result: RestoreResult = { restored: [], unmarked: [], assigned: [], unknown: [] };
-      for (const row of this.sql(`SELECT id FROM ips WHERE state = 'PendingRelease'`).all() as {
-        id: string;
-      }[]) {
-        if (!wanted.has(row.id)) {
-          this.setState(row.id, 'Available', now);
-          result.unmarked.push(row.id);
-        }
-      }
-      for (const id of wanted) {
-        const row = this.sql('SELECT state FROM ips WHERE id = ?').get(id) as
-          { state: IpState } | undefined;
-        if (row === undefined) result.unknown.push(id);
-        else if (row.state === 'Assigned') result.assigned.push(id);
-        else {
-          if (row.state !== 'PendingRelease') this.setState(id, 'PendingRelease', now);
-          result.restored.push(id);
-        }
-      }
-      for (const list of Object.values(result) as string[][]) list.sort();
-      return result;
-    });
+    return this.transaction(() => restorePending(this.q, wanted, this.now));
   }
 
   markPendingRelease(count: number): string[] {
     const wanted = validateCount(count);
-    return this.transaction(() => {
-      if (wanted === 0) return [];
-      const candidates = this.sql(
-        `SELECT id FROM ips WHERE state IN ('PendingProgramming', 'Available')
-         ORDER BY state = 'PendingProgramming' DESC, updated_at DESC, ip_key DESC`,
-      ).all() as { id: string }[];
-      if (candidates.length < wanted)
-        throw new InsufficientReleasableError(wanted, candidates.length);
-      const now = this.now();
-      const marked = candidates.slice(0, wanted).map((row) => row.id);
-      for (const id of marked) this.setState(id, 'PendingRelease', now);
-      return marked.sort();
-    });
+    return this.transaction(() => markPending(this.q, wanted, this.now));
   }
 
   /** Moves PendingProgramming IPs (all, or the given ids) to Available. */
   markProgrammed(ids?: string[]): string[] {
     const only = ids === undefined ? undefined : new Set(validateIds(ids, 'programmed ids'));
-    return this.transaction(() => {
-      const now = this.now();
-      const rows = this.sql(
-        `SELECT id FROM ips WHERE state = 'PendingProgramming' ORDER BY id`,
-      ).all() as {
-        id: string;
-      }[];
-      const done = rows.map((r) => r.id).filter((id) => only === undefined || only.has(id));
-      for (const id of done) this.setState(id, 'Available', now);
-      return done;
-    });
+    return this.transaction(() => markProgrammed(this.q, only, this.now));
   }
 
   /** The pool history kept in the same database (pool-history.ts). */
@@ -222,74 +133,17 @@ export class SqliteIpStore implements NodeIpStore {
   }
 
   poolView(): PoolView {
-    return this.transaction(() => {
-      const pendingReleaseIds = (
-        this.sql(`SELECT id FROM ips WHERE state = 'PendingRelease' ORDER BY id`).all() as {
-          id: string;
-        }[]
-      ).map((r) => r.id);
-      const { active, markable } = this.sql(
-        `SELECT
-           count(*) FILTER (WHERE state IN ('Available', 'PendingProgramming')
-             OR (state = 'Assigned' AND backed = 1)) AS active,
-           count(*) FILTER (WHERE state IN ('Available', 'PendingProgramming')) AS markable
-         FROM ips`,
-      ).get() as { active: number; markable: number };
-      return { pendingReleaseIds, activeCount: active, markableCount: markable };
-    });
+    return this.transaction(() => poolView(this.q));
   }
 
   pendingReleaseIds(): string[] {
-    return this.transaction(() =>
-      (
-        this.sql(`SELECT id FROM ips WHERE state = 'PendingRelease' ORDER BY id`).all() as {
-          id: string;
-        }[]
-      ).map((r) => r.id),
-    );
+    return this.transaction(() => pendingReleaseIds(this.q));
   }
 
   assign(request: AssignRequest): Assignment {
     const req = validateAssignRequest(request);
-    const desired = req.desiredIPAddresses ?? [];
-    const result = this.transaction((): Assignment | NoAvailableIpError => {
-      const held = this.sql(`${SELECT_IP} WHERE pod_interface_id = ?`).get(req.podInterfaceID) as
-        IpRow | undefined;
-      if (held !== undefined) {
-        if (desired.length > 0 && !desired.some((address) => ipSortKey(address) === held.ip_key)) {
-          throw new DesiredIpUnavailableError(
-            `pod interface ${req.podInterfaceID} already holds ${held.ip}, not ${desired.join(', ')}`,
-          );
-        }
-        return toRecord(held);
-      }
-      const now = this.now();
-      const replaced = releaseOlderSandboxes(this.q, req, now);
-      let row: IpRow;
-      try {
-        row = desired.length > 0 ? this.desiredRow(desired) : this.leastRecentlyUsed();
-      } catch (err) {
-        // The older sandbox is dead whether or not the new one gets an IP.
-        if (!(err instanceof NoAvailableIpError) || replaced.length === 0) throw err;
-        err.replaced = replaced;
-        return err;
-      }
-      this.sql(
-        `UPDATE ips SET state = 'Assigned', pod_interface_id = ?, infra_container_id = ?, pod_name = ?,
-           pod_namespace = ?, updated_at = ? WHERE id = ?`,
-      ).run(req.podInterfaceID, req.infraContainerID, req.podName, req.podNamespace, now, row.id);
-      const record: Assignment = toRecord({
-        ...row,
-        state: 'Assigned',
-        pod_interface_id: req.podInterfaceID,
-        infra_container_id: req.infraContainerID,
-        pod_name: req.podName,
-        pod_namespace: req.podNamespace,
-        updated_at: now,
-      });
-      if (replaced.length > 0) record.replaced = replaced;
-      return record;
-    });
+    // Returned, not thrown, when older sandboxes were released: they stay released.
+    const result = this.transaction(() => assignRow(this.q, req, this.now));
     if (result instanceof NoAvailableIpError) throw result;
     return result;
   }
@@ -352,63 +206,21 @@ export class SqliteIpStore implements NodeIpStore {
   }
 
   counts(): StateCounts {
-    return this.transaction(() => {
-      const counts: StateCounts = {
-        Available: 0,
-        Assigned: 0,
-        PendingRelease: 0,
-        PendingProgramming: 0,
-      };
-      for (const row of this.sql('SELECT state, count(*) AS n FROM ips GROUP BY state').all() as {
-        state: IpState;
-        n: number;
-      }[]) {
-        counts[row.state] = row.n;
-      }
-      return counts;
-    });
+    return this.transaction(() => stateCounts(this.q));
   }
 
   container(ncId: string): ContainerInfo | undefined {
-    return this.transaction(() => {
-      const row = this.sql('SELECT * FROM containers WHERE id = ?').get(ncId) as
-        ContainerRow | undefined;
-      if (row === undefined) return undefined;
-      return {
-        id: row.id,
-        subnetAddressSpace: row.subnet_address_space,
-        defaultGateway: row.default_gateway,
-        primaryIP: row.primary_ip,
-      };
-    });
+    return this.transaction(() => containerInfo(this.q, ncId));
   }
 
   /** SQLite's own checks (integrity, foreign keys): a list of problems, empty when sound. */
   integrityCheck(): string[] {
-    return this.transaction(() => {
-      const problems = (
-        this.db.prepare('PRAGMA integrity_check').all() as { integrity_check: string }[]
-      )
-        .map((r) => r.integrity_check)
-        .filter((text) => text !== 'ok');
-      for (const row of this.db.prepare('PRAGMA foreign_key_check').all()) {
-        problems.push(`foreign key violation: ${JSON.stringify(row)}`);
-      }
-      return problems;
-    });
+    return this.transaction(() => integrityProblems(this.db));
   }
 
   /** The journal mode and synchronous level this connection runs with. */
   durability(): { journalMode: string; synchronous: string } {
-    return this.transaction(() => {
-      const journal = this.db.prepare('PRAGMA journal_mode').get() as { journal_mode: string };
-      const sync = this.db.prepare('PRAGMA synchronous').get() as { synchronous: number };
-      const names = ['OFF', 'NORMAL', 'FULL', 'EXTRA'];
-      return {
-        journalMode: journal.journal_mode,
-        synchronous: names[sync.synchronous] ?? String(sync.synchronous),
-      };
-    });
+    return this.transaction(() => durabilityOf(this.db));
   }
 
   /** Closes the database (a WAL checkpoint happens here); idempotent. */
@@ -418,36 +230,6 @@ export class SqliteIpStore implements NodeIpStore {
     this.statements.clear();
     this.listed = undefined;
     this.db.close();
-  }
-
-  private desiredRow(desired: string[]): IpRow {
-    const reasons: string[] = [];
-    for (const address of desired) {
-      const row = this.sql(`${SELECT_IP} WHERE ip_key = ?`).get(ipSortKey(address)) as
-        IpRow | undefined;
-      if (row?.state === 'Available') return row;
-      reasons.push(
-        row === undefined ? `${address} is not in the pool` : `${address} is ${row.state}`,
-      );
-    }
-    throw new DesiredIpUnavailableError(`no desired IP can be assigned: ${reasons.join('; ')}`);
-  }
-
-  private leastRecentlyUsed(): IpRow {
-    const row = this.sql(
-      `${SELECT_IP} WHERE state = 'Available' ORDER BY updated_at, ip_key LIMIT 1`,
-    ).get() as IpRow | undefined;
-    if (row !== undefined) return row;
-    const counts = this.sql('SELECT state, count(*) AS n FROM ips GROUP BY state').all() as {
-      state: string;
-      n: number;
-    }[];
-    const summary = counts.map((c) => `${c.n} ${c.state}`).join(', ') || 'the pool is empty';
-    throw new NoAvailableIpError(`no Available IP to assign (${summary})`);
-  }
-
-  private setState(id: string, state: IpState, now: number): void {
-    this.sql('UPDATE ips SET state = ?, updated_at = ? WHERE id = ?').run(state, now, id);
   }
 
   /**
