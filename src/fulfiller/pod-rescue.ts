@@ -8,7 +8,11 @@
 // first allocation: an address a running pod reports, inside the backend's
 // subnets and held by no record, is the pod's node's again (kept for it and
 // written back into its NNC, or quarantined when its Node is gone).
-// Pure: which addresses are orphaned; the fulfiller acts on them.
+// Pure: which addresses are orphaned; `keepRescued` puts them in the ledger.
+import type { Logger } from '../log/logger.ts';
+import type { NetworkContainer } from '../nnc/types.ts';
+import type { IpBackend } from './backend.ts';
+import type { AddressLedger } from './ledger.ts';
 
 /** The addresses a pod bound to a node reports (`status.podIPs`). */
 export interface PodAddresses {
@@ -67,4 +71,58 @@ export function withRescued<C extends { ipAssignments?: Array<{ name: string; ip
     ...ips.map((ip) => ({ name: newId(), ip })),
   ];
   return out;
+}
+
+/**
+ * Keeps every orphaned address for its node in the ledger, before anything
+ * is allocated: in a container the backend rebuilds, or added to what is
+ * kept for the node already. The node's lifecycle then writes it into its
+ * NNC (`create`, `restore`) or quarantines it. Backends without `rebuild`
+ * (Azure: the NIC still holds them) are left to their own record.
+ */
+export function keepRescued(
+  pods: readonly PodAddresses[],
+  deps: {
+    ledger: AddressLedger;
+    backend: IpBackend;
+    log: Logger;
+    newId: () => string;
+    hasNode(name: string): boolean;
+    touch(name: string): void;
+  },
+): void {
+  const { ledger, backend, log } = deps;
+  if (!backend.rebuild) return;
+  const valid = backend.validAddress?.bind(backend) ?? (() => false);
+  const { byNode, contested } = orphanedAddresses(pods, (ip) => ledger.isUsed(ip), valid);
+  if (contested.length > 0)
+    log.error('pods of two nodes report the same address, which no record holds', {
+      addresses: contested.slice(0, 5),
+      count: contested.length,
+    });
+  for (const [name, ips] of byNode) {
+    const kept = ledger.retained(name);
+    let containers: NetworkContainer[];
+    if (kept) {
+      containers = withRescued(kept, ips, deps.newId);
+      ledger.unretain(name);
+    } else {
+      const rebuilt = backend.rebuild({ name }, ips);
+      if (!rebuilt) {
+        log.error('addresses pods hold cannot be kept: no address left for a primary IP', {
+          node: name,
+          addresses: ips.length,
+        });
+        continue;
+      }
+      containers = [rebuilt];
+    }
+    ledger.retain(name, containers);
+    log.warn('addresses running pods hold were in no record: kept for their node', {
+      node: name,
+      addresses: ips.length,
+      nodeExists: deps.hasNode(name),
+    });
+    deps.touch(name);
+  }
 }
