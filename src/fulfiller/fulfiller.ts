@@ -33,7 +33,8 @@ import { NodeQueue, realClock } from './queue.ts';
 import type { QueueClock } from './queue.ts';
 import { STATUS_SUBNET_FULL } from './status.ts';
 import { exhaustionPublisher, fulfillerGauges, SubnetSampler } from './subnet-report.ts';
-import { syncContextOf, warn } from './sync-context.ts';
+import { syncContextOf } from './reconcile-context.ts';
+import { warn } from './sync-context.ts';
 import type { ViewSource } from './view.ts';
 
 export { ConflictLoopError } from './node-sync.ts';

@@ -15,13 +15,6 @@ import { planNode } from './plan.ts';
 import type { NodePlan } from './plan.ts';
 import type { QuarantineBook } from './quarantine.ts';
 import type { NncLifecycleApi, NncStatusApi } from './ports.ts';
-import { noopEventRecorder } from '../kube/events.ts';
-import type { ClusterView } from './cluster-view.ts';
-import type { FulfillerDeps } from './fulfiller.ts';
-import type { LeaderTerm } from './leader-term.ts';
-import { nodeSelector } from './nodes.ts';
-import type { QuarantineKeeper } from './quarantine-keeper.ts';
-import type { QueueClock } from './queue.ts';
 
 export type SyncOutcome =
   | 'noop'
@@ -139,49 +132,4 @@ export function warn(
     reason,
     message,
   });
-}
-
-/** The context of one node's reconcile, over the fulfiller's parts. */
-export function syncContextOf(parts: {
-  deps: FulfillerDeps;
-  log: Logger;
-  clock: QueueClock;
-  newId: () => string;
-  counters: SyncCounters;
-  view: ClusterView;
-  quarantine: QuarantineKeeper;
-  leader: LeaderTerm;
-  guard(): void;
-  subnetsChanged(freed: boolean): void;
-}): SyncContext {
-  const { deps, view, quarantine, leader } = parts;
-  return {
-    config: deps.config,
-    backend: deps.backend,
-    ledger: deps.ledger,
-    nncApi: deps.nncApi,
-    lifecycleApi: deps.lifecycleApi,
-    log: parts.log,
-    events: deps.events ?? noopEventRecorder,
-    metrics: deps.metrics,
-    newId: parts.newId,
-    counters: parts.counters,
-    invalidReported: new Map(),
-    setupReported: new Map(),
-    doubts: new Map(),
-    now: () => parts.clock.now(),
-    node: (name) => view.node(name),
-    selected: nodeSelector(deps.config.nodeSelector),
-    ...(quarantine.enabled ? { quarantine: quarantine.book } : {}),
-    quarantineState: (name) => quarantine.state(name),
-    removed: (nnc) => view.removeNnc(nnc),
-    ...(deps.lists?.nodeExists
-      ? { confirmNode: (name: string) => deps.lists!.nodeExists!(name) }
-      : {}),
-    armQuarantine: (name, until) => quarantine.arm(name, until),
-    allocationWait: (name) => leader.fence.waitReason(name),
-    waitFor: (name, reason) => leader.waitForFence(name, reason),
-    guard: parts.guard,
-    subnetsChanged: parts.subnetsChanged,
-  };
 }
