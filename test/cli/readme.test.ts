@@ -1,6 +1,7 @@
-// The README's command table is complete: every command `--help` lists has a
-// row, and the row names every flag its `--help` prints, with the default
-// when the help gives a literal one. A flag added without the README fails here.
+// The README's command reference is complete: every command `--help` lists has
+// a section (### `bin/pool-monitor COMMAND`) whose synopsis (the first code
+// block under it) names every flag its `--help` prints, with the default when
+// the help gives a literal one. A flag added without the README fails here.
 import { expect } from 'chai';
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -40,7 +41,22 @@ function helpOptions(text: string): HelpOption[] {
     .filter((o) => o.flag !== '--help' && o.flag !== '--version');
 }
 
-describe('README: the command table', function () {
+/** The synopsis of a command's README section: its first code block, lines joined. */
+function synopsis(command: string): string | undefined {
+  const lines = README.split('\n');
+  const at = lines.indexOf(`### \`bin/pool-monitor ${command}\``);
+  if (at < 0) return undefined;
+  const open = lines.findIndex((l, i) => i > at && l.startsWith('```'));
+  const next = lines.findIndex((l, i) => i > at && l.startsWith('#'));
+  if (open < 0 || (next >= 0 && next < open)) return undefined;
+  const close = lines.findIndex((l, i) => i > open && l.startsWith('```'));
+  return lines
+    .slice(open + 1, close)
+    .map((l) => l.trim())
+    .join(' ');
+}
+
+describe('README: the command reference', function () {
   this.timeout(60_000);
   const commands = /^Commands:\n([\s\S]*)$/m
     .exec(help())![1]!
@@ -60,16 +76,16 @@ describe('README: the command table', function () {
 
   for (const command of ['apiserver', 'embedded', 'fulfiller', 'simulate', 'sidecar']) {
     it(`has every flag of ${command} --help, with its default`, () => {
-      const row = README.split('\n').find((l) => l.startsWith(`| \`bin/pool-monitor ${command} `));
-      expect(row, `a README row for ${command}`).to.be.a('string');
-      const synopsis = row!.split('` |')[0]!.replaceAll('\\|', '|');
+      const text = synopsis(command);
+      expect(text, `a README section with a synopsis for ${command}`).to.be.a('string');
+      expect(text!.startsWith(`bin/pool-monitor ${command} `), text).to.equal(true);
       const missing: string[] = [];
       for (const o of helpOptions(help(command))) {
-        if (!new RegExp(`${o.flag}\\b`).test(synopsis)) missing.push(o.flag);
-        else if (o.literal && !synopsis.includes(`${o.flag} ${o.literal}`))
+        if (!new RegExp(`${o.flag}\\b`).test(text!)) missing.push(o.flag);
+        else if (o.literal && !text!.includes(`${o.flag} ${o.literal}`))
           missing.push(`${o.flag} ${o.literal}`);
       }
-      expect(missing, `not in the README's ${command} row`).to.deep.equal([]);
+      expect(missing, `not in the README's ${command} synopsis`).to.deep.equal([]);
     });
   }
 });
