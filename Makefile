@@ -48,7 +48,7 @@ coverage: install
 
 # Install first, then type check, lint and the tests side by side; any of
 # them failing fails `make test`. Measured on a fresh clone on two cores:
-# README "Tests".
+# docs/testing.md#make-test.
 test: install
 	@$(MAKE) --no-print-directory -j3 typecheck lint unit
 
@@ -85,7 +85,7 @@ FUZZ_OBJECTS ?= 10000
 fuzz-long: install
 	FUZZ_OBJECTS=$(FUZZ_OBJECTS) mocha test/fuzz/crd.fuzz.test.ts
 
-# The interleaving explorer of two fulfillers (README "High availability")
+# The interleaving explorer of two fulfillers (docs/design/fulfiller.md#high-availability)
 # with 10,000 random seeds after its fixed fixtures (`make test` runs the
 # fixtures and 300 seeds); INTERLEAVE_FIRST_SEED starts elsewhere.
 INTERLEAVE_SEEDS ?= 10000

@@ -1,4 +1,4 @@
-// A new leader's fresh lists against what its watches cached (README "High availability"):
+// A new leader's fresh lists against what its watches cached (docs/design/fulfiller.md#high-availability):
 // what a list leaves out was deleted before the list was read, unless the
 // cache knows a version newer than the list (created or changed after it).
 import { isNewer, rvNumber } from './ledger.ts';

@@ -1,4 +1,4 @@
-// The leader term (README "High availability", docs/design/fulfiller.md#high-availability):
+// The leader term (docs/design/fulfiller.md#high-availability):
 // lead() and follow() from the leader elector; on taking the Lease the NNCs,
 // Nodes and pods are listed afresh and loaded before the first action, the
 // previous term is fenced (fence-keeper.ts), and only then does a term run:

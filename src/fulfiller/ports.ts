@@ -61,7 +61,7 @@ export interface Listed<T> {
   resourceVersion?: string;
 }
 
-/** Fresh lists, read by a new leader before its first allocation (README "High availability"). */
+/** Fresh lists, read by a new leader before its first allocation (docs/design/fulfiller.md#high-availability). */
 export interface ClusterListApi {
   listNncs(): Promise<Listed<NodeNetworkConfig>>;
   listNodes(): Promise<Listed<NodeObject>>;

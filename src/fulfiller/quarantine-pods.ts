@@ -1,5 +1,5 @@
 // A deleted Node's quarantine ends early once no pod bound to its name is
-// left (README "High availability"): the pod GC deletes the pods of a node
+// left (docs/design/fulfiller.md#high-availability): the pod GC deletes the pods of a node
 // that is gone (after 40 s), and with none left in the API nothing on that
 // machine may still be given one of its addresses. The grace period
 // (--quarantine) stays the upper bound. While a node is quarantined the

@@ -5,7 +5,7 @@
 // landed leaves its claims (a Doubt): a newer version read settles them in
 // the ledger; a read still at the write's base version settles them here
 // only once the API server's request timeout has passed since: an answered
-// 5xx proves nothing (README "High availability"). kube-apiserver answers 504 when its
+// 5xx proves nothing (docs/design/fulfiller.md#high-availability). kube-apiserver answers 504 when its
 // request timeout fires while the write goes on to commit, and etcd's
 // "etcdserver: request timed out" comes back as a 500 for a proposal that
 // may still be applied; only when the timeout is over can nothing land.

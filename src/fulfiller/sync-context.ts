@@ -94,7 +94,7 @@ export interface Doubt {
   base: string;
   /** The addresses it added (claimed in the ledger). */
   ips: string[];
-  /** The server's answer (a 5xx), if any: it proves nothing about the outcome (README "High availability"). */
+  /** The server's answer (a 5xx), if any: it proves nothing about the outcome (docs/design/fulfiller.md#high-availability). */
   code?: number;
   /** When it failed (ctx.now()). */
   at: number;

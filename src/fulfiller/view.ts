@@ -1,4 +1,4 @@
-// How fresh the fulfiller's picture of the cluster is, stated (README "High availability").
+// How fresh the fulfiller's picture of the cluster is, stated (docs/design/fulfiller.md#high-availability).
 // An allocation is only as safe as the view it is taken from: a standby's
 // cache can be minutes old while its NNC watch waits in backoff, and a
 // leader that allocated from it handed out addresses other NNCs held. So:

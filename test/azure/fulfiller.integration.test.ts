@@ -193,7 +193,7 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
     await run({ quarantineMs: 1000 });
     await running!.whenSynced();
     await cluster.kc.makeApiClient(CoreV1Api).deleteNode({ name: 'node-0' });
-    // Quarantined first (its pods may still run: README "High availability"):
+    // Quarantined first (its pods may still run: docs/design/fulfiller.md#high-availability):
     // the NNC stays, terminating, as its record (docs/decisions/0030) ...
     await waitFor(
       'the NNC terminating',

@@ -1,4 +1,4 @@
-// README "High availability", event by event over the in-memory cluster: a term starts
+// docs/design/fulfiller.md#high-availability, event by event over the in-memory cluster: a term starts
 // from fresh lists, never from the watches' cache, and no action is taken
 // while a watch is down (the log and waitReason() say why).
 import { expect } from 'chai';

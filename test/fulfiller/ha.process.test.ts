@@ -1,4 +1,4 @@
-// README "High availability": two `bin/pool-monitor fulfiller` processes against the local API
+// docs/design/fulfiller.md#high-availability: two `bin/pool-monitor fulfiller` processes against the local API
 // server (RBAC on, each replica through its own recording proxy), and the
 // ways a handover could put one address on two NNCs:
 // - the review's case: the standby's NNC reads fail for a while (its watch

@@ -1,5 +1,5 @@
-// The interleaving explorer (test/fulfiller/interleave/; README "High
-// availability"): two fulfillers in one process over the local API server, a
+// The interleaving explorer (test/fulfiller/interleave/;
+// docs/design/fulfiller.md#high-availability): two fulfillers in one process over the local API server, a
 // seeded scheduler of watch delays and cuts per replica, held, lost, refused
 // and 5xx-after-apply writes, Lease handovers and spells without leader,
 // Nodes deleted and re-registered, NNCs deleted, by hand and by the garbage
@@ -77,7 +77,7 @@ describe('fulfiller: interleavings of two replicas over the local API server', f
     ok(await explore(0, { fixture: REVIEW_CASE }));
   });
 
-  // Seeds the random sweep found failing, kept as fixtures (README "High availability").
+  // Seeds the random sweep found failing, kept as fixtures (docs/design/fulfiller.md#high-availability).
   for (const [seed, what] of FOUND) {
     it(`seed ${seed}: ${what}`, async () => {
       ok(await explore(seed, { generation: 1 }));

@@ -151,7 +151,7 @@ describe('fulfiller: one truth for addresses in use (property)', () => {
         for (const d of cluster.held.splice(0)) cluster.deliver(d);
         fulfiller.synced(cluster.list());
         await settle();
-        // Writes in doubt are settled once the request timeout is over (README "High availability").
+        // Writes in doubt are settled once the request timeout is over (docs/design/fulfiller.md#high-availability).
         await clock.advance(UNANSWERED_WRITE_MS);
         fulfiller.resync();
         await settle();

@@ -1,4 +1,4 @@
-// Found by the chaos runs (README "Chaos"): a fulfiller sent SIGTERM shortly after
+// Found by the chaos runs (harness/README.md#chaos): a fulfiller sent SIGTERM shortly after
 // its watches had been dropped did not exit (an open watch connection kept
 // it alive until SIGKILL). client-node's ListWatch waits before re-watching
 // a watch the server closed (1 s, doubling while no event arrives in

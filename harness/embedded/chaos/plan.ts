@@ -15,7 +15,7 @@
 //   connections refused for 1 to 2 s: replica-proxy.ts) at least three
 //   times, once 3 s after each kill of the leader, just before the dead
 //   leader's Lease expires, so that the standby takes the Lease while its
-//   watches restart (README "High availability");
+//   watches restart (docs/design/fulfiller.md#high-availability);
 // - Nodes are deleted through the API at least twice, in the first 60 % of
 //   the run, while their kubelet and sidecar keep running (`kubectl delete
 //   node` during an outage), and re-registered 2 to 6 s later, as a live

@@ -5,7 +5,7 @@
 // all: they are the long-lived ones) and refuses new ones for a while, as a
 // network partition of that pod would: its watches fail and restart with
 // backoff, its lists fail, and its view of the cluster goes stale, which is
-// the standby's danger on taking the Lease (README "High availability").
+// the standby's danger on taking the Lease (docs/design/fulfiller.md#high-availability).
 // It forwards bytes only (TLS passes through untouched).
 import { connect, createServer, type Server, type Socket } from 'node:net';
 

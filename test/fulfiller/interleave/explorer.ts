@@ -1,4 +1,4 @@
-// The scheduler of the interleaving explorer (README "High availability"): a seed picks
+// The scheduler of the interleaving explorer (docs/design/fulfiller.md#high-availability): a seed picks
 // a sequence of steps over a World (world.ts); after every step the cluster
 // is checked: no address on two NNCs, and no address of a deleted Node on
 // another node's NNC before the grace since that Node's deletion is over
@@ -36,7 +36,7 @@ export type Step =
   | { kind: 'time'; ms: number };
 
 /**
- * The review's case (as in ha.process.test.ts; README "High availability"),
+ * The review's case (as in ha.process.test.ts; docs/design/fulfiller.md#high-availability),
  * the explorer's first fixture: the standby's NNC watch is down while the
  * leader grows n1 to 32 addresses and loses the Lease; a Node joins; the
  * standby leads.

@@ -1,5 +1,5 @@
 // Two fulfillers in one process over one local API server (real HTTP, the
-// product's adapters), driven step by step by a scheduler (README "High availability").
+// product's adapters), driven step by step by a scheduler (docs/design/fulfiller.md#high-availability).
 // Each replica's watches are modelled by the scheduler: a delivery lists the
 // NNCs and Nodes and hands the replica what changed since its last delivery
 // (as a watch that fell behind delivers the newest versions), a cut stops its
