@@ -24,6 +24,7 @@ import {
 import { isConflict, isNotFound } from '../kube/errors.ts';
 import type { NodeObject } from './nodes.ts';
 import type { PodAddresses } from './pod-rescue.ts';
+import { holdsAddresses, reportedIps } from '../kube/pod-status.ts';
 import { ADDRESSES_FINALIZER, RESTORE_ANNOTATION } from './quarantine.ts';
 import type { ClusterListApi, NncLifecycleApi, NncStatusApi, SubnetStateApi } from './ports.ts';
 
@@ -188,14 +189,9 @@ export function kubeClusterListApi(kc: KubeConfig, namespace: string): ClusterLi
           ...(next ? { _continue: next } : {}),
         });
         for (const pod of page.items ?? []) {
-          const node = pod.spec?.nodeName;
-          const phase = pod.status?.phase;
-          if (!node || pod.spec?.hostNetwork || phase === 'Succeeded' || phase === 'Failed')
-            continue;
-          const ips = new Set<string>();
-          if (pod.status?.podIP) ips.add(pod.status.podIP);
-          for (const entry of pod.status?.podIPs ?? []) if (entry.ip) ips.add(entry.ip);
-          if (ips.size > 0) out.push({ node, ips: [...ips] });
+          if (!holdsAddresses(pod)) continue;
+          const ips = reportedIps(pod);
+          if (ips.length > 0) out.push({ node: pod.spec!.nodeName!, ips });
         }
         next = page.metadata?._continue || undefined;
       } while (next);

@@ -15,6 +15,7 @@
 import { ipSortKey, isIpAddress } from './address.ts';
 import type { Holder, IpRecord } from './types.ts';
 import { isAdopted } from './types.ts';
+import { isFinished } from '../kube/pod-status.ts';
 
 /** The fields of a pod the plan reads; everything optional, the API is untrusted. */
 export interface PodView {
@@ -75,8 +76,6 @@ export interface PodPlan {
   /** When the next suspect's grace ends, if any. */
   nextAt?: number;
 }
-
-const TERMINAL = new Set(['Succeeded', 'Failed']);
 
 /** The identity of one assignment: the IP, its pod interface and sandbox. */
 export function assignmentKey(record: IpRecord): string {
@@ -154,7 +153,7 @@ export function liveOnNode(
     if (key(pod) !== podKey(namespace, name)) return false;
     const node = pod.spec?.nodeName;
     if (typeof node === 'string' && node !== '' && node !== nodeName) return false;
-    return !TERMINAL.has(pod.status?.phase ?? '');
+    return !isFinished(pod);
   });
 }
 
@@ -171,7 +170,7 @@ export function planPodFollowing(input: PodPlanInput): PodPlan {
   }
   const live = (k: string): boolean => {
     const pod = onNode.get(k)?.pod;
-    return pod !== undefined && !TERMINAL.has(pod.status?.phase ?? '');
+    return pod !== undefined && !isFinished(pod);
   };
   const holderOf = (r: IpRecord): string | undefined =>
     r.pod && r.pod.podName !== '' ? podKey(r.pod.podNamespace, r.pod.podName) : undefined;

@@ -8,6 +8,7 @@
 import type { ClusterSubnetState, NodeNetworkConfig } from '../nnc/types.ts';
 import { dynamicContainers } from '../nnc/types.ts';
 import type { SubnetStateMode } from './options.ts';
+import { FINISHED_PHASES } from '../kube/pod-status.ts';
 
 /** The fields of a pod demand reads; everything optional, the API is untrusted. */
 export interface PodLike {
@@ -15,8 +16,6 @@ export interface PodLike {
   spec?: { nodeName?: string; hostNetwork?: boolean } | null;
   status?: { phase?: string } | null;
 }
-
-const FINISHED_PHASES = new Set(['Succeeded', 'Failed']);
 
 /** Why a pod object cannot be judged, or undefined when it can. */
 export function malformedPodReason(pod: unknown): string | undefined {

@@ -9,6 +9,7 @@
 // would hand it out).
 import type { NetworkContainer, NodeNetworkConfig } from '../nnc/types.ts';
 import { restoreRecord } from '../nnc/types.ts';
+import { holdsAddresses, reportedIps } from '../kube/pod-status.ts';
 
 /** The parts of a pod the invariants read (a V1Pod fits). */
 export interface PodSnapshot {
@@ -42,32 +43,15 @@ export interface Violation {
   message: string;
 }
 
-const TERMINAL = new Set(['Succeeded', 'Failed']);
-
 function podKey(pod: PodSnapshot): string {
   return `${pod.metadata?.namespace ?? 'default'}/${pod.metadata?.name ?? '?'}`;
 }
 
 /** Every IP in the pod's status, `podIP` and `podIPs` merged, without duplicates. */
-export function podIps(pod: PodSnapshot): string[] {
-  const ips = new Set<string>();
-  if (pod.status?.podIP) ips.add(pod.status.podIP);
-  for (const entry of pod.status?.podIPs ?? []) if (entry.ip) ips.add(entry.ip);
-  return [...ips];
-}
+export const podIps: (pod: PodSnapshot) => string[] = reportedIps;
 
-/**
- * A pod that holds its IPs: on a node, not host-network, not finished.
- * Finished pods keep `podIP` in their status after the CNI released it, as in
- * a real cluster, so they hold nothing.
- */
-export function holdsIps(pod: PodSnapshot): boolean {
-  return (
-    pod.spec?.hostNetwork !== true &&
-    Boolean(pod.spec?.nodeName) &&
-    !TERMINAL.has(pod.status?.phase ?? '')
-  );
-}
+/** A pod that holds its IPs: on a node, not host-network, not finished (src/kube/pod-status.ts). */
+export const holdsIps: (pod: PodSnapshot) => boolean = holdsAddresses;
 
 /** What a node's NNC backs: every status IP, and those whose id is in spec.ipsNotInUse. */
 interface NodeBacking {
