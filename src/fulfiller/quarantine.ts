@@ -18,7 +18,7 @@
 import type { NetworkContainer, NodeNetworkConfig } from '../nnc/types.ts';
 import { addressesOf } from './ledger.ts';
 
-export { RESTORE_ANNOTATION, restoreRecord } from '../nnc/types.ts';
+export { RESTORE_ANNOTATION, isTerminating, restoreRecord } from '../nnc/types.ts';
 
 /** While on an NNC, the addresses in its status are in use; only the fulfiller removes it. */
 export const ADDRESSES_FINALIZER = 'pool-monitor.acn.azure.com/addresses';
@@ -26,10 +26,6 @@ export const ADDRESSES_FINALIZER = 'pool-monitor.acn.azure.com/addresses';
 export function hasAddressesFinalizer(nnc: NodeNetworkConfig | undefined): boolean {
   const f = nnc?.metadata.finalizers;
   return Array.isArray(f) && f.includes(ADDRESSES_FINALIZER);
-}
-
-export function isTerminating(nnc: NodeNetworkConfig | undefined): boolean {
-  return typeof nnc?.metadata.deletionTimestamp === 'string';
 }
 
 /** The finalizers of `nnc` with ours added or removed, the others kept in their order. */

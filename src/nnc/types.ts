@@ -164,6 +164,11 @@ export function invalidNncReason(nnc: NodeNetworkConfig | undefined | null): str
  * over between the two still restores them (docs/decisions/0030; the fulfiller writes it,
  * src/fulfiller/quarantine.ts).
  */
+/** The NNC has a deletionTimestamp: it is being deleted (kept while a finalizer is on). */
+export function isTerminating(nnc: NodeNetworkConfig | undefined): boolean {
+  return typeof nnc?.metadata?.deletionTimestamp === 'string';
+}
+
 export const RESTORE_ANNOTATION = 'pool-monitor.acn.azure.com/restore';
 
 /** The containers an NNC's restore annotation names, or undefined (absent or unreadable). */

@@ -8,7 +8,7 @@
 // or container list of the wrong type) is invalid, and left to the monitor,
 // which warns about it.
 import type { NodeNetworkConfig } from '../nnc/types.ts';
-import { dynamicContainers } from '../nnc/types.ts';
+import { dynamicContainers, isTerminating } from '../nnc/types.ts';
 
 export type NncReadiness =
   { kind: 'usable' } | { kind: 'waiting'; reason: string } | { kind: 'invalid'; reason: string };
@@ -65,8 +65,7 @@ export function nncGoneReason(
   const what = `NodeNetworkConfig ${namespace}/${name}`;
   if (nnc === undefined)
     return hadOne ? `${what} is gone: waiting for the fulfiller to make it again` : undefined;
-  if (typeof nnc.metadata?.deletionTimestamp === 'string')
-    return `${what} is being deleted: waiting for its successor`;
+  if (isTerminating(nnc)) return `${what} is being deleted: waiting for its successor`;
   return undefined;
 }
 
