@@ -27,7 +27,7 @@ import {
 import { jsonPatch, mergePatch, strategicMergePatch } from './patch.ts';
 import { apiVersionOf, resourceFromCrd, resourceKey, type ResourceInfo } from './resources.ts';
 import { validateCustomResource } from './schema.ts';
-import { deletePolicy, deletionFinalizers } from './delete-options.ts';
+import { deletePolicy, deletionFinalizers, finalizersOf } from './delete-options.ts';
 import { validateOwnerReferences } from './owner-references.ts';
 import { checkWrite, type FieldCheck } from './validation/index.ts';
 import type { Selector } from '../../src/kube/selectors.ts';
@@ -703,13 +703,9 @@ export function asObject(v: Json): JsonObject | undefined {
  */
 function noNewFinalizers(prev: KObject, next: KObject): StatusCause[] {
   if (prev.metadata.deletionTimestamp === undefined) return [];
-  const list = (o: KObject): string[] =>
-    Array.isArray(o.metadata.finalizers)
-      ? o.metadata.finalizers.filter((f): f is string => typeof f === 'string')
-      : [];
-  const old = new Set(list(prev));
+  const old = new Set(finalizersOf(prev));
   // Go's sets.String.List(): sorted, without duplicates.
-  const extra = [...new Set(list(next).filter((f) => !old.has(f)))].sort();
+  const extra = [...new Set(finalizersOf(next).filter((f) => !old.has(f)))].sort();
   if (extra.length === 0) return [];
   return [
     {
