@@ -26,7 +26,7 @@ import type { FulfillerMetrics } from './metrics.ts';
 import { needsWork, priorityFor, syncNode } from './node-sync.ts';
 import type { SyncContext, SyncCounters } from './node-sync.ts';
 import type { NodeObject } from './nodes.ts';
-import { keepRescued } from './pod-rescue.ts';
+import { keepRescued, type PodAddresses } from './pod-rescue.ts';
 import type { ClusterListApi, NncLifecycleApi, NncStatusApi, SubnetStateApi } from './ports.ts';
 import { QuarantineKeeper } from './quarantine-keeper.ts';
 import { NodeQueue, realClock } from './queue.ts';
@@ -141,17 +141,20 @@ export class Fulfiller {
       ledger,
       view: this.view,
       quarantine: this.quarantine,
-      loaded: (pods) => {
-        if (pods)
-          keepRescued(pods, {
-            ledger,
-            backend,
-            log: this.log,
-            newId,
-            hasNode: (name) => this.view.hasNode(name),
-            touch,
-          });
-      },
+      // Only a backend that can rebuild a container needs the pods (pod-rescue.ts).
+      ...(backend.rebuild
+        ? {
+            rescue: (pods: PodAddresses[]) =>
+              keepRescued(pods, {
+                ledger,
+                backend,
+                log: this.log,
+                newId,
+                hasNode: (name) => this.view.hasNode(name),
+                touch,
+              }),
+          }
+        : {}),
       needsWork: (name) => needsWork(this.ctx, name),
       newQueue: () => this.newQueue(),
       newPublisher: () =>

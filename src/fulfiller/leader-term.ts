@@ -42,8 +42,12 @@ export interface LeaderTermDeps {
   ledger: AddressLedger;
   view: ClusterView;
   quarantine: QuarantineKeeper;
-  /** The fresh lists are loaded (with the pods' addresses, when read). */
-  loaded(pods: PodAddresses[] | undefined): void;
+  /**
+   * Takes the pods' addresses into the records (pod-rescue.ts), after the
+   * NNCs and Nodes are loaded; without it (a backend that keeps its own
+   * record) no pod is listed.
+   */
+  rescue?(pods: PodAddresses[]): void;
   /** The node's lifecycle or status has work. */
   needsWork(name: string): boolean;
   /** A new term's parts. */
@@ -262,13 +266,13 @@ export class LeaderTerm {
           const [nncs, nodes, pods] = await Promise.all([
             lists!.listNncs(),
             lists!.listNodes(),
-            lists!.listPodAddresses?.(),
+            this.d.rescue ? lists!.listPodAddresses?.() : undefined,
           ]);
           if (generation !== this.generation || !this.wantLead || this.stopped) continue;
           view.loadNodes(nodes.items, nodes.resourceVersion);
           view.loadNncs(nncs.items, nncs.resourceVersion);
           this.d.quarantine.load(this.d.ledger.names());
-          this.d.loaded(pods);
+          if (pods) this.d.rescue?.(pods);
           this.freshness.loaded(nncs.resourceVersion, nodes.resourceVersion, this.d.clock.now());
           this.fence.raise();
           void this.fence.moveAll(
