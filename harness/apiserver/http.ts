@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import YAML from 'yaml';
 import { badRequest, tooLarge, type ApiError } from './errors.ts';
 import type { Json } from '../../src/kube/json-object.ts';
+import { repeatsFields } from './validation/json-scan.ts';
 
 class HttpError extends Error {}
 
@@ -48,28 +49,7 @@ export function jsonInYaml(text: string): Json | undefined {
   } catch {
     return undefined;
   }
-  // Outside strings, a colon ends each member's key once: fewer keys parsed means a duplicate.
-  return keysIn(value) === colonsOutsideStrings(text) ? value : undefined;
-}
-
-function colonsOutsideStrings(text: string): number {
-  let colons = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 0x22 /* " */) {
-      for (i++; i < text.length && text.charCodeAt(i) !== 0x22; i++)
-        if (text.charCodeAt(i) === 0x5c /* \ */) i++;
-    } else if (c === 0x3a /* : */) colons++;
-  }
-  return colons;
-}
-
-function keysIn(v: Json): number {
-  if (Array.isArray(v)) return v.reduce((sum: number, x) => sum + keysIn(x), 0);
-  if (v === null || typeof v !== 'object') return 0;
-  let sum = 0;
-  for (const k in v) sum += 1 + keysIn(v[k] as Json);
-  return sum;
+  return repeatsFields(text, value) ? undefined : value;
 }
 
 export /** Parses a request body as JSON, or YAML when the content type says so. */
