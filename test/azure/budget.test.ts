@@ -47,7 +47,10 @@ describe('ARM budget: reads and writes apart', function () {
 
   it('slows down when ARM says few writes are left, before any 429', async () => {
     rig = await startRig({
-      quota: { reads: { size: 250, perSecond: 25 }, writes: { size: 22, perSecond: 10 } },
+      // Writes refill so slowly that which write crosses the floor does not
+      // depend on how fast this machine runs (at 10/s, a slow run refilled a
+      // token in time and the hold came after the last write instead).
+      quota: { reads: { size: 250, perSecond: 25 }, writes: { size: 22, perSecond: 0.01 } },
     });
     const [vm] = addNodes(rig, 1);
     const budget = new ArmBudget({
