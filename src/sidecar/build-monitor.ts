@@ -29,6 +29,7 @@ import { vanishedEvent } from './events.ts';
 import { recordPoolHistory } from './history-recorder.ts';
 import { LeakReporter } from './leaks.ts';
 import { createNncWriter } from './nnc-writer.ts';
+import { nncGoneReason } from './waiting.ts';
 import { DEFAULT_LEAK_GRACE_SECONDS, type SidecarOptions } from './options.ts';
 import { PodWaitTracker } from './pod-wait.ts';
 import type { StopSteps } from './stop-steps.ts';
@@ -95,8 +96,15 @@ export function buildMonitor(
       name: options.nodeName,
       namespace: options.namespace,
       observedIds: () => nnc.current?.spec?.ipsNotInUse,
-      // Gone after it was seen (not merely not listed yet: the monitor waits for one anyway).
-      present: () => nnc.current === undefined || nnc.listed !== undefined,
+      // Not while it is being deleted or gone after it was seen (the same
+      // gate as the node API's, waiting.ts): its successor gets the spec.
+      present: () =>
+        nncGoneReason(
+          nnc.listed,
+          nnc.current !== undefined,
+          options.namespace,
+          options.nodeName,
+        ) === undefined,
     }),
     logger: root,
     ...(tuning.tickMs !== undefined ? { tickMs: tuning.tickMs } : {}),

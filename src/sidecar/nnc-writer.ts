@@ -70,9 +70,10 @@ export function createNncWriter(opts: {
   /** `spec.ipsNotInUse` of the NNC as last observed, as it is (see applyBody). */
   observedIds?: () => unknown;
   /**
-   * False while the NNC watch holds none for the node (after it had one):
-   * server-side apply would create it, without the fulfiller's owner and
-   * finalizer, so nothing is sent (the admission policy refuses it too).
+   * False while the node's NNC is being deleted or gone (after it had one):
+   * server-side apply would create it once it is gone, without the
+   * fulfiller's owner and finalizer, so nothing is sent (the admission
+   * policy refuses it too); the successor gets the spec.
    */
   present?: () => boolean;
 }): NncSpecWriter {
@@ -87,7 +88,7 @@ export function createNncWriter(opts: {
     async writeSpec(spec: DesiredSpec): Promise<SpecWriteResult> {
       if (opts.present?.() === false)
         throw new SpecWriteError(
-          `NodeNetworkConfig ${opts.namespace}/${opts.name} is gone: its spec is written once the fulfiller has made it again`,
+          `NodeNetworkConfig ${opts.namespace}/${opts.name} is being deleted or gone: its spec is written once the fulfiller has made it again`,
         );
       let result: unknown;
       try {

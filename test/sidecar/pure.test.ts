@@ -136,7 +136,7 @@ describe('sidecar NNC writer', () => {
       (e: unknown) => e,
     );
     expect(err).to.be.instanceOf(SpecWriteError);
-    expect((err as Error).message).to.match(/kube-system\/n1 is gone/);
+    expect((err as Error).message).to.match(/kube-system\/n1 is being deleted or gone/);
     expect(calls).to.equal(0);
     present = true;
     await writer.writeSpec({ requestedIPCount: 3, ipsNotInUse: [] });
