@@ -72,6 +72,8 @@ export class InvariantWatch {
     bar: ProgressBar;
     err: { write(text: string): unknown };
     log: Logger;
+    /** Whether some fulfiller process runs now (chaos kills them; default: always). */
+    fulfillerRuns?: () => boolean;
   };
 
   constructor(deps: InvariantWatch['deps']) {
@@ -101,7 +103,8 @@ export class InvariantWatch {
     this.previousOwn = current;
     // Reported with the shared ones (the report's violations, the run's exit code).
     this.sampler.violations.push(...own);
-    for (const v of [...this.sampler.sample(this.elapsed(), snap), ...own]) {
+    const fulfillerRuns = this.deps.fulfillerRuns?.() ?? true;
+    for (const v of [...this.sampler.sample(this.elapsed(), snap, fulfillerRuns), ...own]) {
       bar.done();
       err.write(`INVARIANT VIOLATED: ${v.message}\n`);
       log.error('invariant violated', { ...v });

@@ -215,7 +215,13 @@ async function runScenario(session: Session, up: SetUp): Promise<Outcome> {
   const { cluster, chaos } = up;
   const { server } = cluster;
   const signal = io.signal;
-  const watch = new InvariantWatch({ server, bar, err: io.err, log });
+  const watch = new InvariantWatch({
+    server,
+    bar,
+    err: io.err,
+    log,
+    ...(chaos ? { fulfillerRuns: () => chaos.host.fulfillers.some((p) => p.running) } : {}),
+  });
   const leakRun = plan.leaks
     ? startLeakRun(cluster, plan.leaks, watch.t0, place.logger)
     : undefined;

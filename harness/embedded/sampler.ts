@@ -41,11 +41,13 @@ export interface ExhaustionSummary {
 }
 
 /**
- * How long a node may be without any NNC while its pods run: the window in
- * which a terminating NNC is let go and its successor is created, a failed
- * create's retries and a leader handover included (a chaos run's Lease
- * lasts 4 s). A record lost in that window shows as addresses on other
- * nodes besides.
+ * How long a node may be without any NNC while its pods run and a
+ * fulfiller process runs: the window in which a terminating NNC is let go
+ * and its successor is created, a failed create's retries and a leader
+ * handover included (a chaos run's Lease lasts 4 s). Time while no
+ * fulfiller runs at all (chaos kills both around a Node deletion) is not
+ * counted: nothing can create an NNC then. A record lost in that window
+ * shows as addresses on other nodes besides.
  */
 export const NNC_MISSING_GRACE_SECONDS = 15;
 
@@ -56,8 +58,9 @@ export class ClusterSampler {
   readonly violations: Violation[] = [];
   private readonly seenViolations = new Set<string>();
   private previous: Violation[] = [];
-  /** When each violation of a node without an NNC was first seen (seconds), while it lasts. */
-  private missingSince = new Map<string, number>();
+  /** Seconds each violation of a node without an NNC has lasted while a fulfiller ran. */
+  private missingFor = new Map<string, number>();
+  private lastSampleAt: number | undefined;
   private exhaustion: ExhaustionSummary = {
     happened: false,
     firstAtSeconds: null,
@@ -66,8 +69,13 @@ export class ClusterSampler {
   };
   private last: ClusterSnapshot | undefined;
 
-  /** Takes one sample at `tSeconds`; returns the violations that became persistent now. */
-  sample(tSeconds: number, snap: ClusterSnapshot): Violation[] {
+  /**
+   * Takes one sample at `tSeconds`; returns the violations that became
+   * persistent now. `fulfillerRuns`: some fulfiller process runs (always,
+   * but under chaos); the time since the last sample counts toward a node
+   * without an NNC only then.
+   */
+  sample(tSeconds: number, snap: ClusterSnapshot, fulfillerRuns = true): Violation[] {
     this.last = snap;
     this.samples.push(clusterSample(tSeconds, snap.pods, snap.nncs));
     this.churn.observe(snap.nncs);
@@ -84,18 +92,22 @@ export class ClusterSampler {
       e.recoveredAtSeconds = round1(tSeconds);
     }
     const current = checkClusterInvariants(snap.pods, snap.nncs);
-    const since = new Map<string, number>();
+    const step =
+      fulfillerRuns && this.lastSampleAt !== undefined ? tSeconds - this.lastSampleAt : 0;
+    this.lastSampleAt = tSeconds;
+    const lasted = new Map<string, number>();
     for (const v of current)
       if (v.nncMissing) {
         const key = violationKey(v);
-        since.set(key, this.missingSince.get(key) ?? tSeconds);
+        const before = this.missingFor.get(key);
+        lasted.set(key, before === undefined ? 0 : before + step);
       }
-    this.missingSince = since;
+    this.missingFor = lasted;
     const fresh: Violation[] = [];
     for (const v of persistentViolations(this.previous, current)) {
       const key = violationKey(v);
       // A node between its NNC and that NNC's successor: counted once it lasts.
-      if (v.nncMissing && tSeconds - since.get(key)! < NNC_MISSING_GRACE_SECONDS) continue;
+      if (v.nncMissing && lasted.get(key)! < NNC_MISSING_GRACE_SECONDS) continue;
       if (this.seenViolations.has(key)) continue;
       this.seenViolations.add(key);
       this.violations.push(v);

@@ -98,6 +98,25 @@ describe('embedded: ClusterSampler', () => {
     expect(s.violations).to.have.length(1);
   });
 
+  it('a node without any NNC counts once that lasted 15 s while a fulfiller ran', () => {
+    const s = new ClusterSampler();
+    const missing = snap([pod('a', 'n0', 'Running', '10.0.0.1')], []);
+    // No fulfiller from 0 to 20 s (chaos killed both): not counted.
+    for (let t = 0; t <= 20; t++) expect(s.sample(t, missing, false)).to.deep.equal([]);
+    // 14 s with one running: still within the grace of a replacement.
+    for (let t = 21; t <= 34; t++) expect(s.sample(t, missing, true)).to.deep.equal([]);
+    const at35 = s.sample(35, missing, true);
+    expect(at35.map((v) => [v.kind, v.nncMissing])).to.deep.equal([['ip-not-in-nnc', true]]);
+    // The NNC back, then gone again: the clock starts over.
+    const t = new ClusterSampler();
+    t.sample(0, missing);
+    t.sample(10, missing);
+    t.sample(11, snap([pod('a', 'n0', 'Running', '10.0.0.1')], [nnc('n0', 16, ['10.0.0.1'])]));
+    t.sample(12, missing);
+    expect(t.sample(26, missing)).to.deep.equal([]);
+    expect(t.sample(27, missing)).to.have.length(1);
+  });
+
   it('catches a Running pod without an IP and a held IP marked for release', () => {
     const s = new ClusterSampler();
     const pods = [pod('a', 'n0', 'Running'), pod('b', 'n0', 'Running', '10.0.0.2')];
