@@ -24,7 +24,16 @@ const SEED = Number(process.env.CHAOS_SEED ?? 20261123);
 describe('embedded --chaos 0.2 (e2e, 3 nodes, 45 s)', function () {
   this.timeout(180_000);
   const work = mkdtempSync(join(tmpdir(), 'chaos-e2e-'));
-  after(() => rmSync(work, { recursive: true, force: true }));
+  // A failed run's component log and report are kept: the run under load is
+  // not always replayed by hand.
+  let failed = false;
+  afterEach(function () {
+    if (this.currentTest?.state === 'failed') failed = true;
+  });
+  after(() => {
+    if (failed) console.error(`chaos e2e: its logs and report are kept in ${work}`);
+    else rmSync(work, { recursive: true, force: true });
+  });
 
   it('keeps every invariant and serves every pod while writes fail, watches drop and every component is killed', async () => {
     const reportFile = join(work, 'report.json');
