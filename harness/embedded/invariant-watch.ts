@@ -72,8 +72,8 @@ export class InvariantWatch {
     bar: ProgressBar;
     err: { write(text: string): unknown };
     log: Logger;
-    /** Whether some fulfiller process runs now (chaos kills them; default: always). */
-    fulfillerRuns?: () => boolean;
+    /** Whether some fulfiller replica leads now (chaos kills them; default: always). */
+    fulfillerLeads?: () => boolean;
   };
 
   constructor(deps: InvariantWatch['deps']) {
@@ -103,8 +103,8 @@ export class InvariantWatch {
     this.previousOwn = current;
     // Reported with the shared ones (the report's violations, the run's exit code).
     this.sampler.violations.push(...own);
-    const fulfillerRuns = this.deps.fulfillerRuns?.() ?? true;
-    for (const v of [...this.sampler.sample(this.elapsed(), snap, fulfillerRuns), ...own]) {
+    const fulfillerLeads = this.deps.fulfillerLeads?.() ?? true;
+    for (const v of [...this.sampler.sample(this.elapsed(), snap, fulfillerLeads), ...own]) {
       bar.done();
       err.write(`INVARIANT VIOLATED: ${v.message}\n`);
       log.error('invariant violated', { ...v });

@@ -20,7 +20,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { NNC_PLURAL } from '../../src/nnc/types.ts';
+import { DEFAULT_NAMESPACE, NNC_PLURAL } from '../../src/nnc/types.ts';
 import { StopSteps } from '../../src/sidecar/stop-steps.ts';
 import { ProgressBar } from '../../src/sim/report/progress.ts';
 import { buildReport, requestsByVerb } from '../../src/sim/report/report.ts';
@@ -52,6 +52,7 @@ import {
 } from './run-options.ts';
 import { setUp, type RunPlace, type RunPlan, type Session, type SetUp } from './run-setup.ts';
 import { MAX_CHAOS_NODES } from './chaos/chaos.ts';
+import { fulfillerLease, someReplicaLeads } from './chaos/lease-holder.ts';
 import { waitStats } from '../../src/sim/report/stats.ts';
 
 // The command's options and defaults, for the CLI and the tests.
@@ -220,7 +221,16 @@ async function runScenario(session: Session, up: SetUp): Promise<Outcome> {
     bar,
     err: io.err,
     log,
-    ...(chaos ? { fulfillerRuns: () => chaos.host.fulfillers.some((p) => p.running) } : {}),
+    ...(chaos
+      ? {
+          fulfillerLeads: () =>
+            someReplicaLeads(
+              fulfillerLease(server, DEFAULT_NAMESPACE),
+              chaos.host.fulfillers,
+              Date.now(),
+            ),
+        }
+      : {}),
   });
   const leakRun = plan.leaks
     ? startLeakRun(cluster, plan.leaks, watch.t0, place.logger)

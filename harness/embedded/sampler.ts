@@ -42,10 +42,10 @@ export interface ExhaustionSummary {
 
 /**
  * How long a node may be without any NNC while its pods run and a
- * fulfiller process runs: the window in which a terminating NNC is let go
- * and its successor is created, a failed create's retries and a leader
- * handover included (a chaos run's Lease lasts 4 s). Time while no
- * fulfiller runs at all (chaos kills both around a Node deletion) is not
+ * fulfiller replica leads: the window in which a terminating NNC is let go
+ * and its successor is created, a failed create's retries included. Time
+ * while no replica leads (chaos kills both around a Node deletion, and a
+ * killed leader's Lease runs out before the standby takes it) is not
  * counted: nothing can create an NNC then. A record lost in that window
  * shows as addresses on other nodes besides.
  */
@@ -58,8 +58,10 @@ export class ClusterSampler {
   readonly violations: Violation[] = [];
   private readonly seenViolations = new Set<string>();
   private previous: Violation[] = [];
-  /** Seconds each violation of a node without an NNC has lasted while a fulfiller ran. */
+  /** Seconds each violation of a node without an NNC has lasted while a fulfiller led. */
   private missingFor = new Map<string, number>();
+  /** When (run seconds) each such violation was first seen in its current stretch. */
+  private missingSince = new Map<string, number>();
   private lastSampleAt: number | undefined;
   private exhaustion: ExhaustionSummary = {
     happened: false,
@@ -71,11 +73,11 @@ export class ClusterSampler {
 
   /**
    * Takes one sample at `tSeconds`; returns the violations that became
-   * persistent now. `fulfillerRuns`: some fulfiller process runs (always,
+   * persistent now. `fulfillerLeads`: some fulfiller replica leads (always,
    * but under chaos); the time since the last sample counts toward a node
    * without an NNC only then.
    */
-  sample(tSeconds: number, snap: ClusterSnapshot, fulfillerRuns = true): Violation[] {
+  sample(tSeconds: number, snap: ClusterSnapshot, fulfillerLeads = true): Violation[] {
     this.last = snap;
     this.samples.push(clusterSample(tSeconds, snap.pods, snap.nncs));
     this.churn.observe(snap.nncs);
@@ -93,16 +95,19 @@ export class ClusterSampler {
     }
     const current = checkClusterInvariants(snap.pods, snap.nncs);
     const step =
-      fulfillerRuns && this.lastSampleAt !== undefined ? tSeconds - this.lastSampleAt : 0;
+      fulfillerLeads && this.lastSampleAt !== undefined ? tSeconds - this.lastSampleAt : 0;
     this.lastSampleAt = tSeconds;
     const lasted = new Map<string, number>();
+    const since = new Map<string, number>();
     for (const v of current)
       if (v.nncMissing) {
         const key = violationKey(v);
         const before = this.missingFor.get(key);
         lasted.set(key, before === undefined ? 0 : before + step);
+        since.set(key, this.missingSince.get(key) ?? tSeconds);
       }
     this.missingFor = lasted;
+    this.missingSince = since;
     const fresh: Violation[] = [];
     for (const v of persistentViolations(this.previous, current)) {
       const key = violationKey(v);
@@ -110,8 +115,15 @@ export class ClusterSampler {
       if (v.nncMissing && lasted.get(key)! < NNC_MISSING_GRACE_SECONDS) continue;
       if (this.seenViolations.has(key)) continue;
       this.seenViolations.add(key);
-      this.violations.push(v);
-      fresh.push(v);
+      // When it began says which actors to read in the component log.
+      const said = v.nncMissing
+        ? {
+            ...v,
+            message: `${v.message} (since ${round1(since.get(key)!)} s of the run, ${round1(lasted.get(key)!)} s of it while a fulfiller led)`,
+          }
+        : v;
+      this.violations.push(said);
+      fresh.push(said);
     }
     this.previous = current;
     return fresh;

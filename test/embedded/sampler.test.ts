@@ -98,15 +98,17 @@ describe('embedded: ClusterSampler', () => {
     expect(s.violations).to.have.length(1);
   });
 
-  it('a node without any NNC counts once that lasted 15 s while a fulfiller ran', () => {
+  it('a node without any NNC counts once that lasted 15 s while a fulfiller led', () => {
     const s = new ClusterSampler();
     const missing = snap([pod('a', 'n0', 'Running', '10.0.0.1')], []);
-    // No fulfiller from 0 to 20 s (chaos killed both): not counted.
+    // No fulfiller led from 0 to 20 s (chaos killed both): not counted.
     for (let t = 0; t <= 20; t++) expect(s.sample(t, missing, false)).to.deep.equal([]);
-    // 14 s with one running: still within the grace of a replacement.
+    // 14 s with one leading: still within the grace of a replacement.
     for (let t = 21; t <= 34; t++) expect(s.sample(t, missing, true)).to.deep.equal([]);
     const at35 = s.sample(35, missing, true);
     expect(at35.map((v) => [v.kind, v.nncMissing])).to.deep.equal([['ip-not-in-nnc', true]]);
+    // It says when it began and how much of it counted: where to read the component log.
+    expect(at35[0]!.message).to.match(/since 0 s of the run, 15 s of it while a fulfiller led\)$/);
     // The NNC back, then gone again: the clock starts over.
     const t = new ClusterSampler();
     t.sample(0, missing);

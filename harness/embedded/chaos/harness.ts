@@ -8,6 +8,7 @@ import type { ApiServer } from '../../apiserver/server.ts';
 import type { Logger } from '../../../src/log/logger.ts';
 import { seededRandom } from '../../../src/sim/random.ts';
 import type { ChaosHost } from './host.ts';
+import { fulfillerLease, leaseHolder } from './lease-holder.ts';
 import type { ChaosAction, FulfillerRole } from './plan.ts';
 import type { ComponentProcess } from './processes.ts';
 import { WriteFaults } from './write-faults.ts';
@@ -246,12 +247,7 @@ export class ChaosHarness {
   /** The replica holding the Lease ('leader') or another one ('standby'). */
   private fulfillerFor(role: FulfillerRole): ComponentProcess | undefined {
     const replicas = this.o.host.fulfillers;
-    const lease = this.o.server
-      .objects('coordination.k8s.io', 'leases', this.o.namespace)
-      .find((l) => l.metadata?.name === 'pool-monitor-fulfiller') as
-      { spec?: { holderIdentity?: string } } | undefined;
-    const holder = lease?.spec?.holderIdentity ?? '';
-    const leader = replicas.find((p) => holder.startsWith(`${p.name}_`));
+    const leader = leaseHolder(fulfillerLease(this.o.server, this.o.namespace), replicas);
     if (role === 'leader') return leader ?? replicas[0];
     return replicas.find((p) => p !== leader) ?? replicas[0];
   }

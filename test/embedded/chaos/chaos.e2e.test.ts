@@ -21,6 +21,39 @@ const BIN = fileURLToPath(new URL('../../../bin/pool-monitor', import.meta.url))
 const SCENARIO = fileURLToPath(new URL('./short.scenario.yaml', import.meta.url));
 const SEED = Number(process.env.CHAOS_SEED ?? 20261123);
 
+/**
+ * The fulfiller's and the chaos actor's lines about the nodes a failed run
+ * names, and the leadership changes: the end of a CI log is often all there
+ * is of a run under load, so the failure message ends with them.
+ */
+function actorsDigest(logFile: string, out: string, max = 40): string {
+  const nodes = new Set([...out.matchAll(/\bnode (node-\d+)/g)].map((m) => m[1]));
+  let text = '';
+  try {
+    text = readFileSync(logFile, 'utf8');
+  } catch {
+    return '';
+  }
+  const picked: string[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    const l = JSON.parse(line) as Record<string, unknown>;
+    if (l.component !== 'fulfiller' && l.component !== 'chaos') continue;
+    const aboutNode = typeof l.node === 'string' && nodes.has(l.node);
+    const leadership = /leads|leadership|fulfiller starting|kill -9|restarted/.test(String(l.msg));
+    if (!aboutNode && !leadership) continue;
+    const { ts, msg, component, level, ...rest } = l;
+    void level;
+    const fields = JSON.stringify(rest);
+    picked.push(
+      `${String(ts).slice(11, 23)} ${String(component)}: ${String(msg)} ${fields.length > 140 ? `${fields.slice(0, 140)}…` : fields}`,
+    );
+  }
+  if (picked.length === 0) return '';
+  const shown = picked.slice(-max);
+  return `\n--- the fulfiller's and chaos's lines about ${[...nodes].join(', ') || 'no node'} (last ${shown.length} of ${picked.length}) ---\n${shown.join('\n')}\n`;
+}
+
 describe('embedded --chaos 0.2 (e2e, 3 nodes, 45 s)', function () {
   this.timeout(180_000);
   const work = mkdtempSync(join(tmpdir(), 'chaos-e2e-'));
@@ -59,7 +92,7 @@ describe('embedded --chaos 0.2 (e2e, 3 nodes, 45 s)', function () {
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
-    expect(code, out).to.equal(0);
+    expect(code, code === 0 ? out : `${out}${actorsDigest(logFile, out)}`).to.equal(0);
 
     const r = JSON.parse(readFileSync(reportFile, 'utf8')) as EmbeddedReport;
     const c = r.chaos!;
