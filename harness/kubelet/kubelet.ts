@@ -17,7 +17,8 @@ import type { V1Pod } from '@kubernetes/client-node';
 import type { Logger } from '../../src/log/logger.ts';
 import { silentLogger } from '../../src/log/logger.ts';
 import { backoffDelay, type BackoffOptions } from '../../src/kube/backoff.ts';
-import { Slots, systemClock, type Clock } from '../../src/sim/clock.ts';
+import { systemClock, type Clock } from '../../src/clock/clock.ts';
+import { Slots } from '../../src/sim/slots.ts';
 import { ANNOTATION_SCHEDULED_AT } from '../workload/pod.ts';
 import type { CniClient, PodRef } from './cni.ts';
 import { errorText } from '../../src/log/error-text.ts';
@@ -76,7 +77,8 @@ export interface SimKubeletOptions {
   nodeName: string;
   cni: CniClient;
   writer: PodStatusWriter;
-  clock?: Clock;
+  /** Time and waits (tests run on a virtual clock). */
+  clock?: Pick<Clock, 'now' | 'sleep'>;
   /** IPAM and status calls in flight at most; default 8. */
   concurrency?: number;
   /** Retry delays while no IP is available or a call fails. */

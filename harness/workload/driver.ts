@@ -10,7 +10,8 @@ import type { Logger } from '../../src/log/logger.ts';
 import { silentLogger } from '../../src/log/logger.ts';
 import { backoffDelay, type BackoffOptions } from '../../src/kube/backoff.ts';
 import { apiErrorInfo } from '../../src/kube/errors.ts';
-import { isPermanentStatus, Slots, systemClock, type Clock } from '../../src/sim/clock.ts';
+import { systemClock, type Clock } from '../../src/clock/clock.ts';
+import { isPermanentStatus, Slots } from '../../src/sim/slots.ts';
 import type { Plan, PlannedAction } from './plan.ts';
 import { workloadPod } from './pod.ts';
 
@@ -38,7 +39,8 @@ export interface WorkloadDriverOptions {
   api: PodApi;
   plan: Plan;
   namespace?: string;
-  clock?: Clock;
+  /** Time and waits (tests run on a virtual clock). */
+  clock?: Pick<Clock, 'now' | 'sleep'>;
   /** Calls in flight at most; default 16. */
   concurrency?: number;
   backoff?: BackoffOptions;

@@ -12,18 +12,13 @@
 import { Backoff, DEFAULT_BACKOFF, retryDelay } from '../kube/backoff.ts';
 import type { BackoffOptions } from '../kube/backoff.ts';
 import { apiErrorInfo } from '../kube/errors.ts';
+import { systemClock, type Clock } from '../clock/clock.ts';
 
-export interface QueueClock {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
+/** The part of the one clock (src/clock/) the queue uses: time and timers. */
+export type QueueClock = Pick<Clock, 'now' | 'setTimeout' | 'clearTimeout'>;
 
-export const realClock: QueueClock = {
-  now: () => Date.now(),
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
-};
+/** The system clock's old name, kept while fulfiller.ts imports it (use systemClock). */
+export const realClock: Clock = systemClock;
 
 export interface NodeQueueOptions {
   workers: number;
@@ -83,7 +78,7 @@ export class NodeQueue {
   constructor(options: NodeQueueOptions) {
     if (!(options.workers >= 1)) throw new Error('workers must be at least 1');
     this.options = options;
-    this.clock = options.clock ?? realClock;
+    this.clock = options.clock ?? systemClock;
   }
 
   /** Marks the node as needing work; runs it as soon as allowed. */

@@ -25,6 +25,7 @@ import { watchResource } from '../kube/watch.ts';
 import { waitForCrds } from '../kube/wait-for-crds.ts';
 import type { BackoffOptions } from '../kube/backoff.ts';
 import type { ResourceWatch } from '../kube/watch.ts';
+import { systemClock } from '../clock/clock.ts';
 import { LeaderElector } from '../leader/elector.ts';
 import { kubeLeaseApi, stateOf } from '../leader/kube-lease.ts';
 import type { LeaseTimings } from '../leader/lease.ts';
@@ -255,7 +256,7 @@ export async function startFulfiller(options: StartFulfillerOptions): Promise<Ru
       identity: le.identity ?? leaderIdentity(),
       api: kubeLeaseApi(kc, config.namespace, LEASE_NAME),
       timings,
-      clock: { now: () => Date.now(), setTimeout, clearTimeout },
+      clock: systemClock,
       logger,
       onStartedLeading: () => {
         metrics.setLeader(true);

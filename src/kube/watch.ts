@@ -23,6 +23,7 @@ import { Watch } from '@kubernetes/client-node/dist/watch.js';
 import type { KubeConfig, KubernetesObject, ListPromise } from '@kubernetes/client-node';
 import type { Observable } from 'rxjs';
 import { defer, ReplaySubject, Subject } from 'rxjs';
+import { systemClock, type Clock } from '../clock/clock.ts';
 import type { Logger } from '../log/logger.ts';
 import { Backoff, DEFAULT_BACKOFF } from './backoff.ts';
 import type { BackoffOptions } from './backoff.ts';
@@ -35,12 +36,6 @@ export type WatchEvent<T> =
   | { type: 'error'; error: unknown; info: ApiErrorInfo }
   | { type: 'restarting'; delayMs: number }
   | { type: 'add' | 'update' | 'delete'; object: T };
-
-/** Timer functions, injected so tests can drive time. */
-export interface WatchTimers {
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
 
 /**
  * How long a watch stream may stay silent before the client gives up on its
@@ -63,11 +58,6 @@ export function watchTimeoutSeconds(random: () => number = Math.random): number 
   return Math.floor(MIN_WATCH_TIMEOUT_S * (1 + random()));
 }
 
-const realTimers: WatchTimers = {
-  setTimeout: (fn, ms) => setTimeout(fn, ms),
-  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-};
-
 export interface WatchResourceOptions<T extends KubernetesObject> {
   kc: KubeConfig;
   /** Collection path, e.g. `/apis/acn.azure.com/v1alpha/namespaces/kube-system/nodenetworkconfigs`. */
@@ -84,7 +74,8 @@ export interface WatchResourceOptions<T extends KubernetesObject> {
   /** Name used in logs, e.g. "nnc". */
   name?: string;
   random?: () => number;
-  timers?: WatchTimers;
+  /** Restart and backoff-reset timers, and ListWatch's wait before a re-watch. */
+  clock?: Pick<Clock, 'setTimeout' | 'clearTimeout' | 'sleep'>;
   /**
    * Client-side inactivity timeout of a watch stream (WATCH_INACTIVITY_MS by
    * default); keep it above the server's bookmark period. For tests, scaled
@@ -182,7 +173,7 @@ export interface ResourceWatch<T> {
 export function watchResource<T extends KubernetesObject>(
   options: WatchResourceOptions<T>,
 ): ResourceWatch<T> {
-  const timers = options.timers ?? realTimers;
+  const clock = options.clock ?? systemClock;
   const log = options.logger.child({ watch: options.name ?? options.path });
   const backoff = new Backoff(options.backoff ?? DEFAULT_BACKOFF, options.random);
   const healthyAfterMs = options.healthyAfterMs ?? 10_000;
@@ -191,17 +182,7 @@ export function watchResource<T extends KubernetesObject>(
   const watcher = bookmarkingWatch(options.kc, options.watchInactivityMs, options.random);
   // ListWatch's wait before re-watching a closed watch ends at stop().
   const stopping = new AbortController();
-  const delayFn = (ms: number): Promise<void> =>
-    new Promise((resolve) => {
-      if (stopping.signal.aborted) return resolve();
-      const handle = timers.setTimeout(done, ms);
-      function done(): void {
-        timers.clearTimeout(handle);
-        stopping.signal.removeEventListener('abort', done);
-        resolve();
-      }
-      stopping.signal.addEventListener('abort', done, { once: true });
-    });
+  const delayFn = (ms: number): Promise<void> => clock.sleep(ms, stopping.signal);
   const lw = new ListWatch<T>(
     options.path,
     watcher,
@@ -252,7 +233,7 @@ export function watchResource<T extends KubernetesObject>(
   }
 
   const clearHealthy = (): void => {
-    if (healthyTimer !== undefined) timers.clearTimeout(healthyTimer);
+    if (healthyTimer !== undefined) clock.clearTimeout(healthyTimer);
     healthyTimer = undefined;
   };
 
@@ -261,7 +242,7 @@ export function watchResource<T extends KubernetesObject>(
     const delayMs = backoff.next();
     log.warn('watch restarting', { delayMs, failures: backoff.failures });
     events.next({ type: 'restarting', delayMs });
-    restartTimer = timers.setTimeout(() => {
+    restartTimer = clock.setTimeout(() => {
       restartTimer = undefined;
       void run();
     }, delayMs);
@@ -303,7 +284,7 @@ export function watchResource<T extends KubernetesObject>(
     publish();
     resolveSynced();
     clearHealthy();
-    healthyTimer = timers.setTimeout(() => {
+    healthyTimer = clock.setTimeout(() => {
       healthyTimer = undefined;
       backoff.reset();
     }, healthyAfterMs);
@@ -326,7 +307,7 @@ export function watchResource<T extends KubernetesObject>(
     async stop() {
       if (stopped) return;
       stopped = true;
-      if (restartTimer !== undefined) timers.clearTimeout(restartTimer);
+      if (restartTimer !== undefined) clock.clearTimeout(restartTimer);
       clearHealthy();
       watcher.close();
       stopping.abort();

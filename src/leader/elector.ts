@@ -10,6 +10,7 @@
 // that succeeded (counted from when it was SENT), so a holder that cannot
 // renew stops writing before any other replica may take the lease. A timer
 // at that deadline demotes it even while an attempt hangs.
+import type { Clock } from '../clock/clock.ts';
 import { apiErrorInfo } from '../kube/errors.ts';
 import type { Logger } from '../log/logger.ts';
 import type { LeaseRecord, LeaseState, LeaseTimings, Observation } from './lease.ts';
@@ -24,17 +25,11 @@ export interface LeaseApi {
   update(record: LeaseRecord, resourceVersion: string): Promise<LeaseState>;
 }
 
-export interface ElectorClock {
-  now(): number;
-  setTimeout(fn: () => void, ms: number): unknown;
-  clearTimeout(handle: unknown): void;
-}
-
 export interface LeaderElectorOptions {
   identity: string;
   api: LeaseApi;
   timings: LeaseTimings;
-  clock: ElectorClock;
+  clock: Pick<Clock, 'now' | 'setTimeout' | 'clearTimeout'>;
   logger: Logger;
   random?: () => number;
   onStartedLeading: () => void;

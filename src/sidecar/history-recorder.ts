@@ -6,6 +6,7 @@
 // memory at minute 60 of a churn bench). A failure to record is logged and
 // costs only history, never the pool.
 import type { Observable, Subscription } from 'rxjs';
+import { unrefSystemClock, type Clock, type TimerHandle } from '../clock/clock.ts';
 import {
   HISTORY_MAX_ROWS,
   HISTORY_RETENTION_MS,
@@ -20,7 +21,8 @@ export interface HistoryRecorderOptions {
   history: PoolHistory;
   observations$: Observable<Observation>;
   log: Logger;
-  now?: () => number;
+  /** Time and the flush timer; by default one that does not hold the process open. */
+  clock?: Pick<Clock, 'now' | 'setTimeout' | 'clearTimeout'>;
   /** How often buffered observations are written (default 5 s). */
   flushMs?: number;
   /** How often old rows are pruned (default 5 min). */
@@ -43,7 +45,9 @@ export interface HistoryRecorder {
 }
 
 export function recordPoolHistory(o: HistoryRecorderOptions): HistoryRecorder {
-  const now = o.now ?? Date.now;
+  const clock = o.clock ?? unrefSystemClock;
+  const now = (): number => clock.now();
+  const flushMs = o.flushMs ?? 5000;
   const retention = o.retentionMs ?? HISTORY_RETENTION_MS;
   const maxRows = o.maxRows ?? HISTORY_MAX_ROWS;
   const pruneMs = o.pruneMs ?? 300_000;
@@ -85,14 +89,20 @@ export function recordPoolHistory(o: HistoryRecorderOptions): HistoryRecorder {
   const sub: Subscription = o.observations$.subscribe((obs) => {
     if (!stopped) buffer.push(obs);
   });
-  const timer = setInterval(flush, o.flushMs ?? 5000);
-  timer.unref();
+  let timer: TimerHandle;
+  const every = (): void => {
+    timer = clock.setTimeout(() => {
+      every();
+      flush();
+    }, flushMs);
+  };
+  every();
   return {
     flush,
     stop: () => {
       if (stopped) return;
       stopped = true;
-      clearInterval(timer);
+      clock.clearTimeout(timer);
       sub.unsubscribe();
       flush();
       saveAccount(true);

@@ -5,6 +5,7 @@
 // looked at once the step is done, the latest state winning. A failed Node
 // write is retried with exponential backoff and jitter (429: Retry-After),
 // never in a hot loop. One injected clock for every timer and time.
+import { unrefSystemClock, type Clock, type TimerHandle } from '../clock/clock.ts';
 import { backoffDelay, DEFAULT_BACKOFF, retryDelay, type BackoffOptions } from '../kube/backoff.ts';
 import { apiErrorInfo } from '../kube/errors.ts';
 import type { Logger } from '../log/logger.ts';
@@ -23,22 +24,6 @@ import {
   type Want,
 } from './schedule-signal.ts';
 
-/** Time and timers, injected (tests run on a virtual clock). */
-export interface SignalClock {
-  now(): number;
-  /** Runs fn after ms; returns a cancel function. */
-  after(ms: number, fn: () => void): () => void;
-}
-
-export const systemSignalClock: SignalClock = {
-  now: () => Date.now(),
-  after(ms, fn) {
-    const t = setTimeout(fn, Math.max(0, ms));
-    t.unref();
-    return () => clearTimeout(t);
-  },
-};
-
 /** What the pool looks like now, for the signal. */
 export interface SignalObservation {
   want: Want;
@@ -49,7 +34,8 @@ export interface ScheduleSignalOptions {
   node: NodeTaints;
   observe(): SignalObservation;
   logger: Logger;
-  clock?: SignalClock;
+  /** Time and timers (tests run on a virtual clock); by default timers that do not hold the process open. */
+  clock?: Pick<Clock, 'now' | 'setTimeout' | 'clearTimeout'>;
   /** Least time between two capacity changes (default HOLD_MS). */
   holdMs?: number;
   /** How often the pool is looked at without being told (default 5 s). */
@@ -98,7 +84,7 @@ const HISTORY = 500;
 export class ScheduleSignalLoop {
   private state: SignalState = initialSignalState();
   private readonly o: ScheduleSignalOptions;
-  private readonly clock: SignalClock;
+  private readonly clock: Pick<Clock, 'now' | 'setTimeout' | 'clearTimeout'>;
   private readonly holdMs: number;
   private last: SignalObservation | undefined;
   private heldUntil: number | undefined;
@@ -108,9 +94,9 @@ export class ScheduleSignalLoop {
   private busy: Promise<void> | undefined;
   private again = false;
   private stopped = false;
-  private readonly cancels = new Set<() => void>();
-  private pokeTimer: (() => void) | undefined;
-  private wakeTimer: { at: number; cancel: () => void } | undefined;
+  private readonly ticks = new Set<TimerHandle>();
+  private pokeTimer: TimerHandle | undefined;
+  private wakeTimer: { at: number; timer: TimerHandle } | undefined;
   private readonly marks: ServableMark[] = [];
 
   /** Whether it puts the signal on the Node (false: it only looks). */
@@ -120,7 +106,7 @@ export class ScheduleSignalLoop {
 
   constructor(options: ScheduleSignalOptions) {
     this.o = options;
-    this.clock = options.clock ?? systemSignalClock;
+    this.clock = options.clock ?? unrefSystemClock;
     this.holdMs = options.holdMs ?? HOLD_MS;
   }
 
@@ -129,30 +115,30 @@ export class ScheduleSignalLoop {
     const tick = (): void => {
       if (this.stopped) return;
       this.look();
-      const cancel = this.clock.after(every, () => {
-        this.cancels.delete(cancel);
+      const timer = this.clock.setTimeout(() => {
+        this.ticks.delete(timer);
         tick();
-      });
-      this.cancels.add(cancel);
+      }, every);
+      this.ticks.add(timer);
     };
     tick();
   }
 
   /** Something changed: look soon (pokes within settleMs are one look). */
   poke(): void {
-    if (this.stopped || this.pokeTimer) return;
-    this.pokeTimer = this.clock.after(this.o.settleMs ?? 100, () => {
+    if (this.stopped || this.pokeTimer !== undefined) return;
+    this.pokeTimer = this.clock.setTimeout(() => {
       this.pokeTimer = undefined;
       this.look();
-    });
+    }, this.o.settleMs ?? 100);
   }
 
   /** Stops looking; a write in flight finishes. The taint stays as it is. */
   async stop(): Promise<void> {
     this.stopped = true;
-    this.pokeTimer?.();
-    this.wakeTimer?.cancel();
-    for (const c of this.cancels) c();
+    this.clock.clearTimeout(this.pokeTimer);
+    this.clock.clearTimeout(this.wakeTimer?.timer);
+    for (const t of this.ticks) this.clock.clearTimeout(t);
     await this.busy;
   }
 
@@ -268,12 +254,12 @@ export class ScheduleSignalLoop {
   private wakeAt(at: number): void {
     if (this.stopped) return;
     if (this.wakeTimer && this.wakeTimer.at <= at) return;
-    this.wakeTimer?.cancel();
-    const cancel = this.clock.after(at - this.clock.now(), () => {
+    this.clock.clearTimeout(this.wakeTimer?.timer);
+    const timer = this.clock.setTimeout(() => {
       this.wakeTimer = undefined;
       this.look();
-    });
-    this.wakeTimer = { at, cancel };
+    }, at - this.clock.now());
+    this.wakeTimer = { at, timer };
   }
 
   private mark(at: number, o: SignalObservation): void {

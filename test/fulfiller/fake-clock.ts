@@ -1,8 +1,9 @@
-// A manual clock for the queue and the fulfiller: time moves only when a test
-// says so, and due timers run in order.
-import type { QueueClock } from '../../src/fulfiller/queue.ts';
+// A manual clock (the product's one, src/clock/) for the queue, the elector
+// and the fulfiller: time moves only when a test says so, and due timers run
+// in order.
+import { sleepOn, type Clock } from '../../src/clock/clock.ts';
 
-export class FakeClock implements QueueClock {
+export class FakeClock implements Clock {
   private t = 0;
   private seq = 0;
   private timers = new Map<number, { at: number; fn: () => void }>();
@@ -19,6 +20,10 @@ export class FakeClock implements QueueClock {
 
   clearTimeout(handle: unknown): void {
     this.timers.delete(handle as number);
+  }
+
+  sleep(ms: number, signal?: AbortSignal): Promise<void> {
+    return sleepOn(this, ms, signal);
   }
 
   get pendingTimers(): number {

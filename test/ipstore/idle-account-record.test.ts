@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
+import { unrefSystemClock } from '../../src/clock/clock.ts';
 import { IPSTORE_FILE } from '../../src/ipstore/database.ts';
 import { MIGRATIONS, SCHEMA_VERSION } from '../../src/ipstore/schema.ts';
 import { openIpStore } from '../../src/ipstore/sqlite-store.ts';
@@ -60,7 +61,7 @@ describe('ipstore/pool-history: the idle account kept in the store', () => {
       observations$: new Subject<Observation>(),
       log: silentLogger(),
       flushMs: 3_600_000,
-      now: () => now,
+      clock: { ...unrefSystemClock, now: () => now },
       account: { record: store.poolHistory().account(), carry: () => ({ figure }) },
     });
     recorder.flush();

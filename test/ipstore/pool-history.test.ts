@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { Subject } from 'rxjs';
+import { unrefSystemClock } from '../../src/clock/clock.ts';
 import { IPSTORE_FILE } from '../../src/ipstore/database.ts';
 import { MIGRATIONS } from '../../src/ipstore/schema.ts';
 import { openIpStore } from '../../src/ipstore/sqlite-store.ts';
@@ -68,7 +69,7 @@ describe('ipstore/pool-history', () => {
       observations$: observations,
       log: silentLogger(),
       flushMs: 60_000,
-      now: () => 10_000,
+      clock: { ...unrefSystemClock, now: () => 10_000 },
     });
     observations.next({ at: 1000, demand: 1, target: 16 });
     observations.next({ at: 2000, demand: 9, target: 32 });

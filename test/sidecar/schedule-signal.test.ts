@@ -4,6 +4,7 @@
 // a minute, readiness is never held, failures back off.
 import { expect } from 'chai';
 import type { StateCounts } from '../../src/ipstore/types.ts';
+import type { Clock } from '../../src/clock/clock.ts';
 import { silentLogger } from '../../src/log/logger.ts';
 import {
   nodeTaints,
@@ -12,7 +13,6 @@ import {
 } from '../../src/sidecar/schedule-signal-node.ts';
 import {
   ScheduleSignalLoop,
-  type SignalClock,
   type SignalObservation,
 } from '../../src/sidecar/schedule-signal-run.ts';
 import {
@@ -43,19 +43,20 @@ const figures = (demand: number, c: Partial<StateCounts>, exhausted = false, max
   capacityOf({ demand, exhausted, max, counts: counts(c) });
 
 /** A virtual clock: timers run in time order as it advances, microtasks in between. */
-class VirtualClock implements SignalClock {
+class VirtualClock implements Pick<Clock, 'now' | 'setTimeout' | 'clearTimeout'> {
   t = 0;
   private timers: { at: number; fn: () => void; id: number }[] = [];
   private id = 0;
   now(): number {
     return this.t;
   }
-  after(ms: number, fn: () => void): () => void {
+  setTimeout(fn: () => void, ms: number): number {
     const id = ++this.id;
     this.timers.push({ at: this.t + Math.max(0, ms), fn, id });
-    return () => {
-      this.timers = this.timers.filter((x) => x.id !== id);
-    };
+    return id;
+  }
+  clearTimeout(handle: unknown): void {
+    this.timers = this.timers.filter((x) => x.id !== handle);
   }
   async advance(ms: number): Promise<void> {
     const end = this.t + ms;

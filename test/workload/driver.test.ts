@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { V1Pod } from '@kubernetes/client-node';
-import type { Clock } from '../../src/sim/clock.ts';
+import type { Clock } from '../../src/clock/clock.ts';
 import { WorkloadDriver, type PodApi } from '../../harness/workload/driver.ts';
 import { planScenario } from '../../harness/workload/plan.ts';
 import {
@@ -14,7 +14,9 @@ import { parseScenario } from '../../harness/workload/scenario.ts';
  * Virtual time: a sleep first lets pending work run (one macrotask), then
  * advances the clock by its length (not when aborted).
  */
-function virtualClock(start = 1_000_000): Clock & { t: number; sleeps: number[] } {
+function virtualClock(
+  start = 1_000_000,
+): Pick<Clock, 'now' | 'sleep'> & { t: number; sleeps: number[] } {
   const c = {
     t: start,
     sleeps: [] as number[],
@@ -32,8 +34,8 @@ class FakeApi implements PodApi {
   readonly calls: string[] = [];
   readonly pods = new Map<string, V1Pod>();
   failures: { kind: string; status: number; times: number }[] = [];
-  private readonly clock: Clock;
-  constructor(clock: Clock) {
+  private readonly clock: Pick<Clock, 'now' | 'sleep'>;
+  constructor(clock: Pick<Clock, 'now' | 'sleep'>) {
     this.clock = clock;
   }
   private maybeFail(kind: string): void {

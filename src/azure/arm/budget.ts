@@ -15,7 +15,8 @@
 // when the lowest count falls to `resourceLowWater` (default 1), the next
 // write to that resource waits one refill (15 s) per update short of it.
 import type { BucketClock, BucketConfig } from './token-bucket.ts';
-import { realBucketClock, TokenBucket } from './token-bucket.ts';
+import { TokenBucket } from './token-bucket.ts';
+import { monotonicClock, sleepOrAbort } from '../../clock/clock.ts';
 
 export type CallKind = 'read' | 'write';
 
@@ -71,7 +72,7 @@ export class ArmBudget {
   /** Per resource: no write before this time (its own remaining budget ran low). */
   private readonly resourceHeld = new Map<string, number>();
 
-  constructor(config: BudgetConfig, clock: BucketClock = realBucketClock) {
+  constructor(config: BudgetConfig, clock: BucketClock = monotonicClock) {
     this.clock = clock;
     this.reads = new TokenBucket(config.reads, clock);
     this.writes = new TokenBucket(config.writes, clock);
@@ -85,7 +86,7 @@ export class ArmBudget {
       reads: bucket,
       writes: bucket,
       lowWater: DEFAULT_LOW_WATER,
-      clock: realBucketClock,
+      clock: monotonicClock,
       resourceHeld: new Map(),
     });
     return budget;
@@ -119,7 +120,7 @@ export class ArmBudget {
       this.resourceHeld.delete(key);
       return 0;
     }
-    await this.clock.sleep(wait, signal);
+    await sleepOrAbort(this.clock, wait, signal);
     return wait;
   }
 

@@ -11,7 +11,7 @@ import type { AccessToken, TokenCredential } from '@azure/core-auth';
 import type { ArmMetricsSink } from '../metrics.ts';
 import { noArmMetrics } from '../metrics.ts';
 import type { BearerTokenSource } from './credentials.ts';
-import type { PolicyClock, RetryOptions } from './policies.ts';
+import type { RetryOptions } from './policies.ts';
 import {
   bearerPolicy,
   DEFAULT_RETRY,
@@ -21,7 +21,8 @@ import {
   tokenBucketPolicy,
 } from './policies.ts';
 import { ArmBudget } from './budget.ts';
-import { realBucketClock, TokenBucket } from './token-bucket.ts';
+import { TokenBucket } from './token-bucket.ts';
+import { monotonicClock, type Clock } from '../../clock/clock.ts';
 
 import { checkEndpoint } from './endpoint.ts';
 
@@ -35,7 +36,7 @@ export interface ArmClientOptions {
   bucket: ArmBudget | TokenBucket;
   metrics?: ArmMetricsSink;
   retry?: Partial<RetryOptions>;
-  clock?: PolicyClock;
+  clock?: Pick<Clock, 'now' | 'sleep'>;
   random?: () => number;
 }
 
@@ -70,7 +71,7 @@ export function createComputeClient(options: ArmClientOptions): ComputeManagemen
 
 function installArmPolicies(pipeline: Pipeline, options: ArmClientOptions): void {
   const metrics = options.metrics ?? noArmMetrics;
-  const clock = options.clock ?? realBucketClock;
+  const clock = options.clock ?? monotonicClock;
   const budget =
     options.bucket instanceof TokenBucket ? ArmBudget.single(options.bucket) : options.bucket;
   pipeline.removePolicy({ name: 'bearerTokenAuthenticationPolicy' });

@@ -14,6 +14,7 @@
 //                        poller polls at once, then at Retry-After)
 //   metrics              one observation per request: operation, status, time
 import type { PipelinePolicy, PipelineRequest, PipelineResponse } from '@azure/core-rest-pipeline';
+import { sleepOrAbort, systemClock, type Clock } from '../../clock/clock.ts';
 import type { BackoffOptions } from '../../kube/backoff.ts';
 import { backoffDelay } from '../../kube/backoff.ts';
 import type { ArmMetricsSink } from '../metrics.ts';
@@ -37,10 +38,9 @@ export const DEFAULT_RETRY: RetryOptions = {
   maxRetryAfterMs: 5 * 60_000,
 };
 
-export interface PolicyClock {
-  now(): number;
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
-}
+// The policies wait and pace on the clock they are given (client.ts: the
+// budget's monotonic one); a Retry-After that is an HTTP date is read against
+// the wall clock, systemClock, whatever that clock is.
 
 /**
  * Milliseconds a response asks to wait: `retry-after-ms`, `x-ms-retry-after-ms`,
@@ -83,7 +83,7 @@ export function retryPolicy(
   options: RetryOptions,
   budget: ArmBudget,
   metrics: ArmMetricsSink,
-  clock: PolicyClock,
+  clock: Pick<Clock, 'now' | 'sleep'>,
   random: () => number = Math.random,
 ): PipelinePolicy {
   return {
@@ -105,7 +105,7 @@ export function retryPolicy(
           waitMs = backoffDelay(attempt, options.backoff, random);
           cause = 'backoff';
         } else if (status === 429 || status === 503) {
-          const asked = retryAfterMs(response!.headers, Date.now());
+          const asked = retryAfterMs(response!.headers, systemClock.now());
           waitMs =
             asked === undefined
               ? backoffDelay(attempt, options.backoff, random)
@@ -121,7 +121,7 @@ export function retryPolicy(
         }
         if (attempt >= options.maxRetries) return response!;
         metrics.throttledWait(cause, waitMs);
-        await clock.sleep(waitMs, request.abortSignal as AbortSignal | undefined);
+        await sleepOrAbort(clock, waitMs, request.abortSignal as AbortSignal | undefined);
       }
     },
   };
@@ -157,7 +157,7 @@ const MAX_PACED = 10_000;
  * gave (the SDK polls at once after the write, then at the Retry-After of
  * each poll's answer): every poll then goes when the operation asked.
  */
-export function operationPacingPolicy(clock: PolicyClock): PipelinePolicy {
+export function operationPacingPolicy(clock: Pick<Clock, 'now' | 'sleep'>): PipelinePolicy {
   const notBefore = new Map<string, number>();
   return {
     name: 'armOperationPacingPolicy',
@@ -167,13 +167,14 @@ export function operationPacingPolicy(clock: PolicyClock): PipelinePolicy {
         if (at !== undefined) {
           notBefore.delete(request.url);
           const wait = at - clock.now();
-          if (wait > 0) await clock.sleep(wait, request.abortSignal as AbortSignal | undefined);
+          if (wait > 0)
+            await sleepOrAbort(clock, wait, request.abortSignal as AbortSignal | undefined);
         }
       }
       const response = await next(request);
       const poll = response.headers.get('azure-asyncoperation');
       if (request.method !== 'GET' && poll) {
-        const after = retryAfterMs(response.headers, Date.now());
+        const after = retryAfterMs(response.headers, systemClock.now());
         if (after !== undefined && after > 0) {
           if (notBefore.size >= MAX_PACED) notBefore.clear();
           notBefore.set(poll, clock.now() + after);

@@ -5,6 +5,7 @@
 // Retry-After pauses the whole bucket: after the pause calls resume one
 // interval apart, without a burst, so a throttled subscription is not hit by
 // twenty calls at the same instant.
+import { monotonicClock, sleepOrAbort, type Clock } from '../../clock/clock.ts';
 
 export interface BucketConfig {
   /** Sustained calls per second. */
@@ -51,27 +52,12 @@ export function pauseBucket(state: BucketState, until: number, config: BucketCon
   return { tat: Math.max(state.tat, until + tolerance) };
 }
 
-export interface BucketClock {
-  now(): number;
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
-}
-
-export const realBucketClock: BucketClock = {
-  now: () => performance.now(),
-  sleep: (ms, signal) =>
-    new Promise<void>((resolve, reject) => {
-      if (signal?.aborted) return reject(signal.reason as Error);
-      const timer = setTimeout(() => {
-        signal?.removeEventListener('abort', onAbort);
-        resolve();
-      }, ms);
-      const onAbort = (): void => {
-        clearTimeout(timer);
-        reject(signal!.reason as Error);
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-    }),
-};
+/**
+ * The bucket's time, on a monotonic line by default (monotonicClock): a step
+ * of the wall clock back would hold every call for its length, one forward
+ * would let a burst through.
+ */
+export type BucketClock = Pick<Clock, 'now' | 'sleep'>;
 
 export class TokenBucket {
   readonly config: BucketConfig;
@@ -79,7 +65,7 @@ export class TokenBucket {
   private pausedUntil = -Infinity;
   private readonly clock: BucketClock;
 
-  constructor(config: BucketConfig, clock: BucketClock = realBucketClock) {
+  constructor(config: BucketConfig, clock: BucketClock = monotonicClock) {
     validateBucket(config);
     this.config = config;
     this.clock = clock;
@@ -94,7 +80,7 @@ export class TokenBucket {
     for (;;) {
       const now = this.clock.now();
       if (now < this.pausedUntil) {
-        await this.clock.sleep(this.pausedUntil - now, signal);
+        await sleepOrAbort(this.clock, this.pausedUntil - now, signal);
         waited += this.pausedUntil - now;
         continue;
       }
@@ -102,7 +88,7 @@ export class TokenBucket {
       this.state = r.state;
       const wait = r.at - now;
       if (wait > 0) {
-        await this.clock.sleep(wait, signal);
+        await sleepOrAbort(this.clock, wait, signal);
         waited += wait;
       }
       if (this.clock.now() >= this.pausedUntil) return waited;
