@@ -9,10 +9,9 @@ import { apiErrorInfo } from '../kube/errors.ts';
 import type { Logger } from '../log/logger.ts';
 import type { NodeNetworkConfig } from '../nnc/types.ts';
 import type { AddressLedger } from './ledger.ts';
-import { rvNumber } from './ledger.ts';
+import { rvNumber, UNANSWERED_WRITE_MS } from './ledger.ts';
 import type { NncLifecycleApi } from './ports.ts';
 import type { QueueClock } from './queue.ts';
-import { UNANSWERED_WRITE_MS } from './status-round.ts';
 import { TermFence } from './term-fence.ts';
 
 export interface FenceKeeperDeps {

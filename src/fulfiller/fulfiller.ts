@@ -8,14 +8,15 @@
 //     fresh lists and the fence before the first action, then the node
 //     queue, the ClusterSubnetState publisher and the resync;
 //   - the quarantine (quarantine-keeper.ts) of deleted Nodes' addresses;
-//   - the reconcile of one node, syncNode (node-sync.ts), which the queue
-//     runs and retries.
+//   - the reconciler (reconciler.ts): the queue's handler runs one node's
+//     sync (node-sync.ts), which returns its outcome and what it asks of
+//     these parts, and applies that; it keeps one record per node
+//     (node-record.ts).
 // Nothing is done before both first lists completed, so the ledger knows
 // every address already handed out.
 import { randomUUID } from 'node:crypto';
 import type { NodeNetworkConfig } from '../nnc/types.ts';
 import type { EventRecorder } from '../kube/events.ts';
-import { apiErrorInfo } from '../kube/errors.ts';
 import type { Logger } from '../log/logger.ts';
 import type { IpBackend, SubnetInfo } from './backend.ts';
 import { ClusterView } from './cluster-view.ts';
@@ -23,17 +24,16 @@ import type { FulfillerConfig } from './config.ts';
 import { LeaderTerm } from './leader-term.ts';
 import type { AddressLedger } from './ledger.ts';
 import type { FulfillerMetrics } from './metrics.ts';
-import { needsWork, priorityFor, syncNode } from './node-sync.ts';
-import type { SyncContext, SyncCounters } from './node-sync.ts';
+import type { SyncCounters } from './node-sync.ts';
 import type { NodeObject } from './nodes.ts';
 import { keepRescued, type PodAddresses } from './pod-rescue.ts';
 import type { ClusterListApi, NncLifecycleApi, NncStatusApi, SubnetStateApi } from './ports.ts';
 import { QuarantineKeeper } from './quarantine-keeper.ts';
-import { NodeQueue, realClock } from './queue.ts';
+import { realClock } from './queue.ts';
 import type { QueueClock } from './queue.ts';
 import { STATUS_SUBNET_FULL } from './status.ts';
 import { exhaustionPublisher, fulfillerGauges, SubnetSampler } from './subnet-report.ts';
-import { syncContextOf } from './reconcile-context.ts';
+import { Reconciler } from './reconciler.ts';
 import { warn } from './sync-context.ts';
 import type { ViewSource } from './view.ts';
 
@@ -94,7 +94,7 @@ export class Fulfiller {
   private readonly leader: LeaderTerm;
   private readonly quarantine: QuarantineKeeper;
   private readonly sampler: SubnetSampler;
-  private readonly ctx: SyncContext;
+  private readonly reconciler: Reconciler;
   private stopped = false;
 
   constructor(deps: FulfillerDeps) {
@@ -109,11 +109,8 @@ export class Fulfiller {
       changed: touch,
       nncMoved: () => this.leader.nncMoved(),
       keepsOnDeletion: (name) => this.quarantine.keepsOnDeletion(name),
-      nncGone: (name) => {
-        this.ctx.invalidReported.delete(name);
-        this.ctx.setupReported?.delete(name);
-      },
-      subnetsChanged: (freed) => this.ctx.subnetsChanged(freed),
+      nncGone: (name) => this.reconciler.records.forget(name),
+      subnetsChanged: (freed) => this.subnetsChanged(freed),
     });
     this.quarantine = new QuarantineKeeper({
       ledger,
@@ -155,13 +152,13 @@ export class Fulfiller {
               }),
           }
         : {}),
-      needsWork: (name) => needsWork(this.ctx, name),
-      newQueue: () => this.newQueue(),
+      needsWork: (name) => this.reconciler.needsWork(name),
+      newQueue: () => this.reconciler.newQueue(),
       newPublisher: () =>
         exhaustionPublisher({
           config,
           api: deps.cssApi,
-          events: this.ctx.events,
+          events: this.reconciler.ctx.events,
           clock,
           log: this.log,
           ...(deps.random ? { random: deps.random } : {}),
@@ -177,7 +174,7 @@ export class Fulfiller {
       resynced: () => this.publishSubnets(),
     });
     const canWrite = deps.canWrite ?? (() => true);
-    this.ctx = syncContextOf({
+    this.reconciler = new Reconciler({
       deps,
       log: this.log,
       clock,
@@ -190,16 +187,12 @@ export class Fulfiller {
         if (!this.leader.term || !canWrite())
           throw new NotLeaderError('this replica does not lead');
       },
-      subnetsChanged: (freed) => {
-        this.sampler.sample();
-        this.publishSubnets();
-        if (freed) this.wakeShortNodes();
-      },
+      subnetsChanged: (freed) => this.subnetsChanged(freed),
     });
     deps.metrics?.setSource(() =>
       fulfillerGauges({
         ledger,
-        invalid: this.ctx.invalidReported,
+        invalid: (name) => this.reconciler.records.invalid(name),
         sampler: this.sampler,
         queueDepth: this.leader.term?.queue.pending ?? 0,
         published: (subnet) => this.leader.term?.css.published(subnet),
@@ -207,10 +200,10 @@ export class Fulfiller {
     );
     backend.attach?.({
       nodeNeedsRound: touch,
-      addressesFreed: () => this.ctx.subnetsChanged(true),
+      addressesFreed: () => this.subnetsChanged(true),
       warn: (name, reason, message) => {
         const nnc = ledger.nnc(name);
-        if (nnc && this.leader.term && canWrite()) warn(this.ctx, nnc, reason, message);
+        if (nnc && this.leader.term && canWrite()) warn(this.reconciler.ctx, nnc, reason, message);
       },
     });
     // However an address comes free (a status read without it, a deleted
@@ -221,7 +214,7 @@ export class Fulfiller {
       wakeQueued = true;
       queueMicrotask(() => {
         wakeQueued = false;
-        this.ctx.subnetsChanged(true);
+        this.subnetsChanged(true);
       });
     });
   }
@@ -332,36 +325,11 @@ export class Fulfiller {
     };
   }
 
-  private newQueue(): NodeQueue {
-    const { config, metrics } = this.deps;
-    return new NodeQueue({
-      workers: config.workers,
-      minIntervalMs: config.minIntervalMs,
-      backoff: config.backoff,
-      clock: this.clock,
-      random: this.deps.random,
-      priority: (name) => priorityFor(this.ctx, name),
-      handler: async (name) => {
-        // No action from a view that may miss changes: the node waits for it.
-        if (this.leader.waitReason() !== undefined) return this.leader.waitForView(name);
-        const started = performance.now();
-        let outcome = 'failed';
-        try {
-          outcome = await syncNode(this.ctx, name);
-        } finally {
-          metrics?.reconcile(outcome, (performance.now() - started) / 1000);
-        }
-      },
-      onError: (name, error, retryInMs) => {
-        this.counters.failures++;
-        // Infinity (no retry before a change) would read `null` in the JSON log.
-        this.log.warn('node action failed', {
-          node: name,
-          error: apiErrorInfo(error).message,
-          ...(Number.isFinite(retryInMs) ? { retryInMs } : { waitsForChange: true }),
-        });
-      },
-    });
+  /** Addresses were taken or (`freed`) came free: publish the CSS; on frees wake nodes left short. */
+  private subnetsChanged(freed: boolean): void {
+    this.sampler.sample();
+    this.publishSubnets();
+    if (freed) this.wakeShortNodes();
   }
 
   private publishSubnets(): void {

@@ -176,10 +176,17 @@ export class LeaderTerm {
     this.noteWaiting();
   }
 
-  /** The node waits for the fence: queued again when it may have opened. */
+  /**
+   * The node waits for the fence: queued again when it may have opened. Its
+   * run asks this when it ends, so a fence that opened for it while it ran
+   * (its releases went on) queues it again at once.
+   */
   waitForFence(name: string, reason: string): void {
     this.waiting.add(name);
     this.fence.noteWait(name, reason);
+    if (this.fence.waitReason(name) !== undefined) return;
+    this.waiting.delete(name);
+    this.touch(name);
   }
 
   /** An NNC changed: nodes that waited for the fence get another go once it lets them. */

@@ -9,13 +9,34 @@
 //     against resourceVersion B settles by itself as soon as a newer version
 //     of that NNC is read: either the write landed (the status now holds the
 //     address) or it can never land (its precondition B is stale). Claims
-//     without a version are reservations of a round in progress.
+//     without a version are reservations of a round in progress. A write
+//     that failed without saying whether it landed is a doubt, kept here with
+//     its claims: a read still at its base version settles it only once the
+//     API server's request timeout has passed since (`settleUnanswered`).
 // Nothing else: no pool that only grows. Listeners hear each address turn
 // used or free, so a backend can keep a bitmap of it.
 import type { NetworkContainer, NodeNetworkConfig } from '../nnc/types.ts';
 import { dynamicContainers } from '../nnc/types.ts';
 
 export type AddressListener = (ip: string, used: boolean) => void;
+
+/**
+ * kube-apiserver's default --request-timeout (1m0s): a write in doubt this
+ * long after it failed can no longer land.
+ */
+export const UNANSWERED_WRITE_MS = 60_000;
+
+/** A status write that failed without saying whether it landed (its claims stay). */
+export interface Doubt {
+  /** The resourceVersion it was based on. */
+  base: string;
+  /** The addresses it added, claimed. */
+  ips: string[];
+  /** The server's answer (a 5xx), if any: it proves nothing about the outcome (docs/design/fulfiller.md#high-availability). */
+  code?: number;
+  /** When it failed (ms on the fulfiller's clock). */
+  at: number;
+}
 
 /** Parses a resourceVersion for ordering; undefined when it is not a number. */
 export function rvNumber(rv: string | undefined): bigint | undefined {
@@ -56,6 +77,8 @@ export class AddressLedger {
     { containers: NetworkContainer[]; addresses: Set<string> }
   >();
   private readonly claims = new Map<string, Map<string, ClaimBase>>();
+  /** Per node, the writes in doubt whose claims a read at their base version cannot settle yet. */
+  private readonly doubts = new Map<string, Doubt[]>();
   private readonly refs = new Map<string, number>();
   private readonly listeners: AddressListener[] = [];
 
@@ -120,6 +143,7 @@ export class AddressLedger {
   /** The Node is gone: its retained addresses and every claim of it are free. */
   forgetNode(name: string): void {
     this.unretain(name);
+    this.doubts.delete(name);
     const mine = this.claims.get(name);
     if (mine) {
       this.claims.delete(name);
@@ -205,6 +229,43 @@ export class AddressLedger {
     if (mine.size === 0) this.claims.delete(node);
   }
 
+  /**
+   * The write that carried claims `ips` against `baseRv` failed without
+   * saying whether it landed (a 5xx, a timeout, a reset): they stay claimed,
+   * in doubt since `at`, until a newer version of the NNC is read or
+   * `settleUnanswered` finds the request timeout over.
+   */
+  doubt(node: string, ips: string[], baseRv: string, at: number, code?: number): void {
+    const doubts = this.doubts.get(node) ?? [];
+    doubts.push({ base: baseRv, ips, ...(code !== undefined ? { code } : {}), at });
+    this.doubts.set(node, doubts);
+  }
+
+  /**
+   * The node's NNC was read at `rv`: a doubtful write based on that very
+   * version has not landed, and once the request timeout has passed since it
+   * failed it never will, whatever the answer was: its claims are dropped.
+   * True when that freed any address.
+   */
+  settleUnanswered(node: string, rv: string | undefined, now: number): boolean {
+    const doubts = this.doubts.get(node);
+    if (!doubts) return false;
+    const read = rvNumber(rv);
+    let freed = false;
+    const left = doubts.filter((d) => {
+      const base = rvNumber(d.base);
+      if (read === undefined || base === undefined || read > base) return false; // settled by the read
+      if (read < base) return true;
+      if (now - d.at < UNANSWERED_WRITE_MS) return true;
+      this.unclaim(node, d.ips);
+      freed ||= d.ips.length > 0;
+      return false;
+    });
+    if (left.length > 0) this.doubts.set(node, left);
+    else this.doubts.delete(node);
+    return freed;
+  }
+
   /** True while a node has claims from a write whose outcome is not known yet. */
   inDoubt(node: string): boolean {
     const mine = this.claims.get(node);
@@ -237,6 +298,7 @@ export class AddressLedger {
 
   /** Drops claims whose write is settled by reading `rv` (or every versioned claim when `all`). */
   private settleClaims(name: string, rv: bigint | undefined, all = false): void {
+    this.settleDoubts(name, rv, all);
     const mine = this.claims.get(name);
     if (!mine) return;
     for (const [ip, base] of mine) {
@@ -247,6 +309,18 @@ export class AddressLedger {
       }
     }
     if (mine.size === 0) this.claims.delete(name);
+  }
+
+  /** Doubts a read of `rv` settles (the write landed, or its base is stale) leave with their claims. */
+  private settleDoubts(name: string, rv: bigint | undefined, all: boolean): void {
+    const doubts = this.doubts.get(name);
+    if (!doubts) return;
+    const left = doubts.filter((d) => {
+      const base = rvNumber(d.base);
+      return !(all || rv === undefined || base === undefined || rv > base);
+    });
+    if (left.length > 0) this.doubts.set(name, left);
+    else this.doubts.delete(name);
   }
 
   private ref(ip: string, delta: number): void {

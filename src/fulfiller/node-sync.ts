@@ -3,7 +3,11 @@
 // put the addresses finalizer on an NNC without it, delete it with its Node,
 // free what a deleted Node kept once its quarantine is over (quarantine.ts),
 // let go of an NNC deleted under a live Node, or a status round
-// (status-round.ts). Shared by every backend.
+// (status-round.ts). Shared by every backend. Its effects go to the API, the
+// backend and the ledger; what it asks of the fulfiller's parts (the view,
+// the quarantine, the CSS, the term) it returns with its outcome, for the
+// caller to apply (reconciler.ts), as controller-runtime's Reconcile returns
+// its Result.
 import { isConflict, isNotFound } from '../kube/errors.ts';
 import type { NetworkContainer, NodeNetworkConfig } from '../nnc/types.ts';
 import { dynamicContainers } from '../nnc/types.ts';
@@ -26,11 +30,17 @@ import {
   statusWithoutBackend,
   writeStatus,
 } from './status-round.ts';
-import { ConflictLoopError, planFor, scalerFor, warn } from './sync-context.ts';
-import type { SyncContext, SyncOutcome } from './sync-context.ts';
+import { ConflictLoopError, planFor, scalerFor, subnetsChanged, warn } from './sync-context.ts';
+import type { SyncAsks, SyncContext, SyncOutcome, SyncResult } from './sync-context.ts';
 
 export { ConflictLoopError } from './sync-context.ts';
-export type { SyncContext, SyncCounters, SyncOutcome } from './sync-context.ts';
+export type {
+  SyncAsks,
+  SyncContext,
+  SyncCounters,
+  SyncOutcome,
+  SyncResult,
+} from './sync-context.ts';
 
 export function actionFor(ctx: SyncContext, name: string): LifecycleAction {
   const node = ctx.node(name);
@@ -62,7 +72,7 @@ export function needsWork(ctx: SyncContext, name: string): boolean {
   if (ctx.ledger.inDoubt(name)) return true;
   const nnc = ctx.ledger.nnc(name)!;
   const plan = planFor(ctx, nnc);
-  if (plan.invalid) return ctx.invalidReported.get(name) !== plan.invalid;
+  if (plan.invalid) return ctx.record(name).invalid !== plan.invalid;
   if (needsBackend(ctx, nnc, plan)) return true;
   return !jsonEqual(statusWithoutBackend(ctx, nnc, plan), nnc.status);
 }
@@ -76,32 +86,46 @@ export function priorityFor(ctx: SyncContext, name: string): number {
   return nnc ? priorityOf(neededAddresses(planFor(ctx, nnc))) : 0;
 }
 
-export async function syncNode(ctx: SyncContext, name: string): Promise<SyncOutcome> {
+/**
+ * One run for one node: its outcome and what it asks, also when it failed
+ * (`error`; what it asked before the failure still holds).
+ */
+export async function syncNode(ctx: SyncContext, name: string): Promise<SyncResult> {
+  const asks: SyncAsks = {};
+  try {
+    const outcome = await act(ctx, name, asks);
+    return { ...asks, outcome };
+  } catch (error) {
+    return { ...asks, outcome: 'failed', error };
+  }
+}
+
+function act(ctx: SyncContext, name: string, asks: SyncAsks): Promise<SyncOutcome> | SyncOutcome {
   switch (actionFor(ctx, name)) {
     case 'none':
       return 'noop';
     case 'create':
-      return createNnc(ctx, name);
+      return createNnc(ctx, name, asks);
     case 'restore':
-      return restoreNnc(ctx, name);
+      return restoreNnc(ctx, name, asks);
     case 'adopt':
-      return adoptNnc(ctx, name);
+      return adoptNnc(ctx, name, asks);
     case 'delete':
-      return deleteNnc(ctx, name);
+      return deleteNnc(ctx, name, asks);
     case 'release':
-      return releaseNnc(ctx, name);
+      return releaseNnc(ctx, name, asks);
     case 'replace':
-      return replaceNnc(ctx, name);
+      return replaceNnc(ctx, name, asks);
     case 'quarantine':
-      return quarantine(ctx, name, ctx.ledger.retained(name) ?? []);
+      return quarantine(ctx, name, ctx.ledger.retained(name) ?? [], asks);
     case 'forget':
-      return forgetNode(ctx, name);
+      return forgetNode(ctx, name, asks);
     case 'status':
-      return serveStatus(ctx, name);
+      return serveStatus(ctx, name, asks);
   }
 }
 
-async function createNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> {
+async function createNnc(ctx: SyncContext, name: string, asks: SyncAsks): Promise<SyncOutcome> {
   const node = ctx.node(name)!;
   const recreate = ctx.ledger.retained(name) !== undefined;
   ctx.guard();
@@ -123,30 +147,30 @@ async function createNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> {
       'NodeNetworkConfigRecreated',
       'recreated with the addresses of the deleted NNC',
     );
-    await restoreNnc(ctx, name);
+    await restoreNnc(ctx, name, asks);
   } else {
     ctx.log.info('node network config created', { node: name });
-    await serveStatus(ctx, name);
+    await serveStatus(ctx, name, asks);
   }
   return 'created';
 }
 
 /** Writes the addresses the deleted NNC held into its successor, as they were. */
-async function restoreNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> {
+async function restoreNnc(ctx: SyncContext, name: string, asks: SyncAsks): Promise<SyncOutcome> {
   const containers = ctx.ledger.retained(name) ?? restoreRecord(ctx.ledger.nnc(name)) ?? [];
   for (let attempt = 0; attempt < ctx.config.conflictRetries; attempt++) {
     const nnc = ctx.ledger.nnc(name);
     if (!nnc) return 'noop';
     const taken = ctx.ledger.heldElsewhere(name, containers);
     if (taken.length > 0) {
-      dropStale(ctx, name, containers, taken);
+      dropStale(ctx, name, containers, taken, asks);
       await clearRestore(ctx, name);
-      return serveStatus(ctx, name);
+      return serveStatus(ctx, name, asks);
     }
     if (statusHolds(nnc.status, containers)) {
       await clearRestore(ctx, name);
       ctx.ledger.unretain(name);
-      ctx.quarantine?.drop(name);
+      asks.quarantine = 'end';
       return 'noop';
     }
     const plan = planFor(ctx, nnc);
@@ -156,7 +180,7 @@ async function restoreNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> 
       await clearRestore(ctx, name);
       ctx.ledger.unretain(name);
       // The Node re-registered and has its addresses back: no quarantine any more.
-      ctx.quarantine?.drop(name);
+      asks.quarantine = 'end';
       ctx.log.info('node network config restored', {
         node: name,
         addresses: addressesOf(containers).size,
@@ -182,16 +206,19 @@ async function clearRestore(ctx: SyncContext, name: string): Promise<void> {
  * grace period. Only this leader's memory holds this record, unlike the
  * terminating NNC that is the record otherwise (docs/design/fulfiller.md#quarantine).
  */
-function quarantine(ctx: SyncContext, name: string, containers: NetworkContainer[]): SyncOutcome {
-  const book = ctx.quarantine!;
+function quarantine(
+  ctx: SyncContext,
+  name: string,
+  containers: NetworkContainer[],
+  asks: SyncAsks,
+): SyncOutcome {
   const taken = ctx.ledger.heldElsewhere(name, containers);
   if (taken.length > 0) {
-    dropStale(ctx, name, containers, taken);
+    dropStale(ctx, name, containers, taken, asks);
     return 'forgotten';
   }
   const until = ctx.now() + ctx.config.quarantineMs;
-  book.put({ node: name, until, containers: structuredClone(containers) });
-  ctx.armQuarantine(name, until);
+  asks.quarantine = { until, containers: structuredClone(containers) };
   ctx.log.info('addresses of a deleted node quarantined', {
     node: name,
     addresses: addressesOf(containers).size,
@@ -214,6 +241,7 @@ function dropStale(
   name: string,
   containers: readonly NetworkContainer[],
   taken: string[],
+  asks: SyncAsks,
 ): void {
   ctx.ledger.unretain(name);
   ctx.log.warn('kept addresses dropped: another NodeNetworkConfig holds them', {
@@ -221,8 +249,8 @@ function dropStale(
     addresses: addressesOf(containers).size,
     heldElsewhere: taken.slice(0, 5),
   });
-  ctx.subnetsChanged(true);
-  ctx.quarantine?.drop(name);
+  subnetsChanged(asks, true);
+  asks.quarantine = 'end';
 }
 
 /**
@@ -232,12 +260,12 @@ function dropStale(
  * `releaseNnc` once the quarantine is over. Without one (in-memory tests),
  * they are freed first.
  */
-async function deleteNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> {
+async function deleteNnc(ctx: SyncContext, name: string, asks: SyncAsks): Promise<SyncOutcome> {
   let nnc = ctx.ledger.nnc(name)!;
   const containers = dynamicContainers(nnc);
-  if (ctx.quarantine && addressesOf(containers).size > 0) {
+  if (ctx.quarantines && addressesOf(containers).size > 0) {
     if (!hasAddressesFinalizer(nnc)) {
-      const patched = await patchFinalizers(ctx, nnc, true);
+      const patched = await patchFinalizers(ctx, nnc, true, asks);
       if (!patched) return 'noop'; // changed or gone meanwhile: its event brings it back
       nnc = patched;
     }
@@ -257,10 +285,10 @@ async function deleteNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> {
  * (docs/design/fulfiller.md#quarantine), then its status round: the version
  * the patch answered is already read, so its watch event queues nothing.
  */
-async function adoptNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> {
-  if (!(await patchFinalizers(ctx, ctx.ledger.nnc(name)!, true))) return 'noop';
+async function adoptNnc(ctx: SyncContext, name: string, asks: SyncAsks): Promise<SyncOutcome> {
+  if (!(await patchFinalizers(ctx, ctx.ledger.nnc(name)!, true, asks))) return 'noop';
   ctx.log.info('addresses finalizer added', { node: name });
-  const outcome = await serveStatus(ctx, name);
+  const outcome = await serveStatus(ctx, name, asks);
   return outcome === 'noop' ? 'adopted' : outcome;
 }
 
@@ -269,13 +297,13 @@ async function adoptNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> {
  * its addresses are freed in the backend, then the finalizer comes off and
  * the NNC goes; the ledger frees them when its deletion is seen.
  */
-async function releaseNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> {
+async function releaseNnc(ctx: SyncContext, name: string, asks: SyncAsks): Promise<SyncOutcome> {
   const nnc = ctx.ledger.nnc(name)!;
   const containers = dynamicContainers(nnc);
   ctx.guard();
   await ctx.backend.releaseAll(nodeRef(name, undefined), containers[0]);
-  if (!(await patchFinalizers(ctx, nnc, false))) return 'noop';
-  ctx.quarantine?.drop(name);
+  if (!(await patchFinalizers(ctx, nnc, false, asks))) return 'noop';
+  asks.quarantine = 'end';
   ctx.log.info('addresses of a deleted node freed', {
     node: name,
     addresses: addressesOf(containers).size,
@@ -288,7 +316,7 @@ async function releaseNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> 
  * the ledger, the finalizer comes off, and once it is gone its successor is
  * created with them (the 'create' and 'restore' actions).
  */
-async function replaceNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> {
+async function replaceNnc(ctx: SyncContext, name: string, asks: SyncAsks): Promise<SyncOutcome> {
   // The garbage collector deletes the NNC after its Node: its deletion may
   // be seen before the Node's. Only a Node that exists now keeps its NNC's
   // addresses by this path; a gone one's stay the quarantine's.
@@ -303,7 +331,7 @@ async function replaceNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> 
   const retainedNow = ctx.ledger.retain(name, containers);
   let patched: NodeNetworkConfig | undefined;
   try {
-    patched = await patchFinalizers(ctx, nnc, false);
+    patched = await patchFinalizers(ctx, nnc, false, asks);
   } catch (err) {
     if (retainedNow) ctx.ledger.unretain(name);
     throw err;
@@ -312,7 +340,7 @@ async function replaceNnc(ctx: SyncContext, name: string): Promise<SyncOutcome> 
     if (retainedNow) ctx.ledger.unretain(name);
     return 'noop';
   }
-  ctx.quarantine?.drop(name);
+  asks.quarantine = 'end';
   ctx.log.warn('node network config deleted under a live node: recreated with its addresses', {
     node: name,
     addresses: addressesOf(containers).size,
@@ -329,6 +357,7 @@ async function patchFinalizers(
   ctx: SyncContext,
   nnc: NodeNetworkConfig,
   ours: boolean,
+  asks: SyncAsks,
 ): Promise<NodeNetworkConfig | undefined> {
   ctx.guard();
   try {
@@ -336,7 +365,7 @@ async function patchFinalizers(
     // Its last finalizer removed, a terminating NNC is gone: the answer is
     // its deletion (a watch that is down would never say so).
     if (isTerminating(patched) && (patched.metadata.finalizers ?? []).length === 0)
-      ctx.removed(patched);
+      asks.removed = patched;
     else ctx.ledger.observe(patched);
     return patched;
   } catch (err) {
@@ -345,16 +374,16 @@ async function patchFinalizers(
   }
 }
 
-async function forgetNode(ctx: SyncContext, name: string): Promise<SyncOutcome> {
+async function forgetNode(ctx: SyncContext, name: string, asks: SyncAsks): Promise<SyncOutcome> {
   const containers = ctx.ledger.retained(name);
   ctx.guard();
   await ctx.backend.releaseAll(nodeRef(name, undefined), containers?.[0]);
-  ctx.quarantine?.drop(name);
+  asks.quarantine = 'end';
   ctx.ledger.forgetNode(name);
   ctx.log.info('addresses of a deleted node freed', {
     node: name,
     addresses: addressesOf(containers ?? []).size,
   });
-  ctx.subnetsChanged(true);
+  subnetsChanged(asks, true);
   return 'forgotten';
 }

@@ -6,6 +6,7 @@
 import type { BackoffOptions } from '../kube/backoff.ts';
 import type { Logger } from '../log/logger.ts';
 import { dynamicContainers } from '../nnc/types.ts';
+import type { NetworkContainer } from '../nnc/types.ts';
 import type { AddressLedger } from './ledger.ts';
 import { addressesOf } from './ledger.ts';
 import type { ClusterListApi } from './ports.ts';
@@ -35,8 +36,8 @@ export interface QuarantineKeeperDeps {
 }
 
 export class QuarantineKeeper {
-  /** Deleted Nodes' kept addresses, read from their terminating NNCs. */
-  readonly book = new QuarantineBook();
+  /** Deleted Nodes' kept addresses, read from their terminating NNCs (or held in memory only). */
+  private readonly book = new QuarantineBook();
   private readonly timers = new Map<string, unknown>();
   /** Looks for a quarantined node's pods: none left ends its quarantine early. */
   private readonly pods: QuarantinePods | undefined;
@@ -131,8 +132,23 @@ export class QuarantineKeeper {
     this.d.touch(name);
   }
 
+  /**
+   * A deleted Node's addresses whose NNC left without the addresses
+   * finalizer: kept in this leader's memory only, until `until`
+   * (docs/design/fulfiller.md#quarantine).
+   */
+  hold(name: string, until: number, containers: NetworkContainer[]): void {
+    this.book.put({ node: name, until, containers });
+    this.arm(name, until);
+  }
+
+  /** The node's record goes: its addresses are restored, freed, or held by another node. */
+  end(name: string): void {
+    this.book.drop(name);
+  }
+
   /** The node gets another go once its quarantine is over (or its pods are gone). */
-  arm(name: string, until: number): void {
+  private arm(name: string, until: number): void {
     const { clock } = this.d;
     this.pods?.follow(name);
     clock.clearTimeout(this.timers.get(name));

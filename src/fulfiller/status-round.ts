@@ -2,28 +2,24 @@
 // release together), tie the new addresses to the status write as claims in
 // the ledger, and write the whole status with optimistic concurrency (a 409
 // re-reads and recomputes). A write that fails without saying whether it
-// landed leaves its claims (a Doubt): a newer version read settles them in
-// the ledger; a read still at the write's base version settles them here
-// only once the API server's request timeout has passed since: an answered
-// 5xx proves nothing (docs/design/fulfiller.md#high-availability). kube-apiserver answers 504 when its
-// request timeout fires while the write goes on to commit, and etcd's
-// "etcdserver: request timed out" comes back as a 500 for a proposal that
-// may still be applied; only when the timeout is over can nothing land.
+// landed leaves its claims, in doubt, in the ledger: a newer version read
+// settles them; a read still at the write's base version only once the API
+// server's request timeout has passed since: an answered 5xx proves nothing
+// (docs/design/fulfiller.md#high-availability). kube-apiserver answers 504
+// when its request timeout fires while the write goes on to commit, and
+// etcd's "etcdserver: request timed out" comes back as a 500 for a proposal
+// that may still be applied; only when the timeout is over can nothing land.
+// What the round asks of the fulfiller (the CSS, a wait for the fence) goes
+// into its SyncAsks, which the caller applies when the run ends.
 import { apiErrorInfo } from '../kube/errors.ts';
 import type { NncStatus, NodeNetworkConfig, ScalerSpec } from '../nnc/types.ts';
 import { NodeSetupError, SubnetFullError } from './backend.ts';
-import { addressesOf, rvNumber } from './ledger.ts';
+import { addressesOf } from './ledger.ts';
 import { nodeRef } from './nodes.ts';
 import type { NodePlan } from './plan.ts';
 import { containerFrom, desiredStatus, jsonEqual, STATUS_SUBNET_FULL } from './status.ts';
-import { ConflictLoopError, planFor, scalerFor, warn } from './sync-context.ts';
-import type { SyncContext, SyncOutcome } from './sync-context.ts';
-
-/**
- * kube-apiserver's default --request-timeout (1m0s): a write in doubt this
- * long after it failed can no longer land.
- */
-export const UNANSWERED_WRITE_MS = 60_000;
+import { ConflictLoopError, planFor, scalerFor, subnetsChanged, warn } from './sync-context.ts';
+import type { SyncAsks, SyncContext, SyncOutcome } from './sync-context.ts';
 
 /** Whether a status round must call the backend; false when only the status may change. */
 export function needsBackend(ctx: SyncContext, nnc: NodeNetworkConfig, plan: NodePlan): boolean {
@@ -77,42 +73,26 @@ export async function reread(
   return ctx.ledger.nnc(name);
 }
 
-export async function serveStatus(ctx: SyncContext, name: string): Promise<SyncOutcome> {
+export async function serveStatus(
+  ctx: SyncContext,
+  name: string,
+  asks: SyncAsks,
+): Promise<SyncOutcome> {
   let nnc = ctx.ledger.nnc(name);
   if (nnc && ctx.ledger.inDoubt(name)) {
+    // A write in doubt: read afresh, which settles it when the NNC moved
+    // on, or when it has not and the request timeout is over.
     nnc = await reread(ctx, name);
-    if (nnc) settleDoubts(ctx, name, nnc);
+    if (nnc && ctx.ledger.settleUnanswered(name, nnc.metadata.resourceVersion, ctx.now()))
+      subnetsChanged(asks, true);
   }
   for (let attempt = 0; attempt < ctx.config.conflictRetries && nnc; attempt++) {
-    const result = await statusRound(ctx, nnc);
+    const result = await statusRound(ctx, nnc, asks);
     if (result !== 'conflict') return result;
     nnc = await reread(ctx, name);
   }
   if (!nnc) return 'noop';
   throw new ConflictLoopError(`status of ${name} kept conflicting`);
-}
-
-/**
- * Drops the claims of doubtful writes that a read at their base version
- * proves never landed: one taken after the request timeout, whatever the answer was.
- */
-export function settleDoubts(ctx: SyncContext, name: string, nnc: NodeNetworkConfig): void {
-  const doubts = ctx.doubts.get(name);
-  if (!doubts) return;
-  const rv = rvNumber(nnc.metadata.resourceVersion);
-  let freed = false;
-  const left = doubts.filter((d) => {
-    const base = rvNumber(d.base);
-    if (rv === undefined || base === undefined || rv > base) return false; // the ledger settled it
-    if (rv < base) return true;
-    if (ctx.now() - d.at < UNANSWERED_WRITE_MS) return true;
-    ctx.ledger.unclaim(name, d.ips);
-    freed ||= d.ips.length > 0;
-    return false;
-  });
-  if (left.length > 0) ctx.doubts.set(name, left);
-  else ctx.doubts.delete(name);
-  if (freed) ctx.subnetsChanged(true);
 }
 
 /**
@@ -146,16 +126,8 @@ export async function writeStatus(
     // Refused: it is in no status. Otherwise (5xx, timeout, reset) it may have
     // landed: the claims stay until a newer version of the NNC is read.
     if (code !== undefined && code >= 400 && code < 500) ctx.ledger.unclaim(name, added);
-    else if (added.length > 0) {
-      const doubts = ctx.doubts.get(name) ?? [];
-      doubts.push({
-        base: nnc.metadata.resourceVersion ?? '',
-        ips: added,
-        ...(code !== undefined ? { code } : {}),
-        at: ctx.now(),
-      });
-      ctx.doubts.set(name, doubts);
-    }
+    else if (added.length > 0)
+      ctx.ledger.doubt(name, added, nnc.metadata.resourceVersion ?? '', ctx.now(), code);
     if (code === 409) {
       ctx.counters.conflicts++;
       ctx.metrics?.statusWrite('conflict');
@@ -169,12 +141,14 @@ export async function writeStatus(
 export async function statusRound(
   ctx: SyncContext,
   nnc: NodeNetworkConfig,
+  asks: SyncAsks,
 ): Promise<SyncOutcome | 'conflict'> {
   const name = nnc.metadata.name;
   const plan = planFor(ctx, nnc);
+  const record = ctx.record(name);
   if (plan.invalid) {
-    if (ctx.invalidReported.get(name) !== plan.invalid) {
-      ctx.invalidReported.set(name, plan.invalid);
+    if (record.invalid !== plan.invalid) {
+      record.invalid = plan.invalid;
       ctx.log.warn('rejected NodeNetworkConfig', {
         node: name,
         kind: 'NodeNetworkConfig',
@@ -193,20 +167,21 @@ export async function statusRound(
     }
     return 'invalid';
   }
-  ctx.invalidReported.delete(name);
+  delete record.invalid;
   if (!needsBackend(ctx, nnc, plan)) {
     const status = statusWithoutBackend(ctx, nnc, plan);
     if (jsonEqual(status, nnc.status)) return 'noop';
     const written = await writeStatus(ctx, nnc, status, []);
     return written === 'conflict' ? 'conflict' : 'written';
   }
-  return backendRound(ctx, nnc, plan);
+  return backendRound(ctx, nnc, plan, asks);
 }
 
 async function backendRound(
   ctx: SyncContext,
   nnc: NodeNetworkConfig,
   planned: NodePlan,
+  asks: SyncAsks,
 ): Promise<SyncOutcome | 'conflict'> {
   const name = nnc.metadata.name;
   let plan = planned;
@@ -214,7 +189,7 @@ async function backendRound(
   // write puts on another NNC: it waits; releases go on (term-fence.ts).
   const why = plan.allocate > 0 || !plan.container ? ctx.allocationWait(name) : undefined;
   if (why !== undefined) {
-    ctx.waitFor(name, why);
+    asks.waitsFor = why;
     if (!plan.container || plan.release.length === 0) return 'noop';
     plan = { ...plan, allocate: 0 };
   }
@@ -229,14 +204,14 @@ async function backendRound(
       remove: plan.release.map((a) => ({ name: a.name, ip: a.ip })),
     });
   } catch (err) {
-    if (err instanceof SubnetFullError) return writeSubnetFull(ctx, nnc, scaler, err.message);
+    if (err instanceof SubnetFullError) return writeSubnetFull(ctx, nnc, scaler, err.message, asks);
     if (err instanceof NodeSetupError && isNewVerdict(ctx, name, err)) {
       ctx.log.warn('node cannot be set up', { node: name, reason: err.reason, error: err.message });
       warn(ctx, nnc, err.reason, err.message);
     }
     throw err;
   }
-  ctx.setupReported?.delete(name);
+  delete ctx.record(name).setup;
   const before = addressesOf(plan.container ? [plan.container] : []);
   const added = [...addressesOf([{ id: '', ...result.held }])].filter((ip) => !before.has(ip));
   let handedOver = false;
@@ -280,7 +255,7 @@ async function backendRound(
         `allocated ${newIps} of ${plan.allocate} requested IPs: subnet ${container.subnetName} is full`,
       );
     }
-    ctx.subnetsChanged(plan.release.length > 0);
+    subnetsChanged(asks, plan.release.length > 0);
     return 'written';
   } finally {
     if (!handedOver) ctx.ledger.unclaim(name, added);
@@ -293,9 +268,10 @@ async function writeSubnetFull(
   nnc: NodeNetworkConfig,
   scaler: Required<ScalerSpec>,
   reason: string,
+  asks: SyncAsks,
 ): Promise<SyncOutcome | 'conflict'> {
-  // The backend just learnt its subnet is full (Azure: SubnetIsFull): the CSS says so now.
-  ctx.subnetsChanged(false);
+  // The backend just learnt its subnet is full (Azure: SubnetIsFull): the CSS says so.
+  subnetsChanged(asks, false);
   const status: NncStatus = {
     ...nnc.status,
     scaler,
@@ -316,9 +292,10 @@ async function writeSubnetFull(
  * once while it stays the same; any other setup failure every time.
  */
 function isNewVerdict(ctx: SyncContext, name: string, err: NodeSetupError): boolean {
-  if (!err.waitsForChange || !ctx.setupReported) return true;
+  if (!err.waitsForChange) return true;
+  const record = ctx.record(name);
   const said = `${err.reason}: ${err.message}`;
-  if (ctx.setupReported.get(name) === said) return false;
-  ctx.setupReported.set(name, said);
+  if (record.setup === said) return false;
+  record.setup = said;
   return true;
 }

@@ -86,7 +86,8 @@ export class SubnetSampler {
 /** The gauges of /metrics, from the ledger, the reported verdicts and the running term. */
 export function fulfillerGauges(input: {
   ledger: AddressLedger;
-  invalid: ReadonlyMap<string, string>;
+  /** An invalid spec or status is reported for the node (node-record.ts). */
+  invalid(name: string): boolean;
   sampler: SubnetSampler;
   queueDepth: number;
   published(subnet: string): boolean | undefined;
@@ -99,7 +100,7 @@ export function fulfillerGauges(input: {
   for (const name of ledger.names()) {
     const nnc = ledger.nnc(name);
     if (isTerminating(nnc)) count('Terminating');
-    else if (input.invalid.has(name)) count('Invalid');
+    else if (input.invalid(name)) count('Invalid');
     else count(nnc?.status?.status ?? 'New');
   }
   for (const name of ledger.retainedNames()) if (!ledger.nnc(name)) count('Retained');

@@ -1,9 +1,9 @@
-// What one node action works with: the fulfiller's state and ports, shared
-// by the lifecycle actions (node-sync.ts) and the status round
-// (status-round.ts), plus small helpers both use.
+// What one node's run works with (its context) and what it gives back (its
+// result), shared by the lifecycle actions (node-sync.ts) and the status
+// round (status-round.ts), plus small helpers both use.
 import type { EventRecorder, InvolvedObject } from '../kube/events.ts';
 import type { Logger } from '../log/logger.ts';
-import type { NodeNetworkConfig, ScalerSpec } from '../nnc/types.ts';
+import type { NetworkContainer, NodeNetworkConfig, ScalerSpec } from '../nnc/types.ts';
 import { GROUP, NNC_KIND, NNC_VERSION } from '../nnc/types.ts';
 import type { IpBackend } from './backend.ts';
 import type { FulfillerConfig } from './config.ts';
@@ -13,7 +13,7 @@ import type { NodeInfo } from './nodes.ts';
 import { maxIpCountFor } from './nodes.ts';
 import { planNode } from './plan.ts';
 import type { NodePlan } from './plan.ts';
-import type { QuarantineBook } from './quarantine.ts';
+import type { NodeRecord } from './node-record.ts';
 import type { NncLifecycleApi, NncStatusApi } from './ports.ts';
 
 export type SyncOutcome =
@@ -37,6 +37,53 @@ export interface SyncCounters {
   released: number;
 }
 
+/**
+ * What one node's run asks of the fulfiller's parts besides its outcome
+ * (controller-runtime's `Result`): nothing in it is done while the run goes
+ * on; the caller applies it when the run ends, failed or not, in this order
+ * (reconciler.ts).
+ */
+export interface SyncAsks {
+  /**
+   * The NNC is gone: the answer to the removal of its last finalizer says so
+   * (a watch that is down would never say so). The view takes it in first:
+   * whether its addresses stay reads the quarantine record before it goes.
+   */
+  removed?: NodeNetworkConfig;
+  /**
+   * A deleted Node's addresses are kept in the leader's memory until `until`
+   * (looked at again then, and for its pods meanwhile), or (`end`) its
+   * quarantine record goes: its addresses are restored, freed or stale.
+   */
+  quarantine?: { until: number; containers: NetworkContainer[] } | 'end';
+  /** Addresses were taken, or came free: publish the CSS (on `freed`, wake nodes left short). */
+  subnets?: 'taken' | 'freed';
+  /**
+   * No new address may go to the node now (term-fence.ts), for this reason:
+   * it waits, and is queued again when that may have changed.
+   */
+  waitsFor?: string;
+}
+
+/** What one node's run did, and what it asks. */
+export interface SyncResult extends SyncAsks {
+  /** `failed`: `error` says why, and the queue retries. */
+  outcome: SyncOutcome | 'failed';
+  error?: unknown;
+}
+
+/** Records that addresses were taken, or came free (`freed` wins over `taken`). */
+export function subnetsChanged(asks: SyncAsks, freed: boolean): void {
+  if (freed) asks.subnets = 'freed';
+  else asks.subnets ??= 'taken';
+}
+
+/**
+ * What one node's run reads: the fulfiller's settings, ports and memory.
+ * Its effects go to the API, the backend and the ledger; what it asks of
+ * the fulfiller's parts it returns (SyncAsks). The functions here are
+ * reads, except `guard`.
+ */
 export interface SyncContext {
   config: FulfillerConfig;
   backend: IpBackend;
@@ -48,56 +95,36 @@ export interface SyncContext {
   metrics: FulfillerMetrics | undefined;
   newId: () => string;
   counters: SyncCounters;
-  /** Last invalid-spec message per node, so its Warning is raised once. */
-  invalidReported: Map<string, string>;
-  /**
-   * Last "cannot be set up" verdict per node that waits for a change (a NIC
-   * outside the pod subnet): its Warning is raised once, not at every look.
-   */
-  setupReported?: Map<string, string>;
+  /** What the fulfiller remembers about the node (node-record.ts). */
+  record(name: string): NodeRecord;
   node(name: string): NodeInfo | undefined;
   selected(node: NodeInfo): boolean;
-  /** Deleted Nodes' kept addresses (quarantine.ts); absent: freed at once (in-memory tests). */
-  quarantine?: QuarantineBook;
+  /** Deleted Nodes' addresses are quarantined; false: freed at once (in-memory tests). */
+  quarantines: boolean;
   /**
    * Where the node's quarantine stands (a terminating NNC of a gone Node is
    * recorded on first sight); undefined without a quarantine.
    */
   quarantineState(name: string): 'none' | 'held' | 'over' | undefined;
-  /** The NNC is gone (a write's answer says so: the last finalizer of a terminating one removed). */
-  removed(nnc: NodeNetworkConfig): void;
-  /** Whether the Node exists now, read afresh (undefined: trust the watch). */
+  /**
+   * Whether the Node exists now, read afresh (undefined: trust the watch).
+   * A read whose answer decides the run's next step, so it is asked here.
+   */
   confirmNode?(name: string): Promise<boolean>;
-  /** Looks at the node again when its quarantine ends, and for its pods meanwhile. */
-  armQuarantine(name: string, until: number): void;
   /** Why no new address may go to this node now (term-fence.ts), or undefined. */
   allocationWait(name: string): string | undefined;
-  /** The node waits (for `allocationWait`): it is queued again when that may have changed. */
-  waitFor(name: string, reason: string): void;
-  /** Throws NotLeaderError unless this replica may write now. */
+  /**
+   * Throws NotLeaderError unless this replica may write now. Asked right
+   * before each write goes out, with no await between: a result returned at
+   * the end of the run would come after the write.
+   */
   guard(): void;
-  /** Writes whose outcome is unknown, per node (see status-round.ts). */
-  doubts: Map<string, Doubt[]>;
   now(): number;
-  /** Addresses were taken or (`freed`) came free: publish the CSS; on frees wake nodes left short. */
-  subnetsChanged(freed: boolean): void;
 }
 
 /** Raised when a status write kept conflicting; the queue backs off. */
 export class ConflictLoopError extends Error {
   override readonly name = 'ConflictLoopError';
-}
-
-/** A status write that failed without saying whether it landed. */
-export interface Doubt {
-  /** The resourceVersion it was based on. */
-  base: string;
-  /** The addresses it added (claimed in the ledger). */
-  ips: string[];
-  /** The server's answer (a 5xx), if any: it proves nothing about the outcome (docs/design/fulfiller.md#high-availability). */
-  code?: number;
-  /** When it failed (ctx.now()). */
-  at: number;
 }
 
 export function scalerFor(ctx: SyncContext, name: string): Required<ScalerSpec> {

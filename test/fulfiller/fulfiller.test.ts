@@ -5,7 +5,7 @@ import { NodeSetupError } from '../../src/fulfiller/backend.ts';
 import type { CidrBackend } from '../../src/fulfiller/cidr-backend.ts';
 import { ipToInt, isUsable, parseCidr } from '../../src/fulfiller/cidr.ts';
 import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
-import { UNANSWERED_WRITE_MS } from '../../src/fulfiller/status-round.ts';
+import { UNANSWERED_WRITE_MS } from '../../src/fulfiller/ledger.ts';
 import type { FulfillerConfig } from '../../src/fulfiller/config.ts';
 import type { Fulfiller } from '../../src/fulfiller/fulfiller.ts';
 import type { EventDetails, EventRecorder, InvolvedObject } from '../../src/kube/events.ts';

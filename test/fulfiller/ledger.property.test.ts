@@ -8,7 +8,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
-import { UNANSWERED_WRITE_MS } from '../../src/fulfiller/status-round.ts';
+import { UNANSWERED_WRITE_MS } from '../../src/fulfiller/ledger.ts';
 import { silentLogger } from '../../src/log/logger.ts';
 import { dynamicContainers } from '../../src/nnc/types.ts';
 import { FakeClock, flush } from './fake-clock.ts';
