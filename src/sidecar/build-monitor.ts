@@ -1,49 +1,27 @@
-// The sidecar's second start step (run.ts): everything that decides and
-// records, built over the open store before anything listens or watches -
-// metrics, Events to the node's NNC, the NNC writer, the pool monitor with
-// what it learned before a restart (the pool history, through the store),
-// the store following the NNC and the pods. Each part that must be stopped
-// pushes its stop step.
+// The pool monitor as the sidecar builds it (sidecar.ts): its NNC writer,
+// which reads the NNC as the intake took it (nnc-intake.ts), what it learned
+// before a restart (the pool history and auto's idle account, through the
+// store), and auto's advice. Its stop step ends the history's recording.
 import type { KubeConfig } from '@kubernetes/client-node';
-import { Subject } from 'rxjs';
-import { followNnc, type NncFollower } from '../ipstore/follow-nnc.ts';
-import { followPods, type PodFollower } from '../ipstore/follow-pods.ts';
 import { asPoolIpStore } from '../ipstore/pool-adapter.ts';
 import type { PoolHistory } from '../ipstore/pool-history.ts';
 import type { NodeIpStore } from '../ipstore/types.ts';
 import type { BackoffOptions } from '../kube/backoff.ts';
-import { sidecarEventPrefix } from '../kube/event-names.ts';
-import { createEventRecorder, noopEventRecorder } from '../kube/events.ts';
-import type { EventDetails, InvolvedObject } from '../kube/events.ts';
 import { errorText } from '../log/error-text.ts';
 import type { Logger } from '../log/logger.ts';
-import { MetricsCollector } from '../metrics/collector.ts';
-import { LeakMetrics } from '../metrics/leaks.ts';
 import { PoolMonitor } from '../monitor/pool-monitor.ts';
-import { GROUP, NNC_KIND, NNC_VERSION, type NodeNetworkConfig } from '../nnc/types.ts';
 import { parseCarried, type CarriedAccount } from '../scaling/policies/budget/carried.ts';
 import type { Observation } from '../scaling/policies/policy.ts';
 import { releasePolicy } from '../scaling/policies/release-delay.ts';
 import { createAdvisor, type Advisor } from './advice.ts';
-import { vanishedEvent } from './events.ts';
 import { recordPoolHistory } from './history-recorder.ts';
-import { LeakReporter } from './leaks.ts';
+import type { NncSeen } from './nnc-intake.ts';
 import { createNncWriter } from './nnc-writer.ts';
-import { nncGoneReason } from './waiting.ts';
-import { DEFAULT_LEAK_GRACE_SECONDS, type SidecarOptions } from './options.ts';
-import { PodWaitTracker } from './pod-wait.ts';
+import type { SidecarOptions } from './options.ts';
 import type { StopSteps } from './stop-steps.ts';
 
 /** How far back the pool history is read at start (the policy's memory is bounded anyway). */
 const HISTORY_LOAD_MS = 24 * 3600_000;
-
-/** The node's NNC as last seen: Events go to it. */
-export interface LastSeenNnc {
-  /** The last usable one the store followed. */
-  current?: NodeNetworkConfig;
-  /** What the NNC watch's cache holds for this node now (undefined: none, or not listed yet). */
-  listed?: NodeNetworkConfig;
-}
 
 export interface MonitorTuning {
   defaultMetrics?: boolean;
@@ -54,20 +32,13 @@ export interface MonitorTuning {
   random?: () => number;
 }
 
-export interface MonitorPart {
-  metrics: MetricsCollector;
-  podWaits: PodWaitTracker;
-  /** Records an Event on the node's NNC (nothing before one was seen). */
-  record: (details: EventDetails | undefined) => void;
+/** The pool monitor with what it learned before a restart. */
+export interface PoolPart {
   monitor: PoolMonitor;
+  /** `auto`'s advice from the pool history (none without one). */
   advisor: Advisor | undefined;
   /** Observations loaded from the pool history at start. */
   learned: number;
-  follower: NncFollower;
-  pods: PodFollower;
-  leaks: LeakReporter;
-  /** Tells the monitor the store changed under it (reclaimed IPs). */
-  storeChanged: Subject<void>;
 }
 
 export function buildMonitor(
@@ -78,14 +49,12 @@ export function buildMonitor(
     log: Logger;
     kc: KubeConfig;
     store: NodeIpStore;
-    nnc: LastSeenNnc;
+    /** The NNC as the intake took it: what the writer reads. */
+    nnc: NncSeen;
   },
   stops: StopSteps,
-): MonitorPart {
+): PoolPart {
   const { options, tuning, root, log, kc, store, nnc } = input;
-  const metrics = new MetricsCollector({ defaultMetrics: tuning.defaultMetrics ?? true });
-  const podWaits = new PodWaitTracker(metrics);
-  const record = eventsToNnc(input, tuning.events !== false && !options.dryRun, stops);
   const history = store.poolHistory();
   const learned = loadHistory(history, log);
   const carried = loadAccount(history, log);
@@ -95,16 +64,10 @@ export function buildMonitor(
       kc,
       name: options.nodeName,
       namespace: options.namespace,
-      observedIds: () => nnc.current?.spec?.ipsNotInUse,
+      observedIds: () => nnc.current()?.spec?.ipsNotInUse,
       // Not while it is being deleted or gone after it was seen (the same
       // gate as the node API's, waiting.ts): its successor gets the spec.
-      present: () =>
-        nncGoneReason(
-          nnc.listed,
-          nnc.current !== undefined,
-          options.namespace,
-          options.nodeName,
-        ) === undefined,
+      present: () => nnc.goneReason() === undefined,
     }),
     logger: root,
     ...(tuning.tickMs !== undefined ? { tickMs: tuning.tickMs } : {}),
@@ -131,16 +94,7 @@ export function buildMonitor(
     historyRecorder?.stop();
     advisor?.stop();
   });
-  const followers = followStore(input, record, metrics, stops);
-  return {
-    metrics,
-    podWaits,
-    record,
-    monitor,
-    advisor,
-    learned: learned.length,
-    ...followers,
-  };
+  return { monitor, advisor, learned: learned.length };
 }
 
 /** What auto learned before a restart: the pool history in the node store. */
@@ -166,82 +120,4 @@ function loadAccount(history: PoolHistory | undefined, log: Logger): CarriedAcco
     log.warn('idle account not loaded', { error: errorText(err) });
     return undefined;
   }
-}
-
-/** Events go to the node's NNC as last seen; pending ones are awaited on stop. */
-function eventsToNnc(
-  input: { options: SidecarOptions; root: Logger; kc: KubeConfig; nnc: LastSeenNnc },
-  enabled: boolean,
-  stops: StopSteps,
-): MonitorPart['record'] {
-  const { options, root, kc, nnc } = input;
-  const recorder = enabled
-    ? createEventRecorder({
-        kc,
-        component: 'azure-cns',
-        host: options.nodeName,
-        namePrefix: sidecarEventPrefix(options.nodeName),
-        logger: root.child({ component: 'events' }),
-      })
-    : noopEventRecorder;
-  const pending = new Set<Promise<void>>();
-  stops.push('events', () => Promise.all([...pending]));
-  return (details) => {
-    const current = nnc.current;
-    if (details === undefined || current === undefined) return;
-    const involved: InvolvedObject = {
-      apiVersion: `${GROUP}/${NNC_VERSION}`,
-      kind: NNC_KIND,
-      name: options.nodeName,
-      namespace: options.namespace,
-      ...(current.metadata.uid ? { uid: current.metadata.uid } : {}),
-    };
-    const p = recorder.recordEvent(involved, details).finally(() => pending.delete(p));
-    pending.add(p);
-  };
-}
-
-/**
- * The store follows each valid NNC (before the monitor sees it) and the pods:
- * leaked IPs reclaimed, reported addresses adopted; no IP is handed out
- * before it has (the node API's gate).
- */
-function followStore(
-  input: { options: SidecarOptions; log: Logger; store: NodeIpStore },
-  record: MonitorPart['record'],
-  metrics: MetricsCollector,
-  stops: StopSteps,
-): Pick<MonitorPart, 'follower' | 'pods' | 'leaks' | 'storeChanged'> {
-  const { options, log, store } = input;
-  const follower = followNnc(store, {
-    logger: log,
-    notify: (notice) =>
-      record(
-        notice.type === 'assigned-vanished'
-          ? vanishedEvent(notice.records)
-          : { type: 'Warning', reason: 'InvalidNetworkContainers', message: notice.message },
-      ),
-  });
-  const storeChanged = new Subject<void>();
-  const leaks = new LeakReporter({
-    logger: log,
-    record,
-    metrics: new LeakMetrics(metrics.registry),
-  });
-  const pods = followPods({
-    store,
-    nodeName: options.nodeName,
-    graceMs: (options.leakGraceSeconds ?? DEFAULT_LEAK_GRACE_SECONDS) * 1000,
-    logger: log,
-    notify: (notice) => {
-      leaks.notice(notice);
-      // Reclaimed IPs can be marked now: the monitor decides again (a surplus, 0016).
-      if (notice.type === 'reclaimed') storeChanged.next();
-    },
-  });
-  stops.push('pod follower', () => {
-    pods.stop();
-    storeChanged.complete();
-  });
-  return { follower, pods, leaks, storeChanged };
 }

@@ -5,8 +5,9 @@
 // never exits the process, and reports the port it actually bound.
 //
 // Start is four named steps, configuration first (nothing is opened when it
-// is bad): open the store, build the monitor (build-monitor.ts), serve the
-// node API, wire the watches (wire-watches.ts). Each step pushes how to undo
+// is bad): open the store, build the sidecar in the order its data flows
+// (sidecar.ts), serve the node API, start and wire the watches
+// (wire-watches.ts). Each step pushes how to undo
 // itself onto one stop list (stop-steps.ts), run last-in-first-out, each
 // step named in the log and bounded in time: informers first (no new input),
 // then the monitor (its in-flight reconcile finishes), the node API
@@ -27,7 +28,6 @@ import type { PoolMonitor } from '../monitor/pool-monitor.ts';
 import { formatReleaseDelay } from '../scaling/release-delay-value.ts';
 import { poolStatusSource } from '../nodeapi/debug-pool.ts';
 import { createNodeApi } from '../nodeapi/server.ts';
-import { buildMonitor, type LastSeenNnc, type MonitorPart } from './build-monitor.ts';
 import type { NodeInformers } from './informers.ts';
 import type { LeakReporter } from './leaks.ts';
 import type { SidecarOptions } from './options.ts';
@@ -35,14 +35,10 @@ import { ConfigError, DEFAULT_LEAK_GRACE_SECONDS } from './options.ts';
 import { startMetricsListener } from './metrics-listen.ts';
 import { StopSteps } from './stop-steps.ts';
 import { TokenFile } from '../secrets/token-file.ts';
-import { Readiness, wireWatches } from './wire-watches.ts';
-import { nncGoneReason } from './waiting.ts';
+import { wireWatches } from './wire-watches.ts';
 import type { ScheduleSignalLoop } from './schedule-signal-run.ts';
-import {
-  scheduleSignalPart,
-  type ScheduleSignalPart,
-  type SignalTuning,
-} from './schedule-signal-wire.ts';
+import type { SignalTuning } from './schedule-signal-wire.ts';
+import { buildSidecar, type Sidecar } from './sidecar.ts';
 
 export interface RunSidecarDeps extends SignalTuning {
   /** Stops the sidecar when aborted. */
@@ -133,42 +129,18 @@ export async function runSidecar(
     const { connections } = config.loaded;
     stops.push('connections', () => connections.destroy());
   }
-  const nnc: LastSeenNnc = {};
-  const { kc } = config;
-  const part = buildMonitor({ options, tuning: deps, root, log, kc, store, nnc }, stops);
-  const readiness = new Readiness(part.monitor, options);
-  const signal = scheduleSignalPart(
-    { options, kc, log, store, part, readiness, nnc, tuning: deps },
-    stops,
-  );
+  const sidecar = buildSidecar({ options, tuning: deps, root, log, kc: config.kc, store }, stops);
   let bound: Bound;
   let metricsUrl: string | undefined;
   try {
-    bound = await serveNodeApi(
-      { options, deps, root, store, part, readiness, config, signal, nnc },
-      stops,
-    );
-    metricsUrl = await serveMetrics(options, part.metrics, stops);
+    bound = await serveNodeApi(sidecar, deps, config, stops);
+    metricsUrl = await serveMetrics(options, sidecar.metrics, stops);
   } catch (err) {
     await stops.run(log, boundMs);
     throw err;
   }
-  const informers = wireWatches(
-    {
-      options,
-      root,
-      log,
-      kc,
-      store,
-      nnc,
-      part,
-      readiness,
-      ...(deps.watchBackoff ? { watchBackoff: deps.watchBackoff } : {}),
-      ...(deps.waitNoticeMs !== undefined ? { waitNoticeMs: deps.waitNoticeMs } : {}),
-    },
-    stops,
-  );
-  signal.start();
+  const informers = wireWatches(sidecar, deps, stops);
+  sidecar.signal.start();
   log.info('sidecar started', {
     namespace: options.namespace,
     listen: bound.socket !== undefined ? `unix:${bound.socket}` : `${bound.host}:${bound.port}`,
@@ -178,7 +150,7 @@ export async function runSidecar(
     subnetState: options.subnetState,
     releaseDelay: formatReleaseDelay(options.releaseDelay),
     ...(options.releaseDelay.kind === 'auto' ? { idleBudget: options.idleBudget } : {}),
-    historyLoaded: part.learned,
+    historyLoaded: sidecar.pool.learned,
     leakGraceSeconds: options.leakGraceSeconds ?? DEFAULT_LEAK_GRACE_SECONDS,
     dryRun: options.dryRun,
     scheduleSignal: options.scheduleSignal !== false,
@@ -189,7 +161,6 @@ export async function runSidecar(
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> => {
     stopping ??= (async () => {
-      readiness.stopping = true;
       log.info('sidecar stopping');
       await stops.run(log, boundMs);
       log.info('sidecar stopped');
@@ -204,13 +175,13 @@ export async function runSidecar(
     port: bound.port,
     ...(bound.socket !== undefined ? { socket: bound.socket } : {}),
     url: `http://${bound.host.includes(':') ? `[${bound.host}]` : bound.host}:${bound.port}`,
-    monitor: part.monitor,
+    monitor: sidecar.pool.monitor,
     store,
     informers,
-    metrics: part.metrics,
-    pods: part.pods,
-    leaks: part.leaks,
-    scheduleSignal: signal.loop,
+    metrics: sidecar.metrics,
+    pods: sidecar.followers.pods,
+    leaks: sidecar.followers.leaks,
+    scheduleSignal: sidecar.signal.loop,
     stopped,
     stop,
   };
@@ -282,22 +253,15 @@ interface Bound {
  * in use or a bad address fails the start here, before any watch.
  */
 async function serveNodeApi(
-  input: {
-    options: SidecarOptions;
-    deps: RunSidecarDeps;
-    root: Logger;
-    store: NodeIpStore;
-    part: MonitorPart;
-    readiness: Readiness;
-    config: SidecarConfig;
-    signal: ScheduleSignalPart;
-    nnc: LastSeenNnc;
-  },
+  sidecar: Sidecar,
+  deps: RunSidecarDeps,
+  config: SidecarConfig,
   stops: StopSteps,
 ): Promise<Bound> {
-  const { options, deps, root, store, part, readiness, signal } = input;
-  const { monitor, advisor, follower, pods, leaks, podWaits, metrics } = part;
-  const tokenFile = input.config.tokenFile;
+  const { options, root, store, signal, podWaits, metrics } = sidecar;
+  const { monitor, advisor } = sidecar.pool;
+  const { nnc: follower, pods, leaks } = sidecar.followers;
+  const tokenFile = config.tokenFile;
   const poolSource = poolStatusSource(
     () => ({ ...monitor.snapshot(), damping: monitor.damping(), advice: advisor?.current() }),
     store,
@@ -305,9 +269,9 @@ async function serveNodeApi(
   const api = createNodeApi({
     store,
     health: {
-      healthy: () => !readiness.stopping && follower.healthy(),
-      ready: () => !readiness.stopping && monitor.snapshot().ready,
-      notReadyReason: () => readiness.whyNot()?.reason,
+      healthy: () => !sidecar.readiness().stopping && follower.healthy(),
+      ready: () => sidecar.whyNotReady() === undefined,
+      notReadyReason: () => sidecar.whyNotReady()?.reason,
     },
     pool: {
       debugPool: () => ({
@@ -321,14 +285,7 @@ async function serveNodeApi(
         scheduleSignal: signal.status(),
       }),
     },
-    assignGate: () =>
-      pods.notReady() ??
-      nncGoneReason(
-        input.nnc.listed,
-        input.nnc.current !== undefined,
-        options.namespace,
-        options.nodeName,
-      ),
+    assignGate: () => pods.notReady() ?? sidecar.intake.goneReason(),
     onUnmatchedRelease: (request) => pods.releaseAdopted(request.podNamespace, request.podName),
     onChange: (change) => {
       signal.poke();

@@ -1,4 +1,4 @@
-// The schedule signal in the sidecar (run.ts): built before the node API
+// The schedule signal in the sidecar (sidecar.ts): built before the node API
 // (whose /debug/pool shows it and whose assignments poke it), started once
 // the watches run. What it looks at: whether the pool is usable (the
 // watches listed, the NNC usable, the monitor ready, the store following
@@ -9,11 +9,16 @@
 // so, and never touches the Node.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Counter, Gauge, type Registry } from 'prom-client';
+import type { Observable } from 'rxjs';
 import type { NodeIpStore } from '../ipstore/types.ts';
 import type { EventDetails } from '../kube/events.ts';
 import { errorText } from '../log/error-text.ts';
 import type { Logger } from '../log/logger.ts';
-import type { MonitorPart } from './build-monitor.ts';
+import type { PodFollower } from '../ipstore/follow-pods.ts';
+import type { MetricsCollector } from '../metrics/collector.ts';
+import type { PoolMonitor } from '../monitor/pool-monitor.ts';
+import type { NncSeen } from './nnc-intake.ts';
+import type { RecordEvent } from './nnc-events.ts';
 import type { SidecarOptions } from './options.ts';
 import { dryRunNodeTaints, nodeTaints, type NodeTaints } from './schedule-signal-node.ts';
 import {
@@ -30,9 +35,7 @@ import {
   type Usability,
 } from './schedule-signal.ts';
 import type { StopSteps } from './stop-steps.ts';
-import type { Readiness } from './wire-watches.ts';
-import { nncReadiness } from './waiting.ts';
-import type { LastSeenNnc } from './build-monitor.ts';
+import { nncReadiness, type ReadinessState } from './waiting.ts';
 
 export interface ScheduleSignalPart {
   /** Something changed in the pool: look soon. */
@@ -109,23 +112,29 @@ export function scheduleSignalPart(
     kc: KubeConfig;
     log: Logger;
     store: NodeIpStore;
-    part: MonitorPart;
-    readiness: Readiness;
-    nnc: LastSeenNnc;
+    monitor: PoolMonitor;
+    /** The store following the pods: its gate (no address before it has). */
+    pods: PodFollower;
+    /** Reclaimed IPs: look again. */
+    storeChanged: Observable<void>;
+    nnc: NncSeen;
+    readiness: () => ReadinessState;
+    metrics: MetricsCollector;
+    record: RecordEvent;
     tuning: SignalTuning;
   },
   stops: StopSteps,
 ): ScheduleSignalPart {
-  const { options, kc, store, part, readiness, nnc } = input;
+  const { options, kc, store, monitor } = input;
   const log = input.log.child({ component: 'schedule-signal' });
   const node: NodeTaints = options.dryRun
     ? dryRunNodeTaints()
     : nodeTaints({ kc, name: options.nodeName });
   const off = options.scheduleSignal === false;
   const observe = (): SignalObservation => {
-    const usability = usabilityOf(options, readiness, part, nnc);
+    const usability = usabilityOf(options, input.readiness(), input.pods, input.nnc);
     if (usability.kind !== 'usable') return { want: wantOf(usability, undefined) };
-    const snap = part.monitor.snapshot();
+    const snap = monitor.snapshot();
     const capacity = capacityOf({
       demand: snap.demand ?? 0,
       exhausted: snap.exhausted === true,
@@ -145,8 +154,8 @@ export function scheduleSignalPart(
       start() {
         if (!options.dryRun) removeLeftover(node, log, stops);
         const subs = [
-          part.monitor.outcomes$.subscribe(() => watcher.poke()),
-          part.storeChanged.subscribe(() => watcher.poke()),
+          monitor.outcomes$.subscribe(() => watcher.poke()),
+          input.storeChanged.subscribe(() => watcher.poke()),
         ];
         watcher.start();
         stops.push('schedule signal watcher', async () => {
@@ -156,7 +165,7 @@ export function scheduleSignalPart(
       },
     };
   }
-  const metrics = new SignalMetrics(part.metrics.registry);
+  const metrics = new SignalMetrics(input.metrics.registry);
   const loop = new ScheduleSignalLoop({
     node,
     observe,
@@ -169,7 +178,7 @@ export function scheduleSignalPart(
       : {}),
     onChange: (c) => {
       metrics.changed(c);
-      part.record(changeEvent(c));
+      input.record(changeEvent(c));
     },
     onLook: (_s, o) => metrics.looked(o),
   });
@@ -179,8 +188,8 @@ export function scheduleSignalPart(
     loop,
     start() {
       const subs = [
-        part.monitor.outcomes$.subscribe(() => loop.poke()),
-        part.storeChanged.subscribe(() => loop.poke()),
+        monitor.outcomes$.subscribe(() => loop.poke()),
+        input.storeChanged.subscribe(() => loop.poke()),
       ];
       loop.start();
       stops.push('schedule signal', async () => {
@@ -194,21 +203,21 @@ export function scheduleSignalPart(
 /** Whether the pool is usable, not yet, or not known yet (the watches have not listed). */
 function usabilityOf(
   options: SidecarOptions,
-  readiness: Readiness,
-  part: MonitorPart,
-  nnc: LastSeenNnc,
+  readiness: ReadinessState,
+  pods: PodFollower,
+  nnc: NncSeen,
 ): Usability {
-  const inf = readiness.informers;
+  const inf = readiness.watches;
   if (readiness.stopping) return { kind: 'unknown', why: 'stopping' };
   if (!inf || !(inf.pods.synced && inf.nnc.synced && inf.css.synced))
     return { kind: 'unknown', why: 'the watches have not listed yet' };
-  if (part.monitor.snapshot().ready) {
-    const gate = part.pods.notReady();
+  if (readiness.monitorReady) {
+    const gate = pods.notReady();
     return gate === undefined ? { kind: 'usable' } : { kind: 'unknown', why: gate };
   }
   const current = inf.nnc.list().find((o) => o.metadata?.name === options.nodeName);
   const r = nncReadiness(
-    (current ?? nnc.current) as Parameters<typeof nncReadiness>[0],
+    (current ?? nnc.current()) as Parameters<typeof nncReadiness>[0],
     options.namespace,
     options.nodeName,
   );

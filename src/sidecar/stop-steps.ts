@@ -11,6 +11,12 @@ export type StopAction = () => Promise<unknown> | void;
 
 export class StopSteps {
   private readonly steps: { name: string; action: StopAction }[] = [];
+  private began = false;
+
+  /** Whether run() has begun: the component is stopping (or undoing a failed start). */
+  get running(): boolean {
+    return this.began;
+  }
 
   /** Adds a step; it runs before every step pushed earlier. */
   push(name: string, action: StopAction): void {
@@ -24,6 +30,7 @@ export class StopSteps {
 
   /** Runs (and forgets) every step, the last pushed first, each within `boundMs`. */
   async run(log: Logger, boundMs: number): Promise<void> {
+    this.began = true;
     for (let step = this.steps.pop(); step !== undefined; step = this.steps.pop()) {
       log.info('shutdown step', { step: step.name });
       await bounded(step.name, step.action, log, boundMs);

@@ -144,3 +144,26 @@ export function waitReason(
   }
   return { reason: 'waiting for the IP store to follow the NNC', say: false };
 }
+
+/** What the sidecar's readiness is derived from, each read from the part that owns it. */
+export interface ReadinessState {
+  /** The sidecar's stop has begun. */
+  stopping: boolean;
+  /** The monitor has its whole picture: the watches listed, a usable NNC the store followed. */
+  monitorReady: boolean;
+  /** The watches, once they run; undefined while the sidecar starts. */
+  watches: WatchedInputs | undefined;
+  /** The last error a watch reported. */
+  lastWatchError: string | undefined;
+}
+
+/** Why the sidecar is not ready (the health checks and the wait log); undefined: ready. Pure. */
+export function whyNotReady(
+  state: ReadinessState,
+  namespace: string,
+  nodeName: string,
+): WaitReason | undefined {
+  if (state.stopping) return { reason: 'stopping', say: false };
+  if (state.monitorReady) return undefined;
+  return waitReason(state.watches, state.lastWatchError, namespace, nodeName);
+}

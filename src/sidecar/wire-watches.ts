@@ -1,125 +1,62 @@
-// The sidecar's last start step (run.ts): the node's watches (pods, its NNC,
-// the ClusterSubnetState) feed the store followers and the pool monitor; the
-// monitor's outcomes and events feed the metrics and Events; the reason the
-// sidecar is not ready yet is logged as it changes. Its stop steps run first.
-import { filter, share, tap, type Subscription } from 'rxjs';
-import type { NncFollower } from '../ipstore/follow-nnc.ts';
-import type { PodFollower } from '../ipstore/follow-pods.ts';
+// The last start step (run.ts): the node's watches (node-watches.ts), built
+// with the sidecar, start once the node API listens and are wired through it
+// (docs/design/sidecar.md#the-data-path). Each NNC goes through the intake
+// (the store follows it, then the monitor gets it), the pods to the store's
+// follower, demand and exhaustion to the monitor; the monitor's outcomes and
+// events feed the metrics and Events; the reason the sidecar is not ready yet
+// is logged as it changes. Its stop steps run first.
+import type { Subscription } from 'rxjs';
 import type { PodView } from '../ipstore/pod-plan.ts';
-import type { NodeIpStore } from '../ipstore/types.ts';
-import type { KubeConfig } from '@kubernetes/client-node';
-import type { BackoffOptions } from '../kube/backoff.ts';
-import type { Logger } from '../log/logger.ts';
 import { poolObservation } from '../metrics/observation.ts';
-import type { PoolMonitor } from '../monitor/pool-monitor.ts';
 import { dynamicContainers, type NodeNetworkConfig } from '../nnc/types.ts';
-import type { LastSeenNnc, MonitorPart } from './build-monitor.ts';
 import { monitorEvent, outcomeEvent } from './events.ts';
-import { startNodeInformers, type NodeInformers } from './informers.ts';
-import type { SidecarOptions } from './options.ts';
+import type { NodeInformers } from './informers.ts';
 import type { PodLike } from './pod-wait.ts';
+import type { Sidecar } from './sidecar.ts';
 import type { StopSteps } from './stop-steps.ts';
-import { nncReadiness, WaitNotice, waitReason, type WaitReason } from './waiting.ts';
+import { WaitNotice } from './waiting.ts';
 
-/** Whether the sidecar is ready, and why not: what the health checks and the wait log say. */
-export class Readiness {
-  stopping = false;
-  lastWatchError: string | undefined;
-  /** Set once the watches run; until then the sidecar waits for them. */
-  informers: NodeInformers | undefined;
-  private readonly monitor: PoolMonitor;
-  private readonly options: SidecarOptions;
-
-  constructor(monitor: PoolMonitor, options: SidecarOptions) {
-    this.monitor = monitor;
-    this.options = options;
-  }
-
-  whyNot(): WaitReason | undefined {
-    if (this.stopping) return { reason: 'stopping', say: false };
-    if (this.monitor.snapshot().ready) return undefined;
-    return waitReason(
-      this.informers,
-      this.lastWatchError,
-      this.options.namespace,
-      this.options.nodeName,
-    );
-  }
-}
-
-export interface WatchInput {
-  options: SidecarOptions;
-  root: Logger;
-  log: Logger;
-  kc: KubeConfig;
-  store: NodeIpStore;
-  nnc: LastSeenNnc;
-  part: MonitorPart;
-  readiness: Readiness;
-  watchBackoff?: BackoffOptions;
+export interface WatchTuning {
+  /** How often an unchanged reason for waiting is said again (default 60 s). */
   waitNoticeMs?: number;
 }
 
-export function wireWatches(input: WatchInput, stops: StopSteps): NodeInformers {
-  const { options, root, kc, part, readiness } = input;
-  const informers = startNodeInformers({
-    kc,
-    nodeName: options.nodeName,
-    namespace: options.namespace,
-    subnetState: options.subnetState,
-    logger: root,
-    ...(input.watchBackoff ? { backoff: input.watchBackoff } : {}),
-  });
-  readiness.informers = informers;
+/** Starts the watches and wires them through the sidecar. */
+export function wireWatches(
+  sidecar: Sidecar,
+  tuning: WatchTuning,
+  stops: StopSteps,
+): NodeInformers {
+  const { watches, intake, pool } = sidecar;
+  const informers = watches.start();
   const subs = [
-    ...sayWhyWaiting(input, informers, stops),
-    ...feedStoreAndMetrics(input, informers),
+    ...sayWhyWaiting(sidecar, informers, tuning, stops),
+    // What the cache holds now, whatever it is (a terminating one, none): the
+    // node API hands out no address while it is gone or going (waiting.ts).
+    informers.nnc.cache$.subscribe(() =>
+      intake.onListed(
+        informers.nnc.get(sidecar.options.nodeName, sidecar.options.namespace) as
+          NodeNetworkConfig | undefined,
+      ),
+    ),
+    ...feedOutputs(sidecar, informers),
   ];
-  part.monitor.start({
+  pool.monitor.start({
     demand$: informers.demand$,
     exhausted$: informers.exhausted$,
-    nnc$: usableNnc$(input, part.follower, part.pods, informers),
-    storeChanged$: part.storeChanged,
+    nnc$: intake.toMonitor$,
+    storeChanged$: sidecar.followers.storeChanged,
   });
+  // Each NNC through the intake: the store follows it, then the monitor gets it.
+  subs.push(intake.take(informers.nnc$));
   // Run last pushed first: informers (no new input), the monitor (its
   // in-flight reconcile finishes), then the subscriptions.
   stops.push('subscriptions', () => {
     for (const s of subs) s.unsubscribe();
   });
-  stops.push('monitor', () => part.monitor.stop());
-  stops.push('informers', () => informers.stop());
+  stops.push('monitor', () => pool.monitor.stop());
+  stops.push('informers', () => watches.stop());
   return informers;
-}
-
-/**
- * Each NNC: the store follows it first. Until the first usable one, an NNC
- * the fulfiller has not finished (no status, scaler or dynamic container yet)
- * is waited for, not handed to the monitor, which would warn about it. A
- * malformed one still goes there and is warned about; so is one that loses
- * its status later (that is wrong).
- */
-function usableNnc$(
-  input: WatchInput,
-  follower: NncFollower,
-  pods: PodFollower,
-  informers: NodeInformers,
-) {
-  const { options, nnc } = input;
-  let hadUsable = false;
-  const waitedFor = (n: NodeNetworkConfig): boolean => {
-    const kind = nncReadiness(n, options.namespace, options.nodeName).kind;
-    if (kind === 'usable') hadUsable = true;
-    return !hadUsable && kind === 'waiting';
-  };
-  return informers.nnc$.pipe(
-    tap((n) => {
-      nnc.current = n;
-      // What the inventory just took may be a running pod's address: adopt it now.
-      if (follower.follow(n) === 'synced') pods.inventorySynced();
-    }),
-    filter((n) => !waitedFor(n)),
-    share(),
-  );
 }
 
 /**
@@ -127,15 +64,16 @@ function usableNnc$(
  * minute while it does not (waiting.ts).
  */
 function sayWhyWaiting(
-  input: WatchInput,
+  sidecar: Sidecar,
   informers: NodeInformers,
+  tuning: WatchTuning,
   stops: StopSteps,
 ): Subscription[] {
-  const { log, readiness } = input;
-  const every = input.waitNoticeMs ?? 60_000;
+  const { log } = sidecar;
+  const every = tuning.waitNoticeMs ?? 60_000;
   const notice = new WaitNotice(every);
   const sayWhy = (): void => {
-    const why = readiness.whyNot();
+    const why = sidecar.whyNotReady();
     if (why !== undefined && !why.say) return;
     if (notice.shouldSay(why?.reason, Date.now())) log.info('waiting', { reason: why?.reason });
   };
@@ -144,7 +82,6 @@ function sayWhyWaiting(
     w.events$.subscribe((e) => {
       // A failed list is said at once; lists that merely complete one by
       // one are not news until the last one has.
-      if (e.type === 'error') readiness.lastWatchError = e.info.message;
       if (e.type === 'error' || (e.type === 'synced' && watches.every((x) => x.synced))) sayWhy();
     }),
   );
@@ -159,28 +96,24 @@ function sayWhyWaiting(
   return subs;
 }
 
-/** Outcomes and events to metrics and Events; the pod list to the store's followers. */
-function feedStoreAndMetrics(input: WatchInput, informers: NodeInformers): Subscription[] {
-  const { store, nnc, part } = input;
-  const { monitor, metrics, pods, podWaits, record } = part;
+/** Outcomes and events to metrics and Events; the pod list to the store's follower. */
+function feedOutputs(sidecar: Sidecar, informers: NodeInformers): Subscription[] {
+  const { store, intake, metrics, podWaits, record } = sidecar;
+  const { monitor } = sidecar.pool;
+  const { pods } = sidecar.followers;
   metrics.setPoolSource(() => {
     const snap = monitor.snapshot();
     if (!snap.ready) return undefined;
+    const nnc = intake.current();
     return {
       observation: poolObservation(
         { ...snap, damping: monitor.damping() },
-        nnc.current ? dynamicContainers(nnc.current) : [],
+        nnc ? dynamicContainers(nnc) : [],
       ),
       counts: store.counts(),
     };
   });
   return [
-    // What the cache holds now, whatever it is (a terminating one, none): the
-    // node API hands out no address while it is gone or going (waiting.ts).
-    informers.nnc.cache$.subscribe(() => {
-      nnc.listed = informers.nnc.get(input.options.nodeName, input.options.namespace) as
-        NodeNetworkConfig | undefined;
-    }),
     monitor.outcomes$.subscribe((o) => {
       metrics.countReconcile(o.kind);
       if (o.wrote) metrics.countWrite(true);

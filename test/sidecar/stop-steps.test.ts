@@ -22,7 +22,10 @@ describe('StopSteps', () => {
     });
     steps.push('informers', () => void ran.push('informers'));
     expect(steps.names()).to.deep.equal(['informers', 'node api', 'store']);
-    await steps.run(log, 1000);
+    expect(steps.running, 'not stopping before run()').to.equal(false);
+    const running = steps.run(log, 1000);
+    expect(steps.running, 'stopping as soon as run() begins').to.equal(true);
+    await running;
     expect(ran).to.deep.equal(['informers', 'node api', 'store']);
     expect(transport.find('shutdown step').map((r) => r.step)).to.deep.equal(ran);
     await steps.run(log, 1000);

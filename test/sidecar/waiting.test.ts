@@ -8,6 +8,7 @@ import {
   nncReadiness,
   WaitNotice,
   waitReason,
+  whyNotReady,
 } from '../../src/sidecar/waiting.ts';
 
 const nnc = (status: unknown): NodeNetworkConfig =>
@@ -88,5 +89,35 @@ describe('sidecar/waiting', () => {
     expect(n.shouldSay('b', 120_000)).to.equal(true);
     expect(n.shouldSay(undefined, 120_001)).to.equal(false);
     expect(n.shouldSay('b', 120_002)).to.equal(true);
+  });
+});
+
+describe('sidecar/waiting: readiness derived from its state', () => {
+  const listed = {
+    pods: { synced: true },
+    nnc: { synced: true, list: () => [] },
+    css: { synced: false },
+  };
+  const state = {
+    stopping: false,
+    monitorReady: false,
+    watches: undefined,
+    lastWatchError: undefined,
+  };
+  it('is stopping before anything else, ready once the monitor is, else says what it waits for', () => {
+    expect(
+      whyNotReady({ ...state, stopping: true, monitorReady: true }, 'kube-system', 'n'),
+    ).to.deep.equal({ reason: 'stopping', say: false });
+    expect(whyNotReady({ ...state, monitorReady: true }, 'kube-system', 'n')).to.equal(undefined);
+    expect(whyNotReady(state, 'kube-system', 'n')).to.deep.equal({
+      reason: 'starting',
+      say: false,
+    });
+    expect(
+      whyNotReady({ ...state, watches: listed, lastWatchError: 'refused' }, 'kube-system', 'n'),
+    ).to.deep.equal({
+      reason: "waiting for the API server's first list of css (last error: refused)",
+      say: true,
+    });
   });
 });
