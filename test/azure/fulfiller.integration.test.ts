@@ -7,27 +7,24 @@
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import type { FulfillerConfig } from '../../src/fulfiller/config.ts';
-import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
-import { startFulfiller } from '../../src/fulfiller/run.ts';
 import type { RunningFulfiller } from '../../src/fulfiller/run.ts';
 import { CaptureTransport } from '../../src/log/capture.ts';
-import { createLogger } from '../../src/log/logger.ts';
 import { cssNameOf } from '../../src/azure/container.ts';
 import type { ClusterSubnetState } from '../../src/nnc/types.ts';
 import { CSS_PLURAL, dynamicContainers, GROUP } from '../../src/nnc/types.ts';
-import type { AzureCluster } from '../support/azure-cluster.ts';
+import type { AzureBackendTuning, AzureCluster } from '../support/azure-cluster.ts';
 import {
+  filled as filledIn,
   leaks,
   managedConfigs,
   NS,
   safetyViolations,
   startAzureCluster,
+  startAzureFulfiller,
 } from '../support/azure-cluster.ts';
 import { waitFor } from '../support/wait.ts';
 import type { EmulatedCloudOptions } from '../../harness/azure-emulator/cloud.ts';
 import { CLOUD_RESOURCE_GROUP } from '../../harness/azure-emulator/cloud.ts';
-
-const FAST_RETRY = { backoff: { initialMs: 20, maxMs: 200, factor: 2, jitter: 0.2 } };
 
 describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real SDK)', function () {
   this.timeout(30_000);
@@ -38,7 +35,7 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
   const start = async (
     cloud: EmulatedCloudOptions = {},
     config: Partial<FulfillerConfig> = {},
-    backend: { usageRefreshMs?: number; fullHoldMs?: number; minRelistMs?: number } = {},
+    backend: AzureBackendTuning = {},
   ): Promise<RunningFulfiller> => {
     cluster = await startAzureCluster(cloud);
     return run(config, backend);
@@ -46,33 +43,12 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
   /** A fresh fulfiller (nothing cached) on the cluster. */
   const run = async (
     config: Partial<FulfillerConfig> = {},
-    backend: { usageRefreshMs?: number; fullHoldMs?: number; minRelistMs?: number } = {},
+    backend: AzureBackendTuning = {},
   ): Promise<RunningFulfiller> => {
-    logs = new CaptureTransport();
-    running = await startFulfiller({
-      kc: cluster.kc,
-      config: makeFulfillerConfig({
-        minIntervalMs: 0,
-        backoff: { initialMs: 20, maxMs: 200 },
-        ...config,
-      }),
-      logger: createLogger({ transports: [logs], level: 'info' }),
-      defaultMetrics: false,
-      listen: { host: '127.0.0.1', port: 0 },
-      backend: cluster.cloud.backendFactory({ qps: 1000, burst: 1000, retry: FAST_RETRY, backend }),
-    });
+    running = await startAzureFulfiller(cluster, (logs = new CaptureTransport()), config, backend);
     return running;
   };
-  const filled = (name: string, n: number) =>
-    waitFor(
-      `${name} with ${n} IPs`,
-      async () => {
-        const o = await cluster.get(name);
-        const nc = o && dynamicContainers(o)[0];
-        return nc?.ipAssignments?.length === n && o?.status?.status === 'Updated' ? o : undefined;
-      },
-      15_000,
-    );
+  const filled = (name: string, n: number) => filledIn(cluster, name, n);
   const css = async (name = 'aks-pods') =>
     (await cluster.kc
       .makeApiClient(CustomObjectsApi)

@@ -7,21 +7,23 @@
 // of addresses coming free elsewhere in the subnet.
 import { expect } from 'chai';
 import type { FulfillerConfig } from '../../src/fulfiller/config.ts';
-import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
-import { startFulfiller } from '../../src/fulfiller/run.ts';
 import type { RunningFulfiller } from '../../src/fulfiller/run.ts';
 import { CaptureTransport } from '../../src/log/capture.ts';
-import { createLogger } from '../../src/log/logger.ts';
 import { dynamicContainers } from '../../src/nnc/types.ts';
 import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
-import type { AzureCluster } from '../support/azure-cluster.ts';
-import { leaks, NS, safetyViolations, startAzureCluster } from '../support/azure-cluster.ts';
+import type { AzureBackendTuning, AzureCluster } from '../support/azure-cluster.ts';
+import {
+  filled,
+  leaks,
+  NS,
+  safetyViolations,
+  startAzureCluster,
+  startAzureFulfiller,
+} from '../support/azure-cluster.ts';
 import { waitFor } from '../support/wait.ts';
 import type { EmulatedCloudOptions } from '../../harness/azure-emulator/cloud.ts';
 import { CLOUD_RESOURCE_GROUP } from '../../harness/azure-emulator/cloud.ts';
 import type { ArmObject } from '../../harness/azure-emulator/arm-object.ts';
-
-const FAST_RETRY = { backoff: { initialMs: 20, maxMs: 200, factor: 2, jitter: 0.2 } };
 
 describe('Azure backend beside other writers, and a full subnet recovering (issue 45)', function () {
   this.timeout(60_000);
@@ -33,33 +35,14 @@ describe('Azure backend beside other writers, and a full subnet recovering (issu
   const start = async (
     cloud: EmulatedCloudOptions,
     config: Partial<FulfillerConfig> = {},
-    backend: Record<string, number> = {},
+    backend: AzureBackendTuning = {},
   ): Promise<RunningFulfiller> => {
     cluster = await startAzureCluster(cloud);
-    running = await startFulfiller({
-      kc: cluster.kc,
-      config: makeFulfillerConfig({
-        minIntervalMs: 0,
-        backoff: { initialMs: 20, maxMs: 200 },
-        ...config,
-      }),
-      logger: createLogger({ transports: [(logs = new CaptureTransport())], level: 'info' }),
-      defaultMetrics: false,
-      listen: { host: '127.0.0.1', port: 0 },
-      backend: cluster.cloud.backendFactory({ qps: 1000, burst: 1000, retry: FAST_RETRY, backend }),
-    });
+    running = await startAzureFulfiller(cluster, (logs = new CaptureTransport()), config, backend);
     return running;
   };
   const holding = (name: string, n: number, timeoutMs = 15_000) =>
-    waitFor(
-      `${name} with ${n} IPs`,
-      async () => {
-        const o = await cluster.get(name);
-        const nc = o && dynamicContainers(o)[0];
-        return nc?.ipAssignments?.length === n && o?.status?.status === 'Updated' ? o : undefined;
-      },
-      timeoutMs,
-    );
+    filled(cluster, name, n, timeoutMs);
   const assignments = (o: NodeNetworkConfig) =>
     new Map((dynamicContainers(o)[0]?.ipAssignments ?? []).map((a) => [a.name, a.ip]));
   const onNic = (node: string) =>

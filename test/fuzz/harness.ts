@@ -4,20 +4,20 @@
 // components), one Node, and the real `bin/pool-monitor sidecar` and
 // `fulfiller` processes, each behind a recording proxy (every request and
 // every write body) with its JSON log captured. The fuzzer writes as admin.
-import {
-  CoreV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  PatchStrategy,
-  setHeaderOptions,
-} from '@kubernetes/client-node';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import type { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startApiServer, type ApiServer } from '../../harness/apiserver/server.ts';
+import type { ApiServer } from '../../harness/apiserver/server.ts';
 import { spawnFulfiller, type FulfillerProcess } from '../support/fulfiller-process.ts';
 import { startRecordingProxy, type RecordingProxy } from '../support/recording-proxy.ts';
-import { schemalessCrds } from '../support/schemaless-crds.ts';
+import {
+  cssObject,
+  CSS_API,
+  NNC_API,
+  nncObject,
+  startTestCluster,
+} from '../support/test-cluster.ts';
 import { sleep, waitFor } from '../support/wait.ts';
 import { spawnSidecar, type SidecarProcess } from '../sidecar/harness.ts';
 import {
@@ -35,8 +35,8 @@ import {
 // reached the server, /proc reads that failed).
 const CLOSE = setHeaderOptions('Connection', 'close');
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch, CLOSE);
-const NNC = { group: 'acn.azure.com', version: 'v1alpha', plural: 'nodenetworkconfigs' };
-const CSS = { group: 'acn.azure.com', version: 'v1alpha1', plural: 'clustersubnetstates' };
+const NNC = NNC_API;
+const CSS = CSS_API;
 
 /**
  * CPU seconds (user + system) a process has used, from /proc. A reading that
@@ -82,21 +82,11 @@ function statusOf(err: unknown): number {
 
 export async function startFuzzSystem(): Promise<FuzzSystem> {
   unanswered.clear();
-  const dir = mkdtempSync(join(tmpdir(), 'crd-fuzz-'));
-  const server = await startApiServer({ crdsDir: schemalessCrds(dir) });
-  const kc = new KubeConfig();
-  kc.loadFromFile(server.kubeconfigPath);
-  const core = kc.makeApiClient(CoreV1Api);
-  const objects = kc.makeApiClient(CustomObjectsApi);
+  // The admin's client on client-node's own connections: each fuzz request closes its own (CLOSE).
+  const cluster = await startTestCluster({ crds: 'schemaless', pooled: false });
+  const { server, core, objects, dir } = cluster;
   await core.createNamespace({ body: { metadata: { name: OTHER_NAMESPACE } } });
-  await core.createNode({ body: { metadata: { name: FUZZ_NODE } } });
-  await core.patchNodeStatus(
-    {
-      name: FUZZ_NODE,
-      body: { status: { addresses: [{ type: 'InternalIP', address: '10.224.0.4' }] } },
-    },
-    MERGE,
-  );
+  await cluster.addNode(FUZZ_NODE, { internalIP: '10.224.0.4' });
   const sidecarProxy = await startRecordingProxy(server);
   const fulfillerProxy = await startRecordingProxy(server);
   const fulfiller = spawnFulfiller('fuzz-fulfiller', [
@@ -170,12 +160,7 @@ export async function startFuzzSystem(): Promise<FuzzSystem> {
                 {
                   ...NNC,
                   namespace: op.namespace,
-                  body: {
-                    apiVersion: 'acn.azure.com/v1alpha',
-                    kind: 'NodeNetworkConfig',
-                    metadata: { name: op.name, namespace: op.namespace },
-                    spec: op.spec,
-                  },
+                  body: nncObject(op.name, op.spec, op.namespace),
                 },
                 CLOSE,
               ),
@@ -192,11 +177,7 @@ export async function startFuzzSystem(): Promise<FuzzSystem> {
                 {
                   ...CSS,
                   namespace: op.namespace,
-                  body: {
-                    apiVersion: 'acn.azure.com/v1alpha1',
-                    kind: 'ClusterSubnetState',
-                    metadata: { name: op.name, namespace: op.namespace },
-                  },
+                  body: cssObject(op.name, op.namespace),
                 },
                 CLOSE,
               ),
@@ -248,8 +229,7 @@ export async function startFuzzSystem(): Promise<FuzzSystem> {
       await Promise.all([sidecar.exited, fulfiller.exited]);
       await sidecarProxy.close();
       await fulfillerProxy.close();
-      await server.close();
-      rmSync(dir, { recursive: true, force: true });
+      await cluster.close();
     },
   };
 }

@@ -9,23 +9,27 @@
 //   primaryIP is its `pool-monitor-nc-primary`;
 // - settled: the NIC's managed ipConfigurations are exactly what the NNC
 //   lists (nothing leaked, nothing missing).
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+// And a fulfiller on it (startAzureFulfiller), and the wait for a node's NNC
+// to hold its addresses (filled).
 import type { KubeConfig } from '@kubernetes/client-node';
-import { startApiServer } from '../../harness/apiserver/server.ts';
 import type { ApiServer } from '../../harness/apiserver/server.ts';
 import { EmulatedCloud } from '../../harness/azure-emulator/cloud.ts';
 import type { CloudLayout, EmulatedCloudOptions } from '../../harness/azure-emulator/cloud.ts';
+import type { AzureBuildExtra } from '../../src/azure/setup.ts';
 import type { ArmObject } from '../../harness/azure-emulator/nic-put.ts';
 import { NC_PRIMARY_NAME } from '../../src/azure/nic-plan.ts';
+import { makeFulfillerConfig, type FulfillerConfig } from '../../src/fulfiller/config.ts';
+import { startFulfiller, type RunningFulfiller } from '../../src/fulfiller/run.ts';
+import type { CaptureTransport } from '../../src/log/capture.ts';
+import { createLogger } from '../../src/log/logger.ts';
 import { contains, ipToInt, parseCidr } from '../../src/fulfiller/cidr.ts';
-import { loadKubeConfig } from '../../src/kube/config.ts';
-import { silentLogger } from '../../src/log/logger.ts';
 import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
-import { dynamicContainers, GROUP, NNC_PLURAL, NNC_VERSION } from '../../src/nnc/types.ts';
-import { CRDS_DIR, waitFor } from './wait.ts';
+import { dynamicContainers, GROUP, NNC_PLURAL } from '../../src/nnc/types.ts';
+import { NNC_API, NS, startTestCluster } from './test-cluster.ts';
+import { waitFor } from './wait.ts';
 
-export const NS = 'kube-system';
-export const NNC = { group: GROUP, version: NNC_VERSION, namespace: NS, plural: NNC_PLURAL };
+export { NS };
+export const NNC = { ...NNC_API, namespace: NS };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -48,15 +52,10 @@ export interface AzureCluster {
 export async function startAzureCluster(
   cloudOptions: EmulatedCloudOptions = {},
 ): Promise<AzureCluster> {
-  const server = await startApiServer({ crdsDir: CRDS_DIR, logger: silentLogger() });
+  const cluster = await startTestCluster();
   const cloud = new EmulatedCloud({ log: true, ...cloudOptions });
   await cloud.start();
-  const { kc, connections } = loadKubeConfig({ kubeconfig: server.kubeconfigPath });
-  const core = kc.makeApiClient(CoreV1Api);
-  const api = kc.makeApiClient(CustomObjectsApi);
-  const get = async (name: string) =>
-    (await api.getNamespacedCustomObject({ ...NNC, name }).catch(() => undefined)) as
-      NodeNetworkConfig | undefined;
+  const { server, kc, objects: api, getNnc: get } = cluster;
   return {
     server,
     kc,
@@ -64,12 +63,10 @@ export async function startAzureCluster(
     async addNode(name, options = {}) {
       const providerID =
         options.providerID === false ? undefined : cloud.addNode(name, options.layout);
-      await core.createNode({
-        body: { metadata: { name }, ...(providerID ? { spec: { providerID } } : {}) },
-      });
+      await cluster.addNode(name, providerID ? { providerID } : {});
       return providerID;
     },
-    get,
+    get: (name) => get(name),
     async setSpec(name, spec) {
       // A 409 (the fulfiller wrote meanwhile) throws: waitFor reads and tries again.
       await waitFor(
@@ -86,10 +83,57 @@ export async function startAzureCluster(
     nncs: () => server.objects(GROUP, NNC_PLURAL, NS) as unknown as NodeNetworkConfig[],
     async close() {
       await cloud.stop();
-      await server.close();
-      await connections.destroy();
+      await cluster.close();
     },
   };
+}
+
+/** The Azure backend's own timings (usage refresh, full-subnet hold, relist, audit). */
+export type AzureBackendTuning = NonNullable<AzureBuildExtra>['backend'];
+
+const FAST_RETRY = { backoff: { initialMs: 20, maxMs: 200, factor: 2, jitter: 0.2 } };
+
+/**
+ * A fresh fulfiller (nothing cached) on the cluster's Azure backend, with
+ * short backoffs and an ARM budget that never throttles, logging at info to
+ * `logs`, its /metrics on a free port.
+ */
+export function startAzureFulfiller(
+  cluster: AzureCluster,
+  logs: CaptureTransport,
+  config: Partial<FulfillerConfig> = {},
+  backend: AzureBackendTuning = {},
+): Promise<RunningFulfiller> {
+  return startFulfiller({
+    kc: cluster.kc,
+    config: makeFulfillerConfig({
+      minIntervalMs: 0,
+      backoff: { initialMs: 20, maxMs: 200 },
+      ...config,
+    }),
+    logger: createLogger({ transports: [logs], level: 'info' }),
+    defaultMetrics: false,
+    listen: { host: '127.0.0.1', port: 0 },
+    backend: cluster.cloud.backendFactory({ qps: 1000, burst: 1000, retry: FAST_RETRY, backend }),
+  });
+}
+
+/** The node's NNC once it holds `n` addresses and its status says Updated. */
+export function filled(
+  cluster: AzureCluster,
+  name: string,
+  n: number,
+  timeoutMs = 15_000,
+): Promise<NodeNetworkConfig> {
+  return waitFor(
+    `${name} with ${n} IPs`,
+    async () => {
+      const o = await cluster.get(name);
+      const nc = o && dynamicContainers(o)[0];
+      return nc?.ipAssignments?.length === n && o?.status?.status === 'Updated' ? o : undefined;
+    },
+    timeoutMs,
+  );
 }
 
 interface NicConfig {

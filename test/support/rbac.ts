@@ -8,21 +8,15 @@
 //   authorization record to that file for the audit (rbac-audit.ts).
 // - rulesOf/grants: the RBAC rules of a manifest file, flattened for exact
 //   comparison; unusedGrants: the grants of a service account no request used.
-import { CoreV1Api } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
-import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import type { AuthorizationRecord } from '../../harness/apiserver/auth/decisions.ts';
 import { ruleAllows, type PolicyRule } from '../../harness/apiserver/auth/rbac.ts';
 import type { UserInfo } from '../../harness/apiserver/auth/user.ts';
 import { writeKubeconfig } from '../../harness/apiserver/kubeconfig.ts';
-import {
-  startApiServer,
-  type ApiServer,
-  type ApiServerOptions,
-} from '../../harness/apiserver/server.ts';
+import type { ApiServer, ApiServerOptions } from '../../harness/apiserver/server.ts';
 import {
   grantProductAccess,
   productAccessReport,
@@ -33,8 +27,7 @@ import {
   type ServiceAccountRef,
 } from '../../harness/embedded/access.ts';
 import type { ManifestObject } from '../../harness/embedded/manifests.ts';
-import { loadKubeConfig } from '../../src/kube/config.ts';
-import { silentLogger } from '../../src/log/logger.ts';
+import { startTestCluster } from './test-cluster.ts';
 
 export interface StrictCluster {
   server: ApiServer;
@@ -54,23 +47,19 @@ export interface StrictCluster {
 }
 
 export async function strictCluster(opts: ApiServerOptions = {}): Promise<StrictCluster> {
-  const dir = mkdtempSync(join(tmpdir(), 'pool-monitor-strict-'));
-  const server = await startApiServer({
-    logger: silentLogger(),
-    kubeconfigPath: join(dir, 'kubeconfig'),
+  // The CRDs come with manifests/ (grantProductAccess), as on a real cluster.
+  const cluster = await startTestCluster({
+    crds: 'none',
     ...opts,
     authorizationMode: 'RBAC',
     anonymous: false,
   });
-  const loaded = loadKubeConfig({ kubeconfig: server.kubeconfigPath });
-  const kc = loaded.kc;
-  const core = kc.makeApiClient(CoreV1Api);
+  const { server, kc, core, dir } = cluster;
   let access: ProductAccess;
   try {
-    access = await grantProductAccess(kc, { connections: loaded.connections });
+    access = await grantProductAccess(kc, { connections: cluster.connections });
   } catch (err) {
-    await server.close();
-    await loaded.connections.destroy();
+    await cluster.close();
     throw err;
   }
   const ensureNode = async (name: string): Promise<void> => {
@@ -110,9 +99,7 @@ export async function strictCluster(opts: ApiServerOptions = {}): Promise<Strict
           process.env.RBAC_AUDIT_FILE,
           `${JSON.stringify({ decisions: server.authorizations().decisions })}\n`,
         );
-      await server.close();
-      await loaded.connections.destroy();
-      rmSync(dir, { recursive: true, force: true });
+      await cluster.close();
       if (lines.length > 0)
         throw new Error(`the API server refused what the product needs:\n  ${lines.join('\n  ')}`);
     },

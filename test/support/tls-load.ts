@@ -4,22 +4,15 @@
 // while its watches are dropped twice, and a fulfiller making N status
 // writes. Each runs with its own service-account token, so the server counts
 // the connections of that user alone.
-import {
-  CoreV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  PatchStrategy,
-  setHeaderOptions,
-} from '@kubernetes/client-node';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { KubeConfig, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeKubeconfig } from '../../harness/apiserver/kubeconfig.ts';
-import { startApiServer, type ApiServer } from '../../harness/apiserver/server.ts';
 import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
 import { startFulfiller } from '../../src/fulfiller/run.ts';
 import { loadKubeConfig } from '../../src/kube/config.ts';
 import { silentLogger } from '../../src/log/logger.ts';
+import { NNC_PLURAL } from '../../src/nnc/types.ts';
 import { runSidecar } from '../../src/sidecar/run.ts';
 import {
   createNnc,
@@ -29,15 +22,10 @@ import {
   FAST,
   type Cluster,
 } from '../sidecar/harness.ts';
-import { CRDS_DIR, sleep, waitFor } from './wait.ts';
+import { NNC_API, NS, startTestCluster } from './test-cluster.ts';
+import { sleep, waitFor } from './wait.ts';
 
-const NS = 'kube-system';
-const NNC = {
-  group: 'acn.azure.com',
-  version: 'v1alpha',
-  namespace: NS,
-  plural: 'nodenetworkconfigs',
-};
+const NNC = { ...NNC_API, namespace: NS };
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 export interface TlsCluster extends Cluster {
@@ -47,21 +35,14 @@ export interface TlsCluster extends Cluster {
 }
 
 export async function startTlsCluster(): Promise<TlsCluster> {
-  const dir = mkdtempSync(join(tmpdir(), 'pool-monitor-tls-'));
-  const server: ApiServer = await startApiServer({
-    tls: true,
-    crdsDir: CRDS_DIR,
-    kubeconfigPath: join(dir, 'admin.kubeconfig'),
-    logger: silentLogger(),
-  });
-  const admin = loadKubeConfig({ kubeconfig: server.kubeconfigPath });
-  const core = admin.kc.makeApiClient(CoreV1Api);
+  const cluster = await startTestCluster({ tls: true });
+  const { dir, server, kc, core, objects } = cluster;
   return {
     dir,
     server,
-    kc: admin.kc,
+    kc,
     core,
-    objects: admin.kc.makeApiClient(CustomObjectsApi),
+    objects,
     async kubeconfigFor(sa) {
       await core.createNamespacedServiceAccount({
         namespace: NS,
@@ -79,11 +60,7 @@ export async function startTlsCluster(): Promise<TlsCluster> {
       });
       return path;
     },
-    async close() {
-      await server.close();
-      await admin.connections.destroy();
-      rmSync(dir, { recursive: true, force: true });
-    },
+    close: () => cluster.close(),
   };
 }
 
@@ -121,7 +98,7 @@ export async function sidecarLoad(
     },
   );
   const user = `system:serviceaccount:${NS}:${sa}`;
-  const patches = () => c.server.counters().count('patch', 'nodenetworkconfigs');
+  const patches = () => c.server.counters().count('patch', NNC_PLURAL);
   try {
     const target = await waitFor(
       'first spec write',

@@ -7,7 +7,7 @@
 // Once the faults stop, every NNC must converge: each Node's NNC holds what
 // its spec asks for, none is left of a deleted Node.
 import type { NodeNetworkConfig } from '../../../src/nnc/types.ts';
-import { dynamicContainers } from '../../../src/nnc/types.ts';
+import { dynamicContainers, NNC_PLURAL } from '../../../src/nnc/types.ts';
 import { EPOCH, holders, World } from './world.ts';
 import type { WriteTarget } from './world.ts';
 
@@ -58,6 +58,13 @@ export const REVIEW_CASE: Step[] = [
   { kind: 'run' },
 ];
 
+/** Both replicas take what changed since their last delivery, then the leader works. */
+const bothTakeThenRun = (): Step[] => [
+  { kind: 'deliver', replica: 0 },
+  { kind: 'deliver', replica: 1 },
+  { kind: 'run' },
+];
+
 /**
  * The garbage collector deletes n1's NNC moments after its Node while
  * replica a leads, and a goes on handing out addresses around the subnet
@@ -65,25 +72,17 @@ export const REVIEW_CASE: Step[] = [
  */
 export const GC_WHILE_LEADING: Step[] = [
   { kind: 'spec', node: 'n1', request: 12 },
-  { kind: 'deliver', replica: 0 },
-  { kind: 'deliver', replica: 1 },
-  { kind: 'run' },
+  ...bothTakeThenRun(),
   { kind: 'deleteNode', node: 'n1', gc: true },
-  { kind: 'deliver', replica: 0 },
-  { kind: 'deliver', replica: 1 },
-  { kind: 'run' },
+  ...bothTakeThenRun(),
   { kind: 'spec', node: 'n2', request: 44 },
   { kind: 'spec', node: 'n3', request: 44 },
-  { kind: 'deliver', replica: 0 },
-  { kind: 'deliver', replica: 1 },
-  { kind: 'run' },
+  ...bothTakeThenRun(),
   { kind: 'addNode', node: 'n4' },
   { kind: 'deliver', replica: 0 },
   { kind: 'run' },
   { kind: 'spec', node: 'n4', request: 24 },
-  { kind: 'deliver', replica: 0 },
-  { kind: 'deliver', replica: 1 },
-  { kind: 'run' },
+  ...bothTakeThenRun(),
   { kind: 'time', ms: 61_000 },
   { kind: 'run' },
 ];
@@ -96,14 +95,10 @@ export const GC_WHILE_LEADING: Step[] = [
  */
 export const GC_WITHOUT_LEADER: Step[] = [
   { kind: 'spec', node: 'n1', request: 12 },
-  { kind: 'deliver', replica: 0 },
-  { kind: 'deliver', replica: 1 },
-  { kind: 'run' },
+  ...bothTakeThenRun(),
   { kind: 'resign' },
   { kind: 'deleteNode', node: 'n1' },
-  { kind: 'deliver', replica: 0 },
-  { kind: 'deliver', replica: 1 },
-  { kind: 'run' },
+  ...bothTakeThenRun(),
   { kind: 'gc' },
   { kind: 'deliver', replica: 0 },
   { kind: 'deliver', replica: 1 },
@@ -130,17 +125,13 @@ export const GC_WITHOUT_LEADER: Step[] = [
  */
 export const GC_WHILE_WRITES_FAIL: Step[] = [
   { kind: 'spec', node: 'n1', request: 12 },
-  { kind: 'deliver', replica: 0 },
-  { kind: 'deliver', replica: 1 },
-  { kind: 'run' },
+  ...bothTakeThenRun(),
   { kind: 'fail', target: 'css-status', status: 500, times: 3 },
   { kind: 'fail', target: 'nnc-status', status: 500, times: 2 },
   { kind: 'fail', target: 'nnc', status: 503, times: 2 },
   { kind: 'deleteNode', node: 'n1', gc: true },
   { kind: 'spec', node: 'n2', request: 16 },
-  { kind: 'deliver', replica: 0 },
-  { kind: 'deliver', replica: 1 },
-  { kind: 'run' },
+  ...bothTakeThenRun(),
   { kind: 'handover' },
   { kind: 'deliver', replica: 1 },
   { kind: 'run' },
@@ -334,7 +325,7 @@ export async function apply(world: World, s: Step): Promise<void> {
     case 'fail-after-apply':
       world.server.faults.inject({
         verb: 'update',
-        resource: 'nodenetworkconfigs',
+        resource: NNC_PLURAL,
         subresource: 'status',
         status: 500,
         afterCommit: true,

@@ -23,7 +23,6 @@
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { ApiServer } from '../../../harness/apiserver/server.ts';
-import { startApiServer } from '../../../harness/apiserver/server.ts';
 import { CidrBackend } from '../../../src/fulfiller/cidr-backend.ts';
 import { makeFulfillerConfig } from '../../../src/fulfiller/config.ts';
 import { Fulfiller } from '../../../src/fulfiller/fulfiller.ts';
@@ -36,20 +35,14 @@ import {
 import { AddressLedger } from '../../../src/fulfiller/ledger.ts';
 import type { NodeObject } from '../../../src/fulfiller/nodes.ts';
 import type { NncStatusApi } from '../../../src/fulfiller/ports.ts';
-import { loadKubeConfig } from '../../../src/kube/config.ts';
 import { createLogger, silentLogger } from '../../../src/log/logger.ts';
 import type { NodeNetworkConfig } from '../../../src/nnc/types.ts';
-import { dynamicContainers } from '../../../src/nnc/types.ts';
-import { CRDS_DIR } from '../../support/wait.ts';
+import { CSS_PLURAL, dynamicContainers, NNC_PLURAL } from '../../../src/nnc/types.ts';
+import { NNC_API, NS, startTestCluster, type TestCluster } from '../../support/test-cluster.ts';
 import { FakeClock, flush } from '../fake-clock.ts';
 
-export const NS = 'kube-system';
-const NNC = {
-  group: 'acn.azure.com',
-  version: 'v1alpha',
-  namespace: NS,
-  plural: 'nodenetworkconfigs',
-};
+export { NS };
+const NNC = { ...NNC_API, namespace: NS };
 export const SUBNET = '10.240.0.0/25'; // 123 usable: room for every node's request
 export const MAX_HOLD_MS = 25;
 /** The fulfillers' --quarantine. */
@@ -106,27 +99,24 @@ export class World {
   readonly clock: FakeClock;
   readonly server: ApiServer;
   readonly kc: KubeConfig;
+  private readonly cluster: TestCluster;
 
-  private constructor(clock: FakeClock, server: ApiServer, kc: KubeConfig) {
+  private constructor(clock: FakeClock, cluster: TestCluster) {
     this.clock = clock;
-    this.server = server;
-    this.kc = kc;
+    this.cluster = cluster;
+    this.server = cluster.server;
+    this.kc = cluster.kc;
   }
 
   static async start(): Promise<World> {
     const clock = new FakeClock();
     await clock.advance(EPOCH);
-    const server = await startApiServer({
-      crdsDir: CRDS_DIR,
+    const cluster = await startTestCluster({
       now: () => new Date(clock.now()),
       garbageCollector: false, // gc() plays it, when the scheduler says (above)
       podGc: false, // no pods
     });
-    const world = new World(
-      clock,
-      server,
-      loadKubeConfig({ kubeconfig: server.kubeconfigPath }).kc,
-    );
+    const world = new World(clock, cluster);
     for (const name of ['a', 'b']) world.replicas.push(world.replica(name));
     return world;
   }
@@ -334,7 +324,7 @@ export class World {
     this.lastHoldAt = Date.now();
     this.server.faults.inject({
       verb: 'update',
-      resource: 'nodenetworkconfigs',
+      resource: NNC_PLURAL,
       subresource: 'status',
       status: 504,
       afterCommit: true,
@@ -455,7 +445,7 @@ export class World {
       r.holds = false;
       await r.fulfiller.stop();
     }
-    await this.server.close();
+    await this.cluster.close();
   }
 }
 
@@ -471,11 +461,11 @@ type Owned = NodeNetworkConfig & { metadata: { ownerReferences?: OwnerReference[
 export type WriteTarget = 'css-status' | 'nnc-status' | 'nnc';
 const WRITES: Record<WriteTarget, [verb: string, resource: string, subresource: string]> = {
   // The CSS publisher's merge patch of the status.
-  'css-status': ['patch', 'clustersubnetstates', 'status'],
+  'css-status': ['patch', CSS_PLURAL, 'status'],
   // A status round's replace.
-  'nnc-status': ['update', 'nodenetworkconfigs', 'status'],
+  'nnc-status': ['update', NNC_PLURAL, 'status'],
   // The NNC's metadata patches: the addresses finalizer on or off, the term fence's mark.
-  nnc: ['patch', 'nodenetworkconfigs', ''],
+  nnc: ['patch', NNC_PLURAL, ''],
 };
 
 function addressesOfNnc(o: NodeNetworkConfig | undefined): string[] {

@@ -1,0 +1,166 @@
+// The one local test cluster the integration, process, fuzz and Azure tests
+// start: the local API server (harness/apiserver) with the product's CRDs
+// from manifests/ (or as an old or foreign install has them, schemaless),
+// the admin's client-node APIs for a test's own fixtures, Node and NNC
+// builders on the src/nnc coordinates, and one close() that tears it down.
+// Built on it: the RBAC-on cluster with the sidecar's and the fulfiller's
+// identities (rbac.ts), the Azure world (azure-cluster.ts), the TLS
+// connection loads (tls-load.ts), the CRD fuzz's system (test/fuzz/harness.ts)
+// and the interleave explorer's world (test/fulfiller/interleave/world.ts).
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  PatchStrategy,
+  setHeaderOptions,
+} from '@kubernetes/client-node';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  startApiServer,
+  type ApiServer,
+  type ApiServerOptions,
+} from '../../harness/apiserver/server.ts';
+import { loadKubeConfig } from '../../src/kube/config.ts';
+import type { SharedDispatchers } from '../../src/kube/shared-dispatcher.ts';
+import { silentLogger } from '../../src/log/logger.ts';
+import {
+  CSS_KIND,
+  CSS_PLURAL,
+  CSS_VERSION,
+  DEFAULT_NAMESPACE,
+  GROUP,
+  NNC_KIND,
+  NNC_PLURAL,
+  NNC_VERSION,
+  type NncSpec,
+  type NodeNetworkConfig,
+} from '../../src/nnc/types.ts';
+import { schemalessCrds } from './schemaless-crds.ts';
+import { CRDS_DIR } from './wait.ts';
+
+/** Where the product's objects live (the tests' NNCs and CSSs). */
+export const NS = DEFAULT_NAMESPACE;
+
+/** The NNC resource for CustomObjectsApi calls (add `namespace`, `name`, `body`). */
+export const NNC_API = { group: GROUP, version: NNC_VERSION, plural: NNC_PLURAL } as const;
+/** The ClusterSubnetState resource, likewise. */
+export const CSS_API = { group: GROUP, version: CSS_VERSION, plural: CSS_PLURAL } as const;
+export const NNC_API_VERSION = `${GROUP}/${NNC_VERSION}`;
+export const CSS_API_VERSION = `${GROUP}/${CSS_VERSION}`;
+
+const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
+
+/** A NodeNetworkConfig as a client creates it (no status; `spec` may be malformed on purpose). */
+export function nncObject(name: string, spec: unknown, namespace: string = NS): NodeNetworkConfig {
+  const metadata = { name, namespace };
+  return { apiVersion: NNC_API_VERSION, kind: NNC_KIND, metadata, spec: spec as NncSpec };
+}
+
+/** A ClusterSubnetState as a client creates it (its status is a subresource). */
+export function cssObject(
+  name: string,
+  namespace: string = NS,
+): { apiVersion: string; kind: string; metadata: { name: string; namespace: string } } {
+  return { apiVersion: CSS_API_VERSION, kind: CSS_KIND, metadata: { name, namespace } };
+}
+
+export interface TestClusterOptions extends ApiServerOptions {
+  /**
+   * The CRDs the server starts with: the product's (default), the same with
+   * their schemas replaced by "anything goes" (schemaless-crds.ts), or none
+   * (a test that applies them itself, as rbac.ts applies manifests/).
+   */
+  crds?: 'manifests' | 'schemaless' | 'none';
+  /**
+   * The admin's client on client-node's own connection handling instead of
+   * the product's keep-alive pool (default true: pooled).
+   */
+  pooled?: boolean;
+}
+
+export interface TestCluster {
+  server: ApiServer;
+  /** The admin's (system:masters): the test's own fixtures. */
+  kc: KubeConfig;
+  core: CoreV1Api;
+  objects: CustomObjectsApi;
+  /** The admin's keep-alive pool (absent with `pooled: false`), for KubeConfigs that share it. */
+  connections?: SharedDispatchers;
+  /** A temporary directory for the test's files, removed by close(). */
+  dir: string;
+  /** Creates a Node, with a providerID and an InternalIP address when given. */
+  addNode(name: string, options?: { providerID?: string; internalIP?: string }): Promise<void>;
+  /** Creates the node's NNC in `namespace` (default kube-system). */
+  createNnc(name: string, spec: unknown, namespace?: string): Promise<void>;
+  /** The node's NNC, or undefined when there is none. */
+  getNnc(name: string, namespace?: string): Promise<NodeNetworkConfig | undefined>;
+  close(): Promise<void>;
+}
+
+export async function startTestCluster(options: TestClusterOptions = {}): Promise<TestCluster> {
+  const { crds = 'manifests', pooled = true, ...serverOptions } = options;
+  const dir = mkdtempSync(join(tmpdir(), 'pool-monitor-test-'));
+  let server: ApiServer;
+  try {
+    server = await startApiServer({
+      logger: silentLogger(),
+      kubeconfigPath: join(dir, 'admin.kubeconfig'),
+      ...(crds === 'none'
+        ? {}
+        : { crdsDir: crds === 'schemaless' ? schemalessCrds(dir) : CRDS_DIR }),
+      ...serverOptions,
+    });
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    throw err;
+  }
+  let kc: KubeConfig;
+  let connections: SharedDispatchers | undefined;
+  if (pooled) ({ kc, connections } = loadKubeConfig({ kubeconfig: server.kubeconfigPath }));
+  else (kc = new KubeConfig()).loadFromFile(server.kubeconfigPath);
+  const core = kc.makeApiClient(CoreV1Api);
+  const objects = kc.makeApiClient(CustomObjectsApi);
+  return {
+    server,
+    kc,
+    core,
+    objects,
+    ...(connections ? { connections } : {}),
+    dir,
+    async addNode(name, { providerID, internalIP } = {}) {
+      await core.createNode({
+        body: { metadata: { name }, ...(providerID ? { spec: { providerID } } : {}) },
+      });
+      if (internalIP)
+        await core.patchNodeStatus(
+          {
+            name,
+            body: { status: { addresses: [{ type: 'InternalIP', address: internalIP }] } },
+          },
+          MERGE,
+        );
+    },
+    async createNnc(name, spec, namespace = NS) {
+      await objects.createNamespacedCustomObject({
+        ...NNC_API,
+        namespace,
+        body: nncObject(name, spec, namespace),
+      });
+    },
+    async getNnc(name, namespace = NS) {
+      return (await objects
+        .getNamespacedCustomObject({ ...NNC_API, namespace, name })
+        .catch(() => undefined)) as NodeNetworkConfig | undefined;
+    },
+    async close() {
+      try {
+        await server.close();
+        await connections?.destroy();
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
