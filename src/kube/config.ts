@@ -2,8 +2,7 @@
 // document: the --kubeconfig flag, then the KUBECONFIG environment variable,
 // then the in-cluster service account. Each failure names the source that was
 // tried, so a misconfigured agent says exactly why it cannot start.
-// The class alone, not the package index (docs/decisions/0026).
-import { KubeConfig } from '@kubernetes/client-node/dist/config.js';
+import { KubeConfig } from './client-node.ts';
 import { existsSync } from 'node:fs';
 import { shareDispatchers, type SharedDispatchers } from './shared-dispatcher.ts';
 

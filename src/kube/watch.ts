@@ -17,9 +17,7 @@
 // watches once closed and aborts those still starting, and the wait ends at
 // stop() (found by the chaos runs: a watch opened after stop() kept a
 // process from exiting on SIGTERM).
-// The two classes alone, not the package index (docs/decisions/0026).
-import { ListWatch } from '@kubernetes/client-node/dist/cache.js';
-import { Watch } from '@kubernetes/client-node/dist/watch.js';
+import { ListWatch, Watch } from './client-node.ts';
 import type { KubeConfig, KubernetesObject, ListPromise } from '@kubernetes/client-node';
 import type { Observable } from 'rxjs';
 import { defer, ReplaySubject, Subject } from 'rxjs';

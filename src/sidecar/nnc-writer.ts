@@ -3,8 +3,7 @@
 // agent owns; an empty `ipsNotInUse` is left out, or sent as [] when the NNC
 // still carries ids (docs/decisions/0012). API errors become SpecWriteError
 // with the status code and Retry-After the retry policy needs.
-import { setHeaderOptions } from '@kubernetes/client-node/dist/middleware.js';
-import { PatchStrategy } from '@kubernetes/client-node/dist/patch.js';
+import { PatchStrategy, setHeaderOptions } from '../kube/client-node.ts';
 import { LeanCustomObjectsApi } from '../kube/lean/apis.ts';
 import type { KubeConfig } from '@kubernetes/client-node';
 import { apiErrorInfo } from '../kube/errors.ts';

@@ -8,7 +8,7 @@
 // limit 3 periods, 6 s, as in the product), to keep this under 20 s.
 import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
-import { Watch } from '@kubernetes/client-node/dist/watch.js';
+import { Watch } from '../../src/kube/client-node.ts';
 import { expect } from 'chai';
 import { createServer, type Server } from 'node:http';
 import { nncPath } from '../../src/nnc/types.ts';

@@ -11,7 +11,7 @@ import type {
   CoreV1ApiReplaceNamespacedEventRequest,
   CustomObjectsApiListNamespacedCustomObjectRequest,
   CustomObjectsApiPatchNamespacedCustomObjectRequest,
-} from '@kubernetes/client-node/dist/gen/types/ObjectParamAPI.js';
+} from '../client-node.ts';
 import type { CoreV1Event, V1PodList } from '@kubernetes/client-node';
 import { callApi, HttpMethod, required, segment } from './request.ts';
 

@@ -10,13 +10,15 @@
 // the rest of client-node (KubeConfig, Watch, ListWatch, auth and
 // middleware) is the package's own code, unchanged, and so are undici's
 // files. The API calls are built in apis.ts. Measured in docs/decisions/0026
-// (undici's in 0027).
+// (undici's in 0027). STAND_INS is the hooks' half of the client-node seam
+// (src/kube/client-node.ts): test/kube/client-node-seam.test.ts fails when a
+// file listed no longer imports what its stand-in replaces.
 import { registerHooks } from 'node:module';
 
 const DIST = '/@kubernetes/client-node/dist/';
 const LEAN_UNDICI = new URL('./undici.ts', import.meta.url).href;
 /** importing file (under dist/) → specifier it imports → stand-in. */
-const STAND_INS: Record<string, Record<string, string>> = {
+export const STAND_INS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   'config.js': {
     './gen/index.js': new URL('./gen-index.ts', import.meta.url).href,
     undici: LEAN_UNDICI,

@@ -9,14 +9,14 @@
 // package's ApiException with the same code, message and body as its own
 // response processors.
 import type { Configuration, ConfigurationOptions } from '@kubernetes/client-node';
-import { RequiredError } from '@kubernetes/client-node/dist/gen/apis/baseapi.js';
-import { ApiException } from '@kubernetes/client-node/dist/gen/apis/exception.js';
-import { mergeConfiguration } from '@kubernetes/client-node/dist/gen/configuration.js';
 import {
+  ApiException,
   HttpMethod,
+  mergeConfiguration,
+  RequiredError,
   type RequestContext,
   type ResponseContext,
-} from '@kubernetes/client-node/dist/gen/http/http.js';
+} from '../client-node.ts';
 
 export { HttpMethod };
 
