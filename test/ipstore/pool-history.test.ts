@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { Subject } from 'rxjs';
+import { TestScheduler } from 'rxjs/testing';
+import { schedulerClock } from '../../src/clock/scheduler-clock.ts';
 import { unrefSystemClock } from '../../src/clock/clock.ts';
 import { IPSTORE_FILE } from '../../src/ipstore/database.ts';
 import { MIGRATIONS } from '../../src/ipstore/schema.ts';
@@ -86,6 +88,31 @@ describe('ipstore/pool-history', () => {
         .load(0)
         .map((o) => o.target),
     ).to.deep.equal([16, 32, 48]);
+    store.close();
+  });
+
+  it('writes what is buffered every flushMs on its clock, and no more once stopped', () => {
+    const store = openIpStore({ memory: true });
+    const observations = new Subject<Observation>();
+    const scheduler = new TestScheduler(() => {});
+    scheduler.maxFrames = 12_000; // virtual ms run by flush()
+    const recorder = recordPoolHistory({
+      history: store.poolHistory(),
+      observations$: observations,
+      log: silentLogger(),
+      flushMs: 5_000,
+      clock: schedulerClock(scheduler),
+    });
+    observations.next({ at: 1000, demand: 1, target: 16 });
+    scheduler.schedule(() => observations.next({ at: 6000, demand: 9, target: 32 }), 6_000);
+    scheduler.schedule(() => {
+      expect(store.poolHistory().count()).to.equal(1); // the first at 5 s
+      recorder.stop();
+      observations.next({ at: 7000, demand: 30, target: 48 });
+    }, 7_000);
+    scheduler.flush();
+    expect(store.poolHistory().count()).to.equal(2);
+    expect(scheduler.actions, 'a flush timer left after stop').to.deep.equal([]);
     store.close();
   });
 });
