@@ -3,6 +3,7 @@
 // before a restart (the pool history and auto's idle account, through the
 // store), and auto's advice. Its stop step ends the history's recording.
 import type { KubeConfig } from '@kubernetes/client-node';
+import { systemClock, type Clock } from '../clock/clock.ts';
 import { asPoolIpStore } from '../ipstore/pool-adapter.ts';
 import type { PoolHistory } from '../ipstore/pool-history.ts';
 import type { NodeIpStore } from '../ipstore/types.ts';
@@ -24,6 +25,8 @@ import type { StopSteps } from './stop-steps.ts';
 const HISTORY_LOAD_MS = 24 * 3600_000;
 
 export interface MonitorTuning {
+  /** The wall clock the pool history is read back by (default the system's). */
+  clock?: Pick<Clock, 'now'>;
   defaultMetrics?: boolean;
   events?: boolean;
   tickMs?: number;
@@ -56,7 +59,7 @@ export function buildMonitor(
 ): PoolPart {
   const { options, tuning, root, log, kc, store, nnc } = input;
   const history = store.poolHistory();
-  const learned = loadHistory(history, log);
+  const learned = loadHistory(history, (tuning.clock ?? systemClock).now(), log);
   const carried = loadAccount(history, log);
   const monitor = new PoolMonitor({
     store: asPoolIpStore(store),
@@ -98,9 +101,9 @@ export function buildMonitor(
 }
 
 /** What auto learned before a restart: the pool history in the node store. */
-function loadHistory(history: PoolHistory | undefined, log: Logger): Observation[] {
+function loadHistory(history: PoolHistory | undefined, now: number, log: Logger): Observation[] {
   try {
-    return history?.load(Date.now() - HISTORY_LOAD_MS) ?? [];
+    return history?.load(now - HISTORY_LOAD_MS) ?? [];
   } catch (err) {
     log.warn('pool history not loaded', { error: errorText(err) });
     return [];

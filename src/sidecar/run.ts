@@ -14,6 +14,7 @@
 // (in-flight CNI calls finish), pending Events, and the store last. A start
 // that fails half way runs the same list.
 import type { KubeConfig } from '@kubernetes/client-node';
+import type { Clock } from '../clock/clock.ts';
 import type { Synchronous } from '../ipstore/database.ts';
 import { openIpStore } from '../ipstore/sqlite-store.ts';
 import type { PodFollower } from '../ipstore/follow-pods.ts';
@@ -64,6 +65,11 @@ export interface RunSidecarDeps extends SignalTuning {
   apiCloseGraceMs?: number;
   /** How often an unchanged reason for waiting is said again (default 60 s). */
   waitNoticeMs?: number;
+  /**
+   * The wall clock and timers of the wait notices and of the pool history's
+   * read at start (default: the system's; the monitor keeps its scheduler).
+   */
+  clock?: Clock;
   random?: () => number;
   /**
    * An IP store to use instead of opening `<stateDir>/ipstore.db` (e.g. an

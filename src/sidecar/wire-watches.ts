@@ -6,6 +6,7 @@
 // events feed the metrics and Events; the reason the sidecar is not ready yet
 // is logged as it changes. Its stop steps run first.
 import type { Subscription } from 'rxjs';
+import { unrefSystemClock, type Clock, type TimerHandle } from '../clock/clock.ts';
 import type { PodView } from '../ipstore/pod-plan.ts';
 import { poolObservation } from '../metrics/observation.ts';
 import { dynamicContainers, type NodeNetworkConfig } from '../nnc/types.ts';
@@ -19,6 +20,8 @@ import { WaitNotice } from './waiting.ts';
 export interface WatchTuning {
   /** How often an unchanged reason for waiting is said again (default 60 s). */
   waitNoticeMs?: number;
+  /** Time and timers of the wait notices (default: the system's, holding no process open). */
+  clock?: Pick<Clock, 'now' | 'setTimeout' | 'clearTimeout'>;
 }
 
 /** Starts the watches and wires them through the sidecar. */
@@ -71,11 +74,12 @@ function sayWhyWaiting(
 ): Subscription[] {
   const { log } = sidecar;
   const every = tuning.waitNoticeMs ?? 60_000;
+  const clock = tuning.clock ?? unrefSystemClock;
   const notice = new WaitNotice(every);
   const sayWhy = (): void => {
     const why = sidecar.whyNotReady();
     if (why !== undefined && !why.say) return;
-    if (notice.shouldSay(why?.reason, Date.now())) log.info('waiting', { reason: why?.reason });
+    if (notice.shouldSay(why?.reason, clock.now())) log.info('waiting', { reason: why?.reason });
   };
   const watches = [informers.pods, informers.nnc, informers.css];
   const subs = watches.map((w) =>
@@ -90,9 +94,14 @@ function sayWhyWaiting(
       if (watches.every((x) => x.synced)) sayWhy();
     }),
   );
-  const ticker = setInterval(sayWhy, every);
-  ticker.unref();
-  stops.push('wait notices', () => clearInterval(ticker));
+  // Said again every `every` while the reason stands.
+  let ticker: TimerHandle;
+  const tick = (): void => {
+    ticker = clock.setTimeout(tick, every);
+    sayWhy();
+  };
+  ticker = clock.setTimeout(tick, every);
+  stops.push('wait notices', () => clock.clearTimeout(ticker));
   return subs;
 }
 
