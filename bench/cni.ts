@@ -6,7 +6,7 @@
 // real `bin/pool-monitor sidecar` over its unix socket with a token. Prints
 // p50/p99 per burst and the ratio to host-local on the burst of 30 (goal
 // <= 1.5x). Root with /usr/lib/cni/bridge only; otherwise one line says why.
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   container,
@@ -14,12 +14,11 @@ import {
   createPod,
   DEFAULT_SCALER,
   killStraySidecars,
-  spawnSidecar,
   startCluster,
   tempDir,
-  waitFor,
 } from '../test/sidecar/harness.ts';
 import { Netns, runPlugin, whyNotReal } from '../test/cni/netns.ts';
+import { socketReady, spawnSocketSidecar } from '../test/support/socket-sidecar.ts';
 
 const BURSTS = [1, 30, 110];
 const TOKEN = 'bench-cni-node-api-token';
@@ -83,42 +82,10 @@ async function main(): Promise<void> {
     for (let i = 0; i < 110; i++) await createPod(c, `p${i}`, node);
     const tokenFile = join(dir.path, 'token');
     writeFileSync(tokenFile, TOKEN, { mode: 0o600 });
-    mkdirSync(join(dir.path, 'state'));
-    const sock = join(dir.path, 'cns.sock');
-    spawnSidecar(
-      [
-        '--kubeconfig',
-        await c.strict!.kubeconfigFile('sidecar', node),
-        '--state-dir',
-        join(dir.path, 'state'),
-        '--listen',
-        `unix:${sock}`,
-        '--node-api-token-file',
-        tokenFile,
-        '--leak-grace',
-        '600',
-      ],
-      { NODENAME: node },
-    );
-    const ready = async () =>
-      (await fetch('http://x/readyz', { unix: sock } as RequestInit).catch(() => undefined))
-        ?.status === 200;
-    await waitFor(
-      'sidecar ready',
-      async () => {
-        const { status } = await import('node:http').then(
-          (http) =>
-            new Promise<{ status: number }>((resolve) => {
-              http
-                .get({ socketPath: sock, path: '/readyz' }, (res) =>
-                  resolve({ status: res.statusCode ?? 0 }),
-                )
-                .on('error', () => resolve({ status: 0 }));
-            }),
-        );
-        return status === 200 || (await ready());
-      },
-      30_000,
+    const { sock } = await socketReady(
+      await spawnSocketSidecar(c, { node, dir: dir.path, name: 'cns', tokenFile }),
+      node,
+      TOKEN,
     );
     const chains: Chain[] = [
       {

@@ -8,8 +8,7 @@
 // reclaims what the runtime forgot; a stopped sidecar fails STATUS and ADD
 // clearly. Root only, with /usr/lib/cni/bridge; otherwise one line says why.
 import { expect } from 'chai';
-import http from 'node:http';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   container,
@@ -18,47 +17,23 @@ import {
   DEFAULT_SCALER,
   ipOf,
   killStraySidecars,
-  spawnSidecar,
   startCluster,
   tempDir,
-  waitFor,
   type Cluster,
   type SidecarProcess,
 } from '../sidecar/harness.ts';
+import {
+  overSocket as overSocketAs,
+  socketReady,
+  spawnSocketSidecar,
+} from '../support/socket-sidecar.ts';
 import { inNs, Netns, PLUGIN_DIR, runPlugin, whyNotReal, type CniRun } from './netns.ts';
 
 const TOKEN = 'real-plugins-node-api-token';
 const NETWORK = 'pmnet';
 
-function overSocket(
-  sock: string,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; json: Record<string, unknown> }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        socketPath: sock,
-        method,
-        path,
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}` },
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (c: Buffer) => (text += c.toString()));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            json: JSON.parse(text) as Record<string, unknown>,
-          }),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end(body === undefined ? undefined : JSON.stringify(body));
-  });
-}
+const overSocket = (sock: string, method: string, path: string, body?: unknown) =>
+  overSocketAs(sock, TOKEN, method, path, body);
 
 interface Node {
   name: string;
@@ -140,16 +115,12 @@ describe('pool-monitor-cni with the reference bridge and ptp plugins in real nam
         { scaler: DEFAULT_SCALER, networkContainers: [container(numbers)] },
       );
       for (let i = 1; i <= 4; i++) await createPod(c, `${key}${i}`, name);
-      const sock = join(dir.path, `${key}.sock`);
-      mkdirSync(join(dir.path, `state-${key}`));
-      const sidecar = spawnSidecar(
-        [
-          ...['--kubeconfig', await c.strict!.kubeconfigFile('sidecar', name)],
-          ...['--state-dir', join(dir.path, `state-${key}`), '--listen', `unix:${sock}`],
-          ...['--node-api-token-file', tokenFile, '--leak-grace', '600'],
-        ],
-        { NODENAME: name },
-      );
+      const { sidecar, sock } = await spawnSocketSidecar(c, {
+        node: name,
+        dir: dir.path,
+        name: key,
+        tokenFile,
+      });
       const type = key === 'a' ? '"bridge","bridge":"cni0","isGateway":true' : '"ptp"';
       nodes[key] = {
         name,
@@ -164,21 +135,7 @@ describe('pool-monitor-cni with the reference bridge and ptp plugins in real nam
     net.link(nodes.a.ns, '169.254.77.1', nodes.b.ns, '169.254.77.2');
     net.routes(nodes.a.ns, nodes.b.ips, '169.254.77.2');
     net.routes(nodes.b.ns, nodes.a.ips, '169.254.77.1');
-    for (const node of Object.values(nodes)) {
-      try {
-        await waitFor(
-          `${node.name} ready`,
-          async () =>
-            (await overSocket(node.sock, 'GET', '/readyz').catch(() => ({ status: 0 }))).status ===
-            200,
-          30_000,
-        );
-      } catch (err) {
-        throw new Error(
-          `${(err as Error).message}; sidecar said: ${node.sidecar.lines.slice(-5).join('\n')} ${node.sidecar.stderr()}`,
-        );
-      }
-    }
+    for (const node of Object.values(nodes)) await socketReady(node, node.name, TOKEN);
   });
 
   after(async () => {
