@@ -97,3 +97,67 @@ describe('fulfiller: a term starts from fresh lists', () => {
     await standby.fulfiller.stop();
   });
 });
+
+describe("fulfiller: the previous term's fence", () => {
+  it('a node whose round waited for the fence goes again at once when the fence opened during that round', async () => {
+    const cluster = new FakeCluster();
+    const clock = new FakeClock();
+    const logger = createLogger({ level: 'debug', transports: [new CaptureTransport()] });
+    cluster.setSpec('node-a', { requestedIPCount: 8 });
+    cluster.setSpec('node-b', { requestedIPCount: 8 });
+    // As run.ts wires it (it puts the addresses finalizer on both NNCs).
+    const old = newFulfiller({ cluster, clock, config, logger, lists: true });
+    await old.settle();
+    await old.fulfiller.stop();
+    // The new term's fence patch of node-b is answered only once node-a's
+    // round is at its backend write: the fence opens while that round runs.
+    // node-a's own patch fails (its answer would queue node-a again).
+    const markTerm = cluster.lifecycleApi.markTerm;
+    let answerB!: () => void;
+    const bAnswered = new Promise<void>((resolve) => (answerB = resolve));
+    cluster.lifecycleApi.markTerm = async (name, term) => {
+      if (name === 'node-a') throw new Error('connection reset');
+      await bAnswered;
+      return markTerm(name, term);
+    };
+    // node-a gives one address back and asks for 8 more: its round releases
+    // at once and waits with the new ones.
+    const ids = dynamicContainers(cluster.nncs.get('node-a')!)[0]!.ipAssignments!.map(
+      (a) => a.name,
+    );
+    cluster.setSpec('node-a', { requestedIPCount: 16, ipsNotInUse: [ids[0]!] });
+    // No watch event comes meanwhile (node-a's own write would queue it again).
+    cluster.holdEvents = true;
+    const startedAt = clock.now();
+    let rounds = 0;
+    const standby = newFulfiller({
+      cluster,
+      clock,
+      config,
+      logger,
+      lists: true,
+      wrap: (cidr) => ({
+        kind: 'test',
+        subnets: () => cidr.subnets(),
+        releaseAll: (node, nc) => cidr.releaseAll(node, nc),
+        apply: async (node, change) => {
+          if (node.name === 'node-a' && rounds++ === 0) {
+            expect(change.add).to.equal(0); // it waits for the fence
+            answerB();
+            await flush();
+          }
+          return cidr.apply(node, change);
+        },
+      }),
+    });
+    // Well inside the fence's own end (the request timeout, 60 s).
+    await standby.settle();
+    expect(clock.now() - startedAt).to.be.below(60_000);
+    expect(rounds).to.equal(2);
+    expect(ipsOf(cluster, 'node-a')).to.have.length(17);
+    const held = dynamicContainers(cluster.nncs.get('node-a')!)[0]!.ipAssignments!;
+    expect(held.map((a) => a.name)).to.not.include(ids[0]);
+    expect(duplicates(cluster)).to.deep.equal([]);
+    await standby.fulfiller.stop();
+  });
+});

@@ -1,5 +1,10 @@
 import { expect } from 'chai';
-import { AddressLedger, isNewer, rvNumber } from '../../src/fulfiller/ledger.ts';
+import {
+  AddressLedger,
+  isNewer,
+  rvNumber,
+  UNANSWERED_WRITE_MS,
+} from '../../src/fulfiller/ledger.ts';
 import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
 
 const nnc = (name: string, rv: string, ips: string[], uid = `uid-${name}`): NodeNetworkConfig => ({
@@ -52,6 +57,35 @@ describe('fulfiller/ledger', () => {
     expect(l.isUsed('10.0.0.7')).to.equal(true);
     l.unclaim('a', ['10.0.0.7']);
     expect(l.isUsed('10.0.0.7')).to.equal(false);
+  });
+
+  it('a write in doubt keeps its claims while a read at its base version is younger than the request timeout', () => {
+    const l = new AddressLedger();
+    l.observe(nnc('a', '5', ['10.0.0.4']));
+    l.claim('a', ['10.0.0.6'], '5');
+    l.doubt('a', ['10.0.0.6'], '5', 1_000, 504);
+    // Read again at its base: it has not landed yet, and still may.
+    expect(l.settleUnanswered('a', '5', 1_000 + UNANSWERED_WRITE_MS - 1)).to.equal(false);
+    expect(l.isUsed('10.0.0.6')).to.equal(true);
+    // Once the timeout is over it never will, whatever the 504 said.
+    expect(l.settleUnanswered('a', '5', 1_000 + UNANSWERED_WRITE_MS)).to.equal(true);
+    expect(l.isUsed('10.0.0.6')).to.equal(false);
+    expect(l.inDoubt('a')).to.equal(false);
+    // Gone with its claims: a later read frees nothing more.
+    expect(l.settleUnanswered('a', '5', 1_000 + 2 * UNANSWERED_WRITE_MS)).to.equal(false);
+  });
+
+  it('a newer version read settles a write in doubt at once, landed or not', () => {
+    const l = new AddressLedger();
+    l.observe(nnc('a', '5', ['10.0.0.4']));
+    l.claim('a', ['10.0.0.6', '10.0.0.7'], '5');
+    l.doubt('a', ['10.0.0.6', '10.0.0.7'], '5', 1_000);
+    // Long before the timeout: the status moved on, holding one of them.
+    l.observe(nnc('a', '6', ['10.0.0.4', '10.0.0.6']));
+    expect(l.inDoubt('a')).to.equal(false);
+    expect(l.isUsed('10.0.0.6')).to.equal(true);
+    expect(l.isUsed('10.0.0.7')).to.equal(false);
+    expect(l.settleUnanswered('a', '6', 1_001)).to.equal(false);
   });
 
   it('a deleted NNC keeps its addresses while its Node lives, until recreated or the Node is gone', () => {
