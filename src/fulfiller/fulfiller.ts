@@ -38,6 +38,7 @@ import { warn } from './sync-context.ts';
 import type { ViewSource } from './view.ts';
 
 export { ConflictLoopError } from './node-sync.ts';
+export { NotLeaderError } from './leader-term.ts';
 
 export interface FulfillerDeps {
   config: FulfillerConfig;
@@ -72,11 +73,6 @@ export interface FulfillerStats {
   active: number;
   leading: boolean;
   subnets: Array<SubnetInfo & { exhausted: boolean | undefined }>;
-}
-
-/** A write was attempted while this replica does not lead. */
-export class NotLeaderError extends Error {
-  override readonly name = 'NotLeaderError';
 }
 
 export class Fulfiller {
@@ -173,7 +169,6 @@ export class Fulfiller {
         }),
       resynced: () => this.publishSubnets(),
     });
-    const canWrite = deps.canWrite ?? (() => true);
     this.reconciler = new Reconciler({
       deps,
       log: this.log,
@@ -183,10 +178,6 @@ export class Fulfiller {
       view: this.view,
       quarantine: this.quarantine,
       leader: this.leader,
-      guard: () => {
-        if (!this.leader.term || !canWrite())
-          throw new NotLeaderError('this replica does not lead');
-      },
       subnetsChanged: (freed) => this.subnetsChanged(freed),
     });
     deps.metrics?.setSource(() =>
@@ -203,7 +194,7 @@ export class Fulfiller {
       addressesFreed: () => this.subnetsChanged(true),
       warn: (name, reason, message) => {
         const nnc = ledger.nnc(name);
-        if (nnc && this.leader.term && canWrite()) warn(this.reconciler.ctx, nnc, reason, message);
+        if (nnc && this.leader.mayWrite) warn(this.reconciler.ctx, nnc, reason, message);
       },
     });
     // However an address comes free (a status read without it, a deleted

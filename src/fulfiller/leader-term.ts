@@ -23,6 +23,11 @@ import type { ViewSource } from './view.ts';
 /** Why allocations wait while a new term lists NNCs and Nodes afresh (every normal start). */
 export const FRESH_LISTS = 'the new term lists the NodeNetworkConfigs and Nodes afresh';
 
+/** A write was attempted while this replica does not lead. */
+export class NotLeaderError extends Error {
+  override readonly name = 'NotLeaderError';
+}
+
 /** What runs while this replica leads. */
 export interface Term {
   queue: NodeQueue;
@@ -98,6 +103,16 @@ export class LeaderTerm {
   /** The running term, if this replica leads. */
   get term(): Term | undefined {
     return this.current;
+  }
+
+  /** This replica may write now: a term runs and the Lease is held and fresh. */
+  get mayWrite(): boolean {
+    return this.current !== undefined && (this.d.canWrite?.() ?? true);
+  }
+
+  /** Throws NotLeaderError unless this replica may write now. */
+  guard(): void {
+    if (!this.mayWrite) throw new NotLeaderError('this replica does not lead');
   }
 
   /** This replica holds (or is taking) the Lease. */

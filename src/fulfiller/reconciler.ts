@@ -48,8 +48,6 @@ export interface ReconcilerParts {
   view: ClusterView;
   quarantine: QuarantineKeeper;
   leader: LeaderTerm;
-  /** Throws NotLeaderError unless this replica may write now. */
-  guard(): void;
   /** Addresses were taken or (`freed`) came free: publish the CSS; on frees wake nodes left short. */
   subnetsChanged(freed: boolean): void;
 }
@@ -145,6 +143,6 @@ function syncContextOf(parts: ReconcilerParts, records: NodeRecords): SyncContex
     quarantineState: (name) => quarantine.state(name),
     ...(lists?.nodeExists ? { confirmNode: (name: string) => lists.nodeExists!(name) } : {}),
     allocationWait: (name) => leader.fence.waitReason(name),
-    guard: parts.guard,
+    guard: () => leader.guard(),
   };
 }
