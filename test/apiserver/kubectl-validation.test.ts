@@ -3,20 +3,11 @@
 // or a selector its template does not match is refused with kube-apiserver's
 // words, and a good one passes (validation/).
 import { expect } from 'chai';
-import { execFile, execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { startApiServer, type ApiServer } from '../../harness/apiserver/server.ts';
-
-function kubectlDir(): string | undefined {
-  try {
-    const onPath = execFileSync('sh', ['-c', 'command -v kubectl'], { encoding: 'utf8' }).trim();
-    return dirname(realpathSync(onPath));
-  } catch {
-    return undefined;
-  }
-}
+import { KUBECTL_VERSIONS, kubectlBin, runKubectl, type KubectlRun } from '../support/kubectl.ts';
 
 const daemonSet = (extra: string, templateApp = 'agent'): string => `apiVersion: apps/v1
 kind: DaemonSet
@@ -35,38 +26,29 @@ ${extra}  template:
         image: busybox
 `;
 
-const dir = kubectlDir();
-
-for (const version of ['1.27', '1.33']) {
-  const bin = dir ? join(dir, `kubectl.${version}`) : '';
-  const maybe = dir && existsSync(bin) ? describe : describe.skip;
+for (const version of KUBECTL_VERSIONS) {
+  const bin = kubectlBin(version) ?? '';
+  const maybe = bin ? describe : describe.skip;
   maybe(`validation: kubectl ${version} apply --dry-run=server`, function () {
     this.timeout(60_000);
     let server: ApiServer;
     let cache: string;
 
-    const apply = (input: string): Promise<{ code: number; out: string; err: string }> =>
-      new Promise((resolve) => {
-        const child = execFile(
-          bin,
-          [
-            '--kubeconfig',
-            server.kubeconfigPath,
-            '--cache-dir',
-            cache,
-            'apply',
-            '--dry-run=server',
-            '-f',
-            '-',
-          ],
-          { timeout: 20_000 },
-          (error, stdout, stderr) => {
-            const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-            resolve({ code, out: stdout, err: stderr });
-          },
-        );
-        child.stdin?.end(input);
-      });
+    const apply = (input: string): Promise<KubectlRun> =>
+      runKubectl(
+        bin,
+        [
+          '--kubeconfig',
+          server.kubeconfigPath,
+          '--cache-dir',
+          cache,
+          'apply',
+          '--dry-run=server',
+          '-f',
+          '-',
+        ],
+        input,
+      );
 
     before(async () => {
       server = await startApiServer();

@@ -2,22 +2,14 @@
 // running server: apply the CRDs, then get/describe/apply/patch/delete and
 // get -w on custom and core resources, client- and server-side apply.
 import { expect } from 'chai';
-import { execFile, spawn, execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { ApiServer } from '../../harness/apiserver/server.ts';
 import { startApiServer } from '../../harness/apiserver/server.ts';
+import { KUBECTL_VERSIONS, kubectlBin, runKubectl, type KubectlRun } from '../support/kubectl.ts';
 import { CRDS_DIR } from './helpers.ts';
-
-function kubectlDir(): string | undefined {
-  try {
-    const onPath = execFileSync('sh', ['-c', 'command -v kubectl'], { encoding: 'utf8' }).trim();
-    return dirname(realpathSync(onPath));
-  } catch {
-    return undefined;
-  }
-}
 
 const NNC_YAML = (requested: number): string => `apiVersion: acn.azure.com/v1alpha
 kind: NodeNetworkConfig
@@ -46,32 +38,20 @@ spec:
     image: busybox
 `;
 
-const dir = kubectlDir();
-
-for (const version of ['1.27', '1.33']) {
-  const bin = dir ? join(dir, `kubectl.${version}`) : '';
-  const maybe = dir && existsSync(bin) ? describe : describe.skip;
+for (const version of KUBECTL_VERSIONS) {
+  const bin = kubectlBin(version) ?? '';
+  const maybe = bin ? describe : describe.skip;
   maybe(`cluster: kubectl ${version}`, function () {
     this.timeout(60_000);
     let server: ApiServer;
     let cache: string;
 
-    const kubectl = (
-      args: string[],
-      input?: string,
-    ): Promise<{ code: number; out: string; err: string }> =>
-      new Promise((resolve) => {
-        const child = execFile(
-          bin,
-          ['--kubeconfig', server.kubeconfigPath, '--cache-dir', cache, ...args],
-          { timeout: 20_000 },
-          (error, stdout, stderr) => {
-            const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-            resolve({ code, out: stdout, err: stderr });
-          },
-        );
-        if (input !== undefined) child.stdin?.end(input);
-      });
+    const kubectl = (args: string[], input?: string): Promise<KubectlRun> =>
+      runKubectl(
+        bin,
+        ['--kubeconfig', server.kubeconfigPath, '--cache-dir', cache, ...args],
+        input,
+      );
     const ok = async (args: string[], input?: string): Promise<string> => {
       const r = await kubectl(args, input);
       expect(r.code, `kubectl ${args.join(' ')}: ${r.err}`).to.equal(0);

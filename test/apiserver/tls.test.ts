@@ -4,32 +4,18 @@
 // and `kubectl create token` (1.33, bound to a Node) gives a token whose
 // user carries the node-name extra.
 import { expect } from 'chai';
-import { execFile, execFileSync } from 'node:child_process';
-import { readFileSync, realpathSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { connect, type PeerCertificate } from 'node:tls';
-import { dirname, join } from 'node:path';
-import { promisify } from 'node:util';
 import YAML from 'yaml';
+import { mustKubectl, runKubectl } from '../support/kubectl.ts';
 import { strictServer, type StrictServer } from './access-helpers.ts';
-
-const KUBECTL_DIR = dirname(
-  realpathSync(execFileSync('sh', ['-c', 'command -v kubectl'], { encoding: 'utf8' }).trim()),
-);
 
 async function kubectl(
   version: string,
   args: string[],
 ): Promise<{ ok: boolean; out: string; err: string }> {
-  try {
-    const r = await promisify(execFile)(join(KUBECTL_DIR, `kubectl.${version}`), args, {
-      encoding: 'utf8',
-      timeout: 60_000,
-    });
-    return { ok: true, out: r.stdout, err: r.stderr };
-  } catch (e) {
-    const x = e as { stdout?: string; stderr?: string };
-    return { ok: false, out: x.stdout ?? '', err: x.stderr ?? '' };
-  }
+  const r = await runKubectl(mustKubectl(version), args, undefined, 60_000);
+  return { ok: r.code === 0, out: r.out, err: r.err };
 }
 
 describe('apiserver: TLS with kubectl', function () {

@@ -4,15 +4,16 @@
 import { expect } from 'chai';
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, relative } from 'node:path';
+import { join, relative } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { startApiServer, type ApiServer } from '../../harness/apiserver/server.ts';
 import { CoreV1Api } from '@kubernetes/client-node';
 import type { AuthorizationRecord } from '../../harness/apiserver/auth/decisions.ts';
 import { accessObjects, serviceAccountOf } from '../../harness/embedded/access.ts';
 import { readKustomization } from '../../harness/embedded/manifests.ts';
+import { KUBECTL_VERSIONS, mustKubectl } from '../support/kubectl.ts';
 import { grants, rulesOf, strictCluster, unusedGrants } from '../support/rbac.ts';
 import { azureSettingsFromFlags } from '../../src/cli/azure-options.ts';
 import type { AzureSettings } from '../../src/azure/settings.ts';
@@ -44,11 +45,6 @@ async function azureSettingsOf(
 const ROOT = new URL('../../', import.meta.url).pathname;
 const MANIFESTS = join(ROOT, 'manifests');
 const AZURE = join(MANIFESTS, 'azure');
-
-function kubectlDir(): string {
-  const which = execFileSync('sh', ['-c', 'command -v kubectl'], { encoding: 'utf8' }).trim();
-  return dirname(realpathSync(which));
-}
 
 function docs(file: string): Record<string, unknown>[] {
   return parseAllDocuments(readFileSync(join(MANIFESTS, file), 'utf8')).map(
@@ -192,7 +188,7 @@ describe('manifests', () => {
           '',
         ].join('\n'),
       );
-      const bin = join(kubectlDir(), 'kubectl.1.33');
+      const bin = mustKubectl('1.33');
       const out = execFileSync(bin, ['kustomize', overlay], { encoding: 'utf8' });
       const images = [...out.matchAll(/^\s+image: (\S+)$/gm)].map((m) => m[1]);
       expect(images).to.include('registry.example.com/platform/ipam-pool-monitor:1.2.3');
@@ -266,7 +262,7 @@ describe('manifests', () => {
     expect(String(closed)).to.match(/refused what the product needs:\n {2}sidecar: RBAC refused list core\/nodes/);
   });
 
-  for (const version of ['1.27', '1.33']) {
+  for (const version of KUBECTL_VERSIONS) {
     describe(`applied with kubectl ${version}`, function () {
       this.timeout(90_000);
       let server: ApiServer;
@@ -275,7 +271,7 @@ describe('manifests', () => {
 
       before(async () => {
         server = await startApiServer({ port: 0 });
-        const bin = join(kubectlDir(), `kubectl.${version}`);
+        const bin = mustKubectl(version);
         kubectl = async (...args) =>
           (
             await promisify(execFile)(bin, [`--server=${server.url}`, ...args], {
@@ -427,7 +423,7 @@ describe('manifests', () => {
             join(overlay, 'kustomization.yaml'),
             text!.replace('  - ../manifests', `  - ${relative(overlay, MANIFESTS)}`),
           );
-          const bin = join(kubectlDir(), `kubectl.${version}`);
+          const bin = mustKubectl(version);
           const rendered = parseAllDocuments(
             execFileSync(bin, ['kustomize', overlay], { encoding: 'utf8' }),
           ).map((d) => d.toJS() as Workload);
