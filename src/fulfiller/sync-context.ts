@@ -80,9 +80,9 @@ export function subnetsChanged(asks: SyncAsks, freed: boolean): void {
 
 /**
  * What one node's run reads: the fulfiller's settings, ports and memory.
- * Its effects go to the API, the backend and the ledger; what it asks of
- * the fulfiller's parts it returns (SyncAsks). The functions here are
- * reads, except `guard`.
+ * Its effects go to the API, the backend, the ledger and its node's record
+ * (which it keeps up to date itself); what it asks of the fulfiller's other
+ * parts it returns (SyncAsks). The functions here are reads, except `guard`.
  */
 export interface SyncContext {
   config: FulfillerConfig;
