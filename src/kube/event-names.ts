@@ -17,7 +17,7 @@ export const FULFILLER_EVENT_PREFIX = 'pool-monitor-fulfiller.';
 
 /**
  * The sidecar's `source.component` / `reportingComponent`
- * (src/sidecar/build-monitor.ts); the policy admits no other.
+ * (src/sidecar/nnc-events.ts); the policy admits no other.
  */
 export const SIDECAR_EVENT_COMPONENT = 'azure-cns';
 
