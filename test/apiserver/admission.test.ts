@@ -6,6 +6,7 @@ import { expect } from 'chai';
 import { NNC_PATH, nnc } from './helpers.ts';
 import { RBAC, strictServer, type StrictServer } from './access-helpers.ts';
 import { applySidecarManifests, sidecarToken } from './manifest-helpers.ts';
+import { GROUP, NNC_KIND, NNC_VERSION } from '../../src/nnc/types.ts';
 
 const ADM = '/apis/admissionregistration.k8s.io/v1';
 const LEASES = '/apis/coordination.k8s.io/v1/namespaces/default/leases';
@@ -15,8 +16,8 @@ const POLICY = 'pool-monitor-sidecar-own-nnc';
 
 const specApply = (name: string, requested: number) =>
   JSON.stringify({
-    apiVersion: 'acn.azure.com/v1alpha',
-    kind: 'NodeNetworkConfig',
+    apiVersion: `${GROUP}/${NNC_VERSION}`,
+    kind: NNC_KIND,
     metadata: { name, namespace: 'kube-system' },
     spec: { requestedIPCount: requested, ipsNotInUse: [] },
   });

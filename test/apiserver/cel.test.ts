@@ -9,6 +9,7 @@ import {
   type AdmissionAttributes,
 } from '../../harness/apiserver/admission/policy.ts';
 import type { KObject } from '../../src/kube/json-object.ts';
+import { GROUP, NNC_KIND, NNC_PLURAL, NNC_VERSION } from '../../src/nnc/types.ts';
 
 const object = {
   metadata: { name: 'node-a', labels: { tier: 'x' } },
@@ -78,11 +79,11 @@ describe('admission: CEL subset', () => {
 
 const attrs = (over: Partial<AdmissionAttributes>): AdmissionAttributes => ({
   operation: 'UPDATE',
-  group: 'acn.azure.com',
-  version: 'v1alpha',
-  resource: 'nodenetworkconfigs',
+  group: GROUP,
+  version: NNC_VERSION,
+  resource: NNC_PLURAL,
   subresource: '',
-  kind: 'NodeNetworkConfig',
+  kind: NNC_KIND,
   name: 'node-a',
   namespace: 'kube-system',
   user: { username: 'u', uid: '', groups: [], extra: {} },
@@ -93,7 +94,8 @@ const attrs = (over: Partial<AdmissionAttributes>): AdmissionAttributes => ({
   ...over,
 });
 
-// [resources, operations, scope, request, matches]
+// [resources, operations, scope, request, matches]; the rules as a policy
+// document writes them, spelled out.
 // prettier-ignore
 const RULES: [string[], string[], string | undefined, Partial<AdmissionAttributes>, boolean][] = [
   [['nodenetworkconfigs'], ['UPDATE'], undefined, {}, true],

@@ -76,6 +76,7 @@ describe('cluster: pool-monitor apiserver command', function () {
     expect(readFileSync(line.kubeconfig as string, 'utf8')).to.match(
       /insecure-skip-tls-verify: true/,
     );
+    // The URL a user would type (the wire format), spelled out.
     const res = await fetch(
       `${line.url}/apis/acn.azure.com/v1alpha/namespaces/kube-system/nodenetworkconfigs`,
     );

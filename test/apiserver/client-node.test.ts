@@ -15,11 +15,12 @@ import {
 import { expect } from 'chai';
 import type { ApiServer } from '../../harness/apiserver/server.ts';
 import { withCrds } from './helpers.ts';
+import { GROUP, NNC_KIND, NNC_PLURAL, NNC_VERSION } from '../../src/nnc/types.ts';
 
-const G = 'acn.azure.com';
-const V = 'v1alpha';
+const G = GROUP;
+const V = NNC_VERSION;
 const NS = 'kube-system';
-const P = 'nodenetworkconfigs';
+const P = NNC_PLURAL;
 
 async function until(check: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -58,7 +59,7 @@ describe('cluster: @kubernetes/client-node', function () {
         name,
         body: {
           apiVersion: `${G}/${V}`,
-          kind: 'NodeNetworkConfig',
+          kind: NNC_KIND,
           metadata: { name, namespace: NS },
           spec: { requestedIPCount, ipsNotInUse },
         },
@@ -112,7 +113,7 @@ describe('cluster: @kubernetes/client-node', function () {
     informer.on('delete', (o) => seen.push(`delete ${o.metadata?.name}`));
     const body = (name: string, n: number, pool: string): object => ({
       apiVersion: `${G}/${V}`,
-      kind: 'NodeNetworkConfig',
+      kind: NNC_KIND,
       metadata: { name, namespace: NS, labels: { pool } },
       spec: { requestedIPCount: n },
     });

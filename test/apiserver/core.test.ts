@@ -11,6 +11,7 @@ import { validateCustomResource } from '../../harness/apiserver/schema.ts';
 import { fieldSelector, labelSelector, SelectorError } from '../../src/kube/selectors.ts';
 import { ObjectStore } from '../../harness/apiserver/store.ts';
 import { jsonPathValues } from '../../harness/apiserver/table.ts';
+import { GROUP, NNC_VERSION } from '../../src/nnc/types.ts';
 
 const obj = (name: string, extra: JsonObject = {}): KObject => ({
   metadata: { name, namespace: 'ns' },
@@ -243,7 +244,7 @@ describe('cluster: server-side apply', () => {
     manager: 'azure-cns',
     force: false,
     statusSubresource: true,
-    apiVersion: 'acn.azure.com/v1alpha',
+    apiVersion: `${GROUP}/${NNC_VERSION}`,
     now,
   };
   it('records ownership, conflicts without force, takes over with force, drops unapplied fields', () => {

@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import type { ApiServer } from '../../harness/apiserver/server.ts';
 import type { FaultRequest } from '../../harness/apiserver/faults.ts';
 import { call, NNC_PATH, nnc, openWatch, withCrds } from './helpers.ts';
+import { NNC_PLURAL } from '../../src/nnc/types.ts';
 
 describe('apiserver: fault policy', () => {
   let server: ApiServer;
@@ -36,7 +37,7 @@ describe('apiserver: fault policy', () => {
       'patch nodenetworkconfigs',
       'get nodenetworkconfigs',
     ]);
-    server.faults.inject({ verb: 'get', resource: 'nodenetworkconfigs', status: 500 });
+    server.faults.inject({ verb: 'get', resource: NNC_PLURAL, status: 500 });
     expect((await call(server, 'GET', `${NNC_PATH}/p`)).status).to.equal(500);
     expect(asked).to.have.length(2); // the counted fault answered; the policy was not asked
     server.faults.setPolicy(undefined);
@@ -56,7 +57,7 @@ describe('apiserver: a fault after commit (the answer is lost)', () => {
     await call(server, 'POST', NNC_PATH, nnc('lost'));
     server.faults.inject({
       verb: 'patch',
-      resource: 'nodenetworkconfigs',
+      resource: NNC_PLURAL,
       status: 500,
       afterCommit: true,
     });

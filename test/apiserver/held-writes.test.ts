@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import type { ApiServer } from '../../harness/apiserver/server.ts';
 import { sleep } from '../support/wait.ts';
 import { call, NNC_PATH, nnc, withCrds } from './helpers.ts';
+import { NNC_PLURAL } from '../../src/nnc/types.ts';
 
 describe('apiserver: a held write (answered 504, applied later)', () => {
   let server: ApiServer;
@@ -20,7 +21,7 @@ describe('apiserver: a held write (answered 504, applied later)', () => {
     const created = (await call(server, 'POST', NNC_PATH, nnc('h'))).body;
     server.faults.inject({
       verb: 'update',
-      resource: 'nodenetworkconfigs',
+      resource: NNC_PLURAL,
       subresource: 'status',
       status: 504,
       afterCommit: true,
@@ -39,7 +40,7 @@ describe('apiserver: a held write (answered 504, applied later)', () => {
     const created = (await call(server, 'POST', NNC_PATH, nnc('h'))).body;
     server.faults.inject({
       verb: 'update',
-      resource: 'nodenetworkconfigs',
+      resource: NNC_PLURAL,
       subresource: 'status',
       status: 504,
       afterCommit: true,
@@ -61,7 +62,7 @@ describe('apiserver: a held write (answered 504, applied later)', () => {
   });
 
   it('refuses a hold without afterCommit or beyond the request timeout', () => {
-    const base = { verb: 'update', resource: 'nodenetworkconfigs', status: 504 };
+    const base = { verb: 'update', resource: NNC_PLURAL, status: 504 };
     expect(() => server.faults.inject({ ...base, holdMs: 10 })).to.throw(/afterCommit/);
     expect(() => server.faults.inject({ ...base, afterCommit: true, holdMs: 60_000 })).to.throw(
       /below the request timeout/,

@@ -6,8 +6,10 @@ import {
   type ApiServer,
   type ApiServerOptions,
 } from '../../harness/apiserver/server.ts';
+import { GROUP, NNC_KIND, NNC_VERSION } from '../../src/nnc/types.ts';
 
 export const CRDS_DIR = fileURLToPath(new URL('../../manifests/crds/', import.meta.url));
+// The URL path as a client sends it on the wire: spelled out, not built from src/nnc.
 export const NNC_PATH = '/apis/acn.azure.com/v1alpha/namespaces/kube-system/nodenetworkconfigs';
 
 export function withCrds(opts: ApiServerOptions = {}): Promise<ApiServer> {
@@ -47,8 +49,8 @@ export function nnc(
   labels: Record<string, string> = {},
 ): Record<string, unknown> {
   return {
-    apiVersion: 'acn.azure.com/v1alpha',
-    kind: 'NodeNetworkConfig',
+    apiVersion: `${GROUP}/${NNC_VERSION}`,
+    kind: NNC_KIND,
     metadata: { name, namespace: 'kube-system', labels },
     spec: { requestedIPCount: requested },
   };

@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { startApiServer, type ApiServer } from '../../harness/apiserver/server.ts';
 import { call, NNC_PATH, nnc, openWatch, withCrds } from './helpers.ts';
+import { NNC_PLURAL } from '../../src/nnc/types.ts';
 
 describe('cluster: API server over HTTP', () => {
   let server: ApiServer;
@@ -313,7 +314,7 @@ describe('cluster: API server over HTTP', () => {
       'ADDED a',
       'ADDED b',
     ]);
-    expect(server.faults.dropWatches('nodenetworkconfigs')).to.equal(1);
+    expect(server.faults.dropWatches(NNC_PLURAL)).to.equal(1);
     await w.ended;
   });
 
@@ -335,7 +336,7 @@ describe('cluster: API server over HTTP', () => {
     );
     server.faults.inject({
       verb: 'patch',
-      resource: 'nodenetworkconfigs',
+      resource: NNC_PLURAL,
       status: 429,
       retryAfterSeconds: 2,
       times: 1,
@@ -359,10 +360,10 @@ describe('cluster: API server over HTTP', () => {
     );
     expect(ok.status).to.equal(200);
     const counters = server.counters();
-    expect(counters.count('patch', 'nodenetworkconfigs')).to.equal(3);
+    expect(counters.count('patch', NNC_PLURAL)).to.equal(3);
     expect(counters.count('patch', 'nodenetworkconfigs/status')).to.equal(1);
-    expect(counters.count('create', 'nodenetworkconfigs')).to.equal(1);
-    expect(counters.writes('nodenetworkconfigs')).to.equal(5);
+    expect(counters.count('create', NNC_PLURAL)).to.equal(1);
+    expect(counters.writes(NNC_PLURAL)).to.equal(5);
     const metrics = await (await fetch(`${server.url}/metrics`)).text();
     expect(metrics).to.match(
       /apiserver_request_total\{verb="patch",resource="nodenetworkconfigs",subresource="",code="200"\} 2/,

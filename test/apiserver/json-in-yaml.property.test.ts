@@ -5,6 +5,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import YAML from 'yaml';
 import { jsonInYaml, parseBody } from '../../harness/apiserver/http.ts';
+import { GROUP, NNC_KIND, NNC_VERSION } from '../../src/nnc/types.ts';
 
 const yamlValue = (text: string): unknown => {
   const doc = YAML.parseDocument(text, { uniqueKeys: true });
@@ -35,8 +36,8 @@ describe('apiserver: JSON bodies sent as YAML', () => {
 
   it('answers for what client-node sends: an apply patch as JSON', () => {
     const body = JSON.stringify({
-      apiVersion: 'acn.azure.com/v1alpha',
-      kind: 'NodeNetworkConfig',
+      apiVersion: `${GROUP}/${NNC_VERSION}`,
+      kind: NNC_KIND,
       metadata: { name: 'node-1', namespace: 'kube-system', labels: { 'a/b': 'c:d' } },
       spec: { requestedIPCount: 48, ipsNotInUse: ['x', 'y'] },
     });

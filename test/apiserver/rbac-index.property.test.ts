@@ -12,6 +12,7 @@ import {
   type RequestAttributes,
 } from '../../harness/apiserver/auth/rbac.ts';
 import type { UserInfo } from '../../harness/apiserver/auth/user.ts';
+import { GROUP, NNC_PLURAL } from '../../src/nnc/types.ts';
 
 const NAMESPACES = ['ns1', 'ns2'];
 const ROLE_NAMES = ['r1', 'r2', 'r3', 'missing'];
@@ -19,8 +20,8 @@ const ROLE_NAMES = ['r1', 'r2', 'r3', 'missing'];
 const ruleArb = fc.oneof(
   fc.record({
     verbs: fc.subarray(['get', 'list', 'patch', '*'], { minLength: 1 }),
-    apiGroups: fc.subarray(['', 'acn.azure.com', '*'], { minLength: 1 }),
-    resources: fc.subarray(['pods', 'nodenetworkconfigs', 'nodenetworkconfigs/status', '*'], {
+    apiGroups: fc.subarray(['', GROUP, '*'], { minLength: 1 }),
+    resources: fc.subarray(['pods', NNC_PLURAL, `${NNC_PLURAL}/status`, '*'], {
       minLength: 1,
     }),
     resourceNames: fc.option(fc.subarray(['a', 'b'], { minLength: 1 }), { nil: undefined }),
@@ -86,8 +87,8 @@ const requestArb = fc.record({
   verb: fc.constantFrom('get', 'list', 'patch', 'delete'),
   resourceRequest: fc.boolean(),
   path: fc.constantFrom('/metrics', '/healthz', '/version'),
-  apiGroup: fc.constantFrom('', 'acn.azure.com'),
-  resource: fc.constantFrom('pods', 'nodenetworkconfigs'),
+  apiGroup: fc.constantFrom('', GROUP),
+  resource: fc.constantFrom('pods', NNC_PLURAL),
   subresource: fc.constantFrom('', 'status'),
   namespace: fc.constantFrom('', ...NAMESPACES),
   name: fc.constantFrom('', 'a', 'b'),

@@ -8,6 +8,8 @@ import { parseTokenFile, TokenFileError } from '../../harness/apiserver/auth/tok
 import { NNC_PATH, nnc } from './helpers.ts';
 import { RBAC, strictServer, type StrictServer } from './access-helpers.ts';
 
+// Paths and rules as a client sends them and a manifest writes them (the wire
+// format and RBAC documents), spelled out rather than built from src/nnc.
 const NNC_NS = '/apis/acn.azure.com/v1alpha/namespaces/kube-system';
 const MERGE = 'application/merge-patch+json';
 

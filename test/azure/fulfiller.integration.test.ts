@@ -11,7 +11,13 @@ import type { RunningFulfiller } from '../../src/fulfiller/run.ts';
 import { CaptureTransport } from '../../src/log/capture.ts';
 import { cssNameOf } from '../../src/azure/container.ts';
 import type { ClusterSubnetState } from '../../src/nnc/types.ts';
-import { CSS_PLURAL, dynamicContainers, GROUP } from '../../src/nnc/types.ts';
+import {
+  CSS_PLURAL,
+  CSS_VERSION,
+  dynamicContainers,
+  GROUP,
+  NNC_KIND,
+} from '../../src/nnc/types.ts';
 import type { AzureBackendTuning, AzureCluster } from '../support/azure-cluster.ts';
 import {
   filled as filledIn,
@@ -54,7 +60,7 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
       .makeApiClient(CustomObjectsApi)
       .getNamespacedCustomObject({
         group: GROUP,
-        version: 'v1alpha1',
+        version: CSS_VERSION,
         namespace: NS,
         plural: CSS_PLURAL,
         name,
@@ -377,7 +383,7 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
       message?: string;
       involvedObject?: { name?: string; kind?: string };
     };
-    expect(event.involvedObject).to.include({ name: 'odd', kind: 'NodeNetworkConfig' });
+    expect(event.involvedObject).to.include({ name: 'odd', kind: NNC_KIND });
     expect(event.message).to.include('NIC odd-nic is in subnet aks-nodes');
     expect(event.message).to.include('pod subnet aks-pods');
     // Not retried (it waits for a change): no ARM write, no list either, and

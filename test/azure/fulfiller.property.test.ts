@@ -20,7 +20,7 @@ import type { RunningFulfiller } from '../../src/fulfiller/run.ts';
 import { isConflict } from '../../src/kube/errors.ts';
 import { silentLogger } from '../../src/log/logger.ts';
 import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
-import { dynamicContainers } from '../../src/nnc/types.ts';
+import { dynamicContainers, NNC_PLURAL } from '../../src/nnc/types.ts';
 import type { AzureCluster } from '../support/azure-cluster.ts';
 import { leaks, NNC, safetyViolations, startAzureCluster } from '../support/azure-cluster.ts';
 import { sleep, waitFor } from '../support/wait.ts';
@@ -211,7 +211,7 @@ async function run(steps: Step[]): Promise<void> {
         case 'api':
           cluster.server.faults.inject({
             verb: 'update',
-            resource: 'nodenetworkconfigs',
+            resource: NNC_PLURAL,
             subresource: 'status',
             status: s.status,
             times: s.times,

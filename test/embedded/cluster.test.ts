@@ -11,7 +11,13 @@ import { productAccessReport, refusals } from '../../harness/embedded/access.ts'
 import { startEmbeddedCluster } from '../../harness/embedded/cluster.ts';
 import type { SqliteIpStore } from '../../src/ipstore/sqlite-store.ts';
 import { silentLogger } from '../../src/log/logger.ts';
-import { DEFAULT_NAMESPACE } from '../../src/nnc/types.ts';
+import {
+  DEFAULT_NAMESPACE,
+  GROUP,
+  NNC_KIND,
+  NNC_PLURAL,
+  NNC_VERSION,
+} from '../../src/nnc/types.ts';
 import { runSidecar } from '../../src/sidecar/run.ts';
 import { waitFor } from '../support/wait.ts';
 
@@ -59,6 +65,7 @@ describe('embedded: cluster in process', function () {
     }
   });
 
+  // The URL path on the wire, as a client outside sends it (spelled out).
   const nncPath = (name: string) =>
     `/apis/acn.azure.com/v1alpha/namespaces/${DEFAULT_NAMESPACE}/nodenetworkconfigs/${name}`;
   const call = async (url: string, token?: string, init: RequestInit = {}) => {
@@ -87,7 +94,7 @@ describe('embedded: cluster in process', function () {
       // nothing. A sidecar is ready before its first write: wait for both.
       const patchedBy = () =>
         productAccessReport(server.authorizations(), access.accounts)
-          .sidecar.used.filter((r) => r.verb === 'patch' && r.resource === 'nodenetworkconfigs')
+          .sidecar.used.filter((r) => r.verb === 'patch' && r.resource === NNC_PLURAL)
           .map((r) => r.name)
           .sort();
       await waitFor('both sidecars wrote their NNC', () => patchedBy().length === 2, 15_000);
@@ -98,7 +105,7 @@ describe('embedded: cluster in process', function () {
         'system:serviceaccount:kube-system:pool-monitor-fulfiller',
       );
       const patched = report.sidecar.used
-        .filter((r) => r.verb === 'patch' && r.resource === 'nodenetworkconfigs')
+        .filter((r) => r.verb === 'patch' && r.resource === NNC_PLURAL)
         .map((r) => r.name)
         .sort();
       expect(patched).to.deep.equal(['n-0', 'n-1']);
@@ -131,8 +138,8 @@ describe('embedded: cluster in process', function () {
           method: 'PATCH',
           headers: { 'Content-Type': 'application/apply-patch+yaml' },
           body: JSON.stringify({
-            apiVersion: 'acn.azure.com/v1alpha',
-            kind: 'NodeNetworkConfig',
+            apiVersion: `${GROUP}/${NNC_VERSION}`,
+            kind: NNC_KIND,
             metadata: { name, namespace: DEFAULT_NAMESPACE },
             spec: { requestedIPCount: 250 },
           }),

@@ -10,6 +10,7 @@ import { fulfillerWriteProblems, sidecarWriteProblems, statusProblems } from './
 import { FUZZ_NODE, fuzzOps, type FuzzOp } from './generators.ts';
 import { DEFAULT_LEAK_GRACE_SECONDS } from '../../src/sidecar/options.ts';
 import { cpuSeconds, startFuzzSystem, type FuzzSystem } from './harness.ts';
+import { CSS_API, NNC_API } from '../support/test-cluster.ts';
 
 const OBJECTS = Number(process.env.FUZZ_OBJECTS ?? 1000);
 const SEED = Number(process.env.FUZZ_SEED ?? 20261124);
@@ -147,10 +148,8 @@ describe(`CRD-object fuzz: ${OBJECTS} objects against a running sidecar and fulf
     await cleanUp(sys);
     const readNnc = async () =>
       (await sys.objects.getNamespacedCustomObject({
-        group: 'acn.azure.com',
-        version: 'v1alpha',
+        ...NNC_API,
         namespace: 'kube-system',
-        plural: 'nodenetworkconfigs',
         name: FUZZ_NODE,
       })) as { status?: { networkContainers?: { ipAssignments?: unknown[] }[] } };
     await waitFor(
@@ -208,8 +207,8 @@ describe(`CRD-object fuzz: ${OBJECTS} objects against a running sidecar and fulf
 
 async function cleanUp(sys: FuzzSystem): Promise<void> {
   const o = sys.objects;
-  const NNC = { group: 'acn.azure.com', version: 'v1alpha', plural: 'nodenetworkconfigs' };
-  const CSS = { group: 'acn.azure.com', version: 'v1alpha1', plural: 'clustersubnetstates' };
+  const NNC = NNC_API;
+  const CSS = CSS_API;
   for (const ns of ['kube-system', 'default', 'fuzz-other']) {
     const pods = await sys.core.listNamespacedPod({ namespace: ns });
     for (const p of pods.items)

@@ -3,6 +3,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { WriteFaults } from '../../../harness/embedded/chaos/write-faults.ts';
+import { NNC_PLURAL } from '../../../src/nnc/types.ts';
 import { seededRandom } from '../../../src/sim/random.ts';
 
 const VERBS = ['create', 'update', 'patch', 'delete', 'get', 'list', 'watch'] as const;
@@ -18,7 +19,7 @@ describe('embedded/chaos: write faults', () => {
           const f = new WriteFaults(rate, seededRandom(seed));
           let writes = 0;
           for (const verb of verbs) {
-            const fault = f.decide({ verb, resource: 'nodenetworkconfigs', subresource: '' });
+            const fault = f.decide({ verb, resource: NNC_PLURAL, subresource: '' });
             const write = !['get', 'list', 'watch'].includes(verb);
             if (!write) expect(fault).to.equal(undefined);
             else writes += 1;
