@@ -19,6 +19,9 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
+/** A clock for loops that arm timers and never sleep (queues, keepers, terms). */
+export type ClockTimers = Pick<Clock, 'now' | 'setTimeout' | 'clearTimeout'>;
+
 /** Clock.sleep made of a clock's own timers. */
 export function sleepOn(
   timers: Pick<Clock, 'setTimeout' | 'clearTimeout'>,

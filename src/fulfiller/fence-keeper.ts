@@ -11,13 +11,13 @@ import type { NodeNetworkConfig } from '../nnc/types.ts';
 import type { AddressLedger } from './ledger.ts';
 import { rvNumber, UNANSWERED_WRITE_MS } from './ledger.ts';
 import type { NncLifecycleApi } from './ports.ts';
-import type { QueueClock } from './queue.ts';
+import type { ClockTimers } from '../clock/clock.ts';
 import { TermFence } from './term-fence.ts';
 
 export interface FenceKeeperDeps {
   ledger: AddressLedger;
   lifecycleApi: NncLifecycleApi;
-  clock: QueueClock;
+  clock: ClockTimers;
   log: Logger;
   workers: number;
   backoff: BackoffOptions;

@@ -29,8 +29,7 @@ import type { NodeObject } from './nodes.ts';
 import { keepRescued, type PodAddresses } from './pod-rescue.ts';
 import type { ClusterListApi, NncLifecycleApi, NncStatusApi, SubnetStateApi } from './ports.ts';
 import { QuarantineKeeper } from './quarantine-keeper.ts';
-import { realClock } from './queue.ts';
-import type { QueueClock } from './queue.ts';
+import { systemClock, type ClockTimers } from '../clock/clock.ts';
 import { STATUS_SUBNET_FULL } from './status.ts';
 import { exhaustionPublisher, fulfillerGauges, SubnetSampler } from './subnet-report.ts';
 import { Reconciler } from './reconciler.ts';
@@ -50,7 +49,7 @@ export interface FulfillerDeps {
   logger: Logger;
   events?: EventRecorder;
   metrics?: FulfillerMetrics;
-  clock?: QueueClock;
+  clock?: ClockTimers;
   random?: () => number;
   newId?: () => string;
   /** Writes are allowed right now (the lease is held and fresh); default: while leading. */
@@ -78,7 +77,7 @@ export interface FulfillerStats {
 export class Fulfiller {
   private readonly deps: FulfillerDeps;
   private readonly log: Logger;
-  private readonly clock: QueueClock;
+  private readonly clock: ClockTimers;
   private readonly counters: SyncCounters = {
     writes: 0,
     conflicts: 0,
@@ -96,7 +95,7 @@ export class Fulfiller {
   constructor(deps: FulfillerDeps) {
     this.deps = deps;
     this.log = deps.logger;
-    const clock = (this.clock = deps.clock ?? realClock);
+    const clock = (this.clock = deps.clock ?? systemClock);
     const { config, ledger, backend } = deps;
     const newId = deps.newId ?? randomUUID;
     const touch = (name: string): void => this.leader.touch(name);

@@ -15,7 +15,8 @@ import type { AddressLedger } from './ledger.ts';
 import type { PodAddresses } from './pod-rescue.ts';
 import type { ClusterListApi, NncLifecycleApi } from './ports.ts';
 import type { QuarantineKeeper } from './quarantine-keeper.ts';
-import type { NodeQueue, QueueClock } from './queue.ts';
+import type { ClockTimers } from '../clock/clock.ts';
+import type { NodeQueue } from './queue.ts';
 import type { ExhaustionPublisher } from './subnet-state.ts';
 import { ViewFreshness } from './view.ts';
 import type { ViewSource } from './view.ts';
@@ -37,7 +38,7 @@ export interface Term {
 
 export interface LeaderTermDeps {
   config: FulfillerConfig;
-  clock: QueueClock;
+  clock: ClockTimers;
   log: Logger;
   random?: () => number;
   newId: () => string;

@@ -12,13 +12,13 @@ import { addressesOf } from './ledger.ts';
 import type { ClusterListApi } from './ports.ts';
 import { QuarantineBook, isTerminating, quarantineEnd } from './quarantine.ts';
 import { QuarantinePods } from './quarantine-pods.ts';
-import type { QueueClock } from './queue.ts';
+import type { ClockTimers } from '../clock/clock.ts';
 
 export type QuarantineState = 'none' | 'held' | 'over';
 
 export interface QuarantineKeeperDeps {
   ledger: AddressLedger;
-  clock: QueueClock;
+  clock: ClockTimers;
   log: Logger;
   graceMs: number;
   podCheckMs: number;

@@ -9,7 +9,7 @@ import { Backoff } from '../kube/backoff.ts';
 import type { BackoffOptions } from '../kube/backoff.ts';
 import { apiErrorInfo } from '../kube/errors.ts';
 import type { Logger } from '../log/logger.ts';
-import type { QueueClock } from './queue.ts';
+import type { ClockTimers } from '../clock/clock.ts';
 
 export interface PodPresence {
   /** True while some pod (in any namespace) is bound to that node name. */
@@ -18,7 +18,7 @@ export interface PodPresence {
 
 export interface QuarantinePodsOptions {
   presence: PodPresence;
-  clock: QueueClock;
+  clock: ClockTimers;
   intervalMs: number;
   backoff: BackoffOptions;
   random?: () => number;

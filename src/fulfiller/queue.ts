@@ -12,13 +12,7 @@
 import { Backoff, DEFAULT_BACKOFF, retryDelay } from '../kube/backoff.ts';
 import type { BackoffOptions } from '../kube/backoff.ts';
 import { apiErrorInfo } from '../kube/errors.ts';
-import { systemClock, type Clock } from '../clock/clock.ts';
-
-/** The part of the one clock (src/clock/) the queue uses: time and timers. */
-export type QueueClock = Pick<Clock, 'now' | 'setTimeout' | 'clearTimeout'>;
-
-/** The system clock's old name, kept while fulfiller.ts imports it (use systemClock). */
-export const realClock: Clock = systemClock;
+import { systemClock, type ClockTimers } from '../clock/clock.ts';
 
 export interface NodeQueueOptions {
   workers: number;
@@ -31,7 +25,7 @@ export interface NodeQueueOptions {
   handler: (node: string) => Promise<void>;
   /** Told about each failure with the delay before the retry (Infinity: waits for a change). */
   onError?: (node: string, error: unknown, retryInMs: number) => void;
-  clock?: QueueClock;
+  clock?: ClockTimers;
   random?: () => number;
 }
 
@@ -65,7 +59,7 @@ export function waitsForChange(error: unknown): boolean {
 
 export class NodeQueue {
   private readonly options: NodeQueueOptions;
-  private readonly clock: QueueClock;
+  private readonly clock: ClockTimers;
   private readonly nodes = new Map<string, NodeState>();
   /** Names of the nodes with `dirty` set. */
   private readonly dirty = new Set<string>();

@@ -22,7 +22,7 @@ import { nodeSelector } from './nodes.ts';
 import type { ClusterListApi, NncLifecycleApi, NncStatusApi } from './ports.ts';
 import type { QuarantineKeeper } from './quarantine-keeper.ts';
 import { NodeQueue } from './queue.ts';
-import type { QueueClock } from './queue.ts';
+import type { ClockTimers } from '../clock/clock.ts';
 import type { SyncAsks, SyncContext, SyncCounters } from './sync-context.ts';
 
 /** The fulfiller's dependencies the reconcile uses (FulfillerDeps' part). */
@@ -42,7 +42,7 @@ export interface ReconcileDeps {
 export interface ReconcilerParts {
   deps: ReconcileDeps;
   log: Logger;
-  clock: QueueClock;
+  clock: ClockTimers;
   newId: () => string;
   counters: SyncCounters;
   view: ClusterView;

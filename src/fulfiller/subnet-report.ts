@@ -13,7 +13,7 @@ import type { AddressLedger } from './ledger.ts';
 import type { FulfillerGauges } from './metrics.ts';
 import type { SubnetStateApi } from './ports.ts';
 import { isTerminating } from './quarantine.ts';
-import type { QueueClock } from './queue.ts';
+import type { ClockTimers } from '../clock/clock.ts';
 import { ExhaustionPublisher } from './subnet-state.ts';
 
 /** A term's ClusterSubnetState publisher; a change of state is also an Event on the CSS. */
@@ -21,7 +21,7 @@ export function exhaustionPublisher(deps: {
   config: FulfillerConfig;
   api: SubnetStateApi;
   events: EventRecorder;
-  clock: QueueClock;
+  clock: ClockTimers;
   log: Logger;
   random?: () => number;
 }): ExhaustionPublisher {
@@ -62,9 +62,9 @@ export function exhaustionPublisher(deps: {
 export class SubnetSampler {
   private readonly forecaster: ExhaustionForecaster;
   private readonly backend: IpBackend;
-  private readonly clock: QueueClock;
+  private readonly clock: ClockTimers;
 
-  constructor(config: FulfillerConfig, backend: IpBackend, clock: QueueClock) {
+  constructor(config: FulfillerConfig, backend: IpBackend, clock: ClockTimers) {
     this.forecaster = new ExhaustionForecaster(config.forecast);
     this.backend = backend;
     this.clock = clock;

@@ -10,7 +10,7 @@ import type { Logger } from '../log/logger.ts';
 import type { SubnetInfo } from './backend.ts';
 import { nextExhausted } from './exhaustion.ts';
 import type { ExhaustionLevels } from './exhaustion.ts';
-import type { QueueClock } from './queue.ts';
+import type { ClockTimers } from '../clock/clock.ts';
 import type { SubnetStateApi } from './ports.ts';
 
 interface SubnetEntry {
@@ -29,7 +29,7 @@ export interface ExhaustionPublisherOptions {
   /** Minimum time (ms) an exhausted state stays published before it may recover. */
   holdMs?: number;
   backoff: BackoffOptions;
-  clock: QueueClock;
+  clock: ClockTimers;
   logger: Logger;
   random?: () => number;
   /** Told when a subnet's published state flips (for Events); not for a first publication of "not exhausted". */
