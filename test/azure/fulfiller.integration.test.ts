@@ -300,9 +300,12 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
     await waitFor('the CSS', async () =>
       (await css(name))?.status?.exhausted === false ? true : undefined,
     );
-    expect(logs.records.map((r) => r.msg)).to.include(
-      `pod subnet AKS_Pods is ClusterSubnetState ${name}`,
-    );
+    // The log line's fields name both: the ARM subnet and its ClusterSubnetState.
+    expect(
+      logs.records
+        .filter((r) => r.level === 'info')
+        .map((r) => ({ subnet: r.subnet, clusterSubnetState: r.clusterSubnetState })),
+    ).to.deep.include({ subnet: 'AKS_Pods', clusterSubnetState: name });
     expect(safetyViolations(cluster)).to.deep.equal([]);
   });
 

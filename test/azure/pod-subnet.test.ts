@@ -93,10 +93,10 @@ describe('azure: pod subnets in use', () => {
       ]);
     }
     expect(cssNameOf('Pool_B')).to.match(/^pool-b-[0-9a-f]{8}$/);
-    const renamed = logs.records.filter((r) => r.level === 'info').map((r) => r.msg);
-    expect(renamed).to.deep.equal([
-      `pod subnet Pool_B is ClusterSubnetState ${cssNameOf('Pool_B')}`,
-    ]);
+    const renamed = logs.records
+      .filter((r) => r.level === 'info')
+      .map((r) => [r.subnet, r.clusterSubnetState]);
+    expect(renamed).to.deep.equal([['Pool_B', cssNameOf('Pool_B')]]);
     const warned = logs.records.filter((r) => r.level === 'warn').map((r) => [r.msg, r.subnet]);
     expect(warned).to.deep.equal([
       [
