@@ -38,7 +38,7 @@ function addressesOf(nnc: NodeNetworkConfig | undefined): string[] {
   ]);
 }
 
-describe('fulfiller: the review defects, over HTTP', function () {
+describe('fulfiller over HTTP: no address lost or on two nodes', function () {
   this.timeout(30_000);
   let cluster: StrictCluster;
   let server: ApiServer;
@@ -116,7 +116,8 @@ describe('fulfiller: the review defects, over HTTP', function () {
     await cluster.close();
   });
 
-  it('defect 1: an NNC deleted under a live Node keeps its addresses and is recreated with them', async () => {
+  // The review's defect 1 (docs/design/fulfiller.md#review-defects).
+  it('an NNC deleted under a live Node keeps its addresses and is recreated with them', async () => {
     await createNode('node-a');
     await createNode('node-b');
     await setSpec('node-a', { requestedIPCount: 8 });
@@ -148,7 +149,8 @@ describe('fulfiller: the review defects, over HTTP', function () {
     );
   });
 
-  it('defect 3: two replicas never hand out one address twice; only the leader writes', async () => {
+  // The review's defect 3 (docs/design/fulfiller.md#review-defects).
+  it('two replicas never hand out one address twice; only the leader writes', async () => {
     const leases = { leaseDurationMs: 3000, renewDeadlineMs: 2000, retryPeriodMs: 500 };
     for (const id of ['replica-a', 'replica-b']) {
       // Each replica as the fulfiller's service account, through its own proxy.
