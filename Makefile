@@ -5,7 +5,7 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 NODE_FLAGS := --disable-warning=ExperimentalWarning
 
-.PHONY: run test install bundle image image-test typecheck lint unit coverage bench bench-quiet-watches bench-azure-full crash-long fuzz-long interleave-long chaos rbac-audit prometheus-check clean format
+.PHONY: run test install bundle image image-test typecheck lint unit coverage sync-path bench bench-quiet-watches bench-azure-full crash-long fuzz-long interleave-long chaos rbac-audit prometheus-check clean format
 
 node_modules/.installed: package.json package-lock.json scripts/install
 	scripts/install
@@ -51,6 +51,11 @@ coverage: install
 # docs/testing.md#make-test.
 test: install
 	@$(MAKE) --no-print-directory -j3 typecheck lint unit
+
+# One node's sync from the queue's handler, as a tree of the calls it
+# follows (scripts/sync-path.ts; `--mermaid` for a drawing of its files).
+sync-path: install
+	node $(NODE_FLAGS) scripts/sync-path.ts
 
 # Benchmarks print figures; they are not tests and not part of `make test`.
 BENCHES ?= monitor ipstore nodeapi apiserver access fulfiller fulfiller-scale failover sidecar sidecar-resources connections sim embedded azure release-policy auto-budget cni
