@@ -22,13 +22,13 @@ import {
   FAST,
   type Cluster,
 } from '../sidecar/harness.ts';
-import { NNC_API, NS, startTestCluster } from './test-cluster.ts';
+import { NNC_API, NS, startTestCluster, type TestCluster } from './test-cluster.ts';
 import { sleep, waitFor } from './wait.ts';
 
 const NNC = { ...NNC_API, namespace: NS };
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
-export interface TlsCluster extends Cluster {
+export interface TlsCluster extends Cluster, Pick<TestCluster, 'addNode' | 'createNnc'> {
   dir: string;
   /** A kubeconfig file (server CA, no skip-verify) with a token of service account kube-system/NAME. */
   kubeconfigFor(sa: string): Promise<string>;
@@ -43,6 +43,8 @@ export async function startTlsCluster(): Promise<TlsCluster> {
     kc,
     core,
     objects,
+    addNode: cluster.addNode,
+    createNnc: cluster.createNnc,
     async kubeconfigFor(sa) {
       await core.createNamespacedServiceAccount({
         namespace: NS,
@@ -146,8 +148,8 @@ export async function fulfillerLoad(
   const prefix = `f-${opts.pooled ? 'p' : 'x'}`;
   for (let i = 0; i < opts.nodes; i++) {
     // The fulfiller deletes an NNC whose Node is gone: each has its Node.
-    await c.core.createNode({ body: { metadata: { name: `${prefix}-${i}` } } });
-    await createNnc(c, `${prefix}-${i}`, { requestedIPCount: 2 });
+    await c.addNode(`${prefix}-${i}`);
+    await c.createNnc(`${prefix}-${i}`, { requestedIPCount: 2 });
   }
   let loaded: ReturnType<typeof loadKubeConfig> | undefined;
   let kc: KubeConfig;

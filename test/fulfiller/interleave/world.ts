@@ -358,8 +358,7 @@ export class World {
 
   async setSpec(name: string, requestedIPCount: number): Promise<void> {
     const api = this.kc.makeApiClient(CustomObjectsApi);
-    const cur = (await api.getNamespacedCustomObject({ ...NNC, name }).catch(() => undefined)) as
-      NodeNetworkConfig | undefined;
+    const cur = await this.cluster.getNnc(name);
     if (!cur) return;
     await api
       .replaceNamespacedCustomObject({ ...NNC, name, body: { ...cur, spec: { requestedIPCount } } })
@@ -381,10 +380,7 @@ export class World {
    * before (an NNC deleted and not yet restored).
    */
   async deleteNode(name: string, gc = false): Promise<void> {
-    const nnc = (await this.kc
-      .makeApiClient(CustomObjectsApi)
-      .getNamespacedCustomObject({ ...NNC, name })
-      .catch(() => undefined)) as NodeNetworkConfig | undefined;
+    const nnc = await this.cluster.getNnc(name);
     const deleted = await this.kc
       .makeApiClient(CoreV1Api)
       .deleteNode({ name })
