@@ -1,14 +1,15 @@
 // Shared helpers for the API server tests: a started server with the CRDs,
 // JSON requests, and a line reader for watch streams.
-import { fileURLToPath } from 'node:url';
 import {
   startApiServer,
   type ApiServer,
   type ApiServerOptions,
 } from '../../harness/apiserver/server.ts';
 import { GROUP, NNC_KIND, NNC_VERSION } from '../../src/nnc/types.ts';
+import { CRDS_DIR } from '../support/wait.ts';
 
-export const CRDS_DIR = fileURLToPath(new URL('../../manifests/crds/', import.meta.url));
+export { CRDS_DIR };
+
 // The URL path as a client sends it on the wire: spelled out, not built from src/nnc.
 export const NNC_PATH = '/apis/acn.azure.com/v1alpha/namespaces/kube-system/nodenetworkconfigs';
 
