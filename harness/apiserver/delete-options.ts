@@ -3,7 +3,8 @@
 // orphanDependents flag, from the request body or, without a body, from the
 // query, and the finalizers a deletion leaves on the object so that the
 // garbage collector (garbage-collector.ts) can finish it.
-import { badRequest, invalid } from './errors.ts';
+import { badRequest, conflict, invalid } from './errors.ts';
+import type { ResourceInfo } from './resources.ts';
 import { isObject, type Json, type KObject } from '../../src/kube/json-object.ts';
 
 /** metav1.FinalizerDeleteDependents: the owner waits for its blocking dependents. */
@@ -148,4 +149,34 @@ export function deletionFinalizers(
  */
 export function acceptedDelete(opts: Json | undefined, stillThere: boolean): boolean {
   return isObject(opts) && opts.orphanDependents === false && stillThere;
+}
+
+/** DeleteOptions' preconditions: 409 when their uid or resourceVersion is not the stored object's. */
+export function checkPreconditions(
+  res: ResourceInfo,
+  name: string,
+  prev: KObject,
+  body: Json | undefined,
+): void {
+  if (isObject(body) && isObject(body.preconditions)) {
+    const pre = body.preconditions;
+    if (pre.uid !== undefined && pre.uid !== null && pre.uid !== prev.metadata.uid)
+      throw conflict(
+        res.group,
+        res.plural,
+        name,
+        `Precondition failed: UID in precondition: ${String(pre.uid)}, UID in object meta: ${String(prev.metadata.uid)}`,
+      );
+    if (
+      pre.resourceVersion !== undefined &&
+      pre.resourceVersion !== null &&
+      pre.resourceVersion !== prev.metadata.resourceVersion
+    )
+      throw conflict(
+        res.group,
+        res.plural,
+        name,
+        `Precondition failed: ResourceVersion in precondition: ${String(pre.resourceVersion)}, ResourceVersion in object meta: ${String(prev.metadata.resourceVersion)}`,
+      );
+  }
 }

@@ -29,7 +29,8 @@ import {
 } from './delete-options.ts';
 import { type Json, type JsonObject, type KObject } from '../../src/kube/json-object.ts';
 import { ownerRefs, splitApiVersion } from './owner-references.ts';
-import { PATCH_TYPES, type Registry, type WriteOptions } from './registry.ts';
+import { PATCH_TYPES } from './patch-types.ts';
+import { type Registry, type WriteOptions } from './registry.ts';
 import { resourceKey, type ResourceCatalog, type ResourceInfo } from './resources.ts';
 import type { ObjectStore, StoreEvent } from './store.ts';
 

@@ -18,7 +18,8 @@ import type { Logger } from '../../src/log/logger.ts';
 import { ApiError } from './errors.ts';
 import { isObject, type Json, type JsonObject, type KObject } from '../../src/kube/json-object.ts';
 import { rfc3339 } from './managed-fields.ts';
-import { PATCH_TYPES, type Registry } from './registry.ts';
+import { PATCH_TYPES } from './patch-types.ts';
+import { type Registry } from './registry.ts';
 import type { ResourceCatalog, ResourceInfo } from './resources.ts';
 import type { ObjectStore, StoreEvent } from './store.ts';
 

@@ -3,8 +3,13 @@
 // subresource separation, generation bumps on spec changes, finalizers and
 // deletionTimestamp, namespace existence, CRD validation and pruning,
 // managedFields, no-op writes that change nothing (not even resourceVersion).
+// The body and object checks are object-checks.ts, what an update keeps
+// carry-over.ts, lists and their pages list-pages.ts, classic patches
+// patch-types.ts, server-side apply apply.ts.
 import { randomUUID } from 'node:crypto';
 import { serverSideApply } from './apply.ts';
+import { carryOver } from './carry-over.ts';
+import { decorateCrd, isCrdResource } from './crd-status.ts';
 import {
   ApiError,
   alreadyExists,
@@ -13,7 +18,6 @@ import {
   invalid,
   notFound,
   unsupportedMediaType,
-  type StatusCause,
 } from './errors.ts';
 import { recordUpdate, rfc3339 } from './managed-fields.ts';
 import {
@@ -24,21 +28,13 @@ import {
   type JsonObject,
   type KObject,
 } from '../../src/kube/json-object.ts';
-import { jsonPatch, mergePatch, strategicMergePatch } from './patch.ts';
-import { apiVersionOf, resourceFromCrd, resourceKey, type ResourceInfo } from './resources.ts';
-import { validateCustomResource } from './schema.ts';
-import { deletePolicy, deletionFinalizers, finalizersOf } from './delete-options.ts';
-import { validateOwnerReferences } from './owner-references.ts';
-import { checkWrite, type FieldCheck } from './validation/index.ts';
-import type { Selector } from '../../src/kube/selectors.ts';
+import { listPage, type ListOptions, type ListPage } from './list-pages.ts';
+import { checkBody, validateObject } from './object-checks.ts';
+import { PATCH_TYPES, patchedObject } from './patch-types.ts';
+import { apiVersionOf, resourceKey, type ResourceInfo } from './resources.ts';
+import { checkPreconditions, deletePolicy, deletionFinalizers } from './delete-options.ts';
+import type { FieldCheck } from './validation/index.ts';
 import type { ObjectStore, StoreEvent } from './store.ts';
-
-export const PATCH_TYPES = {
-  json: 'application/json-patch+json',
-  merge: 'application/merge-patch+json',
-  strategic: 'application/strategic-merge-patch+json',
-  apply: 'application/apply-patch+yaml',
-} as const;
 
 /**
  * Validating admission of the object about to be committed (null for a
@@ -59,25 +55,7 @@ export interface WriteOptions {
   admission?: Admission;
 }
 
-export interface ListOptions {
-  selector: Selector;
-  /** The selector's `metadata.name=X` term, if it has one: only the object named X can match. */
-  name?: string;
-  limit?: number;
-  continueToken?: string;
-}
-
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 const NAMESPACE_KEY = 'namespaces';
-
-/** Everything but metadata and status: what `generation` tracks. */
-function specPart(obj: KObject): JsonObject {
-  const out: JsonObject = {};
-  for (const [k, v] of Object.entries(obj))
-    if (k !== 'metadata' && k !== 'status' && k !== 'apiVersion' && k !== 'kind') out[k] = v;
-  return out;
-}
 
 /** Equal apart from resourceVersion and managedFields timestamps: then a write is a no-op. */
 function sameContent(a: KObject, b: KObject): boolean {
@@ -89,27 +67,6 @@ function sameContent(a: KObject, b: KObject): boolean {
     return { ...o, metadata: m };
   };
   return deepEqual(strip(a), strip(b));
-}
-
-export interface ContinueToken {
-  rv: number;
-  start: string;
-}
-
-export function encodeContinue(t: ContinueToken): string {
-  return Buffer.from(JSON.stringify(t)).toString('base64url');
-}
-
-export function decodeContinue(s: string): ContinueToken {
-  try {
-    const t = JSON.parse(Buffer.from(s, 'base64url').toString('utf8')) as ContinueToken;
-    if (typeof t.rv === 'number' && typeof t.start === 'string') return t;
-  } catch {
-    // fall through
-  }
-  throw badRequest(
-    'continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)',
-  );
 }
 
 export class Registry {
@@ -129,54 +86,9 @@ export class Registry {
     return obj;
   }
 
-  list(
-    res: ResourceInfo,
-    ns: string | undefined,
-    opts: ListOptions,
-  ): { items: KObject[]; rv: number; continue?: string; remaining?: number } {
-    const rv = this.store.currentRv();
-    let start = '';
-    if (opts.continueToken) {
-      const t = decodeContinue(opts.continueToken);
-      if (t.rv < this.store.oldestWatchableRv())
-        throw new ApiError(
-          410,
-          'Expired',
-          'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.',
-        );
-      start = t.start;
-    }
-    const scope = res.namespaced ? ns : undefined;
-    // A name term narrows the list to one key, within one namespace or none,
-    // as kube-apiserver's generic store does: ListPredicate turns a predicate
-    // whose field selector requires metadata.name (SelectionPredicate.
-    // MatchesSingle) into a read of that one key when the key can be made
-    // (KeyFunc fails for a namespaced resource listed across namespaces,
-    // which then lists). k8s.io/apiserver/pkg/registry/generic/registry/store.go.
-    const byName = opts.name !== undefined && (!res.namespaced || ns) ? opts.name : undefined;
-    const all = this.store.list(resourceKey(res), scope, opts.selector, byName);
-    const items: KObject[] = [];
-    let remaining = 0;
-    let next: string | undefined;
-    for (const obj of all) {
-      const key = `${String(obj.metadata.namespace ?? '')}/${String(obj.metadata.name)}`;
-      if (start && key <= start) continue;
-      if (opts.limit && items.length >= opts.limit) {
-        remaining++;
-        continue;
-      }
-      items.push(obj);
-      if (opts.limit && items.length === opts.limit) next = key;
-    }
-    const out: { items: KObject[]; rv: number; continue?: string; remaining?: number } = {
-      items,
-      rv,
-    };
-    if (remaining > 0 && next !== undefined) {
-      out.continue = encodeContinue({ rv, start: next });
-      out.remaining = remaining;
-    }
-    return out;
+  /** One page of the list (list-pages.ts). */
+  list(res: ResourceInfo, ns: string | undefined, opts: ListOptions): ListPage {
+    return listPage(this.store, res, ns, opts);
   }
 
   private checkNamespace(res: ResourceInfo, ns: string | undefined): void {
@@ -184,97 +96,6 @@ export class Registry {
     if (!ns)
       throw badRequest('the server could not find the requested resource: a namespace is required');
     if (!this.store.get(NAMESPACE_KEY, undefined, ns)) throw notFound('', 'namespaces', ns);
-  }
-
-  /** Common shape checks of a body naming an object of `res`. */
-  private checkBody(res: ResourceInfo, body: Json, ns: string | undefined, name?: string): KObject {
-    if (!isObject(body)) throw badRequest('the body of the request must be a JSON/YAML object');
-    if (body.metadata !== undefined && !isObject(body.metadata))
-      throw badRequest('metadata must be an object');
-    const obj = body as KObject;
-    if (!obj.metadata) obj.metadata = {};
-    const kind = obj.kind;
-    if (kind !== undefined && kind !== res.kind)
-      throw badRequest(
-        `the kind of the object (${String(kind)}) does not match the resource (${res.kind})`,
-      );
-    if (
-      obj.apiVersion !== undefined &&
-      !res.versions.some((v) => apiVersionOf(res.group, v) === obj.apiVersion)
-    )
-      throw badRequest(
-        `the API version in the data (${String(obj.apiVersion)}) does not match the expected API version (${apiVersionOf(res.group, res.version)})`,
-      );
-    if (res.namespaced) {
-      const bodyNs = obj.metadata.namespace;
-      if (bodyNs !== undefined && bodyNs !== '' && bodyNs !== ns)
-        throw badRequest(
-          'the namespace of the provided object does not match the namespace sent on the request',
-        );
-      obj.metadata.namespace = ns as string;
-    } else delete obj.metadata.namespace;
-    if (name !== undefined && obj.metadata.name !== undefined && obj.metadata.name !== name)
-      throw badRequest(
-        'the name of the object (' +
-          String(obj.metadata.name) +
-          ') does not match the name on the URL (' +
-          name +
-          ')',
-      );
-    if (name !== undefined) obj.metadata.name = name;
-    obj.apiVersion = apiVersionOf(res.group, res.version);
-    obj.kind = res.kind;
-    return obj;
-  }
-
-  private validate(
-    res: ResourceInfo,
-    obj: KObject,
-    opts: { strict?: boolean; fields?: FieldCheck } = {},
-    prev?: KObject,
-  ): void {
-    const causes: StatusCause[] = [];
-    const name = obj.metadata.name;
-    if (typeof name !== 'string' || name === '')
-      causes.push({
-        reason: 'FieldValueRequired',
-        field: 'metadata.name',
-        message: 'Required value: name or generateName is required',
-      });
-    else if (res.group === 'rbac.authorization.k8s.io') {
-      // RBAC names are path segments (system:discovery), as upstream validates them.
-      if (name === '.' || name === '..' || /[/%]/.test(name))
-        causes.push({
-          reason: 'FieldValueInvalid',
-          field: 'metadata.name',
-          message: `Invalid value: "${name}": may not be '.' or '..' or contain '/' or '%'`,
-        });
-    } else if (
-      name.length > 253 ||
-      !(res.plural === 'namespaces' ? DNS1123_LABEL : DNS1123_SUBDOMAIN).test(name)
-    )
-      causes.push({
-        reason: 'FieldValueInvalid',
-        field: 'metadata.name',
-        message: `Invalid value: "${name}": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character`,
-      });
-    for (const mk of ['labels', 'annotations']) {
-      const m = obj.metadata[mk];
-      if (m === undefined) continue;
-      if (!isObject(m) || Object.values(m).some((v) => typeof v !== 'string'))
-        causes.push({
-          reason: 'FieldValueInvalid',
-          field: `metadata.${mk}`,
-          message: 'Invalid value: must be a map of strings',
-        });
-    }
-    causes.push(...validateOwnerReferences(obj));
-    if (prev) causes.push(...noNewFinalizers(prev, obj));
-    const pruned: string[] = [];
-    if (res.schema) causes.push(...validateCustomResource(obj, res.schema, pruned));
-    // Decoding, unknown fields and the kind's own rules, as kube-apiserver (validation/).
-    causes.push(...checkWrite(res, obj, prev, pruned, opts.fields, opts.strict === true));
-    if (causes.length > 0) throw invalid(res.kind, res.group, String(name ?? ''), causes);
   }
 
   private commit(
@@ -304,7 +125,7 @@ export class Registry {
         'MethodNotAllowed',
         `create is not supported on ${res.plural}/${subresource}`,
       );
-    const obj = this.checkBody(res, body, ns);
+    const obj = checkBody(res, body, ns);
     this.checkNamespace(res, ns);
     const m = obj.metadata;
     if (
@@ -313,7 +134,7 @@ export class Registry {
       m.generateName
     )
       m.name = m.generateName + randomUUID().replace(/-/g, '').slice(0, 5);
-    this.validate(res, obj, opts);
+    validateObject(res, obj, opts);
     const name = String(m.name);
     if (this.store.get(resourceKey(res), res.namespaced ? ns : undefined, name))
       throw alreadyExists(res.group, res.plural, name);
@@ -354,7 +175,7 @@ export class Registry {
     opts: WriteOptions,
     subresource: string | undefined,
   ): KObject {
-    const out = this.carryOver(res, prev, next, subresource, opts);
+    const out = carryOver(res, prev, next, subresource, opts);
     recordUpdate(prev, out, opts.fieldManager, out.apiVersion as string, subresource, this.now());
     return this.commitUpdate(res, prev, out, opts);
   }
@@ -382,7 +203,7 @@ export class Registry {
     opts: WriteOptions,
     subresource?: string,
   ): KObject {
-    const obj = this.checkBody(res, body, ns, name);
+    const obj = checkBody(res, body, ns, name);
     const prev = this.get(res, ns, name);
     const rv = obj.metadata.resourceVersion;
     if (rv === undefined || rv === '') {
@@ -419,42 +240,7 @@ export class Registry {
     if (contentType === PATCH_TYPES.strategic && !res.strategicMerge)
       throw unsupportedMediaType(contentType);
     const prev = this.get(res, ns, name);
-    let patched: Json;
-    switch (contentType) {
-      case PATCH_TYPES.json:
-        patched = jsonPatch(prev, body);
-        break;
-      case PATCH_TYPES.merge:
-        if (!isObject(body)) throw badRequest('merge patch must be a JSON object');
-        patched = mergePatch(prev, body);
-        break;
-      case PATCH_TYPES.strategic:
-        if (!res.strategicMerge) throw unsupportedMediaType(contentType);
-        patched = strategicMergePatch(prev, body);
-        break;
-      default:
-        throw unsupportedMediaType(contentType);
-    }
-    if (!isObject(patched) || !isObject(patched.metadata))
-      throw new ApiError(422, 'Invalid', 'the patch removed metadata');
-    const next = patched as KObject;
-    // A resourceVersion the patch sets is a precondition, as for a PUT: 409
-    // when it is not the stored one (kubernetes/kubernetes#15416, and the
-    // test-cmd case of #15420 that a patch with another version is refused).
-    if (
-      next.metadata.resourceVersion !== undefined &&
-      next.metadata.resourceVersion !== prev.metadata.resourceVersion
-    )
-      throw conflict(
-        res.group,
-        res.plural,
-        name,
-        'the object has been modified; please apply your changes to the latest version and try again',
-      );
-    if (next.metadata.name !== name)
-      throw badRequest('the name of the object cannot be changed by a patch');
-    if (next.kind !== undefined && next.kind !== res.kind)
-      throw badRequest('the kind of the object cannot be changed by a patch');
+    const next = patchedObject(res, prev, name, contentType, body);
     return this.finishUpdate(res, prev, next, opts, subresource);
   }
 
@@ -468,7 +254,7 @@ export class Registry {
   ): KObject {
     if (!opts.fieldManager || opts.fieldManager === 'unknown')
       throw badRequest('PATCH /apply requires a non-empty fieldManager query parameter');
-    const applied = this.checkBody(res, body, ns, name);
+    const applied = checkBody(res, body, ns, name);
     if (applied.metadata.managedFields !== undefined)
       throw badRequest('metadata.managedFields must be nil');
     opts.fields?.applied(res, applied);
@@ -492,7 +278,7 @@ export class Registry {
     });
     if (!prev) {
       this.checkNamespace(res, ns);
-      this.validate(res, next, opts);
+      validateObject(res, next, opts);
       const m = next.metadata;
       m.uid = randomUUID();
       m.creationTimestamp = rfc3339(this.now());
@@ -515,66 +301,10 @@ export class Registry {
     subresource: string | undefined,
   ): KObject {
     const managed = next.metadata.managedFields;
-    const out = this.carryOver(res, prev, next, subresource, opts);
+    const out = carryOver(res, prev, next, subresource, opts);
     if (managed === undefined) delete out.metadata.managedFields;
     else out.metadata.managedFields = managed;
     return this.commitUpdate(res, prev, out, opts);
-  }
-
-  /** The object a write produces: status or main part from `next`, the rest and immutable metadata from `prev`. */
-  private carryOver(
-    res: ResourceInfo,
-    prev: KObject,
-    next: KObject,
-    subresource: string | undefined,
-    opts: WriteOptions | undefined = undefined,
-  ): KObject {
-    let out: KObject;
-    if (subresource === 'status') {
-      // A stored object is never changed in place (each write builds new
-      // objects, sharing what it keeps), so a built-in kind's status write
-      // shares the rest of prev. A custom resource is pruned by its schema
-      // below, in place: it gets a copy of its own.
-      out = res.crdName === undefined ? { ...prev, metadata: { ...prev.metadata } } : clone(prev);
-      if (next.status === undefined) delete out.status;
-      else out.status = next.status;
-    } else {
-      out = next;
-      if (res.statusSubresource) {
-        if (prev.status === undefined) delete out.status;
-        else out.status = clone(prev.status);
-      }
-    }
-    const m = out.metadata;
-    for (const k of [
-      'uid',
-      'creationTimestamp',
-      'deletionTimestamp',
-      'deletionGracePeriodSeconds',
-      'namespace',
-      'name',
-    ]) {
-      if (prev.metadata[k] === undefined) delete m[k];
-      else m[k] = prev.metadata[k] as Json;
-    }
-    out.apiVersion = apiVersionOf(res.group, res.version);
-    out.kind = res.kind;
-    if (res.generation) {
-      const gen = typeof prev.metadata.generation === 'number' ? prev.metadata.generation : 1;
-      m.generation = deepEqual(specPart(prev), specPart(out)) ? gen : gen + 1;
-    } else delete m.generation;
-    this.validate(res, out, opts, prev);
-    if (isCrdResource(res)) decorateCrd(out);
-    if (
-      isCrdResource(res) &&
-      isObject(prev.spec) &&
-      isObject(out.spec) &&
-      prev.spec.group !== out.spec.group
-    )
-      throw invalid(res.kind, res.group, String(m.name), [
-        { field: 'spec.group', message: 'Invalid value: field is immutable' },
-      ]);
-    return out;
   }
 
   delete(
@@ -588,27 +318,7 @@ export class Registry {
     // DeleteOptions are validated before the object is looked up (delete.go).
     const policy = deletePolicy(body);
     const prev = this.get(res, ns, name);
-    if (isObject(body) && isObject(body.preconditions)) {
-      const pre = body.preconditions;
-      if (pre.uid !== undefined && pre.uid !== null && pre.uid !== prev.metadata.uid)
-        throw conflict(
-          res.group,
-          res.plural,
-          name,
-          `Precondition failed: UID in precondition: ${String(pre.uid)}, UID in object meta: ${String(prev.metadata.uid)}`,
-        );
-      if (
-        pre.resourceVersion !== undefined &&
-        pre.resourceVersion !== null &&
-        pre.resourceVersion !== prev.metadata.resourceVersion
-      )
-        throw conflict(
-          res.group,
-          res.plural,
-          name,
-          `Precondition failed: ResourceVersion in precondition: ${String(pre.resourceVersion)}, ResourceVersion in object meta: ${String(prev.metadata.resourceVersion)}`,
-        );
-    }
+    checkPreconditions(res, name, prev, body);
     admission?.(null, prev);
     // The propagation policy sets or clears the orphan and foregroundDeletion
     // finalizers, even on an object being deleted already; with finalizers
@@ -645,73 +355,8 @@ export class Registry {
       this.store.commit('DELETED', resKey, clone(obj), obj);
     }
   }
-
-  /** The parsed patch content type, or 415. */
-  static patchType(contentType: string | undefined): string {
-    const ct = (contentType ?? '').split(';')[0]?.trim().toLowerCase() ?? '';
-    if ((Object.values(PATCH_TYPES) as string[]).includes(ct)) return ct;
-    throw unsupportedMediaType(ct || '(none)');
-  }
-}
-
-export function isCrdResource(res: ResourceInfo): boolean {
-  return res.group === 'apiextensions.k8s.io' && res.plural === 'customresourcedefinitions';
-}
-
-/** Checks a CRD (422 when it registers nothing usable) and sets the status the real server reports. */
-export function decorateCrd(crd: KObject): void {
-  let info: ResourceInfo;
-  try {
-    info = resourceFromCrd(crd);
-  } catch (err) {
-    throw invalid(
-      'CustomResourceDefinition',
-      'apiextensions.k8s.io',
-      String(crd.metadata.name ?? ''),
-      [{ reason: 'FieldValueInvalid', field: 'spec', message: (err as Error).message }],
-    );
-  }
-  const spec = crd.spec as JsonObject;
-  const time =
-    typeof crd.metadata.creationTimestamp === 'string' ? crd.metadata.creationTimestamp : '';
-  const cond = (type: string, reason: string, message: string): JsonObject => ({
-    type,
-    status: 'True',
-    lastTransitionTime: time,
-    reason,
-    message,
-  });
-  crd.status = {
-    acceptedNames: clone(spec.names as JsonObject),
-    conditions: [
-      cond('NamesAccepted', 'NoConflicts', 'no conflicts found'),
-      cond('Established', 'InitialNamesAccepted', 'the initial names have been accepted'),
-    ],
-    storedVersions: [info.version],
-  };
 }
 
 export function asObject(v: Json): JsonObject | undefined {
   return isObject(v) ? v : undefined;
-}
-
-/**
- * An object being deleted takes no new finalizer, as apimachinery's
- * ValidateObjectMetaUpdate refuses it (ValidateNoNewFinalizers,
- * k8s.io/apimachinery/pkg/api/validation/objectmeta.go): otherwise a
- * finalizer could keep it forever after its deletion was asked.
- */
-function noNewFinalizers(prev: KObject, next: KObject): StatusCause[] {
-  if (prev.metadata.deletionTimestamp === undefined) return [];
-  const old = new Set(finalizersOf(prev));
-  // Go's sets.String.List(): sorted, without duplicates.
-  const extra = [...new Set(finalizersOf(next).filter((f) => !old.has(f)))].sort();
-  if (extra.length === 0) return [];
-  return [
-    {
-      reason: 'FieldValueForbidden',
-      field: 'metadata.finalizers',
-      message: `Forbidden: no new finalizers can be added if the object is being deleted, found new finalizers []string{${extra.map((f) => JSON.stringify(f)).join(', ')}}`,
-    },
-  ];
 }

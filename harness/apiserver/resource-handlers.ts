@@ -4,13 +4,13 @@
 // registry call, so no request's admission is ever left on shared state.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AccessControl } from './access.ts';
-import type { AdmissionAttributes, Operation } from './admission/policy.ts';
 import { tokenRequestFromProtobuf } from './auth/token-request-protobuf.ts';
 import { selfSubjectReview, type UserInfo } from './auth/user.ts';
 import { bindingTarget, boundPod } from './binding.ts';
 import { badRequest, methodNotAllowed, statusBody, unsupportedMediaType } from './errors.ts';
 import type { Json, JsonObject, KObject } from '../../src/kube/json-object.ts';
-import { Registry, type Admission, type WriteOptions } from './registry.ts';
+import type { Admission, Registry, WriteOptions } from './registry.ts';
+import { patchTypeOf } from './patch-types.ts';
 import { apiVersionOf, resourceKey, type ResourceInfo } from './resources.ts';
 import {
   bothSelectors,
@@ -25,6 +25,8 @@ import { startWatch, type ActiveWatch } from './watch.ts';
 import { indexKeyOf, nameTermOf, type WatchIndex } from './watch-index.ts';
 import { directiveOf, FieldCheck, type WriteVerb } from './validation/index.ts';
 import { parseBody, send, truthy } from './http.ts';
+import { ObjectJson } from './object-json.ts';
+import { requestAdmission } from './request-admission.ts';
 import { acceptedDelete, deleteOptionsFromQuery } from './delete-options.ts';
 
 /** One resource request, as its handlers need it. */
@@ -88,22 +90,8 @@ function parsePositiveInt(q: URLSearchParams, key: string): number | undefined {
 
 export class ResourceHandlers {
   private readonly d: ResourceHandlerDeps;
-  private readonly encodeCache = new WeakMap<KObject, Map<string, string>>();
-  /**
-   * Each object's JSON, written out once for the answer to the write that
-   * made it and every watch event that carries it (objects are never changed
-   * once stored, so their JSON never goes stale).
-   */
-  private readonly jsonCache = new WeakMap<KObject, string>();
-
-  private json(obj: KObject): string {
-    let text = this.jsonCache.get(obj);
-    if (text === undefined) {
-      text = JSON.stringify(obj);
-      this.jsonCache.set(obj, text);
-    }
-    return text;
-  }
+  /** Stored objects' JSON, written once (object-json.ts). */
+  private readonly encoded = new ObjectJson();
 
   constructor(deps: ResourceHandlerDeps) {
     this.d = deps;
@@ -126,38 +114,10 @@ export class ResourceHandlers {
       send(res, 201, tr);
       return 201;
     }
-    return this.serveVerb(rq, WRITES.includes(verb) ? this.admission(rq) : undefined);
-  }
-
-  /** Validating admission around the write's commits; warnings go out as headers. */
-  private admission(rq: ResourceRequest): Admission {
-    const { resource: r, namespace: ns, name, res } = rq;
-    const namespaceObject =
-      r.namespaced && ns ? (this.d.store.get('namespaces', undefined, ns) ?? null) : null;
-    const base = {
-      group: r.group,
-      version: rq.version,
-      resource: r.plural,
-      subresource: rq.subresource ?? '',
-      kind: r.kind,
-      namespace: ns ?? '',
-      user: rq.user,
-      dryRun: rq.query.getAll('dryRun').includes('All'),
-      namespaceObject,
-    };
-    return (object, oldObject) => {
-      const operation: Operation =
-        object === null ? 'DELETE' : oldObject === null ? 'CREATE' : 'UPDATE';
-      const a: AdmissionAttributes = {
-        ...base,
-        operation,
-        name: name ?? String((object ?? oldObject)?.metadata.name ?? ''),
-        object,
-        oldObject,
-      };
-      for (const w of this.d.access.admit(a))
-        res.appendHeader('Warning', `299 - ${JSON.stringify(w)}`);
-    };
+    return this.serveVerb(
+      rq,
+      WRITES.includes(verb) ? requestAdmission(rq, this.d.store, this.d.access) : undefined,
+    );
   }
 
   /** Reads or writes through the registry; a write carries the request's admission. */
@@ -247,20 +207,20 @@ export class ResourceHandlers {
         return this.serveWatch(rq, table, include);
       case 'create': {
         const obj = registry.create(r, ns, body(), wopts, sub);
-        send(res, 201, this.json(out(obj)));
+        send(res, 201, this.encoded.of(out(obj)));
         return 201;
       }
       case 'update': {
         const obj = registry.update(r, ns, name as string, body(), wopts, sub);
-        send(res, 200, this.json(out(obj)));
+        send(res, 200, this.encoded.of(out(obj)));
         return 200;
       }
       case 'patch': {
-        const ct = Registry.patchType(contentType);
+        const ct = patchTypeOf(contentType);
         if (!raw) throw badRequest('the request body is required');
         const patch = wopts.fields ? wopts.fields.parse(raw, ct) : parseBody(raw, ct);
         const obj = registry.patch(r, ns, name as string, ct, patch, wopts, sub);
-        send(res, 200, this.json(out(obj)));
+        send(res, 200, this.encoded.of(out(obj)));
         return 200;
       }
       case 'delete': {
@@ -271,7 +231,7 @@ export class ResourceHandlers {
         // 202 when orphanDependents=false left the object in place (DeleteResource).
         const kept = store.get(resourceKey(r), r.namespaced ? ns : undefined, name as string);
         const code = acceptedDelete(opts, kept?.metadata.uid === obj.metadata.uid) ? 202 : 200;
-        send(res, code, this.json(out(obj)));
+        send(res, code, this.encoded.of(out(obj)));
         return code;
       }
       case 'deletecollection': {
@@ -338,18 +298,7 @@ export class ResourceHandlers {
           object: toTable(r, [o], String(o.metadata.resourceVersion), include, now()),
         });
       if (o !== obj) return JSON.stringify({ type, object: o });
-      let m = this.encodeCache.get(obj);
-      if (!m) {
-        m = new Map();
-        this.encodeCache.set(obj, m);
-      }
-      let line = m.get(type);
-      if (line === undefined) {
-        // JSON.stringify({ type, object }), with the object's JSON written once.
-        line = `{"type":${JSON.stringify(type)},"object":${this.json(obj)}}`;
-        m.set(type, line);
-      }
-      return line;
+      return this.encoded.event(type, obj);
     };
     res.writeHead(200, {
       'Content-Type': 'application/json',

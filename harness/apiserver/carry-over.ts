@@ -1,0 +1,80 @@
+// The object an update, patch or apply produces from the one it replaces:
+// what the write may change (its status, or all but its status), what it may
+// not (uid, creation and deletion marks, namespace, name), and the
+// generation, bumped only when the spec changed.
+import { invalid } from './errors.ts';
+import {
+  clone,
+  deepEqual,
+  isObject,
+  type Json,
+  type JsonObject,
+  type KObject,
+} from '../../src/kube/json-object.ts';
+import { apiVersionOf, type ResourceInfo } from './resources.ts';
+import { validateObject, type FieldRules } from './object-checks.ts';
+import { decorateCrd, isCrdResource } from './crd-status.ts';
+
+/** Everything but metadata and status: what `generation` tracks. */
+function specPart(obj: KObject): JsonObject {
+  const out: JsonObject = {};
+  for (const [k, v] of Object.entries(obj))
+    if (k !== 'metadata' && k !== 'status' && k !== 'apiVersion' && k !== 'kind') out[k] = v;
+  return out;
+}
+
+/** The object a write produces: status or main part from `next`, the rest and immutable metadata from `prev`. */
+export function carryOver(
+  res: ResourceInfo,
+  prev: KObject,
+  next: KObject,
+  subresource: string | undefined,
+  opts: FieldRules | undefined = undefined,
+): KObject {
+  let out: KObject;
+  if (subresource === 'status') {
+    // A stored object is never changed in place (each write builds new
+    // objects, sharing what it keeps), so a built-in kind's status write
+    // shares the rest of prev. A custom resource is pruned by its schema
+    // below, in place: it gets a copy of its own.
+    out = res.crdName === undefined ? { ...prev, metadata: { ...prev.metadata } } : clone(prev);
+    if (next.status === undefined) delete out.status;
+    else out.status = next.status;
+  } else {
+    out = next;
+    if (res.statusSubresource) {
+      if (prev.status === undefined) delete out.status;
+      else out.status = clone(prev.status);
+    }
+  }
+  const m = out.metadata;
+  for (const k of [
+    'uid',
+    'creationTimestamp',
+    'deletionTimestamp',
+    'deletionGracePeriodSeconds',
+    'namespace',
+    'name',
+  ]) {
+    if (prev.metadata[k] === undefined) delete m[k];
+    else m[k] = prev.metadata[k] as Json;
+  }
+  out.apiVersion = apiVersionOf(res.group, res.version);
+  out.kind = res.kind;
+  if (res.generation) {
+    const gen = typeof prev.metadata.generation === 'number' ? prev.metadata.generation : 1;
+    m.generation = deepEqual(specPart(prev), specPart(out)) ? gen : gen + 1;
+  } else delete m.generation;
+  validateObject(res, out, opts, prev);
+  if (isCrdResource(res)) decorateCrd(out);
+  if (
+    isCrdResource(res) &&
+    isObject(prev.spec) &&
+    isObject(out.spec) &&
+    prev.spec.group !== out.spec.group
+  )
+    throw invalid(res.kind, res.group, String(m.name), [
+      { field: 'spec.group', message: 'Invalid value: field is immutable' },
+    ]);
+  return out;
+}
