@@ -2,6 +2,7 @@
 // addresses are handed out as Azure documents it: never the first four
 // addresses of a subnet (network, gateway, two DNS) nor the last (broadcast).
 // Next-fit from a cursor keeps allocation O(1) amortised at 30,000 addresses.
+import { parseSubnetId } from '../../src/azure/arm/ids.ts';
 import type { Cidr } from '../../src/fulfiller/cidr.ts';
 import {
   firstUsable,
@@ -89,5 +90,55 @@ export class EmulatedSubnet {
       type: 'Microsoft.Network/virtualNetworks/subnets',
       properties: { addressPrefix: this.addressPrefix, provisioningState: 'Succeeded' },
     };
+  }
+}
+
+/** The virtual networks' subnets, by id (ARM ids compare case-insensitively). */
+export class VirtualNetworks {
+  private readonly subscriptionId: string;
+  private readonly subnets = new Map<string, EmulatedSubnet>();
+
+  constructor(subscriptionId: string) {
+    this.subscriptionId = subscriptionId;
+  }
+
+  /** Adds a virtual network; returns the subnet ids by name. */
+  add(
+    resourceGroup: string,
+    name: string,
+    subnets: Record<string, string>,
+  ): Record<string, string> {
+    const ids: Record<string, string> = {};
+    for (const [subnet, prefix] of Object.entries(subnets)) {
+      const id = `/subscriptions/${this.subscriptionId}/resourceGroups/${resourceGroup}/providers/Microsoft.Network/virtualNetworks/${name}/subnets/${subnet}`;
+      this.subnets.set(id.toLowerCase(), new EmulatedSubnet(id, subnet, prefix));
+      ids[subnet] = id;
+    }
+    return ids;
+  }
+
+  subnet(id: string): EmulatedSubnet | undefined {
+    return this.subnets.get(id.replace(/\/$/, '').toLowerCase());
+  }
+
+  /** Every subnet of one virtual network. */
+  subnetsOf(resourceGroup: string, virtualNetwork: string): EmulatedSubnet[] {
+    return [...this.subnets.values()].filter((s) => {
+      const ref = parseSubnetId(s.id);
+      return (
+        ref.resourceGroup.toLowerCase() === resourceGroup.toLowerCase() &&
+        ref.virtualNetwork.toLowerCase() === virtualNetwork.toLowerCase()
+      );
+    });
+  }
+
+  /** Addresses in use in a virtual network (every subnet of it). */
+  vnetInUse(subnetId: string): { name: string; inUse: number } {
+    const ref = parseSubnetId(subnetId);
+    const inUse = this.subnetsOf(ref.resourceGroup, ref.virtualNetwork).reduce(
+      (n, s) => n + s.inUse,
+      0,
+    );
+    return { name: ref.virtualNetwork, inUse };
   }
 }

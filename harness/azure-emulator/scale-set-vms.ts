@@ -1,0 +1,270 @@
+// A Uniform scale set's instances: each one's NIC (kept with the other NICs,
+// under its own key, not in the resource group's NIC list) and the VM model
+// Compute returns for it, whose network profile mirrors that NIC. A PUT of
+// the VM writes its network profile's ipConfigurations to the NIC, by the
+// same rules as a NIC PUT.
+import { createHash } from 'node:crypto';
+import type { ArmObject } from './arm-object.ts';
+import { OTHER_TENANT_SUBSCRIPTION } from './authorization.ts';
+import { ArmHttpError } from './errors.ts';
+import { resourceGroupIdOf, type AddedVm, type VmOptions } from './nic-model.ts';
+
+/** The NICs the instances' NICs are kept with (network.ts). */
+export interface NicBook {
+  readonly subscriptionId: string;
+  readonly location: string;
+  settle(): void;
+  addNicAt(
+    k: string,
+    nicId: string,
+    options: Omit<VmOptions, 'subnetId'>,
+    nicName: string,
+    subnetId: string,
+    primary: boolean,
+    vm: string,
+  ): { name: string; id: string };
+  putNicAt(
+    k: string,
+    name: string,
+    body: unknown,
+    ifMatch: string | undefined,
+    kind?: 'nic' | 'vm',
+  ): { nic: ArmObject; operationId: string };
+  readNicAt(k: string): ArmObject | undefined;
+  /** The NICs whose keys start with `prefix`, as a GET returns them, by key. */
+  nicsUnder(prefix: string): ArmObject[];
+  /** The first NIC whose key starts with `prefix`, as stored. */
+  firstUnder(prefix: string): { key: string; nic: ArmObject } | undefined;
+}
+
+export interface ScaleSetVmOptions {
+  resourceGroup: string;
+  scaleSet: string;
+  instanceId: string;
+  subnetId: string;
+  asgIds?: string[];
+  /** As addVm's: the NIC's networkSecurityGroup, its primary's load-balancer pools... */
+  nicProperties?: Record<string, unknown>;
+  primaryConfigProperties?: Record<string, unknown>;
+}
+
+const scaleSetKey = (rg: string, ss: string, id: string, nic: string): string =>
+  `vmss:${rg.toLowerCase()}/${ss.toLowerCase()}/${id.toLowerCase()}/${nic.toLowerCase()}`;
+
+export class ScaleSetVms {
+  private readonly book: NicBook;
+
+  constructor(book: NicBook) {
+    this.book = book;
+  }
+
+  /**
+   * Adds an instance of a Uniform scale set: its NIC (in `subnetId`, not in
+   * the resource group's NIC list) and its VM model. Returns its providerID.
+   */
+  add(options: ScaleSetVmOptions): AddedVm {
+    const base = `/subscriptions/${this.book.subscriptionId}/resourceGroups/${options.resourceGroup}/providers/Microsoft.Compute/virtualMachineScaleSets/${options.scaleSet}`;
+    const vm = `${base}/virtualMachines/${options.instanceId}`;
+    const nicName = `${options.scaleSet}-nic`;
+    const k = scaleSetKey(options.resourceGroup, options.scaleSet, options.instanceId, nicName);
+    const added = this.book.addNicAt(
+      k,
+      `${vm}/networkInterfaces/${nicName}`,
+      { ...options, name: options.scaleSet },
+      nicName,
+      options.subnetId,
+      true,
+      vm,
+    );
+    return {
+      vmId: vm,
+      providerID: `azure://${vm}`,
+      nicName: added.name,
+      nicId: added.id,
+      primaryNicName: added.name,
+    };
+  }
+
+  /** A Uniform scale set's NICs (every instance's). */
+  nics(resourceGroup: string, scaleSet: string): ArmObject[] {
+    return this.book.nicsUnder(`vmss:${resourceGroup.toLowerCase()}/${scaleSet.toLowerCase()}/`);
+  }
+
+  nic(rg: string, ss: string, id: string, nic: string): ArmObject | undefined {
+    return this.book.readNicAt(scaleSetKey(rg, ss, id, nic));
+  }
+
+  /** The scale-set VM's model: its network profile mirrors its NIC; its etag is the NIC's. */
+  vm(rg: string, ss: string, id: string): ArmObject | undefined {
+    this.book.settle();
+    const found = this.instanceNic(rg, ss, id);
+    return found ? scaleSetVmModel(found.nic, ss, id, this.book.location) : undefined;
+  }
+
+  /**
+   * PUT of a scale-set VM: its network profile's ipConfigurations become its
+   * NIC's (the same rules as a NIC PUT), If-Match against the VM's etag.
+   */
+  putVm(
+    rg: string,
+    ss: string,
+    id: string,
+    body: unknown,
+    ifMatch: string | undefined,
+  ): { vm: ArmObject; operationId: string } {
+    this.book.settle();
+    const found = this.instanceNic(rg, ss, id);
+    if (!found) throw new ArmHttpError(404, 'NotFound', `scale set VM ${ss}/${id} not found`);
+    const configs = nicConfigsOfVmBody(body, String(found.nic.name));
+    const { nic, operationId } = this.book.putNicAt(
+      found.key,
+      String(found.nic.name),
+      { properties: { ...found.nic.properties, ipConfigurations: configs } },
+      ifMatch,
+      'vm',
+    );
+    return { vm: scaleSetVmModel(nic, ss, id, this.book.location), operationId };
+  }
+
+  private instanceNic(
+    rg: string,
+    ss: string,
+    id: string,
+  ): { key: string; nic: ArmObject } | undefined {
+    return this.book.firstUnder(
+      `vmss:${rg.toLowerCase()}/${ss.toLowerCase()}/${id.toLowerCase()}/`,
+    );
+  }
+}
+
+/** The scale-set VM resource as Compute returns it, its network profile from its NIC. */
+function scaleSetVmModel(nic: ArmObject, ss: string, id: string, location: string): ArmObject {
+  const vm = (nic.properties?.virtualMachine as { id: string }).id;
+  const configs = (nic.properties?.ipConfigurations as ArmObject[] | undefined) ?? [];
+  const nsg = nic.properties?.networkSecurityGroup;
+  const rest = scaleSetVmRest(vm, ss, id);
+  return {
+    name: `${ss}_${id}`,
+    id: vm,
+    instanceId: id,
+    etag: nic.etag,
+    type: 'Microsoft.Compute/virtualMachineScaleSets/virtualMachines',
+    location,
+    identity: rest.identity,
+    properties: {
+      provisioningState: nic.properties?.provisioningState,
+      latestModelApplied: true,
+      ...rest.properties,
+      networkProfileConfiguration: {
+        networkInterfaceConfigurations: [
+          {
+            name: nic.name,
+            properties: {
+              primary: true,
+              ...(nsg ? { networkSecurityGroup: nsg } : {}),
+              ipConfigurations: configs.map((c) => {
+                const p = c.properties ?? {};
+                return {
+                  name: c.name,
+                  properties: {
+                    subnet: p.subnet,
+                    primary: p.primary === true,
+                    privateIPAddressVersion: 'IPv4',
+                    ...(p.applicationSecurityGroups
+                      ? { applicationSecurityGroups: p.applicationSecurityGroups }
+                      : {}),
+                    ...(p.loadBalancerBackendAddressPools
+                      ? { loadBalancerBackendAddressPools: p.loadBalancerBackendAddressPools }
+                      : {}),
+                  },
+                };
+              }),
+            },
+          },
+        ],
+      },
+    },
+  };
+}
+
+/**
+ * What a scale-set VM holds besides its network profile, as AKS-style nodes
+ * have it: an image from a gallery in another tenant's subscription, an OS
+ * profile with a Key Vault secret, a user-assigned identity. A write that
+ * sends them back is checked on them (authorization.ts): the image always
+ * refused (LinkedAuthorizationFailed, cilium/cilium#19695, Azure/AKS#1819).
+ */
+function scaleSetVmRest(
+  vm: string,
+  ss: string,
+  id: string,
+): { identity: ArmObject; properties: Record<string, unknown> } {
+  const rg = resourceGroupIdOf(vm);
+  const identity = `${rg}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/${ss}-agentpool`;
+  return {
+    identity: {
+      type: 'UserAssigned',
+      userAssignedIdentities: {
+        [identity]: {
+          principalId: randomUUIDOf(identity),
+          clientId: randomUUIDOf(`${identity}/client`),
+        },
+      },
+    },
+    properties: {
+      hardwareProfile: { vmSize: 'Standard_D4s_v5' },
+      storageProfile: {
+        imageReference: {
+          id: `/subscriptions/${OTHER_TENANT_SUBSCRIPTION}/resourceGroups/aks-images/providers/Microsoft.Compute/galleries/AKSUbuntu/images/2204gen2containerd/versions/2026.11.01`,
+        },
+        osDisk: { createOption: 'FromImage', osType: 'Linux', diskSizeGB: 128 },
+      },
+      osProfile: {
+        computerName: `${ss}${id.padStart(6, '0')}`,
+        adminUsername: 'azureuser',
+        linuxConfiguration: { disablePasswordAuthentication: true },
+        secrets: [
+          {
+            sourceVault: { id: `${rg}/providers/Microsoft.KeyVault/vaults/${ss}-kv` },
+            vaultCertificates: [],
+          },
+        ],
+      },
+    },
+  };
+}
+
+/** A stable uuid-looking id from a string (the identity's ids do not change between reads). */
+function randomUUIDOf(seed: string): string {
+  const h = createHash('sha256').update(seed).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20, 32)}`;
+}
+
+/** The NIC ipConfigurations a scale-set VM body asks for (its network profile's entry for `nic`). */
+function nicConfigsOfVmBody(body: unknown, nic: string): ArmObject[] {
+  const b = body as {
+    properties?: {
+      networkProfileConfiguration?: {
+        networkInterfaceConfigurations?: Array<{
+          name?: string;
+          properties?: { ipConfigurations?: ArmObject[] };
+        }>;
+      };
+    };
+  };
+  const entry = b?.properties?.networkProfileConfiguration?.networkInterfaceConfigurations?.find(
+    (n) => n?.name?.toLowerCase() === nic.toLowerCase(),
+  );
+  const list = entry?.properties?.ipConfigurations;
+  if (!Array.isArray(list)) {
+    throw new ArmHttpError(
+      400,
+      'InvalidParameter',
+      `networkProfileConfiguration has no network interface configuration ${nic}`,
+    );
+  }
+  return list.map((c) => {
+    const { privateIPAddressVersion: _v, ...p } = c.properties ?? {};
+    return { name: c.name, properties: { ...p, privateIPAllocationMethod: 'Dynamic' } };
+  });
+}
