@@ -168,7 +168,7 @@ func Check(conf *IpamConfig, inv *Invocation, deps Deps) (interface{}, error) {
 		return nil, cniError(CodeTryAgainLater, "unexpected: the node API answered without PodIPConfig: %s",
 			jsonText(info, true))
 	}
-	held, _ := podIPConfig["IPAddress"]
+	held := podIPConfig["IPAddress"]
 	given := AddressesOf(conf.PrevResult)
 	if conf.HasPrevResult {
 		found := false
