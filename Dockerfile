@@ -2,14 +2,27 @@
 # Node 24, what the product loads and nothing else, non-root.
 # TypeScript runs through Node's built-in type stripping: the image holds the
 # sources as they are in the repository. What is built: the node agent's
-# bundled file (docs/decisions/0027) and the CNI plugin's (dist/cni.cjs, which
-# the DaemonSet copies to the node beside the image's Node binary,
-# docs/decisions/0032), in a stage with the development dependencies
-# (esbuild) the image leaves out. `make image` builds this with buildah, from
-# these official bases or from stand-ins made of Debian's packages and the
-# project's Node 24 where no registry is reachable (docs/decisions/0033).
+# bundled file (docs/decisions/0027), in a stage with the development
+# dependencies (esbuild) the image leaves out, and the CNI IPAM plugin, a
+# static Go binary (cni-plugin/, the standard library only), in a Go stage:
+# the DaemonSet's init container copies that one file to the node
+# (docs/decisions/0032). `make image` builds this with buildah, from these
+# official bases or from stand-ins made of Debian's packages and the
+# project's Node 24 (and Debian's golang-go) where no registry is reachable
+# (docs/decisions/0033).
 ARG NODE_IMAGE=docker.io/library/node:24-bookworm-slim
 ARG RUNTIME_IMAGE=docker.io/library/debian:bookworm-slim
+ARG GO_IMAGE=docker.io/library/golang:1.22-bookworm
+
+# The CNI plugin: static (no cgo, so no loader and no libc on the host),
+# without symbol tables or build paths, as `make cni` builds it. No module
+# to download: the standard library only (go.mod has no require).
+FROM ${GO_IMAGE} AS cni
+WORKDIR /src
+COPY cni-plugin/go.mod cni-plugin/*.go ./
+RUN CGO_ENABLED=0 GOPROXY=off go build -trimpath -buildvcs=false \
+      -ldflags='-s -w' -o /out/pool-monitor-cni . && \
+    echo '{"cniVersion":"1.1.0"}' | CNI_COMMAND=VERSION /out/pool-monitor-cni | grep -q supportedVersions
 
 # Every dependency, once: the bundles are made with esbuild, and the
 # production tree is what is left after pruning the rest.
@@ -19,9 +32,9 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 
 FROM deps AS bundle
-COPY scripts/bundle-sidecar.ts scripts/bundle-cni.ts ./scripts/
+COPY scripts/bundle-sidecar.ts ./scripts/
 COPY src ./src
-RUN node scripts/bundle-sidecar.ts && node scripts/bundle-cni.ts
+RUN node scripts/bundle-sidecar.ts
 
 # Production dependencies only, without what the product never loads (source
 # maps, type declarations, browser builds, docs: scripts/image-prune). The
@@ -43,6 +56,7 @@ COPY bin ./bin
 # src/cli/main.ts, whose commands are sidecar, fulfiller and simulate.
 COPY src ./src
 COPY --from=bundle /app/dist ./dist
+COPY --from=cni /out/pool-monitor-cni ./dist/pool-monitor-cni
 # Type-stripped sources and V8 code from a cache made at build time: without
 # it every start strips the TypeScript again, and the stripper (a WebAssembly
 # module) stays resident, about 20 MiB (docs/decisions/0026); the bundled

@@ -5,7 +5,7 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 NODE_FLAGS := --disable-warning=ExperimentalWarning
 
-.PHONY: run test install bundle image image-test typecheck lint unit coverage sync-path bench bench-quiet-watches bench-azure-full crash-long fuzz-long interleave-long chaos rbac-audit prometheus-check clean format
+.PHONY: run test install bundle cni go-test image image-test typecheck lint unit coverage sync-path bench bench-quiet-watches bench-azure-full crash-long fuzz-long interleave-long chaos rbac-audit prometheus-check clean format
 
 node_modules/.installed: package.json package-lock.json scripts/install
 	scripts/install
@@ -18,12 +18,34 @@ install: node_modules/.installed
 dist/sidecar.js: node_modules/.installed scripts/bundle-sidecar.ts package.json package-lock.json $(shell find src -name '*.ts')
 	node $(NODE_FLAGS) scripts/bundle-sidecar.ts
 
-# The CNI IPAM plugin as one file, which bin/pool-monitor-cni runs and the
-# DaemonSet installs beside the image's node (docs/decisions/0032).
-dist/cni.cjs: node_modules/.installed scripts/bundle-cni.ts $(shell find src/cni-plugin -name '*.ts') src/nodeapi/cns.ts
-	node $(NODE_FLAGS) scripts/bundle-cni.ts
+bundle: dist/sidecar.js
 
-bundle: dist/sidecar.js dist/cni.cjs
+# The CNI IPAM plugin, a static Go program (cni-plugin/, the standard library
+# only; docs/decisions/0032): built when a source is newer, and written under
+# a temporary name then renamed, so a plugin running meanwhile never sees a
+# half-written file. bin/pool-monitor-cni runs it in a clone; the image
+# builds its own and the DaemonSet installs that one file. Without go, `cni`
+# says so in one line and the tests that need the plugin say they skipped.
+GO := $(shell command -v go 2>/dev/null)
+CNI_SOURCES := cni-plugin/go.mod $(filter-out %_test.go,$(wildcard cni-plugin/*.go))
+dist/pool-monitor-cni: $(CNI_SOURCES)
+	@mkdir -p dist
+	cd cni-plugin && CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags='-s -w' -o ../dist/.pool-monitor-cni.$$$$ . && mv -f ../dist/.pool-monitor-cni.$$$$ ../dist/pool-monitor-cni
+
+ifdef GO
+cni: dist/pool-monitor-cni
+
+# The plugin's own tests: gofmt, go vet, go test.
+go-test:
+	@cd cni-plugin && out=$$(gofmt -l .) && { [ -z "$$out" ] || { echo "gofmt: not formatted: $$out" >&2; exit 1; }; }
+	cd cni-plugin && go vet ./... && go test ./...
+else
+cni:
+	@echo "make cni: skipped, no go on PATH: dist/pool-monitor-cni not built, the CNI plugin's tests will say they were skipped (apt-get install golang-go)"
+
+go-test:
+	@echo "make go-test: skipped, no go on PATH: the CNI plugin's Go tests (cni-plugin/) did not run (apt-get install golang-go)"
+endif
 
 run: install
 	bin/pool-monitor embedded --scenario default
@@ -39,18 +61,18 @@ lint: install
 # files one at a time, beside the others UNIT_JOBS (2) at a time, slowest
 # first, in a temp dir of their own that must be empty afterwards.
 UNIT_JOBS ?= 2
-unit: install bundle
+unit: install bundle cni
 	UNIT_JOBS=$(UNIT_JOBS) scripts/unit
 
 # The same tests under c8 (the text summary; `coverage/` for more reporters).
-coverage: install
+coverage: install cni
 	COVERAGE=1 UNIT_JOBS=$(UNIT_JOBS) scripts/unit
 
 # Install first, then type check, lint and the tests side by side; any of
 # them failing fails `make test`. Measured on a fresh clone on two cores:
 # docs/testing.md#make-test.
 test: install
-	@$(MAKE) --no-print-directory -j3 typecheck lint unit
+	@$(MAKE) --no-print-directory -j3 typecheck lint unit go-test
 
 # One node's sync from the queue's handler, as a tree of the calls it
 # follows (scripts/sync-path.ts; `--mermaid` for a drawing of its files).
@@ -60,7 +82,7 @@ sync-path: install
 # Benchmarks print figures; they are not tests and not part of `make test`.
 BENCHES ?= monitor ipstore nodeapi apiserver access fulfiller fulfiller-scale failover sidecar sidecar-resources connections sim embedded azure release-policy auto-budget cni
 # Also: `make bench BENCHES=release-alternatives` (the alternatives of docs/decisions/0021, ~10 min).
-bench: install bundle
+bench: install bundle cni
 	@for b in $(BENCHES); do \
 	  if [ -f bench/$$b.ts ]; then echo "== bench/$$b.ts"; node $(NODE_FLAGS) bench/$$b.ts || exit 1; fi; \
 	done

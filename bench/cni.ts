@@ -3,7 +3,10 @@
 // same chain on host-local (the reference IPAM plugin): bursts of 1, 30 and
 // 110 pods on one node, all of a burst's ADDs at once, then all its DELs.
 // Each chain has its own node namespace and bridge; pool-monitor-cni asks a
-// real `bin/pool-monitor sidecar` over its unix socket with a token. Prints
+// real `bin/pool-monitor sidecar` over its unix socket with a token. The
+// bridge finds pool-monitor-cni as on a node (docs/decisions/0032): the
+// static binary itself (dist/pool-monitor-cni, `make cni`) in the plugin
+// directory, not the repository's launcher script. Prints
 // p50/p99 per burst and the ratio to host-local on the burst of 30 (goal
 // <= 1.5x). Root with /usr/lib/cni/bridge only; otherwise one line says why.
 import { writeFileSync } from 'node:fs';
@@ -17,7 +20,7 @@ import {
   startCluster,
   tempDir,
 } from '../test/sidecar/harness.ts';
-import { Netns, runPlugin, whyNotReal } from '../test/cni/netns.ts';
+import { INSTALLED_DIR, Netns, runPlugin, whyNotReal } from '../test/cni/netns.ts';
 import { socketReady, spawnSocketSidecar } from '../test/support/socket-sidecar.ts';
 
 const BURSTS = [1, 30, 110];
@@ -45,12 +48,16 @@ async function burst(net: Netns, chain: Chain, n: number, round: number) {
     CNI_ARGS: `IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=${pod}`,
   });
   const adds = await Promise.all(
-    pods.map((p, i) => runPlugin(chain.node, 'bridge', env('ADD', p, nss[i]), chain.conf)),
+    pods.map((p, i) =>
+      runPlugin(chain.node, 'bridge', env('ADD', p, nss[i]), chain.conf, INSTALLED_DIR),
+    ),
   );
   const failed = adds.find((r) => r.code !== 0);
   if (failed) throw new Error(`${chain.name} ADD failed: ${failed.out}`);
   const dels = await Promise.all(
-    pods.map((p, i) => runPlugin(chain.node, 'bridge', env('DEL', p, nss[i]), chain.conf)),
+    pods.map((p, i) =>
+      runPlugin(chain.node, 'bridge', env('DEL', p, nss[i]), chain.conf, INSTALLED_DIR),
+    ),
   );
   const delFailed = dels.find((r) => r.code !== 0);
   if (delFailed) throw new Error(`${chain.name} DEL failed: ${delFailed.out}`);

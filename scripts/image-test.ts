@@ -13,7 +13,12 @@
 //   VM, one a scale-set instance: @azure/arm-network and arm-compute);
 // - one-off runs: @azure/identity's DefaultAzureCredential constructed (the
 //   azure backend without a token file), `simulate --help`, and the CNI
-//   plugin's VERSION from dist/cni.cjs with the image's node.
+//   plugin the DaemonSet installs (dist/pool-monitor-cni): its VERSION, and
+//   that it is static (no ELF interpreter: it needs no loader, libc or Node
+//   on the host); then the DaemonSet's init container install-cni-plugin,
+//   its script as the manifest has it (root, no capabilities, read-only),
+//   into a directory standing for the host's /opt/cni/bin, and the binary
+//   it put there run on this host.
 // Then prints the image's size and each process's RSS. Its containers are
 // removed however it ends (and on SIGINT/SIGTERM); a failure prints their logs.
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
@@ -33,6 +38,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseAllDocuments } from 'yaml';
 import {
   CLOUD_RESOURCE_GROUP,
   CLOUD_SUBSCRIPTION,
@@ -92,6 +98,52 @@ async function podmanWith(input: string | undefined, args: string[]): Promise<st
   });
   child.stdin?.end(input ?? '');
   return out;
+}
+
+interface InitContainer {
+  name: string;
+  command: string[];
+  args: string[];
+  securityContext: { runAsUser: number };
+}
+
+/**
+ * The DaemonSet's init container install-cni-plugin as the manifest runs
+ * it, into a directory standing for the host's /opt/cni/bin that holds what
+ * a release before the Go plugin put there (.pool-monitor-cni/); then the
+ * binary it installed, run on this host.
+ */
+async function installCniPlugin(): Promise<void> {
+  const [ds] = parseAllDocuments(
+    readFileSync(join(ROOT, 'manifests/sidecar/daemonset.yaml'), 'utf8'),
+  ).map((d) => d.toJS() as { spec: { template: { spec: { initContainers: InitContainer[] } } } });
+  const init = ds!.spec.template.spec.initContainers.find((c) => c.name === 'install-cni-plugin');
+  if (!init)
+    throw new Error('manifests/sidecar/daemonset.yaml: no init container install-cni-plugin');
+  const cniBin = join(dir, 'opt-cni-bin');
+  mkdirSync(join(cniBin, '.pool-monitor-cni'), { recursive: true });
+  writeFileSync(join(cniBin, '.pool-monitor-cni', 'node'), 'an older release');
+  const user = String(init.securityContext.runAsUser);
+  const flags = ASIN_MANIFESTS.map((f, i) =>
+    ASIN_MANIFESTS[i - 1] === '--user' ? `${user}:${user}` : f,
+  );
+  await podman(
+    ...['run', '--rm', ...flags, '-v', `${cniBin}:/host/opt/cni/bin`],
+    ...['--entrypoint', JSON.stringify(init.command), IMAGE, ...init.args],
+  );
+  if (existsSync(join(cniBin, '.pool-monitor-cni')))
+    throw new Error('install-cni-plugin left .pool-monitor-cni/ of an older release');
+  const installed = join(cniBin, 'pool-monitor-cni');
+  const out = await new Promise<string>((resolve, reject) => {
+    const child = execFile(installed, [], { env: { CNI_COMMAND: 'VERSION' } }, (err, stdout) =>
+      err ? reject(err) : resolve(stdout),
+    );
+    child.stdin?.end('{"cniVersion":"1.1.0"}');
+  });
+  if (!out.includes('supportedVersions')) throw new Error(`installed pool-monitor-cni: ${out}`);
+  say(
+    'install-cni-plugin (as the DaemonSet runs it) installed pool-monitor-cni, which runs on this host',
+  );
 }
 
 async function freePort(): Promise<number> {
@@ -319,15 +371,28 @@ async function main(): Promise<void> {
   await oneOff(['simulate', '--help']);
   const version = await oneOff(
     [],
-    'bin/pool-monitor-cni',
+    'dist/pool-monitor-cni',
     ['-e', 'CNI_COMMAND=VERSION'],
     '{"cniVersion":"1.0.0"}',
   );
   if (!version.includes('supportedVersions'))
     throw new Error(`pool-monitor-cni VERSION: ${version}`);
-  say(
-    `simulate --help ran; pool-monitor-cni VERSION: ${version.replace(/\s+/g, ' ').slice(0, 80)}`,
+  // The program headers of the binary: a PT_INTERP (3) names a dynamic loader.
+  const elf = await oneOff(
+    [
+      '-e',
+      `const b = require('fs').readFileSync('dist/pool-monitor-cni');
+       const off = Number(b.readBigUInt64LE(32)), size = b.readUInt16LE(54), n = b.readUInt16LE(56);
+       const interp = Array.from({ length: n }, (_, i) => b.readUInt32LE(off + i * size)).includes(3);
+       console.log(interp ? 'dynamic' : 'static', b.length);`,
+    ],
+    'node',
   );
+  if (!elf.startsWith('static ')) throw new Error(`dist/pool-monitor-cni is not static: ${elf}`);
+  say(
+    `simulate --help ran; pool-monitor-cni (static, ${(Number(elf.split(' ')[1]) / 2 ** 20).toFixed(1)} MiB) VERSION: ${version.replace(/\s+/g, ' ').slice(0, 80)}`,
+  );
+  await installCniPlugin();
 
   const bytes = Number(await podman('image', 'inspect', '--format', '{{.Size}}', IMAGE));
   const rss = await Promise.all([sidecar, cidr, azure].map(rssMiB));

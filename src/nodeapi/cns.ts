@@ -10,7 +10,7 @@ export const PATHS = {
   debugIpAddresses: '/debug/ipaddresses',
   requestIpConfigs: '/network/requestipconfigs',
   releaseIpConfigs: '/network/releaseipconfigs',
-  // Ours, not CNS's: what a CNI plugin's CHECK and GC need (src/cni-plugin/).
+  // Ours, not CNS's: what a CNI plugin's CHECK and GC need (cni-plugin/, in Go).
   ipConfig: '/network/ipconfig',
   attachments: '/network/attachments',
 } as const;

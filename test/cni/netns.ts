@@ -7,6 +7,32 @@ import { fileURLToPath } from 'node:url';
 
 export const CNI_DIR = '/usr/lib/cni';
 export const PLUGIN_DIR = fileURLToPath(new URL('../../bin', import.meta.url));
+/** The launcher a runtime finds on CNI_PATH in a clone, and the binary it runs. */
+export const LAUNCHER = `${PLUGIN_DIR}/pool-monitor-cni`;
+export const BINARY = fileURLToPath(new URL('../../dist/pool-monitor-cni', import.meta.url));
+/** Where the binary is, as a node's CNI bin directory holds it (the DaemonSet's layout). */
+export const INSTALLED_DIR = fileURLToPath(new URL('../../dist', import.meta.url));
+
+/**
+ * Why the plugin cannot run here, or undefined when it can: the launcher
+ * builds dist/pool-monitor-cni when it is missing or older than its sources
+ * and go is on PATH (`make cni`); its VERSION answered says it runs.
+ */
+export function whyNoPlugin(): string | undefined {
+  try {
+    const out = execFileSync(LAUNCHER, [], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', CNI_COMMAND: 'VERSION' },
+      input: '{"cniVersion":"1.1.0"}',
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    return out.includes('supportedVersions') ? undefined : `bin/pool-monitor-cni VERSION: ${out}`;
+  } catch (err) {
+    const e = err as { stdout?: string; message: string };
+    const msg = /"msg":"([^"]*)"/.exec(e.stdout ?? '')?.[1];
+    return msg ?? `bin/pool-monitor-cni VERSION failed: ${e.message}`;
+  }
+}
 
 /** Why the real-plugin tests cannot run here, or undefined when they can. */
 export function whyNotReal(): string | undefined {
@@ -20,7 +46,7 @@ export function whyNotReal(): string | undefined {
       return `no ${tool} (apt-get install iproute2 iputils-ping)`;
     }
   }
-  return undefined;
+  return whyNoPlugin();
 }
 
 export function sh(cmd: string, args: string[]): string {
@@ -39,12 +65,17 @@ export interface CniRun {
   ms: number;
 }
 
-/** Runs one CNI plugin as the runtime does, in the node's namespace (where the plugin's host side goes). */
+/**
+ * Runs one CNI plugin as the runtime does, in the node's namespace (where
+ * the plugin's host side goes). The main plugin finds pool-monitor-cni in
+ * `pluginDir`: bin/ (the repository's launcher) unless told otherwise.
+ */
 export function runPlugin(
   nodeNs: string,
   plugin: string,
   env: Record<string, string>,
   stdin: string,
+  pluginDir = PLUGIN_DIR,
 ): Promise<CniRun> {
   const started = performance.now();
   return new Promise((resolve) => {
@@ -54,7 +85,7 @@ export function runPlugin(
       {
         env: {
           PATH: process.env.PATH ?? '/usr/bin:/bin',
-          CNI_PATH: `${PLUGIN_DIR}:${CNI_DIR}`,
+          CNI_PATH: `${pluginDir}:${CNI_DIR}`,
           ...env,
         },
       },

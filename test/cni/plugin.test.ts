@@ -1,284 +1,230 @@
-// The CNI plugin's pure parts and commands, with a fake node API: the
-// configuration's checks (the spec's codes, the key named), the attachment's
-// interface id, the result per version, ADD's wait for "no address yet"
-// within its deadline, DEL's idempotence, CHECK, GC and STATUS.
+// The plugin as the runtime runs it: the built binary (cni-plugin/, through
+// bin/pool-monitor-cni) against the sidecar's node API (src/nodeapi/ with a
+// fake store, in this process) over its unix socket with a token, and over
+// a loopback URL. What the Go tests (cni-plugin/*_test.go) check against a
+// fake, checked here against the real endpoints: ADD's address as the
+// sidecar assigns it, CHECK, DEL (twice, the second without netns or args),
+// GC, STATUS, a refused token. The binary is static: nothing of the host
+// but the kernel is needed. Without the binary and without go to build it,
+// one line says the tests were skipped and why.
 import { expect } from 'chai';
-import type { HttpAnswer, NodeApiClient } from '../../src/cni-plugin/client.ts';
-import { backoffMs } from '../../src/cni-plugin/commands.ts';
-import { parseConfig, parseNodeApi } from '../../src/cni-plugin/config.ts';
-import { interfaceID, parseCniArgs } from '../../src/cni-plugin/invocation.ts';
-import { run } from '../../src/cni-plugin/main.ts';
-import { buildResult } from '../../src/cni-plugin/result.ts';
+import { execFile } from 'node:child_process';
+import { mkdtempSync, openSync, readSync, closeSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { FakeStore } from '../nodeapi/fake-store.ts';
+import { call, startApi, type Harness } from '../nodeapi/harness.ts';
+import { BINARY, LAUNCHER, whyNoPlugin } from './netns.ts';
 
-const INFO = {
-  PodIPConfig: { IPAddress: '10.10.0.7', PrefixLength: 16 },
-  NetworkContainerPrimaryIPConfig: {
-    IPSubnet: { IPAddress: '10.10.200.1', PrefixLength: 16 },
-    DNSServers: [],
-    GatewayIPAddress: '10.10.0.1',
-  },
-};
-const ok = (extra: object = {}): HttpAnswer => ({
-  status: 200,
-  body: { podIPInfo: [INFO], response: { ReturnCode: 0, Message: '' }, ...extra },
-});
-const conf = (ipam: object = {}, top: object = {}): string =>
-  JSON.stringify({
-    cniVersion: '1.0.0',
-    name: 'net-a',
-    type: 'bridge',
-    ipam: { type: 'pool-monitor-cni', nodeAPI: 'http://127.0.0.1:1', ...ipam },
-    ...top,
-  });
-const ENV = {
-  CNI_COMMAND: 'ADD',
-  CNI_CONTAINERID: 'c1',
-  CNI_IFNAME: 'eth0',
-  CNI_NETNS: '/var/run/netns/x',
-  CNI_ARGS: 'IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=web-1',
-};
+const TOKEN = 'plugin-test-node-api-token';
+const NETWORK = 'net-a';
 
-/** A node API that answers from a script and records the calls. */
-function fakeApi(answer: (path: string, body: unknown) => HttpAnswer) {
-  const calls: { method: string; path: string; body: unknown }[] = [];
-  const client: NodeApiClient = {
-    call: (method, path, body) => {
-      calls.push({ method, path, body });
-      return Promise.resolve(answer(path, body));
-    },
-  };
-  let clock = 0;
-  const deps = {
-    client,
-    now: () => clock,
-    sleep: (ms: number) => {
-      clock += ms;
-      return Promise.resolve();
-    },
-  };
-  return { calls, deps, elapsed: () => clock };
+interface Run {
+  code: number;
+  json: Record<string, unknown> | undefined;
+  out: string;
 }
 
-describe('pool-monitor-cni: configuration and invocation', () => {
-  it('names the key and gives the spec code for bad configuration', async () => {
-    const cases: [string, Record<string, string>, number, RegExp][] = [
-      ['{', ENV, 6, /not JSON/],
-      [conf({}, { cniVersion: '9.9.9' }), ENV, 1, /incompatible CNI version 9\.9\.9/],
-      [conf({ nodeAPI: 'https://x' }), ENV, 7, /ipam\.nodeAPI/],
-      [conf({ type: 'host-local' }), ENV, 7, /ipam\.type/],
-      [conf({ routes: [{ dst: '10.0.0.0' }] }), ENV, 7, /ipam\.routes\[0\]\.dst/],
-      [conf({ dns: { nameservers: ['x'] } }), ENV, 7, /ipam\.dns\.nameservers\[0\]/],
-      [conf({ mtu: 0 }), ENV, 7, /ipam\.mtu/],
-      [conf({ tokenFile: 'rel' }), ENV, 7, /ipam\.tokenFile/],
-      [conf(), { ...ENV, CNI_COMMAND: 'FROB' }, 4, /CNI_COMMAND/],
-      [conf(), { ...ENV, CNI_NETNS: '' }, 4, /CNI_NETNS/],
-      [conf(), { ...ENV, CNI_ARGS: '' }, 4, /K8S_POD_NAME/],
-    ];
-    for (const [stdin, env, code, msg] of cases) {
-      const { out, code: exit } = await run(env, () => stdin, fakeApi(() => ok()).deps);
-      expect(exit, stdin).to.equal(1);
-      expect(out, stdin).to.include({ code });
-      expect((out as { msg: string }).msg, stdin).to.match(msg);
-    }
-  });
-
-  it('parses CNI_ARGS, node API addresses and the attachment id', () => {
-    expect(parseCniArgs('IgnoreUnknown=1;K8S_POD_NAME=a=b;junk')).to.deep.equal({
-      IgnoreUnknown: '1',
-      K8S_POD_NAME: 'a=b',
-    });
-    expect(parseNodeApi('unix:/run/x.sock')).to.deep.equal({ kind: 'unix', path: '/run/x.sock' });
-    expect(parseNodeApi('http://127.0.0.1:10092')).to.deep.equal({
-      kind: 'http',
-      host: '127.0.0.1',
-      port: 10092,
-    });
-    expect(interfaceID('net-a', 'c1', 'eth0')).to.equal('cni/net-a/c1/eth0');
-    expect(() => interfaceID('n', 'c'.repeat(260), 'eth0')).to.throw(/256/);
-  });
-
-  it('reads GC and STATUS keys from the top level when there is no ipam section', () => {
-    const c = parseConfig({
-      cniVersion: '1.1.0',
-      name: 'net-a',
-      type: 'pool-monitor-cni',
-      nodeAPI: 'unix:/s.sock',
-      tokenFile: '/t',
-      'cni.dev/valid-attachments': [{ containerID: 'c1', ifname: 'eth0' }],
-    });
-    expect(c.nodeAPI).to.deep.equal({ kind: 'unix', path: '/s.sock' });
-    expect(c.tokenFile).to.deep.equal({ path: '/t', required: true });
-    expect(c.validAttachments).to.deep.equal([{ containerID: 'c1', ifname: 'eth0' }]);
-  });
-});
-
-describe('pool-monitor-cni: the result', () => {
-  it('gives the address with the subnet prefix, the gateway and a default route through it', () => {
-    const c = parseConfig(
-      JSON.parse(conf({ dns: { nameservers: ['10.0.0.10'] } })) as object as Record<
-        string,
-        unknown
-      >,
+function plugin(env: Record<string, string>, stdin: unknown): Promise<Run> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      LAUNCHER,
+      [],
+      { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env } },
+      (err, stdout) => {
+        let json: Record<string, unknown> | undefined;
+        try {
+          json = JSON.parse(stdout) as Record<string, unknown>;
+        } catch {
+          json = undefined;
+        }
+        const code = err ? (err as { code?: unknown }).code : 0;
+        resolve({ code: typeof code === 'number' ? code : -1, json, out: stdout });
+      },
     );
-    expect(buildResult(c, INFO)).to.deep.equal({
+    child.stdin?.end(JSON.stringify(stdin));
+  });
+}
+
+/** Whether an ELF file asks for a program interpreter (a dynamic loader): PT_INTERP. */
+function hasInterpreter(file: string): boolean {
+  const fd = openSync(file, 'r');
+  try {
+    const head = Buffer.alloc(64);
+    readSync(fd, head, 0, 64, 0);
+    expect(head.subarray(0, 4).toString('latin1')).to.equal('\x7fELF');
+    expect(head[4], 'ELF64').to.equal(2);
+    const phoff = Number(head.readBigUInt64LE(32));
+    const phentsize = head.readUInt16LE(54);
+    const phnum = head.readUInt16LE(56);
+    const table = Buffer.alloc(phentsize * phnum);
+    readSync(fd, table, 0, table.length, phoff);
+    for (let i = 0; i < phnum; i++) if (table.readUInt32LE(i * phentsize) === 3) return true;
+    return false;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+describe('pool-monitor-cni, the binary, against the node API over HTTP', function () {
+  this.timeout(60_000);
+  // The same store behind two node APIs: one on a unix socket, one on a port.
+  let h: Harness;
+  let web: Harness;
+  let dir: string;
+  let sock: string;
+  let tokenFile: string;
+  const env = (cmd: string, c: string, extra: Record<string, string> = {}) => ({
+    CNI_COMMAND: cmd,
+    CNI_CONTAINERID: c,
+    CNI_IFNAME: 'eth0',
+    CNI_NETNS: `/var/run/netns/${c}`,
+    CNI_ARGS: `IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=pod-${c}`,
+    ...extra,
+  });
+  const conf = (extra: object = {}, ipam: object = {}) => ({
+    cniVersion: '1.0.0',
+    name: NETWORK,
+    type: 'bridge',
+    ipam: { type: 'pool-monitor-cni', nodeAPI: `unix:${sock}`, tokenFile, ...ipam },
+    ...extra,
+  });
+  const post = (path: string, body: unknown) =>
+    call(web.port, 'POST', path, JSON.stringify(body), {
+      'content-type': 'application/json',
+      authorization: `Bearer ${TOKEN}`,
+    });
+  const stateOf = async (ip: string) => {
+    const res = await post('/debug/ipaddresses', {});
+    const list = (res.json as { IPConfigurationStatus: { IPAddress: string }[] })
+      .IPConfigurationStatus;
+    return list.find((r) => r.IPAddress === ip);
+  };
+
+  before(async function () {
+    const why = whyNoPlugin();
+    if (why) {
+      console.log(`    skipped: the CNI plugin's binary tests: ${why}`);
+      this.skip();
+    }
+    dir = mkdtempSync(join(tmpdir(), 'cni-plugin-'));
+    sock = join(dir, 'cns.sock');
+    tokenFile = join(dir, 'token');
+    writeFileSync(tokenFile, `${TOKEN}\n`, { mode: 0o600 });
+    const store = FakeStore.withIps(4);
+    h = await startApi(store, { token: () => TOKEN }, false);
+    await h.api.listenUnix(sock, {});
+    web = await startApi(store, { token: () => TOKEN });
+    web.state.ready = true;
+  });
+
+  after(async () => {
+    await h?.close();
+    await web?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('is one static executable: no dynamic loader, no Node', () => {
+    expect(hasInterpreter(BINARY)).to.equal(false);
+  });
+
+  it("ADD gives the address the sidecar assigns the pod, with the subnet's prefix, gateway and default route; again the same", async () => {
+    const add = await plugin(env('ADD', 'c1'), conf());
+    expect(add.code, add.out).to.equal(0);
+    const address = (add.json!.ips as { address: string }[])[0]!.address;
+    expect(add.json).to.deep.equal({
       cniVersion: '1.0.0',
-      ips: [{ address: '10.10.0.7/16', gateway: '10.10.0.1' }],
-      routes: [{ dst: '0.0.0.0/0', gw: '10.10.0.1' }],
-      dns: { nameservers: ['10.0.0.10'] },
+      ips: [{ address, gateway: '10.240.0.1' }],
+      routes: [{ dst: '0.0.0.0/0', gw: '10.240.0.1' }],
+      dns: {},
     });
+    expect(address).to.match(/^10\.240\.1\.\d+\/16$/);
+    expect(await stateOf(address.split('/')[0]!)).to.deep.include({
+      State: 'Assigned',
+      PodInfo: {
+        PodName: 'pod-c1',
+        PodNamespace: 'default',
+        PodInfraContainerID: 'c1',
+        PodInterfaceID: `cni/${NETWORK}/c1/eth0`,
+      },
+    });
+    const again = await plugin(env('ADD', 'c1'), conf());
+    expect(again.json).to.deep.equal(add.json);
   });
 
-  it('follows the configured routes, gateway and MTU (on 1.1.0), and the version of 0.x results', () => {
-    const parse = (ipam: object, top: object = {}) =>
-      parseConfig(JSON.parse(conf(ipam, top)) as Record<string, unknown>);
-    const none = buildResult(parse({ routes: [] }), INFO);
-    expect(none.routes).to.deep.equal([]);
-    const own = buildResult(
-      parse(
-        { gateway: '10.10.0.254', routes: [{ dst: '10.96.0.0/12' }], mtu: 1400 },
-        { cniVersion: '1.1.0' },
-      ),
-      INFO,
+  it('CHECK agrees, DEL releases (twice, the second without netns or args), CHECK then says 3', async () => {
+    const add = await plugin(env('ADD', 'c2'), conf());
+    expect(add.code, add.out).to.equal(0);
+    const check = await plugin(env('CHECK', 'c2'), conf({ prevResult: add.json }));
+    expect(check, check.out).to.deep.include({ code: 0, out: '' });
+    const wrong = await plugin(
+      env('CHECK', 'c2'),
+      conf({ prevResult: { ips: [{ address: '10.9.9.9/16' }] } }),
     );
-    expect(own.ips[0]!.gateway).to.equal('10.10.0.254');
-    expect(own.routes).to.deep.equal([{ dst: '10.96.0.0/12', gw: '10.10.0.254', mtu: 1400 }]);
-    const old = buildResult(parse({}, { cniVersion: '0.4.0' }), INFO);
-    expect(old.ips[0]).to.include({ version: '4' });
-  });
-});
-
-describe('pool-monitor-cni: commands against a fake node API', () => {
-  it('ADD asks with the attachment and the pod, and prints the result', async () => {
-    const api = fakeApi(() => ok());
-    const { out, code } = await run(ENV, () => conf(), api.deps);
-    expect(code).to.equal(0);
-    expect(out).to.have.nested.property('ips[0].address', '10.10.0.7/16');
-    expect(api.calls[0]).to.deep.include({ path: '/network/requestipconfigs' });
-    expect(api.calls[0]!.body).to.deep.equal({
-      podInterfaceID: 'cni/net-a/c1/eth0',
-      infraContainerID: 'c1',
-      orchestratorContext: { PodName: 'web-1', PodNamespace: 'default' },
-      desiredIPAddresses: [],
-    });
-  });
-
-  it('ADD waits out ReturnCode 32 with backoff, and gives up with 11 at its deadline', async () => {
-    let n = 0;
-    const noIp = {
-      status: 200,
-      body: { podIPInfo: [], response: { ReturnCode: 32, Message: 'none free' } },
-    };
-    const later = fakeApi(() => (++n < 4 ? noIp : ok()));
-    expect((await run(ENV, () => conf(), later.deps)).code).to.equal(0);
-    expect(later.elapsed()).to.equal(backoffMs(0) + backoffMs(1) + backoffMs(2));
-    const never = fakeApi(() => noIp);
-    const { out, code } = await run(ENV, () => conf({ addTimeoutSeconds: 5 }), never.deps);
-    expect(code).to.equal(1);
-    expect(out).to.include({ code: 11 });
-    expect((out as { msg: string }).msg).to.match(/within 5 s.*none free/);
-    expect(never.elapsed()).to.be.at.most(5000);
-  });
-
-  it('ADD: a refused token is 100, a bad request 101, a 5xx 11', async () => {
-    for (const [status, code] of [
-      [401, 100],
-      [400, 101],
-      [500, 11],
-    ] as const) {
-      const api = fakeApi(() => ({ status, body: { response: { ReturnCode: 23, Message: 'x' } } }));
-      expect((await run(ENV, () => conf(), api.deps)).out).to.include({ code });
-    }
-  });
-
-  it('DEL needs neither netns nor args, and succeeds when nothing is held', async () => {
-    const api = fakeApi(() => ({
-      status: 200,
-      body: { podIPInfo: [], response: { ReturnCode: 0, Message: '' } },
-    }));
-    const env = { CNI_COMMAND: 'DEL', CNI_CONTAINERID: 'c1', CNI_IFNAME: 'eth0' };
-    expect(await run(env, () => conf(), api.deps)).to.deep.equal({ out: undefined, code: 0 });
-    expect(api.calls[0]!.body).to.have.property('podInterfaceID', 'cni/net-a/c1/eth0');
-  });
-
-  it('CHECK: 3 for an unknown attachment, 102 when the runtime has another address', async () => {
-    const env = { ...ENV, CNI_COMMAND: 'CHECK' };
-    const prev = (address: string) =>
-      conf({}, { prevResult: { cniVersion: '1.0.0', ips: [{ address }] } });
-    expect((await run(env, () => prev('10.10.0.7/16'), fakeApi(() => ok()).deps)).code).to.equal(0);
-    expect((await run(env, () => prev('10.10.0.8/16'), fakeApi(() => ok()).deps)).out).to.include({
-      code: 102,
-    });
-    const gone = fakeApi(() => ({
-      status: 200,
-      body: { podIPInfo: [], response: { ReturnCode: 14, Message: '' } },
-    }));
-    expect((await run(env, () => prev('10.10.0.7/16'), gone.deps)).out).to.include({ code: 3 });
-  });
-
-  it('GC releases the attachments of this network the runtime no longer lists', async () => {
-    const attachment = (c: string) => ({
-      podInterfaceID: `cni/net-a/${c}/eth0`,
-      infraContainerID: c,
-      podName: `p-${c}`,
-      podNamespace: 'default',
-      IPAddress: '10.10.0.9',
-    });
-    const api = fakeApi((path) =>
-      path === '/network/attachments'
-        ? {
-            status: 200,
-            body: {
-              attachments: [attachment('c1'), attachment('c2')],
-              response: { ReturnCode: 0, Message: '' },
-            },
-          }
-        : { status: 200, body: { podIPInfo: [], response: { ReturnCode: 0, Message: '' } } },
+    expect(wrong.json).to.include({ code: 102 });
+    const del = await plugin(env('DEL', 'c2'), conf());
+    expect(del, del.out).to.deep.include({ code: 0, out: '' });
+    const ip = (add.json!.ips as { address: string }[])[0]!.address.split('/')[0]!;
+    expect(await stateOf(ip)).to.deep.include({ State: 'Available', PodInfo: null });
+    const bare = await plugin(
+      { CNI_COMMAND: 'DEL', CNI_CONTAINERID: 'c2', CNI_IFNAME: 'eth0' },
+      conf(),
     );
-    const stdin = JSON.stringify({
-      cniVersion: '1.1.0',
-      name: 'net-a',
-      type: 'pool-monitor-cni',
-      nodeAPI: 'http://127.0.0.1:1',
-      'cni.dev/valid-attachments': [{ containerID: 'c1', ifname: 'eth0' }],
-    });
-    expect((await run({ CNI_COMMAND: 'GC' }, () => stdin, api.deps)).code).to.equal(0);
-    expect(api.calls.map((c) => c.path)).to.deep.equal([
-      '/network/attachments',
-      '/network/releaseipconfigs',
+    expect(bare, bare.out).to.deep.include({ code: 0, out: '' });
+    const gone = await plugin(env('CHECK', 'c2'), conf({ prevResult: add.json }));
+    expect(gone.code).to.equal(1);
+    expect(gone.json).to.include({ cniVersion: '1.0.0', code: 3 });
+  });
+
+  it('GC (1.1.0, invoked directly) releases the attachments the runtime no longer lists', async () => {
+    for (const c of ['g1', 'g2']) expect((await plugin(env('ADD', c), conf())).code).to.equal(0);
+    const gc = await plugin(
+      { CNI_COMMAND: 'GC' },
+      {
+        cniVersion: '1.1.0',
+        name: NETWORK,
+        type: 'pool-monitor-cni',
+        nodeAPI: `unix:${sock}`,
+        tokenFile,
+        'cni.dev/valid-attachments': [
+          { containerID: 'c1', ifname: 'eth0' },
+          { containerID: 'g1', ifname: 'eth0' },
+        ],
+      },
+    );
+    expect(gc, gc.out).to.deep.include({ code: 0, out: '' });
+    const res = await post('/network/attachments', { podInterfaceIDPrefix: 'cni/' });
+    const left = (res.json as { attachments: { podInterfaceID: string }[] }).attachments;
+    expect(left.map((a) => a.podInterfaceID).sort()).to.deep.equal([
+      `cni/${NETWORK}/c1/eth0`,
+      `cni/${NETWORK}/g1/eth0`,
     ]);
-    expect(api.calls[0]!.body).to.deep.equal({ podInterfaceIDPrefix: 'cni/net-a/' });
-    expect(api.calls[1]!.body).to.have.property('podInterfaceID', 'cni/net-a/c2/eth0');
   });
 
-  it('STATUS fails with 50 unless the sidecar is ready and the pool can serve', async () => {
-    const stdin = conf({}, { cniVersion: '1.1.0' });
-    const env = { CNI_COMMAND: 'STATUS' };
-    const pool = (exhausted: boolean, Available: number) => ({
-      status: 200,
-      body: { exhausted, ipCounts: { Available } },
-    });
-    const ready = (p: HttpAnswer) =>
-      fakeApi((path) => (path === '/readyz' ? { status: 200, body: {} } : p));
-    expect(await run(env, () => stdin, ready(pool(false, 0)).deps)).to.deep.equal({
-      out: undefined,
-      code: 0,
-    });
-    const dry = await run(env, () => stdin, ready(pool(true, 0)).deps);
-    expect(dry.out).to.include({ code: 50 });
-    const waiting = fakeApi(() => ({
-      status: 503,
-      body: { status: 'not ready', reason: 'no NNC yet' },
-    }));
-    const notReady = await run(env, () => stdin, waiting.deps);
-    expect(notReady.out).to.include({ code: 50 });
-    expect((notReady.out as { msg: string }).msg).to.contain('no NNC yet');
+  it('STATUS fails with 50 and the reason while the sidecar is not ready, passes once it is', async () => {
+    const status = conf({ cniVersion: '1.1.0' });
+    h.state.ready = false;
+    const waiting = await plugin({ CNI_COMMAND: 'STATUS' }, status);
+    expect(waiting.code).to.equal(1);
+    expect(waiting.json).to.include({ cniVersion: '1.1.0', code: 50 });
+    expect(String(waiting.json!.msg)).to.match(/not ready \(HTTP 503/);
+    h.state.ready = true;
+    const ready = await plugin({ CNI_COMMAND: 'STATUS' }, status);
+    expect(ready, ready.out).to.deep.include({ code: 0, out: '' });
   });
 
-  it('VERSION answers for any version asked', async () => {
-    const { out } = await run({ CNI_COMMAND: 'VERSION' }, () => '{"cniVersion":"0.4.0"}');
-    expect(out).to.deep.equal({
-      cniVersion: '0.4.0',
-      supportedVersions: ['0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'],
-    });
+  it('a wrong token is refused with 100; the URL form of nodeAPI works as the socket does', async () => {
+    const wrongFile = join(dir, 'wrong-token');
+    writeFileSync(wrongFile, 'not-the-token-at-all', { mode: 0o600 });
+    const refused = await plugin(env('ADD', 'c3'), conf({}, { tokenFile: wrongFile }));
+    expect(refused.code).to.equal(1);
+    expect(refused.json).to.include({ code: 100 });
+    expect(String(refused.json!.msg)).to.match(/ipam\.tokenFile must hold/);
+    const overUrl = await plugin(
+      env('ADD', 'c3'),
+      conf({}, { nodeAPI: `http://127.0.0.1:${web.port}` }),
+    );
+    expect(overUrl.code, overUrl.out).to.equal(0);
+    expect(overUrl.json).to.have.nested.property('ips[0].gateway', '10.240.0.1');
   });
 });

@@ -1,4 +1,4 @@
-// The node API's endpoints for a CNI plugin (src/cni-plugin/): the lookup of
+// The node API's endpoints for a CNI plugin (cni-plugin/): the lookup of
 // one interface's assignment (CHECK) and the attachments under an interface
 // id prefix (GC); both behind the token like the other pod-naming
 // endpoints, and fuzzed: garbage never changes the store.

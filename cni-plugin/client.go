@@ -1,0 +1,129 @@
+// The node API as the plugin calls it: JSON over HTTP on the sidecar's unix
+// socket or loopback port, the bearer token read from its file once per
+// invocation. Each call has its own deadline (30 s: a node starting 110
+// pods at once answers slowly); a connection that fails or times out is
+// reported as "try again later" (the sidecar restarts, the runtime retries).
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Answer is the node API's status and JSON body (nil when it is not JSON).
+type Answer struct {
+	Status int
+	Body   interface{}
+}
+
+// NodeAPIClient calls the node API: a JSON POST, or a GET without body.
+// It fails with a *CniError when the sidecar cannot be reached.
+type NodeAPIClient interface {
+	Call(method, path string, body interface{}) (Answer, error)
+}
+
+// ReadToken is the token from the configured file: absent and not asked for, none.
+func ReadToken(file TokenFile) (string, error) {
+	data, err := os.ReadFile(file.Path)
+	if err != nil {
+		if !file.Required && errors.Is(err, os.ErrNotExist) {
+			return "", nil
+		}
+		return "", invalidConfig("ipam.tokenFile", file.Path+" cannot be read: "+err.Error())
+	}
+	return strings.TrimSpace(string(data)), nil
+}
+
+type httpClient struct {
+	conf      *IpamConfig
+	timeout   time.Duration
+	client    *http.Client
+	base      string
+	token     string
+	tokenRead bool
+}
+
+// NewNodeAPIClient is the client of the configured node API.
+func NewNodeAPIClient(conf *IpamConfig, timeout time.Duration) NodeAPIClient {
+	transport := &http.Transport{Proxy: nil, DisableCompression: true}
+	base := "http://" + net.JoinHostPort(conf.NodeAPI.Host, strconv.Itoa(conf.NodeAPI.Port))
+	if conf.NodeAPI.Kind == "unix" {
+		socket := conf.NodeAPI.Path
+		var d net.Dialer
+		transport.DialContext = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			return d.DialContext(ctx, "unix", socket)
+		}
+		base = "http://localhost"
+	}
+	return &httpClient{
+		conf:    conf,
+		timeout: timeout,
+		client:  &http.Client{Transport: transport, Timeout: timeout},
+		base:    base,
+	}
+}
+
+func (c *httpClient) Call(method, path string, body interface{}) (Answer, error) {
+	if !c.tokenRead {
+		token, err := ReadToken(c.conf.TokenFile)
+		if err != nil {
+			return Answer{}, err
+		}
+		c.token, c.tokenRead = token, true
+	}
+	var reader io.Reader
+	if body != nil {
+		data, err := marshal(body)
+		if err != nil {
+			return Answer{}, err
+		}
+		reader = bytes.NewReader(data)
+	}
+	req, err := http.NewRequest(method, c.base+path, reader)
+	if err != nil {
+		return Answer{}, c.unreachable(err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	res, err := c.client.Do(req)
+	if err != nil {
+		return Answer{}, c.unreachable(err)
+	}
+	defer res.Body.Close()
+	data, err := io.ReadAll(res.Body)
+	if err != nil {
+		return Answer{}, c.unreachable(err)
+	}
+	parsed, err := decode(data)
+	if err != nil {
+		parsed = nil
+	}
+	return Answer{Status: res.StatusCode, Body: parsed}, nil
+}
+
+func (c *httpClient) unreachable(err error) *CniError {
+	var urlErr *url.Error
+	if errors.As(err, &urlErr) {
+		if urlErr.Timeout() {
+			err = errors.New("no answer within " + strconv.FormatInt(c.timeout.Milliseconds(), 10) + " ms")
+		} else {
+			err = urlErr.Err
+		}
+	}
+	return cniError(CodeTryAgainLater,
+		"cannot reach the node's pool-monitor sidecar at %s: %s (is the pool-monitor DaemonSet running on this node?)",
+		c.conf.NodeAPIText, err.Error())
+}

@@ -1,0 +1,278 @@
+// The plugin's commands, each from the parsed configuration, the invocation
+// and a node API client to what goes on stdout (nil: nothing). The clock
+// and the sleep are passed in, so every path is tested without a sidecar
+// (commands_test.go).
+package main
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The node API's paths and the CNS ReturnCodes the plugin reads
+// (src/nodeapi/cns.ts).
+const (
+	pathReadyz            = "/readyz"
+	pathDebugPool         = "/debug/pool"
+	pathRequestIPConfigs  = "/network/requestipconfigs"
+	pathReleaseIPConfigs  = "/network/releaseipconfigs"
+	pathIPConfig          = "/network/ipconfig"
+	pathAttachments       = "/network/attachments"
+	returnSuccess         = 0
+	returnNotFound        = 14
+	returnFailedToAllocIP = 32
+)
+
+// Deps are what a command needs besides its input: the node API, a clock
+// and a sleep, both in milliseconds.
+type Deps struct {
+	Client NodeAPIClient
+	Now    func() int64
+	Sleep  func(ms int64)
+}
+
+// BackoffMs is the wait before retry `attempt` of "no address yet": the
+// first after 100 ms, doubling to 2 s.
+func BackoffMs(attempt int) int64 {
+	if attempt >= 5 {
+		return 2000
+	}
+	ms := int64(100) << uint(attempt)
+	if ms > 2000 {
+		return 2000
+	}
+	return ms
+}
+
+// AnswerError is a non-success answer as the error the runtime sees.
+func AnswerError(what string, answer Answer) *CniError {
+	code := path(answer.Body, "response", "ReturnCode")
+	message := fmt.Sprintf("HTTP %d", answer.Status)
+	if m := path(answer.Body, "response", "Message"); m != nil {
+		message = text(m)
+	}
+	switch {
+	case answer.Status == 401 || answer.Status == 403:
+		return cniError(CodeNodeAPIRefused,
+			"%s: the node API refused this plugin (HTTP %d); ipam.tokenFile must hold the sidecar's --node-api-token-file token",
+			what, answer.Status)
+	case answer.Status >= 500 || answer.Status == 0 || answer.Status == 429:
+		return cniError(CodeTryAgainLater, "%s: the node API failed: %s", what, message)
+	}
+	codeText := "none"
+	if code != nil {
+		codeText = text(code)
+	}
+	return cniError(CodeNodeAPIError, "%s: the node API answered HTTP %d, ReturnCode %s: %s",
+		what, answer.Status, codeText, message)
+}
+
+func ipConfigsBody(conf *IpamConfig, inv *Invocation, pod *Pod) (Object, error) {
+	id, err := InterfaceID(conf.Network, inv.ContainerID, inv.IfName)
+	if err != nil {
+		return nil, err
+	}
+	// DEL may come without CNI_ARGS: the release matches the interface id alone.
+	context := Object{{"PodName", inv.ContainerID}, {"PodNamespace", "-"}}
+	if pod != nil {
+		context = Object{{"PodName", pod.Name}, {"PodNamespace", pod.Namespace}}
+	}
+	return Object{
+		{"podInterfaceID", id},
+		{"infraContainerID", inv.ContainerID},
+		{"orchestratorContext", context},
+		{"desiredIPAddresses", []string{}},
+	}, nil
+}
+
+func returnCode(a Answer) interface{} { return path(a.Body, "response", "ReturnCode") }
+
+// Add asks the sidecar for the pod's address, waiting out ReturnCode 32
+// with backoff until ipam.addTimeoutSeconds.
+func Add(conf *IpamConfig, inv *Invocation, deps Deps) (interface{}, error) {
+	pod := PodOf(inv)
+	if pod == nil {
+		return nil, cniError(CodeInvalidEnvironment,
+			"CNI_ARGS must carry K8S_POD_NAMESPACE and K8S_POD_NAME: the sidecar hands addresses to pods of its node and reclaims one whose pod it cannot find")
+	}
+	body, err := ipConfigsBody(conf, inv, pod)
+	if err != nil {
+		return nil, err
+	}
+	who := pod.Namespace + "/" + pod.Name
+	deadline := deps.Now() + int64(conf.AddTimeoutSeconds)*1000
+	for attempt := 0; ; attempt++ {
+		answer, err := deps.Client.Call("POST", pathRequestIPConfigs, body)
+		if err != nil {
+			return nil, err
+		}
+		code := returnCode(answer)
+		info := first(path(answer.Body, "podIPInfo"))
+		if answer.Status == 200 && isNumber(code, returnSuccess) && info != nil {
+			return BuildResult(conf, info)
+		}
+		if answer.Status != 200 || !isNumber(code, returnFailedToAllocIP) {
+			return nil, AnswerError("no address for "+who, answer)
+		}
+		wait := BackoffMs(attempt)
+		if deps.Now()+wait > deadline {
+			message := ""
+			if m := path(answer.Body, "response", "Message"); m != nil {
+				message = text(m)
+			}
+			return nil, cniError(CodeTryAgainLater, "no address for %s within %d s (ipam.addTimeoutSeconds): %s",
+				who, conf.AddTimeoutSeconds, message)
+		}
+		deps.Sleep(wait)
+	}
+}
+
+// Del releases the attachment; idempotent: one the sidecar does not know is released already.
+func Del(conf *IpamConfig, inv *Invocation, deps Deps) (interface{}, error) {
+	body, err := ipConfigsBody(conf, inv, PodOf(inv))
+	if err != nil {
+		return nil, err
+	}
+	answer, err := deps.Client.Call("POST", pathReleaseIPConfigs, body)
+	if err != nil {
+		return nil, err
+	}
+	if answer.Status != 200 || !isNumber(returnCode(answer), returnSuccess) {
+		return nil, AnswerError("cannot release "+inv.ContainerID+"/"+inv.IfName, answer)
+	}
+	return nil, nil
+}
+
+// Check looks the attachment up and compares it with the runtime's prevResult.
+func Check(conf *IpamConfig, inv *Invocation, deps Deps) (interface{}, error) {
+	id, err := InterfaceID(conf.Network, inv.ContainerID, inv.IfName)
+	if err != nil {
+		return nil, err
+	}
+	attachment := inv.ContainerID + "/" + inv.IfName
+	answer, err := deps.Client.Call("POST", pathIPConfig, Object{{"podInterfaceID", id}})
+	if err != nil {
+		return nil, err
+	}
+	code := returnCode(answer)
+	if answer.Status == 200 && isNumber(code, returnNotFound) {
+		return nil, cniError(CodeUnknownContainer, "the sidecar holds no address for %s on network %s",
+			attachment, conf.Network)
+	}
+	info := first(path(answer.Body, "podIPInfo"))
+	if answer.Status != 200 || !isNumber(code, returnSuccess) || info == nil {
+		return nil, AnswerError("cannot check "+attachment, answer)
+	}
+	podIPConfig, isObj := path(info, "PodIPConfig").(obj)
+	if !isObj {
+		return nil, cniError(CodeTryAgainLater, "unexpected: the node API answered without PodIPConfig: %s",
+			jsonText(info, true))
+	}
+	held := podIPConfig["IPAddress"]
+	given := AddressesOf(conf.PrevResult)
+	if conf.HasPrevResult {
+		found := false
+		for _, g := range given {
+			found = found || held == g
+		}
+		if !found {
+			has := strings.Join(given, ", ")
+			if has == "" {
+				has = "no address"
+			}
+			return nil, cniError(CodeAddressMismatch, "the sidecar holds %s for %s, the runtime's result has %s",
+				text(held), attachment, has)
+		}
+	}
+	return nil, nil
+}
+
+// Gc releases every attachment of this network the runtime no longer knows.
+func Gc(conf *IpamConfig, deps Deps) (interface{}, error) {
+	answer, err := deps.Client.Call("POST", pathAttachments,
+		Object{{"podInterfaceIDPrefix", InterfacePrefix(conf.Network)}})
+	if err != nil {
+		return nil, err
+	}
+	if answer.Status != 200 || !isNumber(returnCode(answer), returnSuccess) {
+		return nil, AnswerError("cannot list the attachments", answer)
+	}
+	list, isArray := path(answer.Body, "attachments").([]interface{})
+	if !isArray {
+		return nil, cniError(CodeTryAgainLater, "unexpected: the node API listed no attachments: %s",
+			jsonText(answer.Body, true))
+	}
+	valid := map[string]bool{}
+	for _, a := range conf.ValidAttachments {
+		id, err := InterfaceID(conf.Network, a.ContainerID, a.IfName)
+		if err != nil {
+			return nil, err
+		}
+		valid[id] = true
+	}
+	failures := []string{}
+	for _, a := range list {
+		id, _ := field(a, "podInterfaceID")
+		if s, isStr := id.(string); isStr && valid[s] {
+			continue
+		}
+		release := Object{}
+		if v, ok := field(a, "podInterfaceID"); ok {
+			release = append(release, KV{"podInterfaceID", v})
+		}
+		if v, ok := field(a, "infraContainerID"); ok {
+			release = append(release, KV{"infraContainerID", v})
+		}
+		context := Object{}
+		if v, ok := field(a, "podName"); ok {
+			context = append(context, KV{"PodName", v})
+		}
+		if v, ok := field(a, "podNamespace"); ok {
+			context = append(context, KV{"PodNamespace", v})
+		}
+		release = append(release, KV{"orchestratorContext", context}, KV{"desiredIPAddresses", []string{}})
+		answer, err := deps.Client.Call("POST", pathReleaseIPConfigs, release)
+		if err != nil {
+			return nil, err
+		}
+		if answer.Status != 200 {
+			failures = append(failures, fmt.Sprintf("%s (HTTP %d)", text(id), answer.Status))
+		}
+	}
+	if len(failures) > 0 {
+		return nil, cniError(CodeTryAgainLater, "GC could not release %s", strings.Join(failures, ", "))
+	}
+	return nil, nil
+}
+
+// Status succeeds (no output) only while the sidecar is ready and its pool can serve an ADD.
+func Status(deps Deps) (interface{}, error) {
+	notAvailable := func(why string) *CniError {
+		return cniError(CodeNotAvailable, "pool-monitor-cni cannot serve: %s", why)
+	}
+	ready, err := deps.Client.Call("GET", pathReadyz, nil)
+	if err != nil {
+		return nil, notAvailable(err.Error())
+	}
+	if ready.Status != 200 {
+		reason := ""
+		if r := path(ready.Body, "reason"); r != nil && r != "" && r != false && !isNumber(r, 0) {
+			reason = ": " + text(r)
+		}
+		return nil, notAvailable(fmt.Sprintf("the node's sidecar is not ready (HTTP %d%s)", ready.Status, reason))
+	}
+	pool, err := deps.Client.Call("GET", pathDebugPool, nil)
+	if err != nil {
+		return nil, err
+	}
+	exhausted, _ := path(pool.Body, "exhausted").(bool)
+	if pool.Status == 200 && exhausted && isNumber(path(pool.Body, "ipCounts", "Available"), 0) {
+		return nil, notAvailable("no address is free on this node and the subnet is exhausted")
+	}
+	return nil, nil
+}
+
+// Version answers for any version the runtime asks in.
+func Version(cniVersion string) Object {
+	return Object{{"cniVersion", cniVersion}, {"supportedVersions", SupportedVersions}}
+}

@@ -1,0 +1,389 @@
+// The plugin's input, parsed and checked before anything is asked of the
+// node: the network configuration on stdin (its `ipam` section, or the top
+// level for GC and STATUS invoked directly). Pure: each function returns a
+// checked value or a *CniError naming the key.
+package main
+
+import (
+	"math"
+	"net/netip"
+	"net/url"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+const (
+	PluginType = "pool-monitor-cni"
+	// Where the DaemonSet's sidecar listens when it is locked down (README "Security").
+	DefaultNodeAPI   = "unix:/run/pool-monitor/cns.sock"
+	DefaultTokenFile = "/run/pool-monitor/node-api-token"
+	// How long ADD waits out "no address yet" (ReturnCode 32) by default.
+	DefaultAddTimeoutSeconds = 60
+)
+
+// SupportedVersions are the CNI versions this plugin speaks.
+var SupportedVersions = []string{"0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"}
+
+// NodeAPIAddress is `unix:/path` (Kind "unix", Path) or `http://host:port` (Kind "http").
+type NodeAPIAddress struct {
+	Kind string
+	Path string
+	Host string
+	Port int
+}
+
+// RouteConf is one configured route; Gw empty: the gateway.
+type RouteConf struct {
+	Dst string
+	Gw  string
+}
+
+// DNSConf is the configured DNS; a nil slice or empty Domain is not given.
+type DNSConf struct {
+	Nameservers []string
+	Domain      string
+	Search      []string
+	Options     []string
+}
+
+// TokenFile is the bearer token's file; Required when the configuration names it.
+type TokenFile struct {
+	Path     string
+	Required bool
+}
+
+// Attachment is one entry of `cni.dev/valid-attachments`.
+type Attachment struct {
+	ContainerID string
+	IfName      string
+}
+
+// IpamConfig is the plugin's checked configuration.
+type IpamConfig struct {
+	CniVersion string
+	// The network's name: the start of every attachment's interface id.
+	Network     string
+	NodeAPI     NodeAPIAddress
+	NodeAPIText string
+	TokenFile   TokenFile
+	// Overrides the gateway the node's NNC gives ("": none).
+	Gateway string
+	// The routes the result carries (gateway filled in); nil: a default route.
+	Routes []RouteConf
+	DNS    *DNSConf
+	MTU    int
+	// How long ADD waits out ReturnCode 32.
+	AddTimeoutSeconds int
+	// GC: the attachments the runtime still knows; nil: none given.
+	ValidAttachments []Attachment
+	// CHECK: the result the chain gave at ADD.
+	PrevResult    interface{}
+	HasPrevResult bool
+}
+
+type obj = map[string]interface{}
+
+func str(o obj, key, at string) (string, bool, error) {
+	v, ok := o[key]
+	if !ok {
+		return "", false, nil
+	}
+	s, isStr := v.(string)
+	if !isStr || s == "" {
+		return "", false, invalidConfig(at+key, "must be a non-empty string")
+	}
+	return s, true, nil
+}
+
+// ipFamily is 4 or 6 for an IP address as Node's net.isIP reads it, 0 otherwise.
+func ipFamily(s string) int {
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return 0
+	}
+	if a.Is4() {
+		return 4
+	}
+	return 6
+}
+
+func ip(o obj, key, at string) (string, error) {
+	v, ok, err := str(o, key, at)
+	if err != nil {
+		return "", err
+	}
+	if ok && ipFamily(v) == 0 {
+		return "", invalidConfig(at+key, "is not an IP address: "+v)
+	}
+	return v, nil
+}
+
+func strs(o obj, key, at string) ([]string, error) {
+	v, ok := o[key]
+	if !ok {
+		return nil, nil
+	}
+	a, isArray := v.([]interface{})
+	if !isArray {
+		return nil, invalidConfig(at+key, "must be an array of strings")
+	}
+	out := make([]string, 0, len(a))
+	for _, e := range a {
+		s, isStr := e.(string)
+		if !isStr {
+			return nil, invalidConfig(at+key, "must be an array of strings")
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// ParseNodeAPI reads `unix:/path` or `http://host:port`.
+func ParseNodeAPI(text, key string) (NodeAPIAddress, error) {
+	if strings.HasPrefix(text, "unix:") {
+		p := strings.TrimPrefix(text, "unix:")
+		if !strings.HasPrefix(p, "/") {
+			return NodeAPIAddress{}, invalidConfig(key, "must name an absolute socket path: "+text)
+		}
+		return NodeAPIAddress{Kind: "unix", Path: p}, nil
+	}
+	bad := invalidConfig(key, "must be unix:/path or http://host:port, got "+jsonText(text, true))
+	u, err := url.Parse(text)
+	if err != nil || u.Scheme != "http" || u.Opaque != "" || u.Host == "" ||
+		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery {
+		return NodeAPIAddress{}, bad
+	}
+	port := 80
+	if p := u.Port(); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n > 65535 {
+			return NodeAPIAddress{}, bad
+		}
+		port = n
+	}
+	host := u.Hostname()
+	if host == "" {
+		return NodeAPIAddress{}, bad
+	}
+	return NodeAPIAddress{Kind: "http", Host: host, Port: port}, nil
+}
+
+var cidrPattern = regexp.MustCompile(`^([^/]+)/([0-9]{1,3})$`)
+
+func parseRoutes(o obj, at string) ([]RouteConf, error) {
+	v, ok := o["routes"]
+	if !ok {
+		return nil, nil
+	}
+	a, isArray := v.([]interface{})
+	if !isArray {
+		return nil, invalidConfig(at+"routes", "must be an array of {dst, gw}")
+	}
+	out := make([]RouteConf, 0, len(a))
+	for i, e := range a {
+		each := at + "routes[" + strconv.Itoa(i) + "]"
+		r, isObj := e.(obj)
+		if !isObj {
+			return nil, invalidConfig(each, "must be an object {dst, gw}")
+		}
+		dst, has, err := str(r, "dst", each+".")
+		if err != nil {
+			return nil, err
+		}
+		m := cidrPattern.FindStringSubmatch(dst)
+		valid := m != nil && ipFamily(m[1]) != 0
+		if valid {
+			bits, _ := strconv.Atoi(m[2])
+			max := 32
+			if ipFamily(m[1]) == 6 {
+				max = 128
+			}
+			valid = bits <= max
+		}
+		if !valid {
+			return nil, invalidConfig(each+".dst", "must be a CIDR, got "+jsonText(dst, has))
+		}
+		gw, err := ip(r, "gw", each+".")
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, RouteConf{Dst: dst, Gw: gw})
+	}
+	return out, nil
+}
+
+func parseDNS(o obj, at string) (*DNSConf, error) {
+	v, ok := o["dns"]
+	if !ok {
+		return nil, nil
+	}
+	d, isObj := v.(obj)
+	if !isObj {
+		return nil, invalidConfig(at+"dns", "must be an object {nameservers, domain, search, options}")
+	}
+	var out DNSConf
+	var err error
+	if out.Nameservers, err = strs(d, "nameservers", at+"dns."); err != nil {
+		return nil, err
+	}
+	for i, n := range out.Nameservers {
+		if ipFamily(n) == 0 {
+			return nil, invalidConfig(at+"dns.nameservers["+strconv.Itoa(i)+"]", "is not an IP address: "+n)
+		}
+	}
+	if out.Domain, _, err = str(d, "domain", at+"dns."); err != nil {
+		return nil, err
+	}
+	if out.Search, err = strs(d, "search", at+"dns."); err != nil {
+		return nil, err
+	}
+	if out.Options, err = strs(d, "options", at+"dns."); err != nil {
+		return nil, err
+	}
+	return &out, nil
+}
+
+// positive is a whole number from 1 to max, or 0 when not given.
+func positive(o obj, key, at string, max int) (int, error) {
+	v, ok := o[key]
+	if !ok {
+		return 0, nil
+	}
+	f, isNum := v.(float64)
+	if !isNum || f != math.Trunc(f) || f < 1 || f > float64(max) {
+		return 0, invalidConfig(at+key, "must be a whole number from 1 to "+strconv.Itoa(max))
+	}
+	return int(f), nil
+}
+
+func parseValidAttachments(conf obj) ([]Attachment, error) {
+	v, ok := conf["cni.dev/valid-attachments"]
+	if !ok {
+		return nil, nil
+	}
+	a, isArray := v.([]interface{})
+	if !isArray {
+		return nil, invalidConfig("cni.dev/valid-attachments", "must be an array")
+	}
+	out := make([]Attachment, 0, len(a))
+	for i, e := range a {
+		each := "cni.dev/valid-attachments[" + strconv.Itoa(i) + "]"
+		o, isObj := e.(obj)
+		if !isObj {
+			return nil, invalidConfig(each, "must be an object {containerID, ifname}")
+		}
+		containerID, hasID, err := str(o, "containerID", each+".")
+		if err != nil {
+			return nil, err
+		}
+		ifname, hasIf, err := str(o, "ifname", each+".")
+		if err != nil {
+			return nil, err
+		}
+		if !hasID || !hasIf {
+			return nil, invalidConfig(each, "needs containerID and ifname")
+		}
+		out = append(out, Attachment{ContainerID: containerID, IfName: ifname})
+	}
+	return out, nil
+}
+
+// VersionOf is the cniVersion of a configuration, checked against what this plugin speaks.
+func VersionOf(conf obj) (string, error) {
+	v, _ := conf["cniVersion"].(string)
+	if v == "" {
+		return "", invalidConfig("cniVersion", `is required (a string such as "1.0.0")`)
+	}
+	for _, s := range SupportedVersions {
+		if s == v {
+			return v, nil
+		}
+	}
+	return "", cniError(CodeIncompatibleVersion, "incompatible CNI version %s: this plugin supports %s",
+		v, strings.Join(SupportedVersions, ", "))
+}
+
+// ParseJSON reads stdin's JSON text: an object.
+func ParseJSON(data []byte) (obj, error) {
+	v, err := decode(data)
+	if err != nil {
+		return nil, cniError(CodeDecodeFailure, "the network configuration on stdin is not JSON: %s", err.Error())
+	}
+	o, isObj := v.(obj)
+	if !isObj {
+		return nil, cniError(CodeDecodeFailure, "the network configuration on stdin must be a JSON object")
+	}
+	return o, nil
+}
+
+// ParseConfig is the plugin's configuration: the `ipam` section of the
+// network configuration, or (GC and STATUS called on the plugin itself)
+// its top level.
+func ParseConfig(conf obj) (*IpamConfig, error) {
+	cniVersion, err := VersionOf(conf)
+	if err != nil {
+		return nil, err
+	}
+	network, _ := conf["name"].(string)
+	if !namePattern.MatchString(network) || len(network) > 128 {
+		return nil, invalidConfig("name", "must be a network name of letters, digits, _ . - (at most 128)")
+	}
+	ipam, at := conf, ""
+	if v, hasIpam := conf["ipam"]; hasIpam {
+		section, isObj := v.(obj)
+		if !isObj {
+			return nil, invalidConfig("ipam", "must be an object")
+		}
+		ipam, at = section, "ipam."
+		if t, ok := section["type"]; !ok || t != PluginType {
+			return nil, invalidConfig("ipam.type", `must be "`+PluginType+`", got `+jsonText(t, ok))
+		}
+	}
+	c := &IpamConfig{CniVersion: cniVersion, Network: network}
+	nodeAPIText, has, err := str(ipam, "nodeAPI", at)
+	if err != nil {
+		return nil, err
+	}
+	if !has {
+		nodeAPIText = DefaultNodeAPI
+	}
+	c.NodeAPIText = nodeAPIText
+	tokenPath, has, err := str(ipam, "tokenFile", at)
+	if err != nil {
+		return nil, err
+	}
+	if has && !strings.HasPrefix(tokenPath, "/") {
+		return nil, invalidConfig(at+"tokenFile", "must be an absolute path")
+	}
+	c.TokenFile = TokenFile{Path: tokenPath, Required: has}
+	if !has {
+		c.TokenFile.Path = DefaultTokenFile
+	}
+	if c.Gateway, err = ip(ipam, "gateway", at); err != nil {
+		return nil, err
+	}
+	if c.Routes, err = parseRoutes(ipam, at); err != nil {
+		return nil, err
+	}
+	if c.DNS, err = parseDNS(ipam, at); err != nil {
+		return nil, err
+	}
+	if c.MTU, err = positive(ipam, "mtu", at, 65535); err != nil {
+		return nil, err
+	}
+	if c.ValidAttachments, err = parseValidAttachments(conf); err != nil {
+		return nil, err
+	}
+	if c.NodeAPI, err = ParseNodeAPI(nodeAPIText, at+"nodeAPI"); err != nil {
+		return nil, err
+	}
+	if c.AddTimeoutSeconds, err = positive(ipam, "addTimeoutSeconds", at, 3600); err != nil {
+		return nil, err
+	}
+	if c.AddTimeoutSeconds == 0 {
+		c.AddTimeoutSeconds = DefaultAddTimeoutSeconds
+	}
+	c.PrevResult, c.HasPrevResult = conf["prevResult"]
+	return c, nil
+}

@@ -1,0 +1,3 @@
+module ipam-pool-monitor/cni-plugin
+
+go 1.19
