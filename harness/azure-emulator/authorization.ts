@@ -11,7 +11,9 @@
 // An assignment grants its actions at its scope and everything below it
 // (ARM ids, case ignored); an action may end in `*` (e.g. `Microsoft.Network/*`).
 import type { LinkedProperty } from '../../src/azure/arm/actions.ts';
-import { LINKED_ACTIONS } from '../../src/azure/arm/actions.ts';
+import { CALL_ACTIONS, LINKED_ACTIONS } from '../../src/azure/arm/actions.ts';
+import type { ArmOperation } from '../../src/azure/arm/operations.ts';
+import { OP_PATH } from './operations.ts';
 import { ArmHttpError } from './errors.ts';
 
 export interface RoleAssignment {
@@ -160,4 +162,51 @@ export function foreignLinks(linked: Needed[]): ForeignLink[] {
       out.push({ id: l.scope, subscription: sub });
   }
   return out;
+}
+
+/**
+ * The action a request needs (CALL_ACTIONS, the backend's own list), on
+ * what, and for a write the linked ones on every resource its body references.
+ */
+export function requestNeeds(
+  operation: ArmOperation,
+  url: URL,
+  body: string,
+  operationScope: (id: string) => string | undefined,
+): [Needed | undefined, Needed[]] {
+  const path = url.pathname.replace(/\/$/, '');
+  const rg = /^(\/subscriptions\/[^/]+\/resourceGroups\/[^/]+)/i.exec(path)?.[1] ?? path;
+  const action = CALL_ACTIONS[operation];
+  if (!action) return [undefined, []];
+  switch (operation) {
+    case 'NetworkInterfaces.List':
+      return [{ action, scope: rg }, []];
+    case 'NetworkInterfaces.CreateOrUpdate':
+    case 'ScaleSetVMs.Update':
+      return [{ action, scope: path }, linkedNeeds(parsedOrUndefined(body))];
+    // A poll is a read of the operation, authorized at the resource group of
+    // the resource its write changed: ARM's status URL is not under the
+    // resource, so a role at the resource alone starts the operation but
+    // cannot follow it (Azure docs, "Track asynchronous Azure operations",
+    // permission for tracking async status; MicrosoftDocs/azure-docs#111535).
+    // An unknown operation is the 404 below.
+    case 'AsyncOperation.Get':
+    case 'ComputeOperation.Get': {
+      const scope = operationScope(OP_PATH.exec(path)?.[1] ?? '');
+      return [scope ? { action, scope } : undefined, []];
+    }
+    case 'VirtualNetworks.ListUsage':
+      return [{ action, scope: path.replace(/\/usages$/i, '') }, []];
+    default:
+      return [{ action, scope: path }, []];
+  }
+}
+
+/** A body's JSON, or undefined (the handler answers a bad body with its own 400). */
+function parsedOrUndefined(body: string): unknown {
+  try {
+    return JSON.parse(body) as unknown;
+  } catch {
+    return undefined;
+  }
 }

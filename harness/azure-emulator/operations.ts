@@ -33,6 +33,9 @@ export interface OperationTimes {
   random: () => number;
 }
 
+/** An operation's status URL, its id at the end (Azure-AsyncOperation). */
+export const OP_PATH = /\/operations\/([^/]+)\/?$/i;
+
 const MAX_OPERATIONS = 20_000;
 
 export class ArmOperations {

@@ -13,19 +13,20 @@
 //   GET  .../virtualMachineScaleSets/{ss}/virtualMachines/{id}                 with its ETag
 //   PUT  (same)                                   If-Match (412), Azure-AsyncOperation
 //   GET  /subscriptions/S/providers/Microsoft.Compute/locations/L/operations/{id}
-// Every request needs `Authorization: Bearer <one of the accepted tokens>`.
+// Every request needs `Authorization: Bearer <one of the accepted tokens>`,
+// is held to ARM's quotas and authorized (authorization.ts), then served
+// (arm-routes.ts).
 // Injected faults (faults.ts) answer before the real handling. Each request
 // is logged (time, operation, NIC, status) for tests and reports.
-import type { ArmObject } from './nic-put.ts';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { ArmOperation } from '../../src/azure/arm/operations.ts';
 import { armOperationOf } from '../../src/azure/arm/operations.ts';
-import type { Needed, RoleAssignment } from './authorization.ts';
-import { authorize, foreignLinks, linkedNeeds } from './authorization.ts';
-import { CALL_ACTIONS } from '../../src/azure/arm/actions.ts';
+import { ArmRoutes, NIC_PATH, SS_PATH, type Answer } from './arm-routes.ts';
+import type { RoleAssignment } from './authorization.ts';
+import { authorize, foreignLinks, requestNeeds } from './authorization.ts';
 import { ArmHttpError } from './errors.ts';
 import type { FaultSpec } from './faults.ts';
 import type { OtherWritersOptions } from './other-writers.ts';
@@ -65,25 +66,14 @@ export interface ArmRequestRecord {
   error?: string;
 }
 
-const NIC_PATH =
-  /\/resourceGroups\/([^/]+)\/providers\/Microsoft\.Network\/networkInterfaces(?:\/([^/]+))?\/?$/i;
-const SUBNET_PATH =
-  /\/resourceGroups\/([^/]+)\/providers\/Microsoft\.Network\/virtualNetworks\/([^/]+)\/subnets\/([^/]+)\/?$/i;
-const USAGES_PATH =
-  /\/resourceGroups\/([^/]+)\/providers\/Microsoft\.Network\/virtualNetworks\/([^/]+)\/usages\/?$/i;
-const OP_PATH = /\/operations\/([^/]+)\/?$/i;
-const SS_PATH =
-  /\/resourceGroups\/([^/]+)\/providers\/Microsoft\.Compute\/virtualMachineScaleSets\/([^/]+)(?:\/virtualMachines\/([^/]+))?(?:\/networkInterfaces(?:\/([^/]+))?)?\/?$/i;
-const API_VERSION = '2026-01-01';
-
 export class ArmEmulator {
   readonly network: EmulatedNetwork;
   readonly faults = new FaultQueue();
   /** cloud-provider-azure and scale-set reimages (other-writers.ts). */
   readonly otherWriters: OtherWriters;
   readonly requests: ArmRequestRecord[] = [];
-  pageSize: number;
-  pollRetryAfterSeconds: number;
+  /** The resources it serves (arm-routes.ts). */
+  private readonly routes: ArmRoutes;
   private tokens: Set<string>;
   roleAssignments: RoleAssignment[] | undefined;
   readonly quota: ArmQuota | undefined;
@@ -92,17 +82,18 @@ export class ArmEmulator {
   private readonly keepLog: boolean;
   private readonly now: () => number;
   private server?: Server;
-  private base = '';
 
   constructor(options: ArmEmulatorOptions) {
     this.network = new EmulatedNetwork(options);
     this.otherWriters = new OtherWriters(this.network, options.otherWriters ?? {});
     this.tokens = new Set(options.tokens ?? ['emulator-token']);
-    this.pageSize = options.pageSize ?? 100;
-    // Realistic timings: ARM's usual Retry-After of 10 s.
-    this.pollRetryAfterSeconds =
-      options.pollRetryAfterSeconds ??
-      (options.timing === 'realistic' ? 10 : Math.ceil((options.operationMs ?? 0) / 1000));
+    this.routes = new ArmRoutes(this.network, {
+      pageSize: options.pageSize ?? 100,
+      // Realistic timings: ARM's usual Retry-After of 10 s.
+      pollRetryAfterSeconds:
+        options.pollRetryAfterSeconds ??
+        (options.timing === 'realistic' ? 10 : Math.ceil((options.operationMs ?? 0) / 1000)),
+    });
     this.keepLog = options.log ?? true;
     this.now = options.now ?? Date.now;
     this.roleAssignments = options.roleAssignments;
@@ -140,7 +131,7 @@ export class ArmEmulator {
 
   /** The endpoint to give the client, e.g. http://127.0.0.1:41234. */
   get endpoint(): string {
-    return this.base;
+    return this.routes.base;
   }
 
   async listen(port = 0, host = '127.0.0.1'): Promise<string> {
@@ -152,9 +143,9 @@ export class ArmEmulator {
       server.listen(port, host, () => resolve());
     });
     const addr = server.address() as AddressInfo;
-    this.base = `http://${host}:${addr.port}`;
+    this.routes.base = `http://${host}:${addr.port}`;
     this.otherWriters.start();
-    return this.base;
+    return this.routes.base;
   }
 
   async close(): Promise<void> {
@@ -179,7 +170,7 @@ export class ArmEmulator {
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = req.method ?? 'GET';
-    const url = new URL(req.url ?? '/', this.base);
+    const url = new URL(req.url ?? '/', this.routes.base);
     const operation = armOperationOf(method, url.pathname);
     const ss = SS_PATH.exec(url.pathname);
     // A NIC by name; a scale-set instance as vmss:SS/ID (its NIC is written through it).
@@ -211,6 +202,20 @@ export class ArmEmulator {
     record.status = status;
   }
 
+  /** The real handling of a request within quota: authorized, then served (arm-routes.ts). */
+  private async operate(
+    method: string,
+    url: URL,
+    operation: ArmOperation,
+    req: IncomingMessage,
+    body: string,
+  ): Promise<Answer> {
+    const scopeOf = (id: string): string | undefined => this.network.operationScope(id);
+    const [need, linked] = requestNeeds(operation, url, body, scopeOf);
+    authorize(this.roleAssignments, need, linked, foreignLinks(linked));
+    return this.routes.serve(method, url, operation, req, body);
+  }
+
   private async answer(
     method: string,
     url: URL,
@@ -218,7 +223,7 @@ export class ArmEmulator {
     nic: string | undefined,
     req: IncomingMessage,
     body: string,
-  ): Promise<{ status: number; body: unknown; headers?: Record<string, string> }> {
+  ): Promise<Answer> {
     const auth = req.headers.authorization ?? '';
     const token = auth.startsWith('Bearer ') ? auth.slice('Bearer '.length) : undefined;
     if (token === undefined || !this.tokens.has(token)) {
@@ -265,185 +270,6 @@ export class ArmEmulator {
       if (err instanceof ArmHttpError) Object.assign(err.headers, quotaHeader);
       throw err;
     }
-  }
-
-  /**
-   * The action a request needs (CALL_ACTIONS, the backend's own list), on
-   * what, and for a write the linked ones on every resource its body references.
-   */
-  private needs(operation: ArmOperation, url: URL, body: string): [Needed | undefined, Needed[]] {
-    const path = url.pathname.replace(/\/$/, '');
-    const rg = /^(\/subscriptions\/[^/]+\/resourceGroups\/[^/]+)/i.exec(path)?.[1] ?? path;
-    const action = CALL_ACTIONS[operation];
-    if (!action) return [undefined, []];
-    switch (operation) {
-      case 'NetworkInterfaces.List':
-        return [{ action, scope: rg }, []];
-      case 'NetworkInterfaces.CreateOrUpdate':
-      case 'ScaleSetVMs.Update':
-        return [{ action, scope: path }, linkedNeeds(parsedOrUndefined(body))];
-      // A poll is a read of the operation, authorized at the resource group of
-      // the resource its write changed: ARM's status URL is not under the
-      // resource, so a role at the resource alone starts the operation but
-      // cannot follow it (Azure docs, "Track asynchronous Azure operations",
-      // permission for tracking async status; MicrosoftDocs/azure-docs#111535).
-      // An unknown operation is the 404 below.
-      case 'AsyncOperation.Get':
-      case 'ComputeOperation.Get': {
-        const scope = this.network.operationScope(OP_PATH.exec(path)?.[1] ?? '');
-        return [scope ? { action, scope } : undefined, []];
-      }
-      case 'VirtualNetworks.ListUsage':
-        return [{ action, scope: path.replace(/\/usages$/i, '') }, []];
-      default:
-        return [{ action, scope: path }, []];
-    }
-  }
-
-  /** The real handling of an authenticated request. */
-  private async operate(
-    method: string,
-    url: URL,
-    operation: ArmOperation,
-    req: IncomingMessage,
-    body: string,
-  ): Promise<{ status: number; body: unknown; headers?: Record<string, string> }> {
-    const net = this.network;
-    const [need, linked] = this.needs(operation, url, body);
-    authorize(this.roleAssignments, need, linked, foreignLinks(linked));
-    if (operation === 'NetworkInterfaces.List') {
-      const [, rg] = NIC_PATH.exec(url.pathname)!;
-      return { status: 200, body: this.page(net.listNics(rg!), url) };
-    }
-    if (operation === 'NetworkInterfaces.Get') {
-      const [, rg, name] = NIC_PATH.exec(url.pathname)!;
-      const found = net.getNic(rg!, name!);
-      if (!found) throw new ArmHttpError(404, 'NotFound', `network interface ${name} not found`);
-      return { status: 200, body: found, headers: { etag: String(found.etag) } };
-    }
-    if (operation === 'NetworkInterfaces.CreateOrUpdate') {
-      const [, rg, name] = NIC_PATH.exec(url.pathname)!;
-      const { nic, operationId } = net.putNic(rg!, name!, jsonBody(body), ifMatchOf(req));
-      return this.writeAccepted('Microsoft.Network', operationId, nic);
-    }
-    if (operation.startsWith('ScaleSet')) {
-      const [, rg, ss, id, nicName] = SS_PATH.exec(url.pathname) ?? [];
-      if (operation === 'ScaleSetNetworkInterfaces.List') {
-        return { status: 200, body: this.page(net.listScaleSetNics(rg!, ss!), url) };
-      }
-      if (operation === 'ScaleSetNetworkInterfaces.Get') {
-        const found = net.getScaleSetNic(rg!, ss!, id!, nicName!);
-        if (!found)
-          throw new ArmHttpError(404, 'NotFound', `network interface ${nicName} not found`);
-        return { status: 200, body: found, headers: { etag: String(found.etag) } };
-      }
-      if (operation === 'ScaleSetNetworkInterfaces.CreateOrUpdate') {
-        throw new ArmHttpError(
-          405,
-          'OperationNotAllowed',
-          "The operation 'write' on resource type 'virtualMachineScaleSets/virtualMachines/networkInterfaces' is disallowed.",
-        );
-      }
-      if (operation === 'ScaleSetVMs.Get') {
-        const vm = net.getScaleSetVm(rg!, ss!, id!);
-        if (!vm) throw new ArmHttpError(404, 'NotFound', `scale set VM ${ss}/${id} not found`);
-        return { status: 200, body: vm, headers: { etag: String(vm.etag) } };
-      }
-      const { vm, operationId } = net.putScaleSetVm(rg!, ss!, id!, jsonBody(body), ifMatchOf(req));
-      return this.writeAccepted('Microsoft.Compute', operationId, vm);
-    }
-    if (operation === 'AsyncOperation.Get' || operation === 'ComputeOperation.Get') {
-      const id = OP_PATH.exec(url.pathname)![1]!;
-      const status = net.operation(id);
-      if (!status) throw new ArmHttpError(404, 'NotFound', `operation ${id} not found`);
-      const headers: Record<string, string> =
-        status.status === 'InProgress' ? { 'retry-after': String(this.pollRetryAfterSeconds) } : {};
-      return { status: 200, body: status, headers };
-    }
-    if (operation === 'Subnets.Get') {
-      const [, rg, vnet, name] = SUBNET_PATH.exec(url.pathname)!;
-      const subnet = net
-        .subnetsOf(rg!, vnet!)
-        .find((s) => s.name.toLowerCase() === name!.toLowerCase());
-      if (!subnet) throw new ArmHttpError(404, 'NotFound', `subnet ${name} not found`);
-      return { status: 200, body: subnet.toArm(`W/"${randomUUID()}"`) };
-    }
-    if (operation === 'VirtualNetworks.ListUsage') {
-      const [, rg, vnet] = USAGES_PATH.exec(url.pathname)!;
-      const subnets = net.subnetsOf(rg!, vnet!);
-      if (subnets.length === 0)
-        throw new ArmHttpError(404, 'NotFound', `virtual network ${vnet} not found`);
-      const usages = subnets.map((s) => ({
-        id: s.id,
-        currentValue: s.inUse,
-        limit: s.limit,
-        name: { value: 'SubnetSpace', localizedValue: 'Subnet size and usage' },
-        unit: 'Count',
-      }));
-      return { status: 200, body: this.page(usages, url) };
-    }
-    throw new ArmHttpError(
-      404,
-      'NotFound',
-      `the emulator does not serve ${method} ${url.pathname}`,
-    );
-  }
-
-  /**
-   * A long-running write's first answer: the resource as stored, its etag, and
-   * where to poll (Azure-AsyncOperation) after how long (Retry-After).
-   */
-  private writeAccepted(
-    provider: 'Microsoft.Network' | 'Microsoft.Compute',
-    operationId: string,
-    resource: ArmObject,
-  ): { status: number; body: unknown; headers: Record<string, string> } {
-    const net = this.network;
-    const poll = `${this.base}/subscriptions/${net.subscriptionId}/providers/${provider}/locations/${net.location}/operations/${operationId}?api-version=${API_VERSION}`;
-    return {
-      status: 200,
-      body: resource,
-      headers: {
-        'azure-asyncoperation': poll,
-        'retry-after': String(this.pollRetryAfterSeconds),
-        etag: String(resource.etag),
-      },
-    };
-  }
-
-  /** One page of `items` from the `$skiptoken` offset, with a nextLink when more follow. */
-  private page(items: unknown[], url: URL): { value: unknown[]; nextLink?: string } {
-    const start = Number(url.searchParams.get('$skiptoken') ?? '0') || 0;
-    const value = items.slice(start, start + this.pageSize);
-    if (start + this.pageSize >= items.length) return { value };
-    const next = new URL(url.pathname, this.base);
-    next.searchParams.set('api-version', url.searchParams.get('api-version') ?? API_VERSION);
-    next.searchParams.set('$skiptoken', String(start + this.pageSize));
-    return { value, nextLink: next.toString() };
-  }
-}
-
-/** A write's JSON body; anything else is ARM's 400 InvalidRequestFormat. */
-function jsonBody(body: string): unknown {
-  try {
-    return JSON.parse(body) as unknown;
-  } catch {
-    throw new ArmHttpError(400, 'InvalidRequestFormat', 'the request body is not JSON');
-  }
-}
-
-/** The If-Match header's etag, when one was sent. */
-function ifMatchOf(req: IncomingMessage): string | undefined {
-  const ifMatch = req.headers['if-match'];
-  return typeof ifMatch === 'string' ? ifMatch : undefined;
-}
-
-/** A body's JSON, or undefined (the handler answers a bad body with its own 400). */
-function parsedOrUndefined(body: string): unknown {
-  try {
-    return JSON.parse(body) as unknown;
-  } catch {
-    return undefined;
   }
 }
 
