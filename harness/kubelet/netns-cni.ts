@@ -99,6 +99,7 @@ export interface NodeRuntimeOptions {
 }
 
 interface Attachment {
+  ref: PodRef;
   ns: string;
   ip: string;
 }
@@ -149,7 +150,7 @@ export class NodeRuntime implements CniClient {
       if (failed?.code === 11) return { kind: 'no-ip', message: why ?? '' };
       return { kind: 'error', retryable: failed?.code !== 7, message: why ?? '' };
     }
-    this.attached.set(pod.podUid, { ns, ip });
+    this.attached.set(pod.podUid, { ref: pod, ns, ip });
     this.o.counters.configured += 1;
     const t3 = performance.now();
     await this.o.onConfigured?.(ip);
@@ -188,11 +189,9 @@ export class NodeRuntime implements CniClient {
 
   /** DEL for every pod still attached (the node is going away), `limit` at a time. */
   async tearDown(limit = 4): Promise<void> {
-    const uids = [...this.attached.keys()];
+    const pods = [...this.attached.values()].map((a) => a.ref);
     const next = async (): Promise<void> => {
-      for (let uid = uids.shift(); uid !== undefined; uid = uids.shift()) {
-        await this.releaseIp({ podUid: uid, podName: uid, podNamespace: '' });
-      }
+      for (let pod = pods.shift(); pod !== undefined; pod = pods.shift()) await this.releaseIp(pod);
     };
     await Promise.all(Array.from({ length: limit }, next));
   }
