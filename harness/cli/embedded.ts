@@ -9,10 +9,11 @@ import { BUILT_IN_SCENARIO_NAMES, DEFAULT_SCENARIO } from '../workload/builtins.
 import { ScenarioError } from '../workload/scenario.ts';
 import { integerOption, numberOption, writableFileOption } from '../../src/cli/parse.ts';
 import { listenError } from '../../src/cli/signals.ts';
+import { MAX_NETNS_NODES, MAX_NETNS_PODS, NETNS_SCENARIO } from '../embedded/node-networks.ts';
 
 interface EmbeddedFlags {
   nodes?: number;
-  scenario: string;
+  scenario?: string;
   duration?: number;
   apiPort: number;
   serve?: boolean;
@@ -25,6 +26,7 @@ interface EmbeddedFlags {
   azureLayout?: EmbeddedAzureLayout;
   chaos?: number;
   seed?: number;
+  netns?: boolean;
 }
 
 function logLevelOption(value: string): LogLevel {
@@ -69,8 +71,7 @@ export function embeddedCommand(): Command {
     .option('--nodes <n>', "number of nodes (default: the scenario's)", integerOption('--nodes', 1))
     .option(
       '--scenario <name|file>',
-      `built-in scenario (${BUILT_IN_SCENARIO_NAMES.join(', ')}) or a YAML/JSON file`,
-      DEFAULT_SCENARIO,
+      `built-in scenario (${BUILT_IN_SCENARIO_NAMES.join(', ')}) or a YAML/JSON file (default: ${DEFAULT_SCENARIO}; with --netns, ${NETNS_SCENARIO})`,
     )
     .option('--duration <seconds>', "run length (default: the scenario's)", positiveSeconds)
     .addOption(
@@ -124,6 +125,10 @@ export function embeddedCommand(): Command {
       'seed of the chaos (default: a new one, printed, to replay the run)',
       integerOption('--seed', 0),
     )
+    .option(
+      '--netns',
+      `root: each node a network namespace, each pod one configured by the real bridge plugin with pool-monitor-cni as IPAM, pinged, removed at the end; at most ${MAX_NETNS_NODES} nodes and ${MAX_NETNS_PODS} pods (scenario ${NETNS_SCENARIO} unless told)`,
+    )
     .action(async (flags: EmbeddedFlags) => {
       if (flags.seed !== undefined && flags.chaos === undefined)
         throw new Error('--seed needs --chaos');
@@ -146,7 +151,8 @@ export function embeddedCommand(): Command {
         const { runEmbedded } = await import('../embedded/run.ts');
         const result = await runEmbedded(
           {
-            scenario: flags.scenario,
+            scenario: flags.scenario ?? (flags.netns ? NETNS_SCENARIO : DEFAULT_SCENARIO),
+            ...(flags.netns ? { netns: true } : {}),
             ...(flags.nodes !== undefined ? { nodes: flags.nodes } : {}),
             ...(flags.duration !== undefined ? { durationSeconds: flags.duration } : {}),
             apiPort: flags.apiPort,

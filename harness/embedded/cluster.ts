@@ -17,8 +17,9 @@
 // the nodes' sidecars and kubelets, start the scheduler. Each step that
 // leaves something running pushes how to stop it onto one stop list
 // (src/sidecar/stop-steps.ts), run last-in-first-out, each step named in the
-// log and bounded in time: scheduler, kubelets, sidecars, fulfiller,
-// connection pool, API server. A start that fails half way runs the same
+// log and bounded in time: scheduler, kubelets, (with netns: the pods'
+// DELs), sidecars, (the namespaces), fulfiller, connection pool, API
+// server. A start that fails half way runs the same
 // list. The fulfiller and sidecars run in this process unless a component
 // host says otherwise (the chaos harness runs them as processes:
 // components.ts).
@@ -41,6 +42,7 @@ import { startSimScheduler, type RunningSimScheduler } from '../scheduler/schedu
 import { inProcessHost, type ComponentHost, type ControlPlane } from './components.ts';
 import { NodeAgents, type EmbeddedNode } from './node-agents.ts';
 import { createNodeObjects } from './node-objects.ts';
+import { NodeNetworks } from './node-networks.ts';
 
 export { inBatches } from './batches.ts';
 export { embeddedNodeStatus, NODE_PODS, nodeAddress } from './node-objects.ts';
@@ -96,6 +98,11 @@ export interface EmbeddedClusterOptions {
    * per node) and the sidecars reclaim after `graceSeconds`.
    */
   leaks?: { dropReleaseRate: number; graceSeconds: number; seed?: number };
+  /**
+   * Real networks (embedded --netns, root): each node a network namespace,
+   * each pod one with the real plugin chain (node-networks.ts).
+   */
+  netns?: boolean;
 }
 
 export interface EmbeddedCluster {
@@ -121,6 +128,8 @@ export interface EmbeddedCluster {
   loseStore(name: string): Promise<void>;
   /** What sidecars that were replaced by loseStore() had reclaimed and adopted. */
   readonly retiredLeakCounts: LeakCounts[];
+  /** With netns: the nodes' and pods' namespaces (removed by stop()). */
+  networks: NodeNetworks | undefined;
   stop(): Promise<void>;
 }
 
@@ -162,7 +171,7 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
     // What the host itself runs ends once the components in it stopped.
     if (host.close) stops.push('component host', () => host.close?.());
     const controlPlane = await startControlPlane(host, access, fulfillerConfig, opts, stops);
-    const agents = await startNodes(host, access, admin.kc, opts, stops);
+    const { agents, networks } = await startNodes(host, access, admin.kc, opts, stops);
     log.info('sidecars and kubelets started', { nodes: agents.nodes.length });
     const scheduler = await startScheduler(admin.kc, opts, stops);
     let stopping: Promise<void> | undefined;
@@ -178,6 +187,7 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
       whenReady: (timeoutMs) => agents.whenReady(timeoutMs),
       loseStore: (name) => agents.loseStore(name),
       retiredLeakCounts: agents.retiredLeakCounts,
+      networks,
       stop() {
         stopping ??= (async () => {
           agents.beginStop();
@@ -293,17 +303,29 @@ async function startControlPlane(
   return controlPlane;
 }
 
-/** Step 6: per node its sidecar and kubelet; kubelets stop before sidecars. */
+/**
+ * Step 6: per node its sidecar and kubelet (with netns, first the node
+ * namespaces); kubelets stop before sidecars, the pods still attached get
+ * their DEL in between, the namespaces go last.
+ */
 async function startNodes(
   host: ComponentHost,
   access: ProductAccess,
   kc: KubeConfig,
   opts: EmbeddedClusterOptions,
   stops: StopSteps,
-): Promise<NodeAgents> {
+): Promise<{ agents: NodeAgents; networks: NodeNetworks | undefined }> {
+  const stateRoot = opts.stateRoot ?? join(opts.runDir, 'state');
+  let networks: NodeNetworks | undefined;
+  if (opts.netns === true) {
+    networks = await NodeNetworks.create(opts.nodeNames, stateRoot, opts.logger);
+    // Removed last of the nodes: after the sidecars stopped.
+    const nets = networks;
+    stops.push('node namespaces', async () => void (await nets.removeAll()));
+  }
   const agents = new NodeAgents({
     nodeNames: opts.nodeNames,
-    stateRoot: opts.stateRoot ?? join(opts.runDir, 'state'),
+    stateRoot,
     host,
     access,
     kc,
@@ -313,12 +335,15 @@ async function startNodes(
     ...(opts.onRunning ? { onRunning: opts.onRunning } : {}),
     ...(opts.onEndedWaiting ? { onEndedWaiting: opts.onEndedWaiting } : {}),
     ...(opts.leaks ? { leaks: opts.leaks } : {}),
+    ...(networks ? { networks } : {}),
   });
   // Pushed before any node starts: a start that fails half way stops the ones it started.
   stops.push('sidecars', () => agents.stopSidecars());
+  // The pods still attached get their DEL while the sidecars still answer.
+  if (networks) stops.push('pod networks', () => networks.tearDownPods());
   stops.push('kubelets', () => agents.stopKubelets());
   await agents.startAll();
-  return agents;
+  return { agents, networks };
 }
 
 /** Step 7: the scheduler binds pods created without a node; it stops first. */

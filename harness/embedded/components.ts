@@ -49,6 +49,8 @@ export interface SidecarPlace {
   listenPort?: number;
   /** --leak-grace of the sidecar (default the product's). */
   leakGraceSeconds?: number;
+  /** The node API on this unix socket with this token (embedded --netns: the plugin asks there), not TCP. */
+  nodeApi?: { socket: string; tokenFile: string };
 }
 
 /** One node's simulated kubelet, wherever it runs. */
@@ -95,7 +97,7 @@ export interface ComponentHost {
 
 /** The sidecar options of an embedded node. */
 export function embeddedSidecarOptions(
-  place: Pick<SidecarPlace, 'name' | 'stateDir' | 'listenPort' | 'leakGraceSeconds'>,
+  place: Pick<SidecarPlace, 'name' | 'stateDir' | 'listenPort' | 'leakGraceSeconds' | 'nodeApi'>,
 ): SidecarOptions {
   return {
     nodeName: place.name,
@@ -107,6 +109,9 @@ export function embeddedSidecarOptions(
     subnetState: 'name',
     releaseDelay: { kind: 'fixed', seconds: 0 },
     ...(place.leakGraceSeconds !== undefined ? { leakGraceSeconds: place.leakGraceSeconds } : {}),
+    ...(place.nodeApi
+      ? { listenSocket: place.nodeApi.socket, nodeApiTokenFile: place.nodeApi.tokenFile }
+      : {}),
     // The sidecar's own variable (--schedule-signal), so two runs can compare it off and on.
     scheduleSignal: process.env.POOL_MONITOR_SCHEDULE_SIGNAL !== 'false',
     dryRun: false,
@@ -143,7 +148,7 @@ export function inProcessHost(
         ...tuning,
       });
       return {
-        url: sidecar.url,
+        url: sidecar.socket !== undefined ? `unix:${sidecar.socket}` : sidecar.url,
         port: sidecar.port,
         ready: () => Promise.resolve(sidecar.monitor.snapshot().ready),
         stop: () => sidecar.stop(),

@@ -7,7 +7,9 @@
 // a node's IP store and restarts its sidecar on the same port. A host that
 // runs kubelets (the worker host) gets the kubelets it takes beside their
 // sidecars; leak runs keep all of theirs here, where what they dropped can be
-// read.
+// read. With node networks (embedded --netns) each sidecar listens on a unix
+// socket with a token and each kubelet runs the real plugin chain in network
+// namespaces (node-networks.ts), all in this process.
 import type { KubeConfig } from '@kubernetes/client-node';
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,6 +24,7 @@ import { inBatches } from './batches.ts';
 import { httpPodApi, type HttpPodApi } from './http-pod-api.ts';
 import type { ComponentHost, NodeAgent, NodeKubelet } from './components.ts';
 import { nodeAddress } from './node-objects.ts';
+import type { NodeNetworks } from './node-networks.ts';
 
 export interface EmbeddedNode {
   name: string;
@@ -47,6 +50,8 @@ export interface NodeAgentsOptions {
   onRunning?: (wait: PodWait) => void;
   onEndedWaiting?: (ended: PodEndedWaiting) => void;
   leaks?: { dropReleaseRate: number; graceSeconds: number; seed?: number };
+  /** embedded --netns: sidecars on unix sockets, kubelets running the real plugin chain in namespaces. */
+  networks?: NodeNetworks;
 }
 
 export class NodeAgents {
@@ -156,16 +161,17 @@ export class NodeAgents {
   private async startKubelet(name: string, i: number, sidecar: NodeAgent): Promise<NodeKubelet> {
     const { opts } = this;
     const { onRunning, onEndedWaiting } = opts;
-    const there = opts.leaks
-      ? undefined
-      : opts.host.startKubelet?.({
-          name,
-          index: i,
-          nodeIp: nodeAddress(i),
-          kc: opts.kc,
-          ...(onRunning ? { onRunning } : {}),
-          ...(onEndedWaiting ? { onEndedWaiting } : {}),
-        });
+    const there =
+      opts.leaks || opts.networks
+        ? undefined
+        : opts.host.startKubelet?.({
+            name,
+            index: i,
+            nodeIp: nodeAddress(i),
+            kc: opts.kc,
+            ...(onRunning ? { onRunning } : {}),
+            ...(onEndedWaiting ? { onEndedWaiting } : {}),
+          });
     if (there) return there;
     const running = startSimKubelet({
       kc: opts.kc,
@@ -175,6 +181,7 @@ export class NodeAgents {
       nodeIp: nodeAddress(i),
       // The node's sidecar now (loseStore replaces it; a process may move).
       sidecarUrl: () => (this.byIndex[i] ?? { sidecar }).sidecar.url,
+      ...(opts.networks ? { cni: opts.networks.runtime(i) } : {}),
       logger: opts.logger.child({ component: 'kubelet', node: name }),
       ...(onRunning ? { onRunning } : {}),
       ...(onEndedWaiting ? { onEndedWaiting } : {}),
@@ -203,6 +210,7 @@ export class NodeAgents {
       events: opts.events,
       listenPort,
       ...(opts.leaks ? { leakGraceSeconds: opts.leaks.graceSeconds } : {}),
+      ...(opts.networks ? { nodeApi: opts.networks.nodeApi(index) } : {}),
     });
   }
 

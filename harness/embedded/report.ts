@@ -11,6 +11,7 @@ import { azureReportLines, type AzureReport } from './azure-report.ts';
 import { chaosLines, chaosProblems, type ChaosSummary } from './chaos/chaos.ts';
 import { leakLines, type LeakReport } from './leaks.ts';
 import type { ExhaustionSummary } from './sampler.ts';
+import type { NetnsReport } from './node-networks.ts';
 
 /** The JSON report: the shared report plus what the embedded run adds. */
 export interface EmbeddedReport extends Report {
@@ -35,6 +36,8 @@ export interface EmbeddedReport extends Report {
   watchRequests: WatchRequests;
   /** The schedule signal (in-process sidecars only). */
   scheduleSignal?: ScheduleSignalSummary;
+  /** With --netns: pods configured by the real plugin chain, pinged, failed; namespaces left. */
+  netns?: NetnsReport;
 }
 
 /** Watch requests during the scenario (after set-up), from the API server's request counters. */
@@ -122,6 +125,7 @@ export function renderEmbeddedReport(r: EmbeddedReport): string[] {
     watchRequestsLine(r.watchRequests),
     ...(r.scheduleSignal ? [scheduleSignalLine(r.scheduleSignal)] : []),
     ...(r.azure ? azureReportLines(r.azure) : []),
+    ...(r.netns ? netnsLines(r.netns) : []),
     ...(r.chaos
       ? chaosLines(r.chaos, r.nodes, {
           served: r.podWait.count,
@@ -164,6 +168,27 @@ export function failureLines(r: EmbeddedReport): string[] {
   if (r.chaos && !r.stoppedEarly && (r.pods?.waitingAtEnd ?? 0) > 0)
     problems.push(`${r.pods?.waitingAtEnd} pod(s) still waiting for an IP at the end`);
   for (const p of problems) out.push(`FAILED: ${p}`);
+  if (r.netns) for (const p of netnsProblems(r.netns)) out.push(`FAILED: ${p}`);
+  return out;
+}
+
+/** The --netns lines of the report. */
+export function netnsLines(n: NetnsReport): string[] {
+  const across = n.nodes > 1 ? `, ${n.pingedAcross} from another node` : '';
+  return [
+    `  pod networks (--netns)       ${n.configured} pods configured by ${n.chain}, ${n.addFailed} ADDs failed (${n.mismatched} address mismatches); ${n.deleted} DELs, ${n.delFailed} failed`,
+    `  pings                        ${n.pingedOnNode} pods answered from their node${across}; ${n.pingFailed} failed  (routing: ${n.routing})`,
+    `  namespaces left behind       ${n.leftBehind.length === 0 ? 'none' : n.leftBehind.join(', ')}`,
+  ];
+}
+
+/** Why a --netns run failed: a ping unanswered, an address that was not the chain's, a namespace left. */
+export function netnsProblems(n: NetnsReport): string[] {
+  const out: string[] = [];
+  if (n.pingFailed > 0) out.push(`${n.pingFailed} ping(s) to configured pods unanswered`);
+  if (n.mismatched > 0)
+    out.push(`${n.mismatched} pod(s) with an address other than the chain's result`);
+  if (n.leftBehind.length > 0) out.push(`namespaces left behind: ${n.leftBehind.join(', ')}`);
   return out;
 }
 

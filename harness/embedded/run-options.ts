@@ -36,6 +36,11 @@ export interface EmbeddedOptions {
   azureLayout?: EmbeddedAzureLayout;
   /** Fail writes, drop watches, compact history, kill -9 the components (harness/embedded/chaos/). */
   chaos?: ChaosOptions;
+  /**
+   * Real networks (root): each node a network namespace, each pod one with
+   * the bridge plugin and pool-monitor-cni run for it (node-networks.ts).
+   */
+  netns?: boolean;
 }
 
 export interface EmbeddedIo {

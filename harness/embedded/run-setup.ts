@@ -104,10 +104,19 @@ export async function setUp(session: Session): Promise<SetUp> {
       : {}),
     ...(azure ? { backend: { factory: azure.backend, providerID: azure.providerID } } : {}),
     ...(chaos ? { host: chaos.host } : {}),
+    ...(opts.netns ? { netns: true } : {}),
   });
   stops.push('cluster', () => cluster.stop());
   if (azure?.unfit) await addUnfitNode(cluster.kc, azure.unfit.providerID, nodeCount);
   const kubectl = sayWhere(session, cluster);
+  if (cluster.networks) {
+    const nets = cluster.networks;
+    say(
+      `  netns: each node a network namespace (${plan.nodeNames.map((_, i) => nets.nodeNamespace(i)).join(', ')}), ` +
+        `each pod one, the real chain bridge + pool-monitor-cni for every ADD and DEL; ` +
+        `conflists in ${place.runDir}/state/<node>/10-pool-monitor.conflist`,
+    );
+  }
   const ready = await cluster.whenReady(Math.max(15_000, nodeCount * 20));
   say(`  ${ready}/${nodeCount} sidecars ready; running the workload`);
   if (leaks) {

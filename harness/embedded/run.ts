@@ -53,6 +53,7 @@ import {
 import { setUp, type RunPlace, type RunPlan, type Session, type SetUp } from './run-setup.ts';
 import { MAX_CHAOS_NODES } from './chaos/chaos.ts';
 import { fulfillerLease, someReplicaLeads } from './chaos/lease-holder.ts';
+import { MAX_NETNS_NODES, MAX_NETNS_PODS, whyNoNetns } from './node-networks.ts';
 import { waitStats } from '../../src/sim/report/stats.ts';
 
 // The command's options and defaults, for the CLI and the tests.
@@ -181,6 +182,7 @@ function planRun(opts: EmbeddedOptions): RunPlan {
   }
   const durationMs = Math.round(durationSeconds * 1000);
   workload.actions = workload.actions.filter((a) => a.atMs <= durationMs);
+  if (opts.netns) checkNetns(opts, nodeCount, workload.actions, leaks !== undefined);
   workload.durationMs = durationMs;
   const podSubnet = scenario.podSubnet ?? DEFAULT_POD_SUBNET;
   return {
@@ -193,6 +195,30 @@ function planRun(opts: EmbeddedOptions): RunPlan {
     workload,
     leaks,
   };
+}
+
+/** --netns: root, the reference plugins, a small cluster, no chaos or leaks; else a clear error. */
+function checkNetns(
+  opts: EmbeddedOptions,
+  nodeCount: number,
+  actions: RunPlan['workload']['actions'],
+  leaks: boolean,
+): void {
+  const why = whyNoNetns();
+  if (why) throw new Error(`--netns: ${why}`);
+  if (opts.chaos || leaks || opts.backend === 'azure')
+    throw new Error(
+      '--netns runs the CIDR backend without --chaos or leaks (--leak-rate, a leaky scenario)',
+    );
+  if (nodeCount > MAX_NETNS_NODES)
+    throw new Error(
+      `--netns makes a network namespace for every node and pod: at most ${MAX_NETNS_NODES} nodes, the run has ${nodeCount}`,
+    );
+  const pods = actions.filter((a) => a.kind === 'create').length;
+  if (pods > MAX_NETNS_PODS)
+    throw new Error(
+      `--netns runs the real plugin chain for every pod: at most ${MAX_NETNS_PODS} pods created, the scenario creates ${pods} (try --scenario netns)`,
+    );
 }
 
 /**
@@ -330,6 +356,7 @@ async function report(session: Session, up: SetUp, outcome: Outcome): Promise<Em
     ...(chaosSummary ? { chaos: chaosSummary } : {}),
     watchRequests: watchesDuring,
     ...(scheduleSignal ? { scheduleSignal } : {}),
+    ...(cluster.networks ? { netns: cluster.networks.report() } : {}),
   };
   say('');
   for (const line of renderEmbeddedReport(result)) say(line);

@@ -4,7 +4,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../../src/log/logger.ts';
 import type { BackoffOptions } from '../../src/kube/backoff.ts';
-import { httpCniClient } from './cni.ts';
+import { httpCniClient, type CniClient } from './cni.ts';
 import {
   clientPodStatusCalls,
   podStatusWriter,
@@ -19,6 +19,8 @@ export interface StartSimKubeletOptions {
   nodeName: string;
   /** The node's sidecar, e.g. http://127.0.0.1:PORT (a function: asked on every call). */
   sidecarUrl: string | (() => string);
+  /** The pods' CNI instead of calls to `sidecarUrl` (embedded --netns: the real plugin chain). */
+  cni?: CniClient;
   logger: Logger;
   /** Pods of this namespace only; every namespace when absent. */
   namespace?: string;
@@ -57,7 +59,7 @@ export interface RunningSimKubelet {
 export function startSimKubelet(options: StartSimKubeletOptions): RunningSimKubelet {
   const kubelet = new SimKubelet({
     nodeName: options.nodeName,
-    cni: httpCniClient(options.sidecarUrl),
+    cni: options.cni ?? httpCniClient(options.sidecarUrl),
     writer: podStatusWriter(options.statusCalls ?? clientPodStatusCalls(options.kc)),
     logger: options.logger,
     ...(options.concurrency !== undefined ? { concurrency: options.concurrency } : {}),

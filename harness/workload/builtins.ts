@@ -144,6 +144,19 @@ const DOCS: Record<string, () => Doc> = {
       { at: 30, delete: 'all', over: 2 },
     ],
   }),
+  // What `embedded --netns` runs unless told otherwise: small, for every pod
+  // is a network namespace and every ADD and DEL the real plugin chain.
+  netns: () => ({
+    name: 'netns',
+    description: 'four pods per node, four more that are deleted again, in 24 s (for --netns)',
+    durationSeconds: 24,
+    nodes: 2,
+    steps: [
+      { at: 0, create: 4, group: 'web' },
+      { at: 4, create: 4, over: 3, group: 'job' },
+      { at: 10, delete: 'all', over: 2, group: 'job' },
+    ],
+  }),
 };
 
 export const BUILT_IN_SCENARIO_NAMES: readonly string[] = Object.keys(DOCS);

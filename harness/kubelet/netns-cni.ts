@@ -1,0 +1,308 @@
+// The simulated kubelet's CNI for real (embedded --netns): a CniClient that
+// does what a container runtime does for a pod sandbox on a node. ADD: a
+// network namespace for the pod, then each plugin of the node's conflist run
+// in the node's namespace (where a plugin's host side goes) with the CNI_*
+// environment and the plugin's configuration (name, cniVersion and the
+// previous plugin's result added) on stdin; the address the chain reports is
+// read back from the pod's eth0, pinged from the node's namespace (and from
+// another node's, over its routes), and is what the kubelet reports as the
+// pod IP. DEL: the chain in reverse order, then the namespace goes. A failed
+// ADD is undone (DEL, namespace removed) and retried by the kubelet, as a
+// runtime retries a sandbox. Root only (CAP_NET_ADMIN); what it creates is
+// named after the run (`prefix`) so that runs never collide.
+import { execFile } from 'node:child_process';
+import type { CniClient, IpamResult, PodRef } from './cni.ts';
+
+/** The reference plugins' directory (Debian's containernetworking-plugins). */
+export const CNI_DIR = '/usr/lib/cni';
+
+export interface Exec {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command; never rejects (the code says how it went). */
+export function run(
+  cmd: string,
+  args: readonly string[],
+  options: { env?: Record<string, string>; stdin?: string; timeoutMs?: number } = {},
+): Promise<Exec> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      cmd,
+      [...args],
+      {
+        encoding: 'utf8',
+        timeout: options.timeoutMs ?? 30_000,
+        ...(options.env ? { env: options.env } : {}),
+      },
+      (err, stdout, stderr) => {
+        const code = err ? (err as { code?: unknown }).code : 0;
+        resolve({ code: typeof code === 'number' ? code : 1, stdout, stderr });
+      },
+    );
+    child.stdin?.on('error', () => {});
+    child.stdin?.end(options.stdin ?? '');
+  });
+}
+
+/** `ip netns exec NS cmd...`. */
+export function inNs(ns: string, args: readonly string[]): Promise<Exec> {
+  return run('ip', ['netns', 'exec', ns, ...args]);
+}
+
+/** A conflist: the network's name and version, and its plugins in order. */
+export interface Conflist {
+  cniVersion: string;
+  name: string;
+  plugins: Record<string, unknown>[];
+}
+
+/** What the runtime did, for the report. */
+export interface NetnsCounters {
+  /** ADDs the chain completed, the address on the pod's eth0 equal to the result's. */
+  configured: number;
+  /** ADDs that failed (undone, retried by the kubelet). */
+  addFailed: number;
+  /** The address on eth0 differed from the chain's result (counted as failed ADDs too). */
+  mismatched: number;
+  /** Pinged from the node's namespace. */
+  pingedOnNode: number;
+  /** Pinged from another node's namespace, over the per-node routes. */
+  pingedAcross: number;
+  pingFailed: number;
+  /** DELs the chain completed. */
+  deleted: number;
+  delFailed: number;
+}
+
+export interface NodeRuntimeOptions {
+  /** The node's namespace (its "host"). */
+  nodeNs: string;
+  conflist: Conflist;
+  /** CNI_PATH: where the plugins are found. */
+  cniPath: string;
+  /** Makes a pod's namespace (unique name), registered for cleanup; returns its name. */
+  newPodNs(): Promise<string>;
+  /** Removes a pod's namespace. */
+  removePodNs(ns: string): Promise<void>;
+  /** Told of an address now on the node (routes it from the other nodes); resolves when done. */
+  onConfigured?(ip: string): Promise<void>;
+  /** Told of an address gone from the node. */
+  onRemoved?(ip: string): Promise<void>;
+  /** Another node's namespace to ping from (cross-node), or undefined with one node. */
+  pingFrom?(): string | undefined;
+  counters: NetnsCounters;
+  /** A line for the component log. */
+  log(level: 'info' | 'warn' | 'error', message: string, fields: Record<string, unknown>): void;
+}
+
+interface Attachment {
+  ref: PodRef;
+  ns: string;
+  ip: string;
+}
+
+/** The CNI runtime of one node: a CniClient, plus tearDown() for the pods still attached. */
+export class NodeRuntime implements CniClient {
+  private readonly attached = new Map<string, Attachment>();
+
+  private readonly o: NodeRuntimeOptions;
+
+  constructor(options: NodeRuntimeOptions) {
+    this.o = options;
+  }
+
+  /** Pods with a configured namespace now. */
+  attachedPods(): number {
+    return this.attached.size;
+  }
+
+  async requestIp(pod: PodRef): Promise<IpamResult> {
+    const known = this.attached.get(pod.podUid);
+    if (known) return { kind: 'ok', ips: [known.ip] };
+    const t0 = performance.now();
+    const ns = await this.o.newPodNs();
+    const t1 = performance.now();
+    const results = await this.chain('ADD', pod, ns);
+    const t2 = performance.now();
+    const failed = results.failure;
+    let ip = failed ? undefined : firstAddress(results.last);
+    let why = failed?.msg ?? (ip ? undefined : 'the chain returned no IPv4 address');
+    if (ip) {
+      const onEth0 = await run('ip', ['-n', ns, '-4', '-o', 'addr', 'show', 'dev', 'eth0']);
+      if (!onEth0.stdout.includes(` ${ip}/`)) {
+        this.o.counters.mismatched += 1;
+        why = `the chain returned ${ip} but eth0 has ${onEth0.stdout.trim() || 'no IPv4 address'}`;
+        ip = undefined;
+      }
+    }
+    if (!ip) {
+      this.o.counters.addFailed += 1;
+      this.o.log('warn', 'pod network ADD failed; undone, retried', {
+        pod: `${pod.podNamespace}/${pod.podName}`,
+        error: why,
+      });
+      await this.chain('DEL', pod, ns);
+      await this.o.removePodNs(ns);
+      // 11: try again later (the plugin waited out "no address yet"); 7: bad configuration.
+      if (failed?.code === 11) return { kind: 'no-ip', message: why ?? '' };
+      return { kind: 'error', retryable: failed?.code !== 7, message: why ?? '' };
+    }
+    this.attached.set(pod.podUid, { ref: pod, ns, ip });
+    this.o.counters.configured += 1;
+    const t3 = performance.now();
+    await this.o.onConfigured?.(ip);
+    const t4 = performance.now();
+    await this.ping(pod, ip);
+    this.o.log('info', 'pod network configured', {
+      pod: `${pod.podNamespace}/${pod.podName}`,
+      ip,
+      ns,
+      ms: {
+        netns: Math.round(t1 - t0),
+        add: Math.round(t2 - t1),
+        check: Math.round(t3 - t2),
+        routes: Math.round(t4 - t3),
+        ping: Math.round(performance.now() - t4),
+      },
+    });
+    return { kind: 'ok', ips: [ip] };
+  }
+
+  async releaseIp(pod: PodRef): Promise<IpamResult> {
+    const held = this.attached.get(pod.podUid);
+    const results = await this.chain('DEL', pod, held?.ns);
+    if (results.failure) {
+      this.o.counters.delFailed += 1;
+      return { kind: 'error', retryable: true, message: results.failure.msg };
+    }
+    this.o.counters.deleted += 1;
+    if (held) {
+      this.attached.delete(pod.podUid);
+      await this.o.onRemoved?.(held.ip);
+      await this.o.removePodNs(held.ns);
+    }
+    return { kind: 'ok', ips: held ? [held.ip] : [] };
+  }
+
+  /** DEL for every pod still attached (the node is going away), `limit` at a time. */
+  async tearDown(limit = 4): Promise<void> {
+    const pods = [...this.attached.values()].map((a) => a.ref);
+    const next = async (): Promise<void> => {
+      for (let pod = pods.shift(); pod !== undefined; pod = pods.shift()) await this.releaseIp(pod);
+    };
+    await Promise.all(Array.from({ length: limit }, next));
+  }
+
+  private async ping(pod: PodRef, ip: string): Promise<void> {
+    const name = `${pod.podNamespace}/${pod.podName}`;
+    const onNode = await inNs(this.o.nodeNs, ['ping', '-c', '1', '-W', '2', ip]);
+    if (onNode.code === 0) this.o.counters.pingedOnNode += 1;
+    else {
+      this.o.counters.pingFailed += 1;
+      this.o.log('error', 'pod not answering ping from its node', { pod: name, ip });
+    }
+    const other = this.o.pingFrom?.();
+    if (other === undefined) return;
+    const across = await inNs(other, ['ping', '-c', '1', '-W', '2', ip]);
+    if (across.code === 0) this.o.counters.pingedAcross += 1;
+    else {
+      this.o.counters.pingFailed += 1;
+      this.o.log('error', 'pod not answering ping from another node', { pod: name, ip, other });
+    }
+  }
+
+  /**
+   * Runs the conflist's plugins for one verb, as a runtime does: ADD in
+   * order, each given the previous result; DEL and the rest in reverse
+   * order. A DEL goes on after a failure (the spec: best effort).
+   */
+  private async chain(
+    verb: 'ADD' | 'DEL',
+    pod: PodRef,
+    ns: string | undefined,
+  ): Promise<{ last: unknown; failure?: { code: number; msg: string } }> {
+    const { conflist } = this.o;
+    const plugins = verb === 'ADD' ? conflist.plugins : [...conflist.plugins].reverse();
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin',
+      CNI_COMMAND: verb,
+      CNI_CONTAINERID: pod.podUid,
+      CNI_IFNAME: 'eth0',
+      CNI_PATH: this.o.cniPath,
+      // The reference plugins 1.1.1 refuse CNI_ARGS they do not know unless told to ignore them.
+      CNI_ARGS: [
+        'IgnoreUnknown=1',
+        `K8S_POD_NAMESPACE=${pod.podNamespace}`,
+        `K8S_POD_NAME=${pod.podName}`,
+        `K8S_POD_INFRA_CONTAINER_ID=${pod.podUid}`,
+        `K8S_POD_UID=${pod.podUid}`,
+      ].join(';'),
+      ...(ns ? { CNI_NETNS: `/var/run/netns/${ns}` } : {}),
+    };
+    let last: unknown;
+    let failure: { code: number; msg: string } | undefined;
+    for (const plugin of plugins) {
+      const type = String(plugin.type);
+      const conf = {
+        ...plugin,
+        cniVersion: conflist.cniVersion,
+        name: conflist.name,
+        ...(verb === 'ADD' && last !== undefined ? { prevResult: last } : {}),
+      };
+      const binary = await pluginPath(this.o.cniPath, type);
+      const res = await run('ip', ['netns', 'exec', this.o.nodeNs, binary], {
+        env,
+        stdin: JSON.stringify(conf),
+        timeoutMs: 60_000,
+      });
+      const parsed = parseJson(res.stdout);
+      if (res.code !== 0) {
+        const code = typeof parsed?.code === 'number' ? parsed.code : 999;
+        const msg = `${type} ${verb}: ${typeof parsed?.msg === 'string' ? parsed.msg : res.stdout.trim() || res.stderr.trim() || `exit ${res.code}`}`;
+        failure ??= { code, msg };
+        if (verb === 'ADD') break;
+      } else if (verb === 'ADD') last = parsed;
+    }
+    return failure ? { last, failure } : { last };
+  }
+}
+
+const found = new Map<string, string>();
+
+/** The plugin's binary: the first directory of CNI_PATH that has it. */
+async function pluginPath(cniPath: string, type: string): Promise<string> {
+  const key = `${cniPath}|${type}`;
+  const hit = found.get(key);
+  if (hit) return hit;
+  for (const dir of cniPath.split(':')) {
+    const candidate = `${dir}/${type}`;
+    if ((await run('test', ['-x', candidate])).code === 0) {
+      found.set(key, candidate);
+      return candidate;
+    }
+  }
+  return `${CNI_DIR}/${type}`;
+}
+
+function parseJson(text: string): Record<string, unknown> | undefined {
+  try {
+    const v: unknown = JSON.parse(text);
+    return v !== null && typeof v === 'object' ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The first IPv4 address of a CNI result, without its prefix. */
+export function firstAddress(result: unknown): string | undefined {
+  const ips = (result as { ips?: { address?: unknown }[] } | undefined)?.ips ?? [];
+  for (const entry of ips) {
+    const addr = typeof entry.address === 'string' ? entry.address : '';
+    const ip = addr.split('/')[0] ?? '';
+    if (/^\d+\.\d+\.\d+\.\d+$/.test(ip)) return ip;
+  }
+  return undefined;
+}

@@ -1,0 +1,177 @@
+// `bin/pool-monitor embedded --netns` as a user runs it, as root with the
+// reference plugins: two nodes, each a network namespace, every pod a
+// namespace of its own configured by the real bridge plugin with
+// pool-monitor-cni as its IPAM. While it serves, the pods' status IPs are
+// the addresses on their namespaces' eth0; SIGTERM ends it with a report
+// where every pod started was configured and answered pings from its node
+// and from the other, and nothing is left behind (namespaces, veths).
+// Elsewhere one line says it was skipped and why; a user without root gets
+// a clear error (checked whenever setpriv can drop root).
+import { expect } from 'chai';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import type { EmbeddedReport } from '../../harness/embedded/run.ts';
+import { whyNoNetns } from '../../harness/embedded/node-networks.ts';
+
+const BIN = fileURLToPath(new URL('../../bin/pool-monitor', import.meta.url));
+
+const sh = (cmd: string, args: string[]): string =>
+  execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+const namespaces = (): string[] =>
+  sh('ip', ['netns', 'list'])
+    .split('\n')
+    .map((l) => l.split(' ')[0] ?? '')
+    .filter(Boolean);
+/** Links of the host's own namespace that a leak of the run would show as. */
+const hostLinks = (): string[] =>
+  sh('ip', ['-o', 'link', 'show'])
+    .split('\n')
+    .map((l) => l.split(': ')[1]?.split('@')[0] ?? '')
+    .filter((n) => /^(veth|cni0|fab)/.test(n));
+
+interface Run {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+function start(args: string[], env: NodeJS.ProcessEnv): Run {
+  const child = spawn(BIN, ['embedded', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, stdout: () => out, stderr: () => err, exited };
+}
+
+async function until(what: string, ok: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!ok()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe('embedded --netns: the real plugin chain for every pod, in real namespaces (e2e)', function () {
+  this.timeout(150_000);
+  let work: string;
+
+  before(function () {
+    const why = whyNoNetns();
+    if (why) {
+      console.log(`    skipped: embedded --netns needs root and the reference CNI plugins: ${why}`);
+      this.skip();
+    }
+    work = mkdtempSync(join(tmpdir(), 'embedded-netns-'));
+  });
+
+  after(() => {
+    if (work) rmSync(work, { recursive: true, force: true });
+  });
+
+  it('configures, pings and reports every pod on two nodes, and leaves nothing behind after SIGTERM', async () => {
+    const scenario = join(work, 'small.yaml');
+    writeFileSync(
+      scenario,
+      [
+        'name: netns-small',
+        'durationSeconds: 12',
+        'nodes: 2',
+        'steps:',
+        '  - { at: 0, create: 3, group: web }',
+        '  - { at: 2, create: 2, over: 2, group: job }',
+        '  - { at: 6, delete: all, over: 1, group: job }',
+        '',
+      ].join('\n'),
+    );
+    const linksBefore = hostLinks();
+    const reportFile = join(work, 'report.json');
+    const run = start(
+      ['--netns', '--nodes', '2', '--scenario', scenario, '--serve', '--report', reportFile],
+      { ...process.env, XDG_STATE_HOME: work },
+    );
+    const prefix = `pm${run.child.pid}-`;
+    try {
+      await until(
+        '"scenario done; serving"',
+        () => run.stdout().includes('scenario done; serving') || run.child.exitCode !== null,
+        100_000,
+      );
+      expect(run.child.exitCode, run.stdout() + run.stderr()).to.equal(null);
+      // The pods' status IPs are the addresses the chain put on their eth0.
+      const kubeconfig = /\(kubeconfig (\S+)\)/.exec(run.stdout())![1]!;
+      const kc = new KubeConfig();
+      kc.loadFromFile(kubeconfig);
+      const pods = await kc.makeApiClient(CoreV1Api).listNamespacedPod({ namespace: 'workload' });
+      const statusIps = pods.items.map((p) => p.status?.podIP ?? '').sort();
+      expect(statusIps).to.have.length(6);
+      // The deleted pods' DELs may still be under way: their namespaces go with them.
+      const podNs = (): string[] =>
+        namespaces().filter((ns) => ns.startsWith(prefix) && /-p\d+$/.test(ns));
+      await until('one namespace per running pod', () => podNs().length === 6, 30_000);
+      expect(namespaces()).to.include.members([`${prefix}n0`, `${prefix}n1`, `${prefix}fabric`]);
+      const onEth0 = podNs()
+        .map(
+          (ns) =>
+            /inet (\S+)\//.exec(sh('ip', ['-n', ns, '-4', '-o', 'addr', 'show', 'eth0']))![1]!,
+        )
+        .sort();
+      expect(onEth0).to.deep.equal(statusIps);
+    } finally {
+      run.child.kill('SIGTERM');
+    }
+    const code = await run.exited;
+    expect(code, run.stderr()).to.equal(0);
+    const report = JSON.parse(readFileSync(reportFile, 'utf8')) as EmbeddedReport;
+    const n = report.netns!;
+    expect(report.pods?.created).to.equal(10);
+    expect(n.configured, 'pods configured = pods started').to.equal(report.pods?.created);
+    expect(n.pingedOnNode, 'pinged from their node').to.equal(n.configured);
+    expect(n.pingedAcross, 'pinged from the other node').to.equal(n.configured);
+    expect(n).to.include({ pingFailed: 0, mismatched: 0, delFailed: 0 });
+    // Four deleted by the scenario, six torn down at the end.
+    expect(n.deleted).to.equal(10);
+    expect(n.leftBehind).to.deep.equal([]);
+    expect(run.stdout()).to.match(/pod networks \(--netns\) +10 pods configured/);
+    expect(run.stdout()).to.match(
+      /pings +10 pods answered from their node, 10 from another node; 0 failed/,
+    );
+    expect(
+      namespaces().filter((ns) => ns.startsWith(prefix)),
+      'namespaces left',
+    ).to.deep.equal([]);
+    expect(
+      hostLinks().filter((l) => !linksBefore.includes(l)),
+      'links left',
+    ).to.deep.equal([]);
+  });
+
+  it('refuses a user without root, clearly', function () {
+    try {
+      sh('sh', ['-c', 'command -v setpriv']);
+    } catch {
+      return this.skip();
+    }
+    let out = '';
+    try {
+      execFileSync(
+        'setpriv',
+        ['--reuid=65534', '--regid=65534', '--clear-groups', BIN, 'embedded', '--netns'],
+        {
+          encoding: 'utf8',
+          stdio: ['ignore', 'pipe', 'pipe'],
+          env: { ...process.env, HOME: work },
+        },
+      );
+    } catch (err) {
+      out = String((err as { stderr?: string }).stderr);
+    }
+    expect(out).to.match(/--netns: it needs root/);
+  });
+});
