@@ -12,7 +12,12 @@
 // no live pod's address is PendingRelease, announced in ipsNotInUse, or
 // Assigned to anyone else; at the end every live pod holds its address.
 //
-// CRASH_CYCLES (default 50) and CRASH_SEED make longer or repeatable runs.
+// CRASH_CYCLES (default 50) and CRASH_SEED make longer or repeatable runs:
+// one seed is one plan (demand, store losses, kill moments), whatever the
+// CNI traffic managed in each cycle (crash-plan.ts). CRASH_VERBOSE says what
+// ran: store losses, leaks reclaimed, addresses adopted, and how many
+// sidecars saw the pods before their kill (how far they got depends on the
+// machine's load: the kill comes 0-350 ms after the node API listens).
 import { expect } from 'chai';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -34,7 +39,7 @@ import {
   type Cluster,
 } from './harness.ts';
 import { setPodRunning } from './leak-helpers.ts';
-import { seededRandom as prng } from '../../src/sim/random.ts';
+import { crashStreams } from './crash-plan.ts';
 
 const CYCLES = Number(process.env.CRASH_CYCLES ?? 50);
 const SEED = Number(process.env.CRASH_SEED ?? 20261122);
@@ -80,7 +85,8 @@ describe('sidecar crash test (kill -9 during scale cycles with CNI traffic)', fu
   it(`keeps the store and the NNC spec consistent over ${CYCLES} kill -9 cycles`, async () => {
     // As the sidecar's service account, its token bound to the node.
     const kubeconfig = await c.strict!.kubeconfigFile('sidecar', node);
-    const random = prng(SEED);
+    const streams = crashStreams(SEED);
+    const random = streams.plan;
     const pick = (n: number): number => Math.floor(random() * n);
     await createNnc(
       c,
@@ -121,6 +127,8 @@ describe('sidecar crash test (kill -9 during scale cycles with CNI traffic)', fu
       let lossesWithRunningPods = 0;
       let reclaimed = 0;
       let adopted = 0;
+      /** Sidecars that saw the pods (their demand) before their kill. */
+      let sawPods = 0;
       const known: Known = new Map();
       const problems: string[] = [];
       const sidecarArgs = (): string[] => [
@@ -207,6 +215,7 @@ describe('sidecar crash test (kill -9 during scale cycles with CNI traffic)', fu
             rmSync(join(dir.path, f), { force: true });
           for (const [iface, ip] of known) if (ip !== 'unknown') known.set(iface, null);
         }
+        const lifeMs = pick(350);
         const p = spawnSidecar(sidecarArgs(), NO_SIGNAL);
         const url = await Promise.race([
           p.listening,
@@ -215,12 +224,15 @@ describe('sidecar crash test (kill -9 during scale cycles with CNI traffic)', fu
           }),
         ]);
         // CNI traffic until the kill; whatever is in flight then is "unknown".
+        // Its own stream: how much of it fits before the kill moves nothing else.
+        const flow = streams.traffic(cycle);
+        const flowPick = (n: number): number => Math.floor(flow() * n);
         let alive = true;
         const traffic = (async () => {
           while (alive) {
-            if (pods.size > 0 && random() < 0.4) {
+            if (pods.size > 0 && flow() < 0.4) {
               // A real pod without an IP yet gets one and reports it, as its kubelet would.
-              const name = [...pods][pick(pods.size)] as string;
+              const name = [...pods][flowPick(pods.size)] as string;
               if (reported.has(name)) continue;
               try {
                 const res = await fetch(`${url}/network/requestipconfigs`, {
@@ -246,8 +258,8 @@ describe('sidecar crash test (kill -9 during scale cycles with CNI traffic)', fu
               }
               continue;
             }
-            const k = `iface-${pick(IFACES)}`;
-            const assign = random() < 0.6;
+            const k = `iface-${flowPick(IFACES)}`;
+            const assign = flow() < 0.6;
             const body = JSON.stringify({
               podInterfaceID: k,
               infraContainerID: `infra-${k}`,
@@ -275,14 +287,15 @@ describe('sidecar crash test (kill -9 during scale cycles with CNI traffic)', fu
             } catch {
               return; // killed mid-request: stays unknown
             }
-            await sleep(pick(15));
+            await sleep(flowPick(15));
           }
         })();
-        await sleep(pick(350));
+        await sleep(lifeMs);
         p.child.kill('SIGKILL');
         alive = false;
         const { signal } = await p.exited;
         expect(signal).to.equal('SIGKILL');
+        if (p.lines.some((line) => line.includes('"msg":"demand update"'))) sawPods += 1;
         for (const line of p.lines) {
           if (line.includes('"msg":"leaked IP reclaimed"')) reclaimed += 1;
           if (line.includes('"msg":"pod IP adopted"')) adopted += 1;
@@ -401,7 +414,7 @@ describe('sidecar crash test (kill -9 during scale cycles with CNI traffic)', fu
       }
       if (process.env.CRASH_VERBOSE) {
         console.log(
-          `      ${storeLosses} store losses, ${reclaimed} leaked IPs reclaimed, ${adopted} addresses adopted; ${pods.size} pods, ${reported.size} with an IP at the end`,
+          `      ${storeLosses} store losses, ${reclaimed} leaked IPs reclaimed, ${adopted} addresses adopted; ${sawPods} of ${CYCLES} killed sidecars saw the pods; ${pods.size} pods, ${reported.size} with an IP at the end`,
         );
       }
       if (CYCLES >= 50) {
