@@ -13,6 +13,7 @@ import {
   DEFAULT_SCALER,
   getNnc,
   killStraySidecars,
+  logLines,
   spawnSidecar,
   startCluster,
   tempDir,
@@ -152,7 +153,7 @@ describe('bin/pool-monitor sidecar (process)', function () {
       expect(err.split('\n'), err).to.have.length(1);
       expect(err).to.match(pattern);
       // Nothing was started: no watch, no "sidecar started".
-      expect(p.lines.join('\n')).to.not.include('sidecar started');
+      expect(logLines(p, 'sidecar started')).to.deep.equal([]);
     };
 
     it('a --listen port in use: one line on stderr, exit 1 within 5 s', () =>
@@ -176,7 +177,7 @@ describe('bin/pool-monitor sidecar (process)', function () {
         '127.0.0.1:0',
       ]);
       await p.listening;
-      await waitFor('a failed watch', () => p.lines.some((l) => l.includes('watch failed')));
+      await waitFor('a failed watch', () => logLines(p, 'watch failed').length > 0);
       const started = Date.now();
       p.child.kill('SIGTERM');
       const { code } = await p.exited;

@@ -1,71 +1,43 @@
-// Shared fixtures for the sidecar's integration tests: the local API server
-// as strict as a real cluster with the access objects of manifests/ applied
-// (test/support/rbac.ts), client-node APIs as the admin for the fixtures,
-// NNC/pod/CSS builders, a tiny fulfiller that makes the NNC status follow
-// the spec, and a sidecar started in-process with short timings and its own
+// Shared fixtures for the sidecar's integration tests: the test cluster
+// (test/support/test-cluster.ts) as strict as a real cluster with the access
+// objects of manifests/ applied (test/support/rbac.ts), NNC/pod/CSS builders
+// on its coordinates, a tiny fulfiller that makes the NNC status follow the
+// spec, and a sidecar started in-process with short timings and its own
 // token bound to its Node: it gets exactly what manifests/ grants, and
 // close() fails when it was refused anything.
-import {
-  CoreV1Api,
-  CustomObjectsApi,
-  PatchStrategy,
-  setHeaderOptions,
-} from '@kubernetes/client-node';
-import type { KubeConfig } from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { ApiServer } from '../../harness/apiserver/server.ts';
 import { CaptureTransport } from '../../src/log/capture.ts';
 import { createLogger } from '../../src/log/logger.ts';
-import type { NetworkContainer, NodeNetworkConfig, ScalerSpec } from '../../src/nnc/types.ts';
+import {
+  NNC_PLURAL,
+  type NetworkContainer,
+  type NodeNetworkConfig,
+  type ScalerSpec,
+} from '../../src/nnc/types.ts';
 import type { SidecarOptions } from '../../src/sidecar/options.ts';
 import { runSidecar, type RunSidecarDeps, type RunningSidecar } from '../../src/sidecar/run.ts';
 import { strictCluster, type StrictCluster } from '../support/rbac.ts';
+import { CSS, cssObject, NNC, NS, type TestCluster } from '../support/test-cluster.ts';
 import { CRDS_DIR, sleep, waitFor } from '../support/wait.ts';
 
-export { CRDS_DIR, sleep, waitFor };
+export { CRDS_DIR, NS, sleep, waitFor };
 
-export const NS = 'kube-system';
-const NNC = {
-  group: 'acn.azure.com',
-  version: 'v1alpha',
-  namespace: NS,
-  plural: 'nodenetworkconfigs',
-};
-const CSS = {
-  group: 'acn.azure.com',
-  version: 'v1alpha1',
-  namespace: NS,
-  plural: 'clustersubnetstates',
-};
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
-export interface Cluster {
-  server: ApiServer;
-  /** The admin's, for the fixtures. */
-  kc: KubeConfig;
-  core: CoreV1Api;
-  objects: CustomObjectsApi;
+/** A test cluster; `strict` (the same cluster) when RBAC is on, as startCluster starts it. */
+export interface Cluster extends TestCluster {
   /** The manifests' access (absent: every client is the admin). */
   strict?: StrictCluster;
-  /** Throws when a sidecar was refused anything its manifests should allow. */
-  close(): Promise<void>;
 }
 
 export async function startCluster(): Promise<Cluster> {
   const strict = await strictCluster();
-  const { server, kc } = strict;
-  return {
-    server,
-    kc,
-    core: kc.makeApiClient(CoreV1Api),
-    objects: kc.makeApiClient(CustomObjectsApi),
-    strict,
-    close: () => strict.close(),
-  };
+  return { ...strict, strict };
 }
 
 export const DEFAULT_SCALER: ScalerSpec = {
@@ -105,15 +77,7 @@ export async function createNnc(
   spec: { requestedIPCount: number; ipsNotInUse?: string[] },
   status?: NodeNetworkConfig['status'],
 ): Promise<void> {
-  await c.objects.createNamespacedCustomObject({
-    ...NNC,
-    body: {
-      apiVersion: 'acn.azure.com/v1alpha',
-      kind: 'NodeNetworkConfig',
-      metadata: { name: node, namespace: NS },
-      spec,
-    },
-  });
+  await c.createNnc(node, spec);
   if (status) await setStatus(c, node, status);
 }
 
@@ -130,6 +94,7 @@ export async function setStatus(
   });
 }
 
+/** The node's NNC; throws when there is none (waitFor takes that as "not yet"). */
 export async function getNnc(c: Cluster, node: string): Promise<NodeNetworkConfig> {
   return (await c.objects.getNamespacedCustomObject({ ...NNC, name: node })) as NodeNetworkConfig;
 }
@@ -195,14 +160,7 @@ export async function deletePod(c: Cluster, name: string, namespace = 'default')
 
 export async function setCss(c: Cluster, name: string, exhausted: boolean): Promise<void> {
   try {
-    await c.objects.createNamespacedCustomObject({
-      ...CSS,
-      body: {
-        apiVersion: 'acn.azure.com/v1alpha1',
-        kind: 'ClusterSubnetState',
-        metadata: { name, namespace: NS },
-      },
-    });
+    await c.objects.createNamespacedCustomObject({ ...CSS, body: cssObject(name) });
   } catch {
     // exists already
   }
@@ -265,7 +223,7 @@ export async function startSidecar(
 
 /** NNC spec patches (server-side apply) made so far, counted by the API server. */
 export function nncPatches(c: Cluster): number {
-  return c.server.counters().count('patch', 'nodenetworkconfigs');
+  return c.server.counters().count('patch', NNC_PLURAL);
 }
 
 export const BIN = fileURLToPath(new URL('../../bin/pool-monitor', import.meta.url));
@@ -280,7 +238,27 @@ export interface SidecarProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Runs `bin/pool-monitor sidecar` with the given flags. */
+/** A structured (JSON) log line of a sidecar process. */
+export interface LogLine {
+  msg?: string;
+  ts?: string;
+  [field: string]: unknown;
+}
+
+/** The process's JSON log lines with this message so far (lines not JSON are the CLI tests' to check). */
+export function logLines<L extends LogLine = LogLine>(p: SidecarProcess, msg: string): L[] {
+  const out: L[] = [];
+  for (const line of p.lines) {
+    try {
+      const rec = JSON.parse(line) as L;
+      if (rec.msg === msg) out.push(rec);
+    } catch {
+      // not JSON
+    }
+  }
+  return out;
+}
+
 /** Sidecar processes spawned and not yet exited (killStraySidecars ends them). */
 const running = new Set<ChildProcess>();
 
@@ -292,6 +270,7 @@ export function killStraySidecars(): void {
   for (const child of running) child.kill('SIGKILL');
 }
 
+/** Runs `bin/pool-monitor sidecar` with the given flags. */
 export function spawnSidecar(args: string[], env: NodeJS.ProcessEnv = {}): SidecarProcess {
   const child = spawn(BIN, ['sidecar', ...args], {
     // bin/pool-monitor keeps Node's compile cache in node_modules/.cache.

@@ -15,56 +15,38 @@ import {
   container,
   createNnc,
   createPod,
+  DEFAULT_SCALER,
   deletePod,
   getNnc,
   NS,
   setPodPhase,
   killStraySidecars,
+  logLines,
   spawnSidecar,
   startCluster,
   tempDir,
   waitFor,
   type Cluster,
+  type LogLine,
   type SidecarProcess,
 } from './harness.ts';
 import { cniBody, cniCall, cniRequest, setPodRunning, type IpamAnswer } from './leak-helpers.ts';
 
 const GRACE_S = 2;
-const SCALER = {
-  batchSize: 10,
-  requestThresholdPercent: 50,
-  releaseThresholdPercent: 150,
-  maxIPCount: 250,
-};
 const range = (n: number): number[] => Array.from({ length: n }, (_, i) => i);
 
-interface LogLine {
-  msg?: string;
-  ts?: string;
+interface LeakLine extends LogLine {
   pod?: string;
   ip?: string;
   reason?: string;
   absentSeconds?: number;
 }
 
-function logLines(p: SidecarProcess, msg: string): LogLine[] {
-  const out: LogLine[] = [];
-  for (const line of p.lines) {
-    try {
-      const rec = JSON.parse(line) as LogLine;
-      if (rec.msg === msg) out.push(rec);
-    } catch {
-      // not JSON: the CLI's own tests check that
-    }
-  }
-  return out;
-}
-
 /** The sidecar's 'leaked IP reclaimed' line for `pod`, once it is there. */
-function reclaimOf(p: SidecarProcess, pod: string, timeoutMs = 15_000): Promise<LogLine> {
+function reclaimOf(p: SidecarProcess, pod: string, timeoutMs = 15_000): Promise<LeakLine> {
   return waitFor(
     `reclaim of ${pod}`,
-    () => logLines(p, 'leaked IP reclaimed').find((l) => l.pod === `default/${pod}`),
+    () => logLines<LeakLine>(p, 'leaked IP reclaimed').find((l) => l.pod === `default/${pod}`),
     timeoutMs,
   );
 }
@@ -147,7 +129,7 @@ describe('sidecar process: leaked IPs and the store following the pods', functio
       c,
       node,
       { requestedIPCount: request },
-      { scaler: SCALER, networkContainers: [container(range(ips))] },
+      { scaler: DEFAULT_SCALER, networkContainers: [container(range(ips))] },
     );
   /** Pods created, each given an IP by the CNI and reported Running with it. */
   const runPods = async (url: string, names: string[]): Promise<Map<string, string>> => {

@@ -7,13 +7,8 @@
 // The sidecar must take the spec back: a valid count and a valid list.
 // (Our CRD's schema refuses the wrong types; a CRD from an old or foreign
 // install may not, and nothing refuses a negative count.)
-import { CoreV1Api, CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { startApiServer } from '../../harness/apiserver/server.ts';
-import { schemalessCrds } from '../support/schemaless-crds.ts';
+import { startTestCluster } from '../support/test-cluster.ts';
 import {
   container,
   createNnc,
@@ -29,23 +24,6 @@ import {
   type TestSidecar,
 } from './harness.ts';
 
-async function schemalessCluster(): Promise<Cluster> {
-  const dir = mkdtempSync(join(tmpdir(), 'schemaless-'));
-  const server = await startApiServer({ crdsDir: schemalessCrds(dir) });
-  const kc = new KubeConfig();
-  kc.loadFromFile(server.kubeconfigPath);
-  return {
-    server,
-    kc,
-    core: kc.makeApiClient(CoreV1Api),
-    objects: kc.makeApiClient(CustomObjectsApi),
-    close: async () => {
-      await server.close();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
-
 describe('sidecar integration: a malformed spec left by another writer (fuzz finding)', function () {
   this.timeout(20_000);
   let c: Cluster;
@@ -53,7 +31,8 @@ describe('sidecar integration: a malformed spec left by another writer (fuzz fin
   let sidecar: TestSidecar | undefined;
   let n = 0;
   before(async () => {
-    c = await schemalessCluster();
+    // Schemaless CRDs, no RBAC; the sidecar is the admin, on client-node's own connections.
+    c = await startTestCluster({ crds: 'schemaless', pooled: false });
   });
   after(async () => c?.close());
   beforeEach(() => {

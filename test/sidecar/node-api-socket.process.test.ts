@@ -5,7 +5,6 @@
 // changes nothing, with it the pod gets its IP; SIGTERM removes the socket
 // and the process exits 0.
 import { expect } from 'chai';
-import http from 'node:http';
 import { existsSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -14,47 +13,20 @@ import {
   createPod,
   DEFAULT_SCALER,
   killStraySidecars,
+  logLines,
   spawnSidecar,
   startCluster,
   tempDir,
   waitFor,
   type Cluster,
 } from './harness.ts';
+import { overSocket } from '../support/socket-sidecar.ts';
 
 const TOKEN = 'node-api-token-for-the-process-test';
 
-function overSocket(
-  path: string,
-  url: string,
-  body: unknown,
-  token?: string,
-): Promise<{ status: number; json: Record<string, unknown> }> {
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        socketPath: path,
-        method: body === undefined ? 'GET' : 'POST',
-        path: url,
-        headers: {
-          'content-type': 'application/json',
-          ...(token ? { authorization: `Bearer ${token}` } : {}),
-        },
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (c: Buffer) => (text += c.toString()));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            json: JSON.parse(text) as Record<string, unknown>,
-          }),
-        );
-      },
-    );
-    req.on('error', reject);
-    req.end(body === undefined ? undefined : JSON.stringify(body));
-  });
-}
+/** A JSON request over the socket: POST with a body, GET without; no token, no credentials. */
+const call = (sock: string, path: string, body: unknown, token?: string) =>
+  overSocket(sock, token, body === undefined ? 'GET' : 'POST', path, body);
 
 describe('bin/pool-monitor sidecar: node API on a unix socket with a token (process)', function () {
   this.timeout(30_000);
@@ -95,30 +67,28 @@ describe('bin/pool-monitor sidecar: node API on a unix socket with a token (proc
     const st = statSync(sock);
     expect((st.mode & 0o777).toString(8)).to.equal('660');
     expect(st.gid).to.equal(4321);
-    await waitFor(
-      'ready',
-      async () => (await overSocket(sock, '/readyz', undefined)).status === 200,
-    );
+    await waitFor('ready', async () => (await call(sock, '/readyz', undefined)).status === 200);
     const ask = {
       podInterfaceID: 'sock-iface',
       infraContainerID: 'sock-infra',
       orchestratorContext: { PodName: 'sock-pod', PodNamespace: 'default' },
       desiredIPAddresses: [],
     };
-    const refused = await overSocket(sock, '/network/requestipconfigs', ask);
+    const refused = await call(sock, '/network/requestipconfigs', ask);
     expect(refused.status).to.equal(401);
     const list = { IPConfigStateFilter: ['Assigned'] };
-    const none = await overSocket(sock, '/debug/ipaddresses', list, TOKEN);
+    const none = await call(sock, '/debug/ipaddresses', list, TOKEN);
     expect(none.json.IPConfigurationStatus).to.deep.equal([]);
-    const got = await overSocket(sock, '/network/requestipconfigs', ask, TOKEN);
+    const got = await call(sock, '/network/requestipconfigs', ask, TOKEN);
     expect(got.status, JSON.stringify(got.json)).to.equal(200);
     expect((got.json.response as { ReturnCode: number }).ReturnCode).to.equal(0);
-    const one = await overSocket(sock, '/debug/ipaddresses', list, TOKEN);
+    const one = await call(sock, '/debug/ipaddresses', list, TOKEN);
     expect(one.json.IPConfigurationStatus).to.have.length(1);
-    expect((await overSocket(sock, '/debug/ipaddresses', list)).status).to.equal(401);
-    const started = p.lines.find((l) => l.includes('"sidecar started"')) ?? '';
-    expect(started).to.contain(`"listen":"unix:${sock}"`);
-    expect(started).to.contain('"nodeApiToken":true');
+    expect((await call(sock, '/debug/ipaddresses', list)).status).to.equal(401);
+    expect(logLines(p, 'sidecar started')[0]).to.include({
+      listen: `unix:${sock}`,
+      nodeApiToken: true,
+    });
     expect(p.lines.join('\n')).not.to.contain(TOKEN);
     p.child.kill('SIGTERM');
     const { code } = await p.exited;

@@ -24,6 +24,8 @@ import {
   type Cluster,
   type TestSidecar,
 } from './harness.ts';
+import { NNC_PLURAL } from '../../src/nnc/types.ts';
+import { NNC } from '../support/test-cluster.ts';
 
 const range = (from: number, n: number): number[] => Array.from({ length: n }, (_, i) => from + i);
 
@@ -233,13 +235,7 @@ describe('sidecar integration: scaling semantics', function () {
     const outcomes: { kind: string; from: number; to: number }[] = [];
     const sub = sidecar.monitor.outcomes$.subscribe((o) => outcomes.push(o));
     try {
-      await c.objects.deleteNamespacedCustomObject({
-        group: 'acn.azure.com',
-        version: 'v1alpha',
-        namespace: 'kube-system',
-        plural: 'nodenetworkconfigs',
-        name: node,
-      });
+      await c.objects.deleteNamespacedCustomObject({ ...NNC, name: node });
       await createNnc(c, node, { requestedIPCount: 0 }, status);
       expect((await getNnc(c, node)).metadata.uid).to.not.equal(oldUid);
       await waitFor('request 20 again', async () => (await requested()) === 20, 5_000);
@@ -266,7 +262,7 @@ describe('sidecar integration: scaling semantics', function () {
       await sleep(150);
       c.server.faults.inject({
         verb: 'patch',
-        resource: 'nodenetworkconfigs',
+        resource: NNC_PLURAL,
         status,
         times: 2,
         ...(retryAfter ? { retryAfterSeconds: retryAfter } : {}),

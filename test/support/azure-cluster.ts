@@ -25,11 +25,10 @@ import { createLogger } from '../../src/log/logger.ts';
 import { contains, ipToInt, parseCidr } from '../../src/fulfiller/cidr.ts';
 import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
 import { dynamicContainers, GROUP, NNC_PLURAL } from '../../src/nnc/types.ts';
-import { NNC_API, NS, startTestCluster } from './test-cluster.ts';
+import { NNC, NS, startTestCluster } from './test-cluster.ts';
 import { waitFor } from './wait.ts';
 
-export { NS };
-export const NNC = { ...NNC_API, namespace: NS };
+export { NNC, NS };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

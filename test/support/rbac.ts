@@ -1,6 +1,7 @@
 // The one RBAC helper of the tests:
-// - strictCluster(): the local API server as strict as a real cluster (RBAC,
-//   tokens) with the access objects of manifests/ applied
+// - strictCluster(): the test cluster (test-cluster.ts, with its admin
+//   clients and NNC helpers) as strict as a real cluster (RBAC, tokens) with
+//   the access objects of manifests/ applied
 //   (harness/embedded/access.ts, as the embedded cluster does), and the sidecar's
 //   and the fulfiller's own tokens, as KubeConfigs or kubeconfig files for
 //   processes; refusals() lists whatever the product was refused, and close()
@@ -16,7 +17,7 @@ import type { AuthorizationRecord } from '../../harness/apiserver/auth/decisions
 import { ruleAllows, type PolicyRule } from '../../harness/apiserver/auth/rbac.ts';
 import type { UserInfo } from '../../harness/apiserver/auth/user.ts';
 import { writeKubeconfig } from '../../harness/apiserver/kubeconfig.ts';
-import type { ApiServer, ApiServerOptions } from '../../harness/apiserver/server.ts';
+import type { ApiServerOptions } from '../../harness/apiserver/server.ts';
 import {
   grantProductAccess,
   productAccessReport,
@@ -27,12 +28,10 @@ import {
   type ServiceAccountRef,
 } from '../../harness/embedded/access.ts';
 import type { ManifestObject } from '../../harness/embedded/manifests.ts';
-import { startTestCluster } from './test-cluster.ts';
+import { startTestCluster, type TestCluster } from './test-cluster.ts';
 
-export interface StrictCluster {
-  server: ApiServer;
-  /** The admin's KubeConfig (system:masters): the test's own fixtures. */
-  kc: KubeConfig;
+/** A TestCluster whose admin (`kc`, `core`, `objects`) makes the test's own fixtures. */
+export interface StrictCluster extends TestCluster {
   access: ProductAccess;
   /** As the sidecar of `node` (created when missing), its token bound to that Node. */
   sidecarKubeConfig(node: string): Promise<KubeConfig>;
@@ -70,8 +69,7 @@ export async function strictCluster(opts: ApiServerOptions = {}): Promise<Strict
   };
   let files = 0;
   return {
-    server,
-    kc,
+    ...cluster,
     access,
     async sidecarKubeConfig(node) {
       await ensureNode(node);

@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { spawnSidecar, type Cluster, type SidecarProcess } from '../sidecar/harness.ts';
 import { waitFor } from './wait.ts';
 
-/** One HTTP request over a unix socket; `token` goes as the bearer. */
+/** One HTTP request over a unix socket; `token` goes as the bearer (none: no credentials). */
 export function overSocket(
   sock: string,
-  token: string,
+  token: string | undefined,
   method: string,
   path: string,
   body?: unknown,
@@ -23,7 +23,10 @@ export function overSocket(
         socketPath: sock,
         method,
         path,
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        headers: {
+          'content-type': 'application/json',
+          ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+        },
       },
       (res) => {
         let text = '';

@@ -13,6 +13,7 @@ import {
   KubeConfig,
   PatchStrategy,
   setHeaderOptions,
+  type V1Node,
 } from '@kubernetes/client-node';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,11 +35,12 @@ import {
   NNC_KIND,
   NNC_PLURAL,
   NNC_VERSION,
+  dynamicContainers,
   type NncSpec,
   type NodeNetworkConfig,
 } from '../../src/nnc/types.ts';
 import { schemalessCrds } from './schemaless-crds.ts';
-import { CRDS_DIR } from './wait.ts';
+import { CRDS_DIR, waitFor } from './wait.ts';
 
 /** Where the product's objects live (the tests' NNCs and CSSs). */
 export const NS = DEFAULT_NAMESPACE;
@@ -47,6 +49,10 @@ export const NS = DEFAULT_NAMESPACE;
 export const NNC_API = { group: GROUP, version: NNC_VERSION, plural: NNC_PLURAL } as const;
 /** The ClusterSubnetState resource, likewise. */
 export const CSS_API = { group: GROUP, version: CSS_VERSION, plural: CSS_PLURAL } as const;
+/** The NNCs in NS, likewise (add `name`, `body`). */
+export const NNC = { ...NNC_API, namespace: NS } as const;
+/** The ClusterSubnetStates in NS, likewise. */
+export const CSS = { ...CSS_API, namespace: NS } as const;
 export const NNC_API_VERSION = `${GROUP}/${NNC_VERSION}`;
 export const CSS_API_VERSION = `${GROUP}/${CSS_VERSION}`;
 
@@ -66,6 +72,15 @@ export function cssObject(
   return { apiVersion: CSS_API_VERSION, kind: CSS_KIND, metadata: { name, namespace } };
 }
 
+/** Every address (primary and secondaries) in the NNC's dynamic containers; none without an NNC. */
+export function addressesOf(nnc: NodeNetworkConfig | undefined): string[] {
+  if (!nnc) return [];
+  return dynamicContainers(nnc).flatMap((nc) => [
+    ...(nc.primaryIP ? [nc.primaryIP] : []),
+    ...(nc.ipAssignments ?? []).map((a) => a.ip),
+  ]);
+}
+
 export interface TestClusterOptions extends ApiServerOptions {
   /**
    * The CRDs the server starts with: the product's (default), the same with
@@ -80,6 +95,14 @@ export interface TestClusterOptions extends ApiServerOptions {
   pooled?: boolean;
 }
 
+export interface NodeOptions {
+  labels?: Record<string, string>;
+  providerID?: string;
+  internalIP?: string;
+  /** status.allocatable.pods, as the kubelet reports it. */
+  allocatablePods?: string;
+}
+
 export interface TestCluster {
   server: ApiServer;
   /** The admin's (system:masters): the test's own fixtures. */
@@ -90,12 +113,24 @@ export interface TestCluster {
   connections?: SharedDispatchers;
   /** A temporary directory for the test's files, removed by close(). */
   dir: string;
-  /** Creates a Node, with a providerID and an InternalIP address when given. */
-  addNode(name: string, options?: { providerID?: string; internalIP?: string }): Promise<void>;
+  /** Creates a Node, with what is given of labels, providerID, InternalIP address and allocatable pods. */
+  addNode(name: string, options?: NodeOptions): Promise<V1Node>;
   /** Creates the node's NNC in `namespace` (default kube-system). */
   createNnc(name: string, spec: unknown, namespace?: string): Promise<void>;
   /** The node's NNC, or undefined when there is none. */
   getNnc(name: string, namespace?: string): Promise<NodeNetworkConfig | undefined>;
+  /**
+   * Replaces the spec of the node's NNC in NS, as a sidecar would; a conflict
+   * (written meanwhile) or a missing NNC is tried again until `timeoutMs`.
+   * With `create`, a missing NNC is created with that spec instead.
+   */
+  setSpec(
+    name: string,
+    spec: Record<string, unknown>,
+    options?: { create?: boolean; timeoutMs?: number },
+  ): Promise<void>;
+  /** The node's NNC once its first dynamic container holds `count` addresses (waits for it). */
+  nncWithIps(name: string, count: number, timeoutMs?: number): Promise<NodeNetworkConfig>;
   close(): Promise<void>;
 }
 
@@ -122,6 +157,10 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
   else (kc = new KubeConfig()).loadFromFile(server.kubeconfigPath);
   const core = kc.makeApiClient(CoreV1Api);
   const objects = kc.makeApiClient(CustomObjectsApi);
+  const getNnc = async (name: string, namespace = NS) =>
+    (await objects
+      .getNamespacedCustomObject({ ...NNC_API, namespace, name })
+      .catch(() => undefined)) as NodeNetworkConfig | undefined;
   return {
     server,
     kc,
@@ -129,18 +168,20 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
     objects,
     ...(connections ? { connections } : {}),
     dir,
-    async addNode(name, { providerID, internalIP } = {}) {
-      await core.createNode({
-        body: { metadata: { name }, ...(providerID ? { spec: { providerID } } : {}) },
+    async addNode(name, { labels, providerID, internalIP, allocatablePods } = {}) {
+      const node = await core.createNode({
+        body: {
+          metadata: { name, ...(labels ? { labels } : {}) },
+          ...(providerID ? { spec: { providerID } } : {}),
+        },
       });
-      if (internalIP)
-        await core.patchNodeStatus(
-          {
-            name,
-            body: { status: { addresses: [{ type: 'InternalIP', address: internalIP }] } },
-          },
-          MERGE,
-        );
+      const status = {
+        ...(allocatablePods === undefined ? {} : { allocatable: { pods: allocatablePods } }),
+        ...(internalIP ? { addresses: [{ type: 'InternalIP', address: internalIP }] } : {}),
+      };
+      if (Object.keys(status).length > 0)
+        await core.patchNodeStatus({ name, body: { status } }, MERGE);
+      return node;
     },
     async createNnc(name, spec, namespace = NS) {
       await objects.createNamespacedCustomObject({
@@ -149,11 +190,33 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
         body: nncObject(name, spec, namespace),
       });
     },
-    async getNnc(name, namespace = NS) {
-      return (await objects
-        .getNamespacedCustomObject({ ...NNC_API, namespace, name })
-        .catch(() => undefined)) as NodeNetworkConfig | undefined;
+    getNnc,
+    async setSpec(name, spec, { create = false, timeoutMs } = {}) {
+      await waitFor(
+        `the spec of ${name}`,
+        async () => {
+          const cur = await getNnc(name);
+          if (cur)
+            await objects.replaceNamespacedCustomObject({ ...NNC, name, body: { ...cur, spec } });
+          else if (create)
+            await objects.createNamespacedCustomObject({ ...NNC, body: nncObject(name, spec) });
+          else return undefined;
+          return true;
+        },
+        timeoutMs,
+      );
     },
+    nncWithIps: (name, count, timeoutMs) =>
+      waitFor(
+        `${name} with ${count} IPs`,
+        async () => {
+          const o = await getNnc(name);
+          return o && (dynamicContainers(o)[0]?.ipAssignments?.length ?? -1) === count
+            ? o
+            : undefined;
+        },
+        timeoutMs,
+      ),
     async close() {
       try {
         await server.close();

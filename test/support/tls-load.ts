@@ -22,29 +22,21 @@ import {
   FAST,
   type Cluster,
 } from '../sidecar/harness.ts';
-import { NNC_API, NS, startTestCluster, type TestCluster } from './test-cluster.ts';
+import { NNC, NS, startTestCluster } from './test-cluster.ts';
 import { sleep, waitFor } from './wait.ts';
 
-const NNC = { ...NNC_API, namespace: NS };
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
-export interface TlsCluster extends Cluster, Pick<TestCluster, 'addNode' | 'createNnc'> {
-  dir: string;
+export interface TlsCluster extends Cluster {
   /** A kubeconfig file (server CA, no skip-verify) with a token of service account kube-system/NAME. */
   kubeconfigFor(sa: string): Promise<string>;
 }
 
 export async function startTlsCluster(): Promise<TlsCluster> {
   const cluster = await startTestCluster({ tls: true });
-  const { dir, server, kc, core, objects } = cluster;
+  const { dir, server, core } = cluster;
   return {
-    dir,
-    server,
-    kc,
-    core,
-    objects,
-    addNode: cluster.addNode,
-    createNnc: cluster.createNnc,
+    ...cluster,
     async kubeconfigFor(sa) {
       await core.createNamespacedServiceAccount({
         namespace: NS,
@@ -62,7 +54,6 @@ export async function startTlsCluster(): Promise<TlsCluster> {
       });
       return path;
     },
-    close: () => cluster.close(),
   };
 }
 
