@@ -15,31 +15,19 @@
 //
 // CRASH_FULFILLER_CYCLES (default 12) and CRASH_SEED make longer or
 // repeatable runs (`make crash-long`: 200).
-import {
-  CoreV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  PatchStrategy,
-  setHeaderOptions,
-} from '@kubernetes/client-node';
+import { PatchStrategy, setHeaderOptions, type CustomObjectsApi } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { startApiServer, type ApiServer } from '../../harness/apiserver/server.ts';
 import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
 import { seededRandom } from '../../src/sim/random.ts';
 import { statusProblems } from '../fuzz/checks.ts';
 import { spawnFulfiller, type FulfillerProcess } from '../support/fulfiller-process.ts';
 import { startRecordingProxy, type RecordingProxy } from '../support/recording-proxy.ts';
-import { CRDS_DIR, sleep, waitFor } from '../support/wait.ts';
+import { NNC, startTestCluster, type TestCluster } from '../support/test-cluster.ts';
+import { sleep, waitFor } from '../support/wait.ts';
 
 const CYCLES = Number(process.env.CRASH_FULFILLER_CYCLES ?? 12);
 const SEED = Number(process.env.CRASH_SEED ?? 20261125);
 const NODES = ['crash-a', 'crash-b', 'crash-c', 'crash-d'];
-const NNC = {
-  group: 'acn.azure.com',
-  version: 'v1alpha',
-  namespace: 'kube-system',
-  plural: 'nodenetworkconfigs',
-};
 const PREFIX = '10.240.0.';
 const MERGE = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 type Kill = 'random' | 'write-lands' | 'write-lost';
@@ -52,7 +40,7 @@ function assignmentsOf(nnc: NodeNetworkConfig | undefined): { name: string; ip: 
 
 describe('fulfiller crash test (kill -9 during allocation and status writes)', function () {
   this.timeout(60_000 + CYCLES * 8000);
-  let server: ApiServer;
+  let cluster: TestCluster;
   let objects: CustomObjectsApi;
   let proxy: RecordingProxy;
   let proc: FulfillerProcess | undefined;
@@ -62,12 +50,11 @@ describe('fulfiller crash test (kill -9 during allocation and status writes)', f
   let killedAtWrite = false;
 
   before(async () => {
-    server = await startApiServer({ crdsDir: CRDS_DIR });
-    const kc = new KubeConfig();
-    kc.loadFromFile(server.kubeconfigPath);
-    objects = kc.makeApiClient(CustomObjectsApi);
-    const core = kc.makeApiClient(CoreV1Api);
-    for (const name of NODES) await core.createNode({ body: { metadata: { name } } });
+    // No RBAC: the fulfiller is the admin, through the proxy that kills it.
+    cluster = await startTestCluster({ pooled: false });
+    const { server } = cluster;
+    objects = cluster.objects;
+    for (const name of NODES) await cluster.addNode(name);
     proxy = await startRecordingProxy(server, server.adminToken, ({ method, path }) => {
       if (method !== 'PUT' || !path.endsWith('/status') || !onStatusWrite || !proc)
         return 'forward';
@@ -81,7 +68,7 @@ describe('fulfiller crash test (kill -9 during allocation and status writes)', f
   after(async () => {
     proc?.child.kill('SIGKILL');
     await proxy?.close();
-    await server?.close();
+    await cluster?.close();
   });
 
   const nncs = async (): Promise<Map<string, NodeNetworkConfig>> => {

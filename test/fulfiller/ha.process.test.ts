@@ -8,31 +8,27 @@
 //   that allocated from it gave them to the new nodes.
 // Every NNC is read every 100 ms throughout: an address on two NNCs at any
 // moment fails the test, not only at the end.
-import { CoordinationV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import type { ApiServer } from '../../harness/apiserver/server.ts';
 import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
-import { dynamicContainers } from '../../src/nnc/types.ts';
-import { spawnFulfiller } from '../support/fulfiller-process.ts';
-import type { FulfillerProcess } from '../support/fulfiller-process.ts';
-import { startRecordingProxy } from '../support/recording-proxy.ts';
-import type { RecordingProxy } from '../support/recording-proxy.ts';
+import { dynamicContainers, NNC_PLURAL } from '../../src/nnc/types.ts';
+import {
+  elected,
+  leaderElectFlags,
+  leaseHolder,
+  startReplica,
+  stopReplicas,
+  type LeaseTimings,
+  type Replica as FulfillerReplica,
+} from '../support/fulfiller-process.ts';
 import { strictCluster, type StrictCluster } from '../support/rbac.ts';
+import { NNC } from '../support/test-cluster.ts';
 import { sleep, waitFor } from '../support/wait.ts';
 
-const NS = 'kube-system';
-const NNC = {
-  group: 'acn.azure.com',
-  version: 'v1alpha',
-  namespace: NS,
-  plural: 'nodenetworkconfigs',
-};
-const FAST = { lease: 3000, renew: 2000, retry: 500 };
+const FAST: LeaseTimings = { lease: 3000, renew: 2000, retry: 500 };
 
-interface Replica {
-  proc: FulfillerProcess;
-  proxy: RecordingProxy;
+// Request paths are matched as they go over the wire (the proxies see URLs).
+interface Replica extends FulfillerReplica {
   /** While true, this replica's proxy cuts every read of an NNC (list, watch, get). */
   blockNncReads: boolean;
   /** Requests this replica's proxy cuts besides (the request never reaches the server). */
@@ -57,91 +53,45 @@ describe('fulfiller processes: a handover never puts one address on two NNCs', f
   this.timeout(90_000);
   let cluster: StrictCluster;
   let server: ApiServer;
-  let kc: KubeConfig;
   let token: string;
   const replicas: Replica[] = [];
   const seen: string[] = [];
   let watcher: NodeJS.Timeout | undefined;
 
-  const holder = async (): Promise<string | undefined> => {
-    const lease = await kc
-      .makeApiClient(CoordinationV1Api)
-      .readNamespacedLease({ name: 'pool-monitor-fulfiller', namespace: NS })
-      .catch(() => undefined);
-    return lease?.spec?.holderIdentity || undefined;
-  };
+  const holder = () => leaseHolder(cluster.kc);
   const list = async () =>
-    (
-      (await kc.makeApiClient(CustomObjectsApi).listNamespacedCustomObject(NNC)) as {
-        items: NodeNetworkConfig[];
-      }
-    ).items;
-  const get = async (name: string) =>
-    (await kc
-      .makeApiClient(CustomObjectsApi)
-      .getNamespacedCustomObject({ ...NNC, name })
-      .catch(() => undefined)) as NodeNetworkConfig | undefined;
-  const setRequest = async (name: string, requestedIPCount: number) => {
-    const api = kc.makeApiClient(CustomObjectsApi);
-    await waitFor(
-      `the spec of ${name}`,
-      async () => {
-        const cur = await get(name);
-        if (!cur) return undefined;
-        await api.replaceNamespacedCustomObject({
-          ...NNC,
-          name,
-          body: { ...cur, spec: { requestedIPCount } },
-        });
-        return true;
-      },
-      20_000,
-    );
-  };
+    ((await cluster.objects.listNamespacedCustomObject(NNC)) as { items: NodeNetworkConfig[] })
+      .items;
+  const get = (name: string) => cluster.getNnc(name);
+  const setRequest = (name: string, requestedIPCount: number) =>
+    cluster.setSpec(name, { requestedIPCount }, { timeoutMs: 20_000 });
   const served = (name: string, n: number, timeoutMs = 20_000) =>
-    waitFor(
-      `${name} with ${n} IPs`,
-      async () => {
-        const o = await get(name);
-        return o && (dynamicContainers(o)[0]?.ipAssignments?.length ?? -1) === n ? o : undefined;
-      },
-      timeoutMs,
-    );
+    cluster.nncWithIps(name, n, timeoutMs);
 
   /** Two replicas; resolves once one holds the lease and the standby has listed: [leader, standby]. */
   async function pair(subnet = '10.240.0.0/24'): Promise<[Replica, Replica]> {
     for (const name of ['replica-a', 'replica-b']) {
+      // Its rules first: the proxy asks them of every request.
       const replica = {
         blockNncReads: false,
         cut: () => false,
         throttle: () => false,
       } as unknown as Replica;
-      replica.proxy = await startRecordingProxy(server, token, ({ method, path }) =>
-        (replica.blockNncReads && method === 'GET' && path.includes('/nodenetworkconfigs')) ||
-        replica.cut(method, path)
-          ? 'drop'
-          : replica.throttle(method, path)
-            ? 'throttle'
-            : 'forward',
+      const args = ['--subnet', subnet, ...leaderElectFlags(FAST)];
+      Object.assign(
+        replica,
+        await startReplica(server, token, name, args, ({ method, path }) =>
+          (replica.blockNncReads && method === 'GET' && path.includes('/nodenetworkconfigs')) ||
+          replica.cut(method, path)
+            ? 'drop'
+            : replica.throttle(method, path)
+              ? 'throttle'
+              : 'forward',
+        ),
       );
-      replica.proc = spawnFulfiller(name, [
-        '--kubeconfig',
-        replica.proxy.kubeconfigPath,
-        '--subnet',
-        subnet,
-        '--leader-elect-lease-duration',
-        `${FAST.lease}ms`,
-        '--leader-elect-renew-deadline',
-        `${FAST.renew}ms`,
-        '--leader-elect-retry-period',
-        `${FAST.retry}ms`,
-      ]);
       replicas.push(replica);
     }
-    const id = await waitFor('a lease holder', holder, 15_000);
-    const leader = replicas.find((r) => id.startsWith(`${r.proc.name}_`))!;
-    const standby = replicas.find((r) => r !== leader)!;
-    await standby.proc.waitLog('lease holder');
+    const [leader, standby] = await elected(cluster.kc, replicas);
     const url = await standby.proc.url();
     await waitFor('the standby ready', async () => (await fetch(`${url}/readyz`)).ok, 15_000);
     return [leader, standby];
@@ -149,9 +99,9 @@ describe('fulfiller processes: a handover never puts one address on two NNCs', f
 
   beforeEach(async () => {
     cluster = await strictCluster();
-    ({ server, kc } = cluster);
+    ({ server } = cluster);
     token = await cluster.access.token('fulfiller');
-    await kc.makeApiClient(CoreV1Api).createNode({ body: { metadata: { name: 'node-1' } } });
+    await cluster.addNode('node-1');
     seen.length = 0;
     // Every NNC, every 100 ms: a duplicate at any moment is remembered.
     watcher = setInterval(() => {
@@ -164,12 +114,7 @@ describe('fulfiller processes: a handover never puts one address on two NNCs', f
 
   afterEach(async () => {
     clearInterval(watcher);
-    for (const r of replicas.splice(0)) {
-      if (r.proc.child.exitCode === null && r.proc.child.signalCode === null)
-        r.proc.child.kill('SIGKILL');
-      await r.proc.exited;
-      await r.proxy.close();
-    }
+    await stopReplicas(replicas);
     await cluster.close();
   });
 
@@ -178,16 +123,14 @@ describe('fulfiller processes: a handover never puts one address on two NNCs', f
     await served('node-1', 0);
     // The standby's NNC reads fail from now on: its watch is cut and cannot come back.
     standby.blockNncReads = true;
-    server.faults.dropWatches('nodenetworkconfigs');
+    server.faults.dropWatches(NNC_PLURAL);
     await standby.proc.waitLog('watch restarting', 10_000, (l) => l.watch === 'nnc');
     await setRequest('node-1', 32);
     const grown = await served('node-1', 32);
     expect(dynamicContainers(grown)[0]!.ipAssignments).to.have.length(32);
 
     leader.proc.child.kill('SIGKILL');
-    const core = kc.makeApiClient(CoreV1Api);
-    for (const name of ['node-2', 'node-3', 'node-4'])
-      await core.createNode({ body: { metadata: { name } } });
+    for (const name of ['node-2', 'node-3', 'node-4']) await cluster.addNode(name);
     await waitFor(
       'the standby holds the lease',
       async () => (await holder())?.startsWith(`${standby.proc.name}_`),
@@ -221,9 +164,7 @@ describe('fulfiller processes: a handover never puts one address on two NNCs', f
     // A /26: 59 usable addresses, handed out next-fit, so the new leader
     // comes round to the ones the held write puts on node-1.
     const [leader, standby] = await pair('10.240.0.0/26');
-    const core = kc.makeApiClient(CoreV1Api);
-    for (const name of ['node-2', 'node-3'])
-      await core.createNode({ body: { metadata: { name } } });
+    for (const name of ['node-2', 'node-3']) await cluster.addNode(name);
     for (const name of ['node-1', 'node-2', 'node-3']) await served(name, 0);
     // The leader's next status write of node-1 is answered 504 and applied
     // 8 s later (post-timeout activity); after it the leader writes no NNC.
@@ -236,7 +177,7 @@ describe('fulfiller processes: a handover never puts one address on two NNCs', f
     };
     server.faults.inject({
       verb: 'update',
-      resource: 'nodenetworkconfigs',
+      resource: NNC_PLURAL,
       subresource: 'status',
       status: 504,
       afterCommit: true,

@@ -5,12 +5,11 @@
 // exits 0 on SIGTERM. The fulfiller runs as its service account with
 // exactly what manifests/ grants it (test/support/rbac.ts); the test's own
 // writes are the admin's.
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { strictCluster, type StrictCluster } from '../support/rbac.ts';
+import { CSS, NS } from '../support/test-cluster.ts';
 import { waitFor } from '../support/wait.ts';
 import type { ApiServer } from '../../harness/apiserver/server.ts';
 import { NodeSetupError, type BackendFactory } from '../../src/fulfiller/backend.ts';
@@ -21,29 +20,14 @@ import { startFulfiller } from '../../src/fulfiller/run.ts';
 import type { RunningFulfiller } from '../../src/fulfiller/run.ts';
 import { silentLogger } from '../../src/log/logger.ts';
 import type { ClusterSubnetState, NodeNetworkConfig } from '../../src/nnc/types.ts';
-import { dynamicContainers } from '../../src/nnc/types.ts';
+import { dynamicContainers, NNC_PLURAL } from '../../src/nnc/types.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const NS = 'kube-system';
-const NNC = {
-  group: 'acn.azure.com',
-  version: 'v1alpha',
-  namespace: NS,
-  plural: 'nodenetworkconfigs',
-};
-const CSS = {
-  group: 'acn.azure.com',
-  version: 'v1alpha1',
-  namespace: NS,
-  plural: 'clustersubnetstates',
-};
 
 describe('fulfiller over the local API server', function () {
   this.timeout(30_000);
   let cluster: StrictCluster;
   let server: ApiServer;
-  let kc: KubeConfig;
-  let api: CustomObjectsApi;
   const running: RunningFulfiller[] = [];
 
   const start = async (
@@ -67,41 +51,14 @@ describe('fulfiller over the local API server', function () {
     running.push(r);
     return r;
   };
-  const get = async (name: string) =>
-    (await api.getNamespacedCustomObject({ ...NNC, name })) as NodeNetworkConfig;
+  const get = async (name: string) => (await cluster.getNnc(name))!;
   const ipsOf = (n: NodeNetworkConfig) => dynamicContainers(n)[0]?.ipAssignments ?? [];
   /** A Node and its NNC asking for `requestedIPCount` (the fulfiller may create the NNC first). */
   const create = async (name: string, requestedIPCount: number) => {
-    await kc
-      .makeApiClient(CoreV1Api)
-      .createNode({ body: { metadata: { name } } })
-      .catch(() => {});
-    // A 409 (written meanwhile) throws: waitFor reads and tries again, until its deadline.
-    await waitFor(`the spec of ${name}`, async () => {
-      const cur = await get(name).catch(() => undefined);
-      if (cur)
-        await api.replaceNamespacedCustomObject({
-          ...NNC,
-          name,
-          body: { ...cur, spec: { requestedIPCount } },
-        });
-      else
-        await api.createNamespacedCustomObject({
-          ...NNC,
-          body: {
-            apiVersion: 'acn.azure.com/v1alpha',
-            kind: 'NodeNetworkConfig',
-            metadata: { name, namespace: NS },
-            spec: { requestedIPCount },
-          },
-        });
-      return true;
-    });
+    await cluster.addNode(name).catch(() => {});
+    await cluster.setSpec(name, { requestedIPCount }, { create: true });
   };
-  const setSpec = async (name: string, spec: Record<string, unknown>) => {
-    const cur = await get(name);
-    await api.replaceNamespacedCustomObject({ ...NNC, name, body: { ...cur, spec } });
-  };
+  const setSpec = (name: string, spec: Record<string, unknown>) => cluster.setSpec(name, spec);
   const withCount = (name: string, n: number) =>
     waitFor(`${name} with ${n} IPs`, async () => {
       const o = await get(name);
@@ -110,8 +67,7 @@ describe('fulfiller over the local API server', function () {
 
   beforeEach(async () => {
     cluster = await strictCluster();
-    ({ server, kc } = cluster);
-    api = kc.makeApiClient(CustomObjectsApi);
+    ({ server } = cluster);
   });
 
   afterEach(async () => {
@@ -160,7 +116,10 @@ describe('fulfiller over the local API server', function () {
       exhaustionHoldMs: 0,
     });
     const css = () =>
-      api.getNamespacedCustomObject({ ...CSS, name: 'pods' }) as Promise<ClusterSubnetState>;
+      cluster.objects.getNamespacedCustomObject({
+        ...CSS,
+        name: 'pods',
+      }) as Promise<ClusterSubnetState>;
     await waitFor('css published', async () =>
       (await css()).status?.exhausted === false ? true : undefined,
     );
@@ -194,7 +153,7 @@ describe('fulfiller over the local API server', function () {
     // The recorder creates the Event, then updates its count (PUT): both
     // must be granted by manifests/ (cluster.close() fails on a refusal).
     const event = await waitFor('the Warning Event counted twice', async () => {
-      const list = await kc.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: NS });
+      const list = await cluster.core.listNamespacedEvent({ namespace: NS });
       return list.items.find(
         (e) =>
           e.reason === 'NoProviderID' && e.involvedObject.name === 'node-1' && (e.count ?? 0) >= 2,
@@ -209,13 +168,13 @@ describe('fulfiller over the local API server', function () {
     await r.whenSynced();
     server.faults.inject({
       verb: 'update',
-      resource: 'nodenetworkconfigs',
+      resource: NNC_PLURAL,
       subresource: 'status',
       status: 500,
     });
     server.faults.inject({
       verb: 'update',
-      resource: 'nodenetworkconfigs',
+      resource: NNC_PLURAL,
       subresource: 'status',
       status: 429,
       retryAfterSeconds: 1,
@@ -223,7 +182,7 @@ describe('fulfiller over the local API server', function () {
     await create('node-1', 8);
     await withCount('node-1', 8);
     expect(r.fulfiller.stats().failures).to.be.at.least(1);
-    server.faults.dropWatches('nodenetworkconfigs');
+    server.faults.dropWatches(NNC_PLURAL);
     server.faults.compactHistory();
     await setSpec('node-1', { requestedIPCount: 24 });
     await withCount('node-1', 24);

@@ -6,127 +6,61 @@
 // the lease duration; SIGTERM hands over at once; a leader whose Lease writes
 // fail stops writing before its lease can expire. Short lease timings through
 // the --leader-elect-* flags keep it quick (the defaults are client-go's).
-import { CoordinationV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import type { ApiServer } from '../../harness/apiserver/server.ts';
 import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
-import { dynamicContainers } from '../../src/nnc/types.ts';
-import { spawnFulfiller } from '../support/fulfiller-process.ts';
-import type { FulfillerProcess } from '../support/fulfiller-process.ts';
-import { startRecordingProxy } from '../support/recording-proxy.ts';
-import type { RecordingProxy } from '../support/recording-proxy.ts';
+import {
+  elected,
+  leaderElectFlags,
+  startReplica,
+  stopReplicas,
+  type LeaseTimings,
+  type Replica,
+} from '../support/fulfiller-process.ts';
 import { strictCluster, type StrictCluster } from '../support/rbac.ts';
+import { addressesOf } from '../support/test-cluster.ts';
 import { sleep, waitFor } from '../support/wait.ts';
 
-const NS = 'kube-system';
-const NNC = {
-  group: 'acn.azure.com',
-  version: 'v1alpha',
-  namespace: NS,
-  plural: 'nodenetworkconfigs',
-};
-const FAST = { lease: 3000, renew: 2000, retry: 500 };
+const FAST: LeaseTimings = { lease: 3000, renew: 2000, retry: 500 };
 
-interface Replica {
-  proc: FulfillerProcess;
-  proxy: RecordingProxy;
-}
-
+// Request paths are matched as they go over the wire (the proxies see URLs).
 const isLease = (path: string) => path.includes('/leases');
 
 describe('fulfiller processes: leader election over HTTP', function () {
   this.timeout(60_000);
   let cluster: StrictCluster;
   let server: ApiServer;
-  let kc: KubeConfig;
   let token: string;
   const replicas: Replica[] = [];
 
-  const holder = async (): Promise<string | undefined> => {
-    const lease = await kc
-      .makeApiClient(CoordinationV1Api)
-      .readNamespacedLease({ name: 'pool-monitor-fulfiller', namespace: NS })
-      .catch(() => undefined);
-    return lease?.spec?.holderIdentity || undefined;
-  };
-  const get = async (name: string) =>
-    (await kc
-      .makeApiClient(CustomObjectsApi)
-      .getNamespacedCustomObject({ ...NNC, name })
-      .catch(() => undefined)) as NodeNetworkConfig | undefined;
-  const setRequest = async (name: string, requestedIPCount: number) => {
-    const api = kc.makeApiClient(CustomObjectsApi);
-    // A 409 (written meanwhile) throws: waitFor reads and tries again, until its deadline.
-    await waitFor(`the spec of ${name}`, async () => {
-      const cur = await get(name);
-      if (!cur) return undefined;
-      await api.replaceNamespacedCustomObject({
-        ...NNC,
-        name,
-        body: { ...cur, spec: { requestedIPCount } },
-      });
-      return true;
-    });
-  };
+  const get = (name: string) => cluster.getNnc(name);
+  const setRequest = (name: string, requestedIPCount: number) =>
+    cluster.setSpec(name, { requestedIPCount });
   const served = (name: string, n: number, timeoutMs = 15_000) =>
-    waitFor(
-      `${name} with ${n} IPs`,
-      async () => {
-        const o = await get(name);
-        return o && (dynamicContainers(o)[0]?.ipAssignments?.length ?? -1) === n ? o : undefined;
-      },
-      timeoutMs,
-    );
-  const addresses = (nncs: NodeNetworkConfig[]) =>
-    nncs.flatMap((o) =>
-      dynamicContainers(o).flatMap((nc) => [
-        nc.primaryIP!,
-        ...(nc.ipAssignments ?? []).map((a) => a.ip),
-      ]),
-    );
+    cluster.nncWithIps(name, n, timeoutMs);
+  const addresses = (nncs: NodeNetworkConfig[]) => nncs.flatMap(addressesOf);
 
   /** Two replicas; resolves once one holds the lease: [leader, standby]. */
   async function pair(t = FAST): Promise<[Replica, Replica]> {
-    for (const name of ['replica-a', 'replica-b']) {
-      const proxy = await startRecordingProxy(server, token);
-      const proc = spawnFulfiller(name, [
-        '--kubeconfig',
-        proxy.kubeconfigPath,
-        '--subnet',
-        '10.240.0.0/24',
-        '--leader-elect-lease-duration',
-        `${t.lease}ms`,
-        '--leader-elect-renew-deadline',
-        `${t.renew}ms`,
-        '--leader-elect-retry-period',
-        `${t.retry}ms`,
-      ]);
-      replicas.push({ proc, proxy });
-    }
-    const id = await waitFor('a lease holder', holder, 15_000);
-    const leader = replicas.find((r) => id.startsWith(`${r.proc.name}_`))!;
-    const standby = replicas.find((r) => r !== leader)!;
-    await standby.proc.waitLog('lease holder');
-    return [leader, standby];
+    for (const name of ['replica-a', 'replica-b'])
+      replicas.push(
+        await startReplica(server, token, name, [
+          ...['--subnet', '10.240.0.0/24'],
+          ...leaderElectFlags(t),
+        ]),
+      );
+    return elected(cluster.kc, replicas);
   }
 
   beforeEach(async () => {
     cluster = await strictCluster();
-    ({ server, kc } = cluster);
+    ({ server } = cluster);
     token = await cluster.access.token('fulfiller');
-    const core = kc.makeApiClient(CoreV1Api);
-    for (const name of ['node-1', 'node-2'])
-      await core.createNode({ body: { metadata: { name } } });
+    for (const name of ['node-1', 'node-2']) await cluster.addNode(name);
   });
 
   afterEach(async () => {
-    for (const r of replicas.splice(0)) {
-      if (r.proc.child.exitCode === null && r.proc.child.signalCode === null)
-        r.proc.child.kill('SIGKILL');
-      await r.proc.exited;
-      await r.proxy.close();
-    }
+    await stopReplicas(replicas);
     await cluster.close();
   });
 

@@ -4,37 +4,22 @@
 // with its Node and keeps its addresses while a pod is bound to it (at most
 // the grace period), then makes them reusable, and deletes NNCs whose Node
 // is gone at start.
-import {
-  CoreV1Api,
-  CustomObjectsApi,
-  PatchStrategy,
-  setHeaderOptions,
-} from '@kubernetes/client-node';
-import type { KubeConfig } from '@kubernetes/client-node';
+import type { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
 import type { FulfillerConfig } from '../../src/fulfiller/config.ts';
 import { startFulfiller } from '../../src/fulfiller/run.ts';
 import type { RunningFulfiller } from '../../src/fulfiller/run.ts';
 import { silentLogger } from '../../src/log/logger.ts';
-import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
 import { dynamicContainers } from '../../src/nnc/types.ts';
 import { ADDRESSES_FINALIZER as FINALIZER } from '../../src/fulfiller/quarantine.ts';
 import { strictCluster, type StrictCluster } from '../support/rbac.ts';
+import { addressesOf, NNC, NS } from '../support/test-cluster.ts';
 import { sleep, waitFor } from '../support/wait.ts';
-
-const NS = 'kube-system';
-const NNC = {
-  group: 'acn.azure.com',
-  version: 'v1alpha',
-  namespace: NS,
-  plural: 'nodenetworkconfigs',
-};
 
 describe('fulfiller: the NNC lifecycle over HTTP', function () {
   this.timeout(30_000);
   let cluster: StrictCluster;
-  let kc: KubeConfig;
   let api: CustomObjectsApi;
   let core: CoreV1Api;
   const running: RunningFulfiller[] = [];
@@ -65,49 +50,19 @@ describe('fulfiller: the NNC lifecycle over HTTP', function () {
     running.push(r);
     return r;
   };
-  const get = async (name: string): Promise<NodeNetworkConfig | undefined> =>
-    (await api.getNamespacedCustomObject({ ...NNC, name }).catch(() => undefined)) as
-      NodeNetworkConfig | undefined;
-  const createNode = async (name: string, labels: Record<string, string> = {}, pods?: string) => {
-    const node = await core.createNode({ body: { metadata: { name, labels } } });
-    if (pods !== undefined)
-      await core.patchNodeStatus(
-        {
-          name,
-          body: {
-            status: {
-              allocatable: { pods },
-              addresses: [{ type: 'InternalIP', address: '10.224.0.9' }],
-            },
-          },
-        },
-        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
-      );
-    return node;
-  };
-  const setRequest = async (name: string, requestedIPCount: number) => {
-    // A 409 (written meanwhile) throws: waitFor reads and tries again, until its deadline.
-    await waitFor(`the spec of ${name}`, async () => {
-      const cur = (await get(name))!;
-      await api.replaceNamespacedCustomObject({
-        ...NNC,
-        name,
-        body: { ...cur, spec: { requestedIPCount } },
-      });
-      return true;
+  const get = (name: string) => cluster.getNnc(name);
+  const createNode = (name: string, labels: Record<string, string> = {}, pods?: string) =>
+    cluster.addNode(name, {
+      labels,
+      ...(pods === undefined ? {} : { allocatablePods: pods, internalIP: '10.224.0.9' }),
     });
-  };
-  const served = (name: string, n: number) =>
-    waitFor(`${name} with ${n} IPs`, async () => {
-      const o = await get(name);
-      return o && (dynamicContainers(o)[0]?.ipAssignments?.length ?? -1) === n ? o : undefined;
-    });
+  const setRequest = (name: string, requestedIPCount: number) =>
+    cluster.setSpec(name, { requestedIPCount });
+  const served = (name: string, n: number) => cluster.nncWithIps(name, n);
 
   beforeEach(async () => {
     cluster = await strictCluster();
-    ({ kc } = cluster);
-    api = kc.makeApiClient(CustomObjectsApi);
-    core = kc.makeApiClient(CoreV1Api);
+    ({ objects: api, core } = cluster);
   });
 
   afterEach(async () => {
@@ -146,13 +101,6 @@ describe('fulfiller: the NNC lifecycle over HTTP', function () {
     await served('node-a', 20);
   });
 
-  const addressesOf = (o: NodeNetworkConfig | undefined) =>
-    o
-      ? dynamicContainers(o).flatMap((nc) => [
-          nc.primaryIP!,
-          ...(nc.ipAssignments ?? []).map((x) => x.ip),
-        ])
-      : [];
   // The quarantine's record is the NNC itself, kept terminating by the
   // fulfiller's finalizer (docs/design/fulfiller.md#quarantine).
   const quarantined = (name: string) =>
@@ -311,17 +259,7 @@ describe('fulfiller: the NNC lifecycle over HTTP', function () {
 
   it('at start, an NNC whose Node is gone is deleted; one of a live Node is kept as it is', async () => {
     await createNode('alive');
-    for (const name of ['alive', 'ghost']) {
-      await api.createNamespacedCustomObject({
-        ...NNC,
-        body: {
-          apiVersion: 'acn.azure.com/v1alpha',
-          kind: 'NodeNetworkConfig',
-          metadata: { name, namespace: NS },
-          spec: { requestedIPCount: 4 },
-        },
-      });
-    }
+    for (const name of ['alive', 'ghost']) await cluster.createNnc(name, { requestedIPCount: 4 });
     await start();
     await waitFor('ghost deleted', async () => ((await get('ghost')) ? undefined : true));
     const alive = await served('alive', 4);

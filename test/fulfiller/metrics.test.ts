@@ -2,7 +2,6 @@
 // /metrics from its own registry (nodes by state, allocations, releases,
 // status writes and conflicts, queue depth, leader, reconcile duration), and
 // a backend's own series in the same registry.
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { Counter } from 'prom-client';
 import { CidrBackend } from '../../src/fulfiller/cidr-backend.ts';
@@ -10,18 +9,11 @@ import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
 import { parseListen } from '../../src/fulfiller/http.ts';
 import { startFulfiller } from '../../src/fulfiller/run.ts';
 import { silentLogger } from '../../src/log/logger.ts';
-import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
-import { dynamicContainers } from '../../src/nnc/types.ts';
+import { NNC_PLURAL } from '../../src/nnc/types.ts';
 import { parseProm, value } from '../metrics/prom-text.ts';
 import { strictCluster } from '../support/rbac.ts';
+import { NNC } from '../support/test-cluster.ts';
 import { waitFor } from '../support/wait.ts';
-
-const NNC = {
-  group: 'acn.azure.com',
-  version: 'v1alpha',
-  namespace: 'kube-system',
-  plural: 'nodenetworkconfigs',
-};
 
 describe('fulfiller: --listen endpoints and metrics', function () {
   this.timeout(20_000);
@@ -37,7 +29,7 @@ describe('fulfiller: --listen endpoints and metrics', function () {
   it('serves probes and the fulfiller metrics, a backend series included', async () => {
     // The fulfiller as its service account, with what manifests/ grants it.
     const cluster = await strictCluster();
-    const { server, kc } = cluster;
+    const { server, objects: api } = cluster;
     // The exhaustion forecast after 50 ms of history instead of a minute.
     const config = makeFulfillerConfig({
       subnet: '10.240.0.0/24',
@@ -81,14 +73,11 @@ describe('fulfiller: --listen endpoints and metrics', function () {
           ? true
           : undefined,
       );
-      await kc.makeApiClient(CoreV1Api).createNode({ body: { metadata: { name: 'node-1' } } });
-      const api = kc.makeApiClient(CustomObjectsApi);
-      await waitFor('NNC created', async () =>
-        api.getNamespacedCustomObject({ ...NNC, name: 'node-1' }),
-      );
+      await cluster.addNode('node-1');
+      await waitFor('NNC created', () => cluster.getNnc('node-1'));
       server.faults.inject({
         verb: 'update',
-        resource: 'nodenetworkconfigs',
+        resource: NNC_PLURAL,
         subresource: 'status',
         status: 409,
       });
@@ -107,13 +96,7 @@ describe('fulfiller: --listen endpoints and metrics', function () {
           throw err;
         }
       });
-      await waitFor('filled', async () => {
-        const o = (await api.getNamespacedCustomObject({
-          ...NNC,
-          name: 'node-1',
-        })) as NodeNetworkConfig;
-        return dynamicContainers(o)[0]?.ipAssignments?.length === 8;
-      });
+      await cluster.nncWithIps('node-1', 8);
       await running.fulfiller.whenIdle();
 
       expect((await fetch(`${url}/healthz`)).status).to.equal(200);

@@ -2,10 +2,10 @@
 // as the fulfiller's own identity (RBAC: list pods), past one page: the
 // addresses of pods beyond the first 500 are read, and finished or
 // host-network pods report none.
-import { CoreV1Api } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { kubeClusterListApi } from '../../src/fulfiller/kube-api.ts';
 import { strictCluster, type StrictCluster } from '../support/rbac.ts';
+import { NS } from '../support/test-cluster.ts';
 
 describe('fulfiller: the pods list of a new term, page by page', function () {
   this.timeout(60_000);
@@ -14,7 +14,7 @@ describe('fulfiller: the pods list of a new term, page by page', function () {
 
   it('reads every page and keeps only pods that hold addresses', async () => {
     cluster = await strictCluster();
-    const core = cluster.kc.makeApiClient(CoreV1Api);
+    const { core } = cluster;
     const pod = (name: string, spec: Record<string, unknown> = {}) =>
       core.createNamespacedPod({
         namespace: 'default',
@@ -45,7 +45,7 @@ describe('fulfiller: the pods list of a new term, page by page', function () {
     await pod('z-host', { hostNetwork: true });
     await withStatus('z-host', { phase: 'Running', podIP: '192.168.0.1' });
 
-    const lists = kubeClusterListApi(await cluster.fulfillerKubeConfig(), 'kube-system');
+    const lists = kubeClusterListApi(await cluster.fulfillerKubeConfig(), NS);
     expect(await lists.listPodAddresses!()).to.deep.equal([
       { node: 'node-a', ips: ['10.0.0.5', 'fd00::5'] },
     ]);

@@ -3,20 +3,17 @@
 // terminating NNCs of one node's size each, not one list of every deleted
 // node's containers (which was 1.6 MiB at 100 nodes, over etcd's default
 // 1.5 MiB request limit). No object the cluster holds passes 1 MiB.
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
 import { startFulfiller } from '../../src/fulfiller/run.ts';
 import type { RunningFulfiller } from '../../src/fulfiller/run.ts';
 import { silentLogger } from '../../src/log/logger.ts';
-import { CSS_PLURAL, GROUP, NNC_PLURAL, NNC_VERSION } from '../../src/nnc/types.ts';
+import { CSS_PLURAL, GROUP, NNC_PLURAL } from '../../src/nnc/types.ts';
 import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
 import { strictCluster, type StrictCluster } from '../support/rbac.ts';
+import { NNC, NS } from '../support/test-cluster.ts';
 import { waitFor } from '../support/wait.ts';
 
-const NS = 'kube-system';
-const NNC = { group: GROUP, version: NNC_VERSION, namespace: NS, plural: NNC_PLURAL };
 const NODES = 500;
 const IPS = 250;
 const MiB = 1024 * 1024;
@@ -24,14 +21,12 @@ const MiB = 1024 * 1024;
 describe('fulfiller: the quarantine of 500 deleted nodes of 250 addresses', function () {
   this.timeout(240_000);
   let cluster: StrictCluster;
-  let kc: KubeConfig;
   let fulfiller: RunningFulfiller | undefined;
 
   before(async () => {
     // The pod GC would delete the pods bound to the deleted Nodes after 40 s
     // and so end the quarantine early: these tests keep the pods until they say.
     cluster = await strictCluster({ garbageCollector: true, podGcOrphanMs: 600_000 });
-    kc = cluster.kc;
   });
 
   after(async () => {
@@ -51,8 +46,7 @@ describe('fulfiller: the quarantine of 500 deleted nodes of 250 addresses', func
   };
 
   it('writes no object over 1 MiB, and holds every address while the pods are bound', async () => {
-    const core = kc.makeApiClient(CoreV1Api);
-    const api = kc.makeApiClient(CustomObjectsApi);
+    const { core, objects: api } = cluster;
     const names = Array.from({ length: NODES }, (_, i) => `node-${i}`);
     const batches = <T>(items: T[], n: number): T[][] =>
       Array.from({ length: Math.ceil(items.length / n) }, (_, i) => items.slice(i * n, i * n + n));

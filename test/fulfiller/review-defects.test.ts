@@ -4,8 +4,6 @@
 // 2. (in stale-events.test.ts: a late watch event re-marking a freed address);
 // 3. two fulfiller replicas each kept their own pool and handed out the same
 //    addresses.
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import type { ApiServer } from '../../harness/apiserver/server.ts';
 import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
@@ -14,37 +12,17 @@ import { startFulfiller } from '../../src/fulfiller/run.ts';
 import type { RunningFulfiller, StartFulfillerOptions } from '../../src/fulfiller/run.ts';
 import { loadKubeConfig } from '../../src/kube/config.ts';
 import { silentLogger } from '../../src/log/logger.ts';
-import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
 import { dynamicContainers } from '../../src/nnc/types.ts';
 import { startRecordingProxy } from '../support/recording-proxy.ts';
 import type { RecordingProxy } from '../support/recording-proxy.ts';
 import { strictCluster, type StrictCluster } from '../support/rbac.ts';
+import { addressesOf, NNC } from '../support/test-cluster.ts';
 import { waitFor } from '../support/wait.ts';
-
-const NS = 'kube-system';
-const NNC = {
-  group: 'acn.azure.com',
-  version: 'v1alpha',
-  namespace: NS,
-  plural: 'nodenetworkconfigs',
-};
-
-/** Every address (primary and secondaries) in the NNC's dynamic containers. */
-function addressesOf(nnc: NodeNetworkConfig | undefined): string[] {
-  if (!nnc) return [];
-  return dynamicContainers(nnc).flatMap((nc) => [
-    ...(nc.primaryIP ? [nc.primaryIP] : []),
-    ...(nc.ipAssignments ?? []).map((a) => a.ip),
-  ]);
-}
 
 describe('fulfiller over HTTP: no address lost or on two nodes', function () {
   this.timeout(30_000);
   let cluster: StrictCluster;
   let server: ApiServer;
-  let kc: KubeConfig;
-  let api: CustomObjectsApi;
-  let core: CoreV1Api;
   const running: RunningFulfiller[] = [];
   const proxies: RecordingProxy[] = [];
 
@@ -68,46 +46,17 @@ describe('fulfiller over HTTP: no address lost or on two nodes', function () {
     running.push(r);
     return r;
   };
-  const get = async (name: string): Promise<NodeNetworkConfig | undefined> => {
-    try {
-      return (await api.getNamespacedCustomObject({ ...NNC, name })) as NodeNetworkConfig;
-    } catch {
-      return undefined;
-    }
-  };
+  const get = (name: string) => cluster.getNnc(name);
   const createNode = (name: string) =>
-    core.createNode({ body: { metadata: { name, labels: { 'kubernetes.io/hostname': name } } } });
+    cluster.addNode(name, { labels: { 'kubernetes.io/hostname': name } });
   /** Creates the NNC unless the fulfiller already did, then sets its spec. */
-  const setSpec = async (name: string, spec: Record<string, unknown>) => {
-    // A 409 (written meanwhile) throws: waitFor reads and tries again, until its deadline.
-    await waitFor(`the spec of ${name}`, async () => {
-      const cur = await get(name);
-      if (cur) await api.replaceNamespacedCustomObject({ ...NNC, name, body: { ...cur, spec } });
-      else
-        await api.createNamespacedCustomObject({
-          ...NNC,
-          body: {
-            apiVersion: 'acn.azure.com/v1alpha',
-            kind: 'NodeNetworkConfig',
-            metadata: { name, namespace: NS },
-            spec,
-          },
-        });
-      return true;
-    });
-  };
-  const settled = (name: string, n: number) =>
-    waitFor(`${name} with ${n} IPs`, async () => {
-      const o = await get(name);
-      const ips = dynamicContainers(o ?? { metadata: { name } })[0]?.ipAssignments ?? [];
-      return ips.length === n ? o : undefined;
-    });
+  const setSpec = (name: string, spec: Record<string, unknown>) =>
+    cluster.setSpec(name, spec, { create: true });
+  const settled = (name: string, n: number) => cluster.nncWithIps(name, n);
 
   beforeEach(async () => {
     cluster = await strictCluster();
-    ({ server, kc } = cluster);
-    api = kc.makeApiClient(CustomObjectsApi);
-    core = kc.makeApiClient(CoreV1Api);
+    ({ server } = cluster);
   });
 
   afterEach(async () => {
@@ -127,7 +76,7 @@ describe('fulfiller over HTTP: no address lost or on two nodes', function () {
     const held = addressesOf(a);
     expect(held).to.have.length(9);
 
-    await api.deleteNamespacedCustomObject({ ...NNC, name: 'node-a' });
+    await cluster.objects.deleteNamespacedCustomObject({ ...NNC, name: 'node-a' });
     // node-b now asks for more than the /27 has left (27 usable, 9 held by node-a).
     await setSpec('node-b', { requestedIPCount: 26 });
     const b = await waitFor('node-b served', async () => {
