@@ -21,7 +21,7 @@
 // out too. AUTO_BUDGET_CACHE=dir keeps the fixed-delay runs on disk, keyed
 // by the trace's points and the simulator's sources outside auto and its
 // budget: a rerun after changing auto simulates only auto.
-// Run: node bench/auto-budget.ts (TRACES=a,b built-in traces only, SEEDS=n per
+// Run: node bench/auto-budget.ts (TRACES=a,b only these traces (built-in or <family>-<seed>), SEEDS=n per
 // family (default 1), FAMILY=name; WEEKLY=1 adds weekly-7d; BUDGETS=1.5,2).
 import { fork } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -85,9 +85,9 @@ function allTraces(): { ref: TraceRef; trace: Trace }[] {
   const refs: TraceRef[] = Object.keys(BUILT_IN_TRACES)
     .filter((n) => (only ? only.includes(n) : n !== 'weekly-7d' || process.env.WEEKLY === '1'))
     .map((builtIn) => ({ builtIn }));
-  if (!only) {
-    for (const family of families) {
-      for (let seed = 1; seed <= seeds; seed += 1) refs.push({ family, seed });
+  for (const family of families) {
+    for (let seed = 1; seed <= seeds; seed += 1) {
+      if (!only || only.includes(`${family}-${seed}`)) refs.push({ family, seed });
     }
   }
   const traces = refs.map((ref) => ({ ref, trace: traceOf(ref) }));
