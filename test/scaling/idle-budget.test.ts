@@ -107,6 +107,20 @@ describe('scaling/policies/budget/idle-budget', () => {
     });
   });
 
+  it("a followed delay's hold is not planned to its end: it holds while the budget lasts", () => {
+    const a = earned(8, TWO_DAYS);
+    const now = TWO_DAYS * 1000;
+    const v = view(now, 8, 48);
+    const followed: PolicyDecision = {
+      ...keep(48, now + 11_400_000),
+      why: { policy: 'auto', summary: 'holding 48 as a fixed 1200 s delay would', following: 1200 },
+    };
+    // The same hold as above, which the ski-rental's would not get: kept, and looked at again when the budget runs out.
+    const d = budgeted(followed, v, a, 1.5);
+    expect(d.applied).to.equal(48);
+    expect(d.recheckAt).to.be.below(now + 11_400_000);
+  });
+
   it('a hold that costs nothing beyond the budget, and any decision at the target, pass unchanged', () => {
     const none = emptyAccount();
     // Demand 8, target 16 (8 idle): holding 20 is 12 idle <= 2 x 8.
