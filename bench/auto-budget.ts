@@ -192,6 +192,8 @@ async function main(): Promise<void> {
   const done = (name: string): void => {
     const r = results.get(name)!;
     if (r.fixed.size < DELAYS.length || r.auto.size < BUDGETS.length) return;
+    // In DELAYS order, whatever order the workers finished in: ties go to the shorter delay.
+    r.fixed = new Map(DELAYS.map((d) => [d, r.fixed.get(d)!]));
     const cns = r.fixed.get(0)!;
     const cells: string[] = [];
     for (const budget of BUDGETS) {
