@@ -4,30 +4,39 @@
 // src/sim/traces/families.ts, fixed seeds), each trace runs once through
 // CNS v2 and the fixed delays 10, 30, 60, 120, 300, 600 and 1200 s, and
 // through auto at --idle-budget 1.2, 1.5 and 2.0 (--fulfil-delay 2, batch
-// 16, the product's simulate path). For each budget it prints the best
-// fixed delay whose idle IP-seconds fit within budget x CNS v2's (fewest
-// writes, then least churn) beside auto, as writes / churn / idle x CNS v2,
-// and checks:
+// 16, the product's simulate path). The fixed runs are shared by the three
+// budgets. For each trace and budget it prints the frontier (every fixed
+// delay) and the best fixed delay whose idle IP-seconds fit within budget x
+// CNS v2's (fewest writes, then least churn) beside auto, as writes / churn /
+// idle x CNS v2, and checks:
 //   promise: idle <= budget x CNS v2 (1 %), writes and churn <= CNS v2,
 //            pod wait p99 <= CNS v2 + 0.5 s;
-//   frontier: auto's writes and churn <= 1.1 x the best fitting delay's
+//   writes bound: auto's writes and churn <= 1.1 x the best fitting delay's
 //            (or at most 2 more writes / 32 more IPs, for traces with a handful).
-// Run: node bench/auto-budget.ts (TRACES=a,b built-in traces, SEEDS=n per
-// family (default 1), FAMILY=name; WEEKLY=1 adds weekly-7d, a few minutes on its own; JOBS=n processes,
-// default 2: the traces are shared out, longest first).
-import { spawn } from 'node:child_process';
+// It ends with "writes bound held in N of M; promise held in K of M" and
+// how long it took.
+//
+// Every (trace, policy) run is one task, handed out to JOBS worker processes
+// (default 2), longest trace first, so a long trace's eleven runs are shared
+// out too. AUTO_BUDGET_CACHE=dir keeps the fixed-delay runs on disk, keyed
+// by the trace's points and the simulator's sources outside auto and its
+// budget: a rerun after changing auto simulates only auto.
+// Run: node bench/auto-budget.ts (TRACES=a,b only these traces (built-in or <family>-<seed>), SEEDS=n per
+// family (default 1), FAMILY=name; WEEKLY=1 adds weekly-7d; BUDGETS=1.5,2).
+import { fork } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createInterface } from 'node:readline';
 import { autoPolicy } from '../src/scaling/policies/auto/auto.ts';
 import { withIdleBudget } from '../src/scaling/policies/budget/idle-budget.ts';
 import { fixedDelayPolicy } from '../src/scaling/policies/fixed-delay.ts';
-import type { AnyPolicy } from '../src/scaling/policies/policy.ts';
 import { churn } from '../src/sim/compare.ts';
+import { frontierVerdict, type FrontierVerdict } from '../src/sim/frontier.ts';
 import { runSimulation } from '../src/sim/simulate.ts';
 import type { SimulationSummary } from '../src/sim/summary.ts';
 import { BUILT_IN_TRACES, type Trace } from '../src/sim/trace.ts';
 import { FAMILIES, familyTrace, type FamilyName } from '../src/sim/traces/families.ts';
-import { frontierVerdict, type FrontierVerdict } from '../src/sim/frontier.ts';
 
 const scaler = {
   batchSize: 16,
@@ -36,134 +45,252 @@ const scaler = {
   maxIPCount: 250,
 };
 const FULFIL_DELAY_SECONDS = 2;
-const BUDGETS = [1.2, 1.5, 2.0];
+const BUDGETS = process.env.BUDGETS?.split(',').map(Number) ?? [1.2, 1.5, 2.0];
 const DELAYS = [0, 10, 30, 60, 120, 300, 600, 1200];
-const only = process.env.TRACES?.split(',');
-const SEEDS = Number(process.env.SEEDS ?? 1);
-const families = process.env.FAMILY ? [process.env.FAMILY as FamilyName] : FAMILIES;
+const JOBS = Math.max(1, Number(process.env.JOBS ?? 2));
 
-async function run(trace: Trace, policy: AnyPolicy): Promise<SimulationSummary> {
+/** A trace by name: a built-in one or `<family>-<seed>`. */
+type TraceRef = { builtIn: string } | { family: FamilyName; seed: number };
+type PolicyRef = { delay: number } | { budget: number };
+interface Task {
+  trace: TraceRef;
+  name: string;
+  policy: PolicyRef;
+}
+
+function traceOf(ref: TraceRef): Trace {
+  return 'builtIn' in ref ? BUILT_IN_TRACES[ref.builtIn]!() : familyTrace(ref.family, ref.seed);
+}
+
+async function run(trace: Trace, policy: PolicyRef): Promise<SimulationSummary> {
   return (
     await runSimulation({
       trace,
       scaler,
       releaseDelaySeconds: 0,
-      policy,
+      policy:
+        'delay' in policy
+          ? fixedDelayPolicy(policy.delay * 1000)
+          : withIdleBudget(autoPolicy(), policy.budget),
       fulfilDelaySeconds: FULFIL_DELAY_SECONDS,
     })
   ).summary;
+}
+
+/** Every trace of the run, longest first. */
+function allTraces(): { ref: TraceRef; trace: Trace }[] {
+  const only = process.env.TRACES?.split(',');
+  const seeds = Number(process.env.SEEDS ?? 1);
+  const families = process.env.FAMILY ? [process.env.FAMILY as FamilyName] : FAMILIES;
+  const refs: TraceRef[] = Object.keys(BUILT_IN_TRACES)
+    .filter((n) => (only ? only.includes(n) : n !== 'weekly-7d' || process.env.WEEKLY === '1'))
+    .map((builtIn) => ({ builtIn }));
+  for (const family of families) {
+    for (let seed = 1; seed <= seeds; seed += 1) {
+      if (!only || only.includes(`${family}-${seed}`)) refs.push({ family, seed });
+    }
+  }
+  const traces = refs.map((ref) => ({ ref, trace: traceOf(ref) }));
+  // Longest first by simulated events (points), then by length.
+  const weight = (t: Trace): number => t.points.length + t.durationSeconds / 60;
+  return traces.sort((a, b) => weight(b.trace) - weight(a.trace));
+}
+
+/** The hash of every source file under `dir` but those under `skip` (sorted by path). */
+function sourcesHash(dir: string, skip: readonly string[]): string {
+  const hash = createHash('sha256');
+  const walk = (d: string): void => {
+    for (const entry of readdirSync(d).sort()) {
+      const path = join(d, entry);
+      if (skip.some((s) => path.startsWith(s))) continue;
+      if (statSync(path).isDirectory()) walk(path);
+      else if (path.endsWith('.ts')) hash.update(path).update(readFileSync(path));
+    }
+  };
+  walk(dir);
+  return hash.digest('hex');
+}
+
+/** Fixed-delay runs kept on disk (AUTO_BUDGET_CACHE): they do not depend on auto. */
+function fixedCache(): {
+  get(t: Trace, d: number): SimulationSummary | undefined;
+  put(t: Trace, d: number, s: SimulationSummary): void;
+} {
+  const dir = process.env.AUTO_BUDGET_CACHE;
+  if (dir === undefined || dir === '') return { get: () => undefined, put: () => undefined };
+  mkdirSync(dir, { recursive: true });
+  const root = new URL('../src/', import.meta.url).pathname;
+  const code = sourcesHash(root, [
+    join(root, 'scaling/policies/auto'),
+    join(root, 'scaling/policies/budget'),
+  ]);
+  const key = (t: Trace, d: number): string =>
+    join(
+      dir,
+      createHash('sha256')
+        .update(`${code}\n${FULFIL_DELAY_SECONDS}\n${JSON.stringify(scaler)}\n${d}\n`)
+        .update(JSON.stringify(t))
+        .digest('hex')
+        .slice(0, 32) + '.json',
+    );
+  return {
+    get: (t, d) => {
+      try {
+        return JSON.parse(readFileSync(key(t, d), 'utf8')) as SimulationSummary;
+      } catch {
+        return undefined;
+      }
+    },
+    put: (t, d, s) => writeFileSync(key(t, d), JSON.stringify(s)),
+  };
 }
 
 const x = (a: number, b: number): string =>
   b === 0 ? (a === 0 ? '1.00' : 'inf') : (a / b).toFixed(2);
 const figures = (s: SimulationSummary, c: SimulationSummary): string =>
   `${x(s.nncWrites, c.nncWrites)} / ${x(churn(s), churn(c))} / ${x(s.idleIpSeconds, c.idleIpSeconds)}`;
+const f = (r: { writes: number; churn: number; idle: number }): string =>
+  `${r.writes.toFixed(2)} / ${r.churn.toFixed(2)} / ${r.idle.toFixed(2)}`;
 
 interface Row {
   trace: string;
   budget: number;
   v: FrontierVerdict;
-}
-const rows: Row[] = [];
-const f = (r: { writes: number; churn: number; idle: number }): string =>
-  `${r.writes.toFixed(2)} / ${r.churn.toFixed(2)} / ${r.idle.toFixed(2)}`;
-
-async function compare(trace: Trace): Promise<void> {
-  const started = performance.now();
-  const fixed = new Map<number, SimulationSummary>();
-  for (const d of DELAYS) fixed.set(d, await run(trace, fixedDelayPolicy(d * 1000)));
-  const cns = fixed.get(0)!;
-  const cells: string[] = [];
-  for (const budget of BUDGETS) {
-    const auto = await run(trace, withIdleBudget(autoPolicy(), budget));
-    const v = frontierVerdict(budget, auto, fixed);
-    rows.push({ trace: trace.name, budget, v });
-    const best = fixed.get(v.bestDelay)!;
-    cells.push(
-      `${budget}: auto ${figures(auto, cns)} vs delay-${v.bestDelay}s ${figures(best, cns)}` +
-        (v.promiseBroken.length > 0 ? ` PROMISE BROKEN (${v.promiseBroken.join(', ')})` : '') +
-        (v.frontierMissed.length > 0 ? ` FRONTIER MISSED (${v.frontierMissed.join(', ')})` : ''),
-    );
-  }
-  const frontier = DELAYS.map((d) => `${d}s ${figures(fixed.get(d)!, cns)}`).join('; ');
-  console.log(
-    `${trace.name} (${((performance.now() - started) / 1000).toFixed(1)} s): CNS v2 ${cns.nncWrites} writes, ` +
-      `${churn(cns)} churn, ${cns.idleIpSeconds} idle IP-s\n  delays: ${frontier}\n  ${cells.join('\n  ')}`,
-  );
+  waitP99: { auto: number; cns: number };
 }
 
-const JOBS = Math.max(1, Number(process.env.JOBS ?? 2));
-const shard = process.env.AUTO_BUDGET_SHARD;
-
-/** Every trace of the run, longest first (so the shards come out even). */
-function allTraces(): Trace[] {
-  const builtIns = Object.keys(BUILT_IN_TRACES).filter((n) =>
-    only ? only.includes(n) : n !== 'weekly-7d' || process.env.WEEKLY === '1',
-  );
-  const traces = builtIns.map((n) => BUILT_IN_TRACES[n]!());
-  if (!only) {
-    for (const family of families) {
-      for (let seed = 1; seed <= SEEDS; seed += 1) traces.push(familyTrace(family, seed));
-    }
-  }
-  return traces.sort((a, b) => b.durationSeconds - a.durationSeconds);
-}
-
-if (shard !== undefined) {
-  // One of JOBS processes: its share of the traces; rows as JSON lines for the parent.
-  const [index, count] = shard.split('/').map(Number) as [number, number];
-  const traces = allTraces().filter((_, i) => i % count === index);
-  for (const trace of traces) {
-    await compare(trace);
-    for (const r of rows.splice(0)) console.log(`ROW ${JSON.stringify(r)}`);
-  }
-} else {
+async function main(): Promise<void> {
+  const t0 = performance.now();
+  const traces = allTraces();
+  const cache = fixedCache();
   console.log(
     `auto vs the fixed delays ${DELAYS.join(', ')} s (writes / churn / idle, each x CNS v2), ` +
       `--fulfil-delay ${FULFIL_DELAY_SECONDS}, batch ${scaler.batchSize}, budgets ${BUDGETS.join(', ')}; ` +
-      `${JOBS} processes`,
+      `${traces.length} traces, ${JOBS} worker processes`,
   );
-  const t0 = performance.now();
-  const order = allTraces().map((t) => t.name);
+  const results = new Map<
+    string,
+    { fixed: Map<number, SimulationSummary>; auto: Map<number, SimulationSummary>; ms: number }
+  >();
+  const tasks: Task[] = [];
+  for (const { ref, trace } of traces) {
+    const r = {
+      fixed: new Map<number, SimulationSummary>(),
+      auto: new Map<number, SimulationSummary>(),
+      ms: 0,
+    };
+    results.set(trace.name, r);
+    for (const d of DELAYS) {
+      const hit = cache.get(trace, d);
+      if (hit !== undefined) r.fixed.set(d, hit);
+      else tasks.push({ trace: ref, name: trace.name, policy: { delay: d } });
+    }
+    for (const budget of BUDGETS) tasks.push({ trace: ref, name: trace.name, policy: { budget } });
+  }
+  const byName = new Map(traces.map((t) => [t.trace.name, t.trace]));
+  const rows: Row[] = [];
+  const done = (name: string): void => {
+    const r = results.get(name)!;
+    if (r.fixed.size < DELAYS.length || r.auto.size < BUDGETS.length) return;
+    // In DELAYS order, whatever order the workers finished in: ties go to the shorter delay.
+    r.fixed = new Map(DELAYS.map((d) => [d, r.fixed.get(d)!]));
+    const cns = r.fixed.get(0)!;
+    const cells: string[] = [];
+    for (const budget of BUDGETS) {
+      const auto = r.auto.get(budget)!;
+      const v = frontierVerdict(budget, auto, r.fixed);
+      rows.push({
+        trace: name,
+        budget,
+        v,
+        waitP99: { auto: auto.podWaitP99Seconds, cns: cns.podWaitP99Seconds },
+      });
+      const best = r.fixed.get(v.bestDelay)!;
+      cells.push(
+        `${budget}: auto ${figures(auto, cns)} vs delay-${v.bestDelay}s ${figures(best, cns)}` +
+          (v.promiseBroken.length > 0 ? ` PROMISE BROKEN (${v.promiseBroken.join(', ')})` : '') +
+          (v.frontierMissed.length > 0
+            ? ` WRITES BOUND MISSED (${v.frontierMissed.join(', ')})`
+            : ''),
+      );
+    }
+    const frontier = DELAYS.map((d) => `${d}s ${figures(r.fixed.get(d)!, cns)}`).join('; ');
+    console.log(
+      `${name} (${(r.ms / 1000).toFixed(1)} s of runs): CNS v2 ${cns.nncWrites} writes, ` +
+        `${churn(cns)} churn, ${Math.round(cns.idleIpSeconds)} idle IP-s, wait p99 ${cns.podWaitP99Seconds.toFixed(2)} s\n` +
+        `  delays: ${frontier}\n  ${cells.join('\n  ')}`,
+    );
+  };
+  for (const name of results.keys()) done(name); // every fixed run cached and no budget: nothing to run
+  const queue = [...tasks];
   await Promise.all(
-    Array.from({ length: JOBS }, (_, i) => {
-      const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!], {
-        env: { ...process.env, AUTO_BUDGET_SHARD: `${i}/${JOBS}` },
-        stdio: ['ignore', 'pipe', 'inherit'],
+    Array.from({ length: Math.min(JOBS, queue.length) }, () => {
+      const child = fork(process.argv[1]!, [], {
+        execArgv: process.execArgv,
+        env: { ...process.env, AUTO_BUDGET_WORKER: '1' },
+        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       });
-      const lines = createInterface({ input: child.stdout });
-      lines.on('line', (line) => {
-        if (line.startsWith('ROW ')) rows.push(JSON.parse(line.slice(4)) as Row);
-        else console.log(line);
+      const next = (): void => {
+        const task = queue.shift();
+        if (task === undefined) child.disconnect();
+        else child.send(task);
+      };
+      child.on('message', (m: { task: Task; summary: SimulationSummary; ms: number }) => {
+        const r = results.get(m.task.name)!;
+        r.ms += m.ms;
+        if ('delay' in m.task.policy) {
+          r.fixed.set(m.task.policy.delay, m.summary);
+          cache.put(byName.get(m.task.name)!, m.task.policy.delay, m.summary);
+        } else r.auto.set(m.task.policy.budget, m.summary);
+        done(m.task.name);
+        next();
       });
+      next();
       return new Promise<void>((resolve, reject) =>
         child.on('exit', (code) =>
-          code === 0 ? resolve() : reject(new Error(`shard ${i}: exit ${code}`)),
+          code === 0 ? resolve() : reject(new Error(`worker: exit ${code}`)),
         ),
       );
     }),
   );
+  const order = traces.map((t) => t.trace.name);
   rows.sort((a, b) => order.indexOf(a.trace) - order.indexOf(b.trace) || a.budget - b.budget);
   report(rows, performance.now() - t0);
 }
 
 function report(all: Row[], ms: number): void {
   const kept = all.filter((r) => r.v.promiseBroken.length === 0).length;
-  const onFrontier = all.filter((r) => r.v.frontierMissed.length === 0).length;
+  const held = all.filter((r) => r.v.frontierMissed.length === 0).length;
   console.log(
-    `\n| trace | budget | best fitting delay | its writes / churn / idle x CNS v2 | auto | promise | frontier |`,
+    `\n| trace | budget | best fitting delay | its writes / churn / idle x CNS v2 | auto | wait p99 auto / CNS v2 | promise | writes bound |`,
   );
-  console.log('|---|---|---|---|---|---|---|');
+  console.log('|---|---|---|---|---|---|---|---|');
   for (const r of all) {
     const v = r.v;
     console.log(
       `| ${r.trace} | ${r.budget} | ${v.bestDelay} s | ${f(v.best)} | ${f(v.auto)} | ` +
-        `${v.promiseBroken.length === 0 ? 'kept' : `BROKEN (${v.promiseBroken.join(', ')})`} | ` +
-        `${v.frontierMissed.length === 0 ? 'within' : `MISSED (${v.frontierMissed.join(', ')})`} |`,
+        `${r.waitP99.auto.toFixed(2)} / ${r.waitP99.cns.toFixed(2)} s | ` +
+        `${v.promiseBroken.length === 0 ? 'held' : `BROKEN (${v.promiseBroken.join(', ')})`} | ` +
+        `${v.frontierMissed.length === 0 ? 'held' : `MISSED (${v.frontierMissed.join(', ')})`} |`,
     );
   }
   console.log(
-    `\npromise kept ${kept} of ${all.length}; auto within 10 % of the best fitting fixed delay's writes and churn ` +
-      `${onFrontier} of ${all.length}; ${(ms / 1000).toFixed(0)} s`,
+    `\nwrites bound held in ${held} of ${all.length}; promise held in ${kept} of ${all.length}; ` +
+      `${(ms / 1000).toFixed(0)} s with ${JOBS} worker processes`,
   );
+}
+
+if (process.env.AUTO_BUDGET_WORKER === '1') {
+  // A worker: runs the tasks it is sent, one at a time, and sends back each summary.
+  let cached: { name: string; trace: Trace } | undefined;
+  process.on('message', (task: Task) => {
+    void (async () => {
+      if (cached?.name !== task.name) cached = { name: task.name, trace: traceOf(task.trace) };
+      const started = performance.now();
+      const summary = await run(cached.trace, task.policy);
+      process.send!({ task, summary, ms: performance.now() - started });
+    })();
+  });
+} else {
+  await main();
 }

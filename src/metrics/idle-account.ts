@@ -1,6 +1,6 @@
 // The idle account of `--release-delay auto` on /metrics: the pool's idle
 // IP-seconds next to what CNS v2 would have held on the same demand (since
-// start and over the last 24 hours), the budget and what is left of it, and the
+// start and over the window: the current hour and the 23 before it), the budget and what is left of it, and the
 // NNC writes CNS v2 would have made. Every series carries the policy's name
 // and exists only once a policy with an account has reported one.
 import { Gauge, type Registry } from 'prom-client';
@@ -25,7 +25,7 @@ export class IdleAccountMetrics {
     const registers = [registry];
     this.#idle = new Gauge({
       name: 'pool_monitor_idle_ip_seconds',
-      help: 'Idle IP-seconds (IPs held beyond demand, integrated): pool="held" as this node held them, pool="cns_v2" what CNS v2 would have held on the same demand; span="start" since the sidecar started, span="window" over the last 24 hours (hourly buckets; the account survives a restart, docs/decisions/0034).',
+      help: 'Idle IP-seconds (IPs held beyond demand, integrated): pool="held" as this node held them, pool="cns_v2" what CNS v2 would have held on the same demand; span="start" since the sidecar started, span="window" over the current hour and the 23 whole hours before it (hourly buckets; the account survives a restart, docs/decisions/0034).',
       labelNames: ['policy', 'pool', 'span'],
       registers,
     });
@@ -37,7 +37,7 @@ export class IdleAccountMetrics {
     });
     this.#left = new Gauge({
       name: 'pool_monitor_idle_budget_left_ip_seconds',
-      help: 'Idle IP-seconds the pool may still hold beyond CNS v2 within the budget (since the account began and over the last 24 hours, the smaller); at or below 0 the pool follows the CNS v2 target.',
+      help: 'Idle IP-seconds the pool may still hold beyond CNS v2 within the budget (since the account began and over the window of the current hour and the 23 before it, the smaller); at or below 0 the pool follows the CNS v2 target.',
       labelNames: ['policy'],
       registers,
     });

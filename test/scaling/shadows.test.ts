@@ -5,10 +5,13 @@ import { parseCarried } from '../../src/scaling/policies/budget/carried.ts';
 import { withIdleBudget } from '../../src/scaling/policies/budget/idle-budget.ts';
 import {
   advanceShadows,
+  allowance,
   chooseDelay,
   emptyShadows,
+  FIT_MARGIN,
   observeShadows,
   shadowRequest,
+  takeUpRatio,
   type Shadows,
 } from '../../src/scaling/policies/budget/shadows.ts';
 import type { Observation, PolicyView } from '../../src/scaling/policies/policy.ts';
@@ -67,6 +70,57 @@ describe('scaling/policies/budget/shadows', () => {
     expect(chooseDelay(s, 3.2, 0)).to.equal(30);
   });
 
+  it('a pool that held less than its budget may follow a delay above it, one that held more less (allowance)', () => {
+    // A budget spent exactly: the budget. Nothing counted: the budget.
+    expect(allowance(1.5, 150, 100)).to.equal(1.5);
+    expect(allowance(1.5, 0, 0)).to.equal(1.5);
+    expect(allowance(1.5, 120, 100)).to.be.closeTo(1.8, 1e-9);
+    expect(allowance(1.5, 160, 100)).to.be.closeTo(1.4, 1e-9);
+    fc.assert(
+      fc.property(
+        fc.double({ min: 1, max: 4, noNaN: true }),
+        fc.double({ min: 1, max: 1e9, noNaN: true }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        (budget, cns, share) => {
+          const held = share * budget * cns; // within the budget so far
+          const r = allowance(budget, held, cns);
+          // At least the budget; and holding r x CNS v2's for as long again keeps the account within it.
+          expect(r).to.be.at.least(budget - 1e-9);
+          expect(held + r * cns).to.be.at.most(budget * 2 * cns * (1 + 1e-12));
+          // The more held, the less allowed.
+          expect(allowance(budget, held + cns * 0.01, cns)).to.be.below(r);
+        },
+      ),
+    );
+  });
+
+  it('a longer delay is taken up with a share of the headroom to spare, not of the budget', () => {
+    expect(takeUpRatio(1.2)).to.be.closeTo(1.19, 1e-9);
+    expect(takeUpRatio(2)).to.be.closeTo(1.95, 1e-9);
+    expect(takeUpRatio(1)).to.equal(1);
+    fc.assert(
+      fc.property(fc.double({ min: 1, max: 10, noNaN: true }), (r) => {
+        const t = takeUpRatio(r);
+        expect(t).to.be.at.most(r);
+        expect(t).to.be.at.least(1);
+        expect(r - t).to.be.closeTo((r - 1) * FIT_MARGIN, 1e-9);
+      }),
+    );
+    // 30 s at 3 x CNS v2's: taken up at 3.12 (3.014 with the margin; 5 % of the budget
+    // would leave 2.964, as it kept 300 s at 1.16 off at budget 1.2), not at 3.1 (2.995).
+    const s = fed([live(0, 40, 48), live(10_000, 8, 16)], 60_000);
+    expect(chooseDelay(s, 3.12, 0)).to.equal(30);
+    expect(chooseDelay(s, 3.1, 0)).to.equal(0);
+  });
+
+  it('follows a delay above the budget while its allowance has room, and drops it when the pool spent its share', () => {
+    const s = fed([live(0, 40, 48), live(10_000, 8, 16)], 60_000); // 30 s: 3 x CNS v2's
+    expect(chooseDelay(s, 2, 0)).to.equal(0);
+    expect(chooseDelay(s, 2, 0, { total: 3.2, window: 3.2 })).to.equal(30);
+    expect(chooseDelay(s, 2, 30, { total: 3, window: 3 })).to.equal(30);
+    expect(chooseDelay(s, 2, 30, { total: 3.2, window: 2.9 })).to.equal(0); // the window binds too
+  });
+
   it('the shadow state stays bounded: at most one run per target value', () => {
     fc.assert(
       fc.property(fc.array(fc.integer({ min: 0, max: 200 }), { maxLength: 300 }), (demands) => {
@@ -99,7 +153,9 @@ describe('scaling/policies/budget: the account carried across a restart', () => 
     const before = withIdleBudget(autoPolicy(), 1.5);
     let m = before.initial();
     // Two hours of 40 pods for 100 s and 8 for 30 s, the pool as CNS v2: the
-    // budget is earned, and a 10 s delay fits it (1.31 x CNS v2's idle).
+    // budget is earned. Every delay from 30 s on holds 1.92 x CNS v2's idle
+    // (10 s: 1.31), above the budget, but the pool held only 1 x: it may follow
+    // up to 2 x 1.5 - 1 = 2 x (1.95 with the margin) until its own ratio rises.
     let t = 0;
     for (let i = 0; i < 110; i += 1) {
       const demand = i % 2 === 0 ? 40 : 8;
@@ -107,7 +163,7 @@ describe('scaling/policies/budget: the account carried across a restart', () => 
       m = before.observe(m, { at: t, demand, target, allocated: target });
       t += i % 2 === 0 ? 100_000 : 30_000;
     }
-    expect(before.account(m, t).following).to.equal(10);
+    expect(before.account(m, t).following).to.equal(1200);
     const saved = before.account(m, t);
     const carried = parseCarried(JSON.parse(JSON.stringify(saved.carry)));
     expect(carried).to.not.equal(undefined);

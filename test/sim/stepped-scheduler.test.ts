@@ -31,6 +31,22 @@ describe('sim/SteppedScheduler', () => {
     expect(fired).to.deep.equal([0, 1, 2, 3]);
   });
 
+  it('queues thousands of actions in time order, equal times in the order scheduled (as rxjs sorts them)', async () => {
+    const scheduler = new SteppedScheduler();
+    const seen: string[] = [];
+    const expected: string[] = [];
+    // 5,000 actions at 50 distinct times, scheduled out of order.
+    for (let i = 0; i < 5_000; i += 1) {
+      const at = ((i * 37) % 50) * 1_000;
+      scheduler.schedule(() => seen.push(`${at}:${i}`), at);
+      expected.push(`${at}:${i}`);
+    }
+    const key = (x: string): [number, number] => x.split(':').map(Number) as [number, number];
+    expected.sort((a, b) => key(a)[0] - key(b)[0] || key(a)[1] - key(b)[1]);
+    await scheduler.advanceTo(60_000);
+    expect(seen).to.deep.equal(expected);
+  });
+
   it('a periodic timer of a week of minutes can be stopped (no chain of 10,000 actions)', async () => {
     const scheduler = new SteppedScheduler();
     let ticks = 0;

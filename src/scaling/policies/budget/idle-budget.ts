@@ -23,6 +23,7 @@ import {
 } from './idle-account.ts';
 import {
   advanceShadows,
+  allowance,
   CANDIDATE_DELAYS_SECONDS,
   chooseDelay,
   emptyShadows,
@@ -31,6 +32,7 @@ import {
   observeShadows,
   shadowRequest,
   windowIdle,
+  type Allowance,
   type Shadows,
 } from './shadows.ts';
 
@@ -65,6 +67,15 @@ export interface BudgetOptions {
 }
 
 export type { IdleAccountView };
+
+/** The ratios a followed delay may run at, from what the pool has held (shadows.ts `allowance`). */
+export function allowanceOf(a: IdleAccount, budget: number): Allowance {
+  const w = windowTotals(a);
+  return {
+    total: allowance(budget, a.total.held, a.total.cns),
+    window: allowance(budget, w.held, w.cns),
+  };
+}
 
 function ratioOf(a: number, b: number): number {
   if (b <= 0) return a <= 0 ? 1 : Number.POSITIVE_INFINITY;
@@ -113,7 +124,7 @@ export function accountView(
     churn: a.heldChurn,
     ...(shadows !== undefined
       ? {
-          following: chooseDelay(shadows, budget, shadows.following),
+          following: chooseDelay(shadows, budget, shadows.following, allowanceOf(a, budget)),
           delays: delayFigures(shadows, budget),
           carry: carryAccount(a, shadows, a.at ?? 0, resumed?.times ?? 0),
         }
@@ -147,16 +158,22 @@ export function withIdleBudget<M>(
     name: inner.name,
     ...(inner.staleClearMs !== undefined ? { staleClearMs: inner.staleClearMs } : {}),
     initial: () => startingMemory(inner, options),
-    observe: (m, o) => ({
-      ...m,
-      inner: inner.observe(m.inner, o),
-      account: observeAccount(m.account, o),
-      shadows: observeShadows(m.shadows, o, follow ? budget : 0),
-    }),
+    observe: (m, o) => {
+      const account = observeAccount(m.account, o);
+      return {
+        ...m,
+        inner: inner.observe(m.inner, o),
+        account,
+        shadows: observeShadows(m.shadows, o, follow ? budget : 0, allowanceOf(account, budget)),
+      };
+    },
     decide: (m, v) => {
       const d = inner.decide(m.inner, v);
-      const followed = follow ? followDelay(d, v, advanceShadows(m.shadows, v.now), budget) : d;
-      return budgeted(followed, v, advanceAccount(m.account, v.now), budget);
+      const account = advanceAccount(m.account, v.now);
+      const followed = follow
+        ? followDelay(d, v, advanceShadows(m.shadows, v.now), budget, allowanceOf(account, budget))
+        : d;
+      return budgeted(followed, v, account, budget);
     },
     account: (m, now) =>
       accountView(
@@ -171,18 +188,20 @@ export function withIdleBudget<M>(
 /**
  * The inner decision, holding at least what the followed fixed delay would
  * hold now (its highest target of the last `delay` seconds, never above the
- * request): on the demand seen so far that delay's idle fits the budget, and
- * it is the longest that does, so the budget buys its holds.
+ * request): on the demand seen so far that delay's idle fits the allowance
+ * (the budget, more while the pool has held less; shadows.ts), and it is the
+ * longest that does, so the budget buys its holds.
  */
 export function followDelay(
   d: PolicyDecision,
   v: PolicyView,
   shadows: Shadows,
   budget: number,
+  allowed?: Allowance,
 ): PolicyDecision {
   const { target, request, now } = v;
   if (target >= request) return d;
-  const seconds = chooseDelay(shadows, budget, shadows.following);
+  const seconds = chooseDelay(shadows, budget, shadows.following, allowed);
   if (seconds <= 0) return d;
   const held = Math.min(request, shadowRequest(shadows.runs, now, seconds * 1000) ?? target);
   if (held <= Math.max(target, d.applied)) return d;
@@ -196,7 +215,8 @@ export function followDelay(
       policy: d.why?.policy ?? 'auto',
       summary:
         `holding ${held} for the target ${target} as a fixed ${seconds} s delay would: of the delays ` +
-        `simulated on this node's demand it is the longest whose idle IPs fit within ${budget} x CNS v2's`,
+        `simulated on this node's demand it is the longest whose idle IPs fit within ${budget} x CNS v2's, ` +
+        'or above it while this pool has held less (the allowance)',
       following: seconds,
       ...(d.why !== undefined ? { inner: d.why.summary } : {}),
     },
@@ -250,7 +270,10 @@ export function budgeted(
   // A hold the budget cannot carry to the inner policy's next look (when its
   // evidence says the IPs are likely needed again) is let go now rather than
   // half-way: the same write, less of the budget spent on it.
-  const plannedMs = d.recheckAt === undefined ? 0 : Math.max(0, d.recheckAt - now);
+  // A followed delay's hold (followDelay) is not planned to its end: most of
+  // them end early, when demand comes back, and the delay fits the budget.
+  const followed = d.why?.following !== undefined;
+  const plannedMs = d.recheckAt === undefined || followed ? 0 : Math.max(0, d.recheckAt - now);
   if (usable <= (spend * plannedMs) / 1000) {
     return {
       applied: target,

@@ -5,9 +5,9 @@
 // damping.ts), so the sidecar, which sees the demand, can integrate each
 // candidate's idle IP-seconds (since start and over the window) and count its
 // writes and churn without running it. `auto` then follows the longest
-// candidate whose idle fits within the budget so far (since start and over
-// the hour), with hysteresis: a budget is spent the way the best fixed delay
-// in hindsight would have spent it.
+// candidate whose idle fits within its allowance (since start and over the
+// day's window; `allowance` below), with hysteresis: a budget is spent the
+// way the best fixed delay in hindsight would have spent it.
 //
 // The targets are kept as suffix maxima (each run is higher than every later
 // one), so the highest target over any window ending now is the first run
@@ -18,8 +18,37 @@ import { BUCKET_MS, BUCKETS } from './idle-account.ts';
 
 /** The fixed delays simulated (seconds); 0 is CNS v2, the yardstick of the fit. */
 export const CANDIDATE_DELAYS_SECONDS: readonly number[] = [0, 10, 30, 60, 120, 300, 600, 1200];
-/** A candidate is taken up only with this share of the budget to spare (hysteresis). */
+/** A candidate is taken up only with this share of the allowance's headroom (above 1) to spare (hysteresis). */
 export const FIT_MARGIN = 0.05;
+
+/**
+ * The idle ratio (x CNS v2's) a followed delay may run at, given what the
+ * pool itself has held: `held` and `cns` idle IP-seconds counted so far
+ * (since start, or over the window). It is the largest r for which holding r
+ * x CNS v2's for as long again as has been counted keeps the account within
+ * the budget: held + r x cns <= budget x 2 cns, so r = 2 budget - held / cns.
+ * A pool that held exactly its budget gets the budget; one that held less
+ * (it followed shorter delays while the longer ones ran above the budget,
+ * as they do early in a trace) may follow a delay above the budget until its
+ * own ratio rises to meet it; one that held more gets less. Nothing counted
+ * yet: the budget. The budget guard (idle-budget.ts) still has the last
+ * word at every moment.
+ */
+export function allowance(budget: number, held: number, cns: number): number {
+  if (!(cns > 0)) return budget;
+  return 2 * budget - held / cns;
+}
+
+/** The allowances since start and over the window (see `allowance`). */
+export interface Allowance {
+  total: number;
+  window: number;
+}
+
+/** The allowance with the take-up margin kept back: FIT_MARGIN of its headroom above 1. */
+export function takeUpRatio(ratio: number): number {
+  return ratio > 1 ? 1 + (ratio - 1) * (1 - FIT_MARGIN) : ratio;
+}
 
 /** A target value and when it was in effect; `end` is Infinity for the current one. */
 export interface TargetRun {
@@ -159,7 +188,12 @@ export function advanceShadows(s: Shadows, to: number): Shadows {
 }
 
 /** The shadows after one more observation. */
-export function observeShadows(s: Shadows, o: Observation, budget: number): Shadows {
+export function observeShadows(
+  s: Shadows,
+  o: Observation,
+  budget: number,
+  allowed?: Allowance,
+): Shadows {
   const advanced = advanceShadows(s, o.at);
   const live = o.allocated !== undefined && Number.isFinite(o.allocated);
   const current = advanced.runs[advanced.runs.length - 1];
@@ -185,7 +219,7 @@ export function observeShadows(s: Shadows, o: Observation, budget: number): Shad
         })
       : advanced.delays;
   const next: Shadows = { ...advanced, runs, delays, demand: o.demand, live };
-  return { ...next, following: chooseDelay(next, budget, next.following) };
+  return { ...next, following: chooseDelay(next, budget, next.following, allowed) };
 }
 
 /** A candidate's idle IP-seconds in the window ending at `now`. */
@@ -194,24 +228,35 @@ export function windowIdle(d: ShadowDelay, now: number): number {
   return d.buckets.reduce((sum, b) => (b.start >= oldest ? sum + b.idle : sum), 0);
 }
 
-/** Whether a candidate's idle fits within `ratio` x CNS v2's (the 0 s candidate), since start and over the window. */
-export function fits(s: Shadows, d: ShadowDelay, ratio: number): boolean {
+/**
+ * Whether a candidate's idle fits within `ratio` x CNS v2's (the 0 s
+ * candidate), since start and over the window (one ratio for both, or each
+ * its own).
+ */
+export function fits(s: Shadows, d: ShadowDelay, ratio: number | Allowance): boolean {
   const base = s.delays.find((x) => x.seconds === 0);
   if (base === undefined || d.seconds === 0) return true;
   const now = s.at ?? 0;
-  return d.idle <= ratio * base.idle && windowIdle(d, now) <= ratio * windowIdle(base, now);
+  const r = typeof ratio === 'number' ? { total: ratio, window: ratio } : ratio;
+  return d.idle <= r.total * base.idle && windowIdle(d, now) <= r.window * windowIdle(base, now);
 }
 
 /**
- * The delay to follow: the current one while it fits within the budget; a
- * longer one only when it fits with FIT_MARGIN to spare; else the longest
- * that fits with that margin (0: CNS v2). A budget below 1 follows 0.
+ * The delay to follow: the current one while it fits within the allowance
+ * (the budget when none is given); a longer one only when it fits with
+ * FIT_MARGIN of the allowance's headroom to spare; else the longest that
+ * fits with that margin (0: CNS v2). A budget below 1 follows 0.
  */
-export function chooseDelay(s: Shadows, budget: number, following: number): number {
+export function chooseDelay(
+  s: Shadows,
+  budget: number,
+  following: number,
+  allowed: Allowance = { total: budget, window: budget },
+): number {
   if (!(budget >= 1)) return 0;
   const current = s.delays.find((d) => d.seconds === following);
-  const strict = budget * (1 - FIT_MARGIN);
-  let best = current !== undefined && fits(s, current, budget) ? following : 0;
+  const strict = { total: takeUpRatio(allowed.total), window: takeUpRatio(allowed.window) };
+  let best = current !== undefined && fits(s, current, allowed) ? following : 0;
   for (const d of s.delays) {
     if (d.seconds > best && fits(s, d, strict)) best = d.seconds;
   }
