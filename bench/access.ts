@@ -23,6 +23,14 @@ import type { KObject } from '../src/kube/json-object.ts';
 import { startApiServer, type ApiServer } from '../harness/apiserver/server.ts';
 import { grantProductAccess } from '../harness/embedded/access.ts';
 import { loadKubeConfig } from '../src/kube/config.ts';
+import {
+  DEFAULT_NAMESPACE,
+  GROUP,
+  NNC_KIND,
+  NNC_PLURAL,
+  NNC_VERSION,
+  nncPath,
+} from '../src/nnc/types.ts';
 
 const arg = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(name);
@@ -31,7 +39,7 @@ const arg = (name: string, dflt: number): number => {
 const REQUESTS = arg('--requests', 2000);
 const ROUNDS = arg('--rounds', 3);
 const CRDS = fileURLToPath(new URL('../manifests/crds/', import.meta.url));
-const NNC = '/apis/acn.azure.com/v1alpha/namespaces/kube-system/nodenetworkconfigs';
+const NNC = nncPath(DEFAULT_NAMESPACE);
 
 function send(
   agent: Agent,
@@ -69,9 +77,9 @@ function send(
 
 const apply = (i: number): string =>
   JSON.stringify({
-    apiVersion: 'acn.azure.com/v1alpha',
-    kind: 'NodeNetworkConfig',
-    metadata: { name: 'node-0', namespace: 'kube-system' },
+    apiVersion: `${GROUP}/${NNC_VERSION}`,
+    kind: NNC_KIND,
+    metadata: { name: 'node-0', namespace: DEFAULT_NAMESPACE },
     spec: { requestedIPCount: 16 + (i % 2) * 16 },
   });
 
@@ -167,6 +175,7 @@ function bigRbac(): RbacSource {
     roleRef: { kind: 'ClusterRole', name: 'reader' },
     subjects: [{ kind: 'ServiceAccount', name: 'pool-monitor', namespace: 'kube-system' }],
   });
+  // The RBAC objects as manifests write them: names, groups and resources spelled out.
   const reader: KObject = {
     metadata: { name: 'reader' },
     rules: [
@@ -197,10 +206,10 @@ function decisions(): { scan: number; index: number } {
     verb: 'patch',
     resourceRequest: true,
     path: '',
-    apiGroup: 'acn.azure.com',
-    resource: 'nodenetworkconfigs',
+    apiGroup: GROUP,
+    resource: NNC_PLURAL,
     subresource: '',
-    namespace: 'kube-system',
+    namespace: DEFAULT_NAMESPACE,
     name: 'node-0',
   };
   const index = new RbacIndex(src);

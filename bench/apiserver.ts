@@ -5,6 +5,7 @@
 import { spawn } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_NAMESPACE, GROUP, NNC_KIND, NNC_VERSION, nncPath } from '../src/nnc/types.ts';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const arg = (name: string, dflt: number): number => {
@@ -15,7 +16,7 @@ const PATCHES = arg('--patches', 20_000);
 const WATCHERS = arg('--watchers', 1000);
 const FANOUT_EVENTS = arg('--fanout-events', 100);
 const CONCURRENCY = 32;
-const NNC = '/apis/acn.azure.com/v1alpha/namespaces/kube-system/nodenetworkconfigs';
+const NNC = nncPath(DEFAULT_NAMESPACE);
 
 async function startServer(): Promise<{ url: URL; stop(): Promise<void> }> {
   const child = spawn(
@@ -82,8 +83,8 @@ async function benchPatches(url: URL): Promise<void> {
       'POST',
       NNC,
       JSON.stringify({
-        apiVersion: 'acn.azure.com/v1alpha',
-        kind: 'NodeNetworkConfig',
+        apiVersion: `${GROUP}/${NNC_VERSION}`,
+        kind: NNC_KIND,
         metadata: { name },
         spec: { requestedIPCount: 0 },
       }),

@@ -42,7 +42,14 @@ import { startFulfiller } from '../src/fulfiller/run.ts';
 import { loadKubeConfig } from '../src/kube/config.ts';
 import { silentLogger } from '../src/log/logger.ts';
 import type { NodeNetworkConfig } from '../src/nnc/types.ts';
-import { dynamicContainers, GROUP, NNC_PLURAL, NNC_VERSION } from '../src/nnc/types.ts';
+import {
+  DEFAULT_NAMESPACE,
+  dynamicContainers,
+  GROUP,
+  NNC_KIND,
+  NNC_PLURAL,
+  NNC_VERSION,
+} from '../src/nnc/types.ts';
 
 interface Run {
   nodes: number;
@@ -56,7 +63,7 @@ interface Run {
   timing: 'fast' | 'realistic';
 }
 
-const NS = 'kube-system';
+const NS = DEFAULT_NAMESPACE;
 const NNC = { group: GROUP, version: NNC_VERSION, namespace: NS, plural: NNC_PLURAL };
 
 async function bench(run: Run): Promise<Record<string, unknown>> {
@@ -86,7 +93,7 @@ async function bench(run: Run): Promise<Record<string, unknown>> {
       ...NNC,
       body: {
         apiVersion: `${GROUP}/${NNC_VERSION}`,
-        kind: 'NodeNetworkConfig',
+        kind: NNC_KIND,
         metadata: { name, namespace: NS },
         spec: { requestedIPCount: run.ips },
       },

@@ -14,6 +14,8 @@ import type { FulfillerProcess } from '../test/support/fulfiller-process.ts';
 import { startRecordingProxy } from '../test/support/recording-proxy.ts';
 import type { RecordingProxy } from '../test/support/recording-proxy.ts';
 import { waitFor } from '../test/support/wait.ts';
+import { LEASE_NAME } from '../src/fulfiller/run.ts';
+import { DEFAULT_NAMESPACE } from '../src/nnc/types.ts';
 
 const rounds = Number(process.argv[2] ?? 1);
 const server = await startApiServer({
@@ -25,7 +27,7 @@ const leases = kc.makeApiClient(CoordinationV1Api);
 const holder = async (): Promise<string | undefined> =>
   (
     await leases
-      .readNamespacedLease({ name: 'pool-monitor-fulfiller', namespace: 'kube-system' })
+      .readNamespacedLease({ name: LEASE_NAME, namespace: DEFAULT_NAMESPACE })
       .catch(() => undefined)
   )?.spec?.holderIdentity || undefined;
 

@@ -20,16 +20,13 @@ import { inBatches } from '../harness/embedded/cluster.ts';
 import { loadKubeConfig } from '../src/kube/config.ts';
 import { silentLogger } from '../src/log/logger.ts';
 import type { NodeNetworkConfig } from '../src/nnc/types.ts';
+import { DEFAULT_NAMESPACE, GROUP, NNC_KIND, NNC_PLURAL, NNC_VERSION } from '../src/nnc/types.ts';
 
 const nodes = Number(process.argv[2] ?? 5000);
 const ips = Number(process.argv[3] ?? 16);
 const changed = Number(process.argv[4] ?? 50);
-const NNC = {
-  group: 'acn.azure.com',
-  version: 'v1alpha',
-  namespace: 'kube-system',
-  plural: 'nodenetworkconfigs',
-};
+const NS = DEFAULT_NAMESPACE;
+const NNC = { group: GROUP, version: NNC_VERSION, namespace: NS, plural: NNC_PLURAL };
 const names = Array.from({ length: nodes }, (_, i) => `node-${i}`);
 
 const server: ApiServer = await startApiServer({
@@ -87,9 +84,9 @@ await inBatches(names, 64, (name) =>
   api.createNamespacedCustomObject({
     ...NNC,
     body: {
-      apiVersion: 'acn.azure.com/v1alpha',
-      kind: 'NodeNetworkConfig',
-      metadata: { name, namespace: 'kube-system' },
+      apiVersion: `${GROUP}/${NNC_VERSION}`,
+      kind: NNC_KIND,
+      metadata: { name, namespace: NS },
       spec: { requestedIPCount: ips },
     },
   }),
@@ -125,17 +122,17 @@ const resync = { ms: Math.round(performance.now() - t), requests: requests() - q
 
 // work: `changed` NNCs ask for one batch more; count the fulfiller's requests.
 const before = second.fulfiller.stats().writes;
-const statusBefore = server.counters().count('update', 'nodenetworkconfigs/status');
-const getsBefore = server.counters().count('get', 'nodenetworkconfigs');
+const statusBefore = server.counters().count('update', `${NNC_PLURAL}/status`);
+const getsBefore = server.counters().count('get', NNC_PLURAL);
 await inBatches(names.slice(0, changed), 16, (name) => setRequest(name, ips + 16));
 for (;;) {
   await idle(second);
   if (second.fulfiller.stats().writes - before >= changed) break;
   await new Promise((r) => setTimeout(r, 20));
 }
-const statusWrites = server.counters().count('update', 'nodenetworkconfigs/status') - statusBefore;
+const statusWrites = server.counters().count('update', `${NNC_PLURAL}/status`) - statusBefore;
 // The bench's own reads (setRequest) are subtracted: they are not the fulfiller's.
-const fulfillerGets = server.counters().count('get', 'nodenetworkconfigs') - getsBefore - changed;
+const fulfillerGets = server.counters().count('get', NNC_PLURAL) - getsBefore - changed;
 q = (statusWrites + fulfillerGets) / changed;
 
 await second.stop();

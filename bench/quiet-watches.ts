@@ -16,11 +16,12 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { DEFAULT_NAMESPACE, GROUP, NNC_PLURAL, NNC_VERSION } from '../src/nnc/types.ts';
 
 const MINUTES = Number(process.env.QUIET_MINUTES ?? 5);
 const BOOKMARK_S = process.env.QUIET_BOOKMARK_S;
 const NODE = 'quiet-node';
-const NS = 'kube-system';
+const NS = DEFAULT_NAMESPACE;
 const BIN = fileURLToPath(new URL('../bin/pool-monitor', import.meta.url));
 const CRDS = fileURLToPath(new URL('../manifests/crds/', import.meta.url));
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -156,10 +157,10 @@ const nodeApi = `http://127.0.0.1:${String(listening.port)}`;
 const deadline = Date.now() + 60_000;
 for (;;) {
   const nnc = (await objects.getNamespacedCustomObject({
-    group: 'acn.azure.com',
-    version: 'v1alpha',
+    group: GROUP,
+    version: NNC_VERSION,
     namespace: NS,
-    plural: 'nodenetworkconfigs',
+    plural: NNC_PLURAL,
     name: NODE,
   })) as { spec?: { requestedIPCount?: number }; status?: { networkContainers?: unknown[] } };
   const ready = (await fetch(`${nodeApi}/readyz`)).status === 200;

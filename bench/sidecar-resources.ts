@@ -20,6 +20,14 @@ import { fileURLToPath } from 'node:url';
 import { percentile } from '../src/scaling/advise/percentile.ts';
 import { startApiServer } from '../harness/apiserver/server.ts';
 import { againstGoal, runInfo } from './run-info.ts';
+import {
+  DEFAULT_NAMESPACE,
+  GROUP,
+  NNC_KIND,
+  NNC_PLURAL,
+  NNC_VERSION,
+  nncPath,
+} from '../src/nnc/types.ts';
 
 const SAMPLES = Number(process.argv[2] ?? 40);
 const CHURN_SECONDS = Number(process.env.CHURN_SECONDS ?? 60);
@@ -27,15 +35,10 @@ const CHURN_SECONDS = Number(process.env.CHURN_SECONDS ?? 60);
 const GOAL_MIB = 100;
 const PODS = 250;
 const NODE = 'bench-node';
-const NS = 'kube-system';
+const NS = DEFAULT_NAMESPACE;
 const BIN = fileURLToPath(new URL('../bin/pool-monitor', import.meta.url));
 const CRDS = fileURLToPath(new URL('../manifests/crds/', import.meta.url));
-const NNC = {
-  group: 'acn.azure.com',
-  version: 'v1alpha',
-  namespace: NS,
-  plural: 'nodenetworkconfigs',
-};
+const NNC = { group: GROUP, version: NNC_VERSION, namespace: NS, plural: NNC_PLURAL };
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Nearest-rank percentile, as the reports compute it (NaN for no samples). */
@@ -95,8 +98,8 @@ const stateDir = mkdtempSync(join(tmpdir(), 'bench-sidecar-resources-'));
 await objects.createNamespacedCustomObject({
   ...NNC,
   body: {
-    apiVersion: 'acn.azure.com/v1alpha',
-    kind: 'NodeNetworkConfig',
+    apiVersion: `${GROUP}/${NNC_VERSION}`,
+    kind: NNC_KIND,
     metadata: { name: NODE, namespace: NS },
     spec: { requestedIPCount: 0 },
   },
@@ -134,7 +137,7 @@ const seen = new Map<number, number>();
 const watchAbort = new AbortController();
 void (async () => {
   const res = await fetch(
-    `${server.url}/apis/acn.azure.com/v1alpha/namespaces/${NS}/nodenetworkconfigs?watch=1&fieldSelector=metadata.name%3D${NODE}`,
+    `${server.url}${nncPath(NS)}?watch=1&fieldSelector=metadata.name%3D${NODE}`,
     { signal: watchAbort.signal },
   );
   const reader = res.body!.getReader();

@@ -18,21 +18,24 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { percentile } from '../src/scaling/advise/percentile.ts';
+import {
+  DEFAULT_NAMESPACE,
+  GROUP,
+  NNC_KIND,
+  NNC_PLURAL,
+  NNC_VERSION,
+  nncPath,
+} from '../src/nnc/types.ts';
 
 const SAMPLES = Number(process.argv[2] ?? 40);
 const GROUP_SAMPLES = Number(process.argv[3] ?? 32);
 const PODS = 250;
 const SINGLE = 'bench-node';
 const MULTI = 'bench-node-multi';
-const NS = 'kube-system';
+const NS = DEFAULT_NAMESPACE;
 const BIN = fileURLToPath(new URL('../bin/pool-monitor', import.meta.url));
 const CRDS = fileURLToPath(new URL('../manifests/crds/', import.meta.url));
-const NNC = {
-  group: 'acn.azure.com',
-  version: 'v1alpha',
-  namespace: NS,
-  plural: 'nodenetworkconfigs',
-};
+const NNC = { group: GROUP, version: NNC_VERSION, namespace: NS, plural: NNC_PLURAL };
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Nearest-rank percentile, as the reports compute it (NaN for no samples). */
@@ -79,8 +82,8 @@ async function createNnc(
   await objects.createNamespacedCustomObject({
     ...NNC,
     body: {
-      apiVersion: 'acn.azure.com/v1alpha',
-      kind: 'NodeNetworkConfig',
+      apiVersion: `${GROUP}/${NNC_VERSION}`,
+      kind: NNC_KIND,
       metadata: { name: node, namespace: NS },
       spec: { requestedIPCount: 0 },
     },
@@ -117,7 +120,7 @@ function watchRequests(node: string, abort: AbortSignal): Map<number, number> {
   const seen = new Map<number, number>();
   void (async () => {
     const res = await fetch(
-      `${server.url}/apis/acn.azure.com/v1alpha/namespaces/${NS}/nodenetworkconfigs?watch=1&fieldSelector=metadata.name%3D${node}`,
+      `${server.url}${nncPath(NS)}?watch=1&fieldSelector=metadata.name%3D${node}`,
       { signal: abort },
     );
     const reader = res.body!.getReader();

@@ -1,18 +1,25 @@
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
 import type {
   CoreV1Event,
   KubeConfig,
   KubernetesListObject,
   KubernetesObject,
+  CustomObjectsApi,
 } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { nncPath } from '../../src/nnc/types.ts';
-import { CRDS_DIR, waitFor } from '../support/wait.ts';
-import { startApiServer } from '../../harness/apiserver/server.ts';
+import { NNC_KIND, NNC_PLURAL, nncPath } from '../../src/nnc/types.ts';
+import {
+  NNC,
+  NNC_API_VERSION,
+  NS,
+  startTestCluster,
+  type TestCluster,
+} from '../support/test-cluster.ts';
+import { waitFor } from '../support/wait.ts';
 import type { ApiServer } from '../../harness/apiserver/server.ts';
 import {
   Backoff,
@@ -30,13 +37,7 @@ import type { WatchEvent } from '../../src/kube/watch.ts';
 import { CaptureTransport } from '../../src/log/capture.ts';
 import { createLogger, silentLogger } from '../../src/log/logger.ts';
 
-const NNC = {
-  group: 'acn.azure.com',
-  version: 'v1alpha',
-  namespace: 'kube-system',
-  plural: 'nodenetworkconfigs',
-};
-const NNC_PATH = nncPath('kube-system');
+const NNC_PATH = nncPath(NS);
 
 const until = (what: string, ok: () => boolean, timeoutMs = 8000): Promise<boolean> =>
   waitFor(what, ok, timeoutMs);
@@ -273,27 +274,18 @@ describe('kube/events (fake API)', () => {
 
 describe('kube over the local API server', function () {
   this.timeout(20_000);
+  let cluster: TestCluster;
   let server: ApiServer;
   let kc: KubeConfig;
   let api: CustomObjectsApi;
 
   beforeEach(async () => {
-    server = await startApiServer({ crdsDir: CRDS_DIR, logger: silentLogger() });
-    kc = loadKubeConfig({ kubeconfig: server.kubeconfigPath }).kc;
-    api = kc.makeApiClient(CustomObjectsApi);
+    cluster = await startTestCluster();
+    ({ server, kc, objects: api } = cluster);
   });
-  afterEach(() => server.close());
+  afterEach(() => cluster.close());
 
-  const create = (name: string) =>
-    api.createNamespacedCustomObject({
-      ...NNC,
-      body: {
-        apiVersion: 'acn.azure.com/v1alpha',
-        kind: 'NodeNetworkConfig',
-        metadata: { name, namespace: 'kube-system' },
-        spec: { requestedIPCount: 1 },
-      },
-    });
+  const create = (name: string) => cluster.createNnc(name, { requestedIPCount: 1 });
   const listFn = async () =>
     (await api.listNamespacedCustomObject(NNC)) as KubernetesListObject<KubernetesObject>;
 
@@ -310,7 +302,7 @@ describe('kube over the local API server', function () {
 
   it('watchResource: cache after the first list, object events, restart after errors, clean stop', async () => {
     await create('a');
-    server.faults.inject({ verb: 'list', resource: 'nodenetworkconfigs', status: 500 });
+    server.faults.inject({ verb: 'list', resource: NNC_PLURAL, status: 500 });
     const w = watchResource<KubernetesObject>({
       kc,
       path: NNC_PATH,
@@ -336,10 +328,10 @@ describe('kube over the local API server', function () {
     expect(w.list().map((o) => o.metadata!.name)).to.deep.equal(['b']);
 
     // A dropped watch plus a compacted history (410 on resume) is recovered.
-    server.faults.dropWatches('nodenetworkconfigs');
+    server.faults.dropWatches(NNC_PLURAL);
     server.faults.compactHistory();
     await create('c');
-    await until('c seen', () => w.get('c', 'kube-system') !== undefined);
+    await until('c seen', () => w.get('c', NS) !== undefined);
 
     let completed = false;
     w.cache$.subscribe({ complete: () => (completed = true) });
@@ -359,7 +351,7 @@ describe('kube over the local API server', function () {
       await w.whenSynced();
       // Nobody listens to cache$ while these change.
       await create('late');
-      await until('late seen', () => w.get('late', 'kube-system') !== undefined);
+      await until('late seen', () => w.get('late', NS) !== undefined);
       const first: string[][] = [];
       const sub = w.cache$.subscribe((c) => first.push(names(c)));
       expect(first).to.deep.equal([['early', 'late']]);
@@ -378,7 +370,7 @@ describe('kube over the local API server', function () {
       // Unheard: a change, then stop; a subscriber after stop gets the last cache.
       await w2.whenSynced();
       await create('last');
-      await until('last seen', () => w2.get('last', 'kube-system') !== undefined);
+      await until('last seen', () => w2.get('last', NS) !== undefined);
       await w2.stop();
       const afterStop: string[][] = [];
       w2.cache$.subscribe((c) => afterStop.push(names(c)));
@@ -396,17 +388,10 @@ describe('kube over the local API server', function () {
       host: 'node-1',
       logger: silentLogger(),
     });
-    const obj = {
-      apiVersion: 'acn.azure.com/v1alpha',
-      kind: 'NodeNetworkConfig',
-      name: 'n',
-      namespace: 'kube-system',
-    };
+    const obj = { apiVersion: NNC_API_VERSION, kind: NNC_KIND, name: 'n', namespace: NS };
     await rec.recordEvent(obj, { type: 'Normal', reason: 'PoolScaled', message: '16 -> 32' });
     await rec.recordEvent(obj, { type: 'Normal', reason: 'PoolScaled', message: '16 -> 32' });
-    const list = await kc
-      .makeApiClient(CoreV1Api)
-      .listNamespacedEvent({ namespace: 'kube-system' });
+    const list = await kc.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: NS });
     expect(list.items).to.have.length(1);
     expect(list.items[0]).to.deep.include({ reason: 'PoolScaled', count: 2, type: 'Normal' });
     expect(list.items[0]!.involvedObject.name).to.equal('n');

@@ -10,8 +10,7 @@ import { expect } from 'chai';
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { startApiServer, type ApiServer } from '../../harness/apiserver/server.ts';
-import { CRDS_DIR } from '../support/wait.ts';
+import { startTestCluster, type TestCluster } from '../support/test-cluster.ts';
 
 const run = promisify(execFile);
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -37,15 +36,16 @@ const pods = await core.listPodForAllNamespaces({ fieldSelector: 'spec.nodeName=
 const body = { metadata: { name: process.env.EV, namespace: 'default' }, involvedObject: { kind: 'Pod', name: 'p' }, reason: 'R', message: 'm', type: 'Normal', count: 1, firstTimestamp: new Date(1_700_000_000_000) };
 const created = await core.createNamespacedEvent({ namespace: 'default', body });
 const replaced = await core.replaceNamespacedEvent({ name: process.env.EV, namespace: 'default', body: { ...created, message: 'm2', count: 2 } });
-const nnc = { apiVersion: 'acn.azure.com/v1alpha', kind: 'NodeNetworkConfig', metadata: { name: 'n1', namespace: 'kube-system' }, spec: { requestedIPCount: 16 } };
-const coords = { group: 'acn.azure.com', version: 'v1alpha', namespace: 'kube-system', plural: 'nodenetworkconfigs' };
+const { DEFAULT_NAMESPACE: NS, GROUP, NNC_KIND, NNC_PLURAL, NNC_VERSION, nncPath } = await import('./src/nnc/types.ts');
+const nnc = { apiVersion: GROUP + '/' + NNC_VERSION, kind: NNC_KIND, metadata: { name: 'n1', namespace: NS }, spec: { requestedIPCount: 16 } };
+const coords = { group: GROUP, version: NNC_VERSION, namespace: NS, plural: NNC_PLURAL };
 const applied = await objects.patchNamespacedCustomObject({ ...coords, name: 'n1', body: nnc, fieldManager: 'test', force: true }, setHeaderOptions('Content-Type', 'application/apply-patch+yaml'));
 const list = await objects.listNamespacedCustomObject({ ...coords, fieldSelector: 'metadata.name=n1' });
 let refused;
 try { await core.replaceNamespacedEvent({ name: 'nope', namespace: 'default', body }); } catch (err) { refused = { code: err.code, message: err.message.split('\\n')[1], reason: JSON.parse(err.body).reason }; }
 let missing;
 try { await core.createNamespacedEvent({ namespace: 'default' }); } catch (err) { missing = [err.name, err.message]; }
-const watch = watchResource({ kc, path: '/apis/acn.azure.com/v1alpha/namespaces/kube-system/nodenetworkconfigs', fieldSelector: 'metadata.name=n1', listFn: () => objects.listNamespacedCustomObject({ ...coords, fieldSelector: 'metadata.name=n1' }), logger: createLogger({ level: 'error' }), name: 'nnc' });
+const watch = watchResource({ kc, path: nncPath(NS), fieldSelector: 'metadata.name=n1', listFn: () => objects.listNamespacedCustomObject({ ...coords, fieldSelector: 'metadata.name=n1' }), logger: createLogger({ level: 'error' }), name: 'nnc' });
 await watch.whenSynced();
 const watched = watch.list().map((o) => o.metadata.name);
 await watch.stop();
@@ -55,12 +55,12 @@ console.log(JSON.stringify({ loaded, undici, pods: pods.items.length, podsKind: 
 
 describe('the lean Kubernetes client of the node agent', function () {
   this.timeout(60_000);
-  let server: ApiServer;
+  let cluster: TestCluster;
   before(async () => {
-    server = await startApiServer({ crdsDir: CRDS_DIR });
+    cluster = await startTestCluster();
   });
   after(async () => {
-    await server.close();
+    await cluster.close();
   });
 
   const probe = async (lean: boolean): Promise<Record<string, unknown>> => {
@@ -71,7 +71,7 @@ describe('the lean Kubernetes client of the node agent', function () {
         cwd: ROOT,
         env: {
           ...process.env,
-          KC: server.kubeconfigPath,
+          KC: cluster.server.kubeconfigPath,
           LEAN: lean ? '1' : '0',
           EV: lean ? 'lean' : 'full',
         },

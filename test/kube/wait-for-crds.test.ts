@@ -10,10 +10,11 @@ import { CaptureTransport } from '../../src/log/capture.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
 import { startFulfiller, type RunningFulfiller } from '../../src/fulfiller/run.ts';
+import { CSS_PLURAL, CSS_VERSION, GROUP, NNC_PLURAL, NNC_VERSION } from '../../src/nnc/types.ts';
 import { CRDS_DIR, waitFor } from '../support/wait.ts';
 
-const NNC = { version: 'v1alpha', plural: 'nodenetworkconfigs' };
-const CSS = { version: 'v1alpha1', plural: 'clustersubnetstates' };
+const NNC = { version: NNC_VERSION, plural: NNC_PLURAL };
+const CSS = { version: CSS_VERSION, plural: CSS_PLURAL };
 
 function notFound(): Error {
   return Object.assign(new Error('HTTP 404 the server could not find the requested resource'), {
@@ -29,7 +30,7 @@ describe('waiting for the CRDs', () => {
     const reasons: (string | undefined)[] = [];
     let calls = 0;
     const ok = await waitForCrds({
-      group: 'acn.azure.com',
+      group: GROUP,
       resources: [NNC, CSS],
       discover: async (version) => {
         calls++;
@@ -44,7 +45,8 @@ describe('waiting for the CRDs', () => {
     expect(ok).to.equal(true);
     expect(delays).to.deep.equal([1000, 2000, 4000, 8000, 16000]);
     const warnings = capture.records.filter((r) => r.level === 'warn').map((r) => r.msg);
-    // Once per reason: both missing, then the ClusterSubnetStates only.
+    // Once per reason: both missing, then the ClusterSubnetStates only; the
+    // CRDs named as an operator reads them (and applies them), written out.
     expect(warnings).to.deep.equal([
       'CRDs not installed: nodenetworkconfigs.acn.azure.com, clustersubnetstates.acn.azure.com (kubectl apply -k manifests/crds/); waiting for them',
       'CRDs not installed: clustersubnetstates.acn.azure.com (kubectl apply -k manifests/crds/); waiting for them',
@@ -57,7 +59,7 @@ describe('waiting for the CRDs', () => {
   it('ends when aborted', async () => {
     const stop = new AbortController();
     const ok = await waitForCrds({
-      group: 'acn.azure.com',
+      group: GROUP,
       resources: [NNC],
       discover: async () => {
         stop.abort();
@@ -94,12 +96,8 @@ describe('waiting for the CRDs', () => {
         crdWaitBackoff: { initialMs: 100, maxMs: 400, factor: 2, jitter: 0 },
       }).then((r) => (running = r));
       await waitFor('the warning', () => capture.records.some((r) => r.level === 'warn'));
-      const port = Number(
-        /"url":"http:\/\/127\.0\.0\.1:(\d+)"/.exec(
-          JSON.stringify(capture.records.find((r) => r.msg === 'listening')),
-        )?.[1],
-      );
-      const readyz = await fetch(`http://127.0.0.1:${port}/readyz`);
+      const url = String(capture.records.find((r) => r.msg === 'listening')?.url);
+      const readyz = await fetch(`${url}/readyz`);
       expect(readyz.status).to.equal(503);
       const body = (await readyz.json()) as { waiting?: string };
       expect(body.waiting).to.match(
@@ -114,10 +112,7 @@ describe('waiting for the CRDs', () => {
       await starting;
       await running!.whenSynced();
       expect(capture.records.filter((r) => r.msg === 'CRDs installed')).to.have.length(1);
-      await waitFor(
-        'ready',
-        async () => (await fetch(`http://127.0.0.1:${port}/readyz`)).status === 200,
-      );
+      await waitFor('ready', async () => (await fetch(`${url}/readyz`)).status === 200);
     });
   });
 });

@@ -6,17 +6,15 @@
 // the last bookmark's version, so a compacted history does not cost a list.
 // The periods are a minute's scaled down (bookmarks every 2 s, the client's
 // limit 3 periods, 6 s, as in the product), to keep this under 20 s.
-import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig } from '@kubernetes/client-node';
 import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 import { Watch } from '../../src/kube/client-node.ts';
 import { expect } from 'chai';
 import { createServer, type Server } from 'node:http';
-import { nncPath } from '../../src/nnc/types.ts';
-import { CRDS_DIR, sleep, waitFor } from '../support/wait.ts';
-import { startApiServer } from '../../harness/apiserver/server.ts';
-import type { ApiServer } from '../../harness/apiserver/server.ts';
+import { NNC_PLURAL, nncPath } from '../../src/nnc/types.ts';
+import { NNC, NS, startTestCluster, type TestCluster } from '../support/test-cluster.ts';
+import { sleep, waitFor } from '../support/wait.ts';
 import { nextBookmarkAt } from '../../harness/apiserver/watch.ts';
-import { loadKubeConfig } from '../../src/kube/config.ts';
 import {
   bookmarkingWatch,
   WATCH_INACTIVITY_MS,
@@ -26,13 +24,7 @@ import {
 import type { ResourceWatch, WatchEvent } from '../../src/kube/watch.ts';
 import { silentLogger } from '../../src/log/logger.ts';
 
-const NNC = {
-  group: 'acn.azure.com',
-  version: 'v1alpha',
-  namespace: 'kube-system',
-  plural: 'nodenetworkconfigs',
-};
-const NNC_PATH = nncPath('kube-system');
+const NNC_PATH = nncPath(NS);
 const BOOKMARK_MS = 2000;
 const INACTIVITY_MS = 3 * BOOKMARK_MS;
 
@@ -41,35 +33,21 @@ const until = (what: string, ok: () => boolean, timeoutMs = 5000): Promise<boole
 
 describe('kube/watch: quiet watches kept as client-go keeps them', function () {
   this.timeout(20_000);
-  let server: ApiServer | undefined;
+  let cluster: TestCluster | undefined;
   let watch: ResourceWatch<KubernetesObject> | undefined;
   afterEach(async () => {
     await watch?.stop();
-    await server?.close();
+    await cluster?.close();
     watch = undefined;
-    server = undefined;
+    cluster = undefined;
   });
 
   /** A synced NNC watch (client limit INACTIVITY_MS) on a server bookmarking every `bookmarkMs` (0: never). */
   async function nncWatch(bookmarkMs: number) {
-    server = await startApiServer({
-      crdsDir: CRDS_DIR,
-      logger: silentLogger(),
-      bookmarkIntervalMs: bookmarkMs,
-    });
-    const { kc } = loadKubeConfig({ kubeconfig: server.kubeconfigPath });
-    const api = kc.makeApiClient(CustomObjectsApi);
-    const create = (name: string, namespace = 'kube-system') =>
-      api.createNamespacedCustomObject({
-        ...NNC,
-        namespace,
-        body: {
-          apiVersion: 'acn.azure.com/v1alpha',
-          kind: 'NodeNetworkConfig',
-          metadata: { name, namespace },
-          spec: { requestedIPCount: 1 },
-        },
-      });
+    cluster = await startTestCluster({ bookmarkIntervalMs: bookmarkMs });
+    const { kc, objects: api } = cluster;
+    const create = (name: string, namespace = NS) =>
+      cluster!.createNnc(name, { requestedIPCount: 1 }, namespace);
     await create('a');
     const events: WatchEvent<KubernetesObject>[] = [];
     watch = watchResource<KubernetesObject>({
@@ -83,17 +61,17 @@ describe('kube/watch: quiet watches kept as client-go keeps them', function () {
     });
     watch.events$.subscribe((e) => events.push(e));
     await watch.whenSynced();
-    const s = server;
-    await until('watch open', () => s.counters().count('watch', 'nodenetworkconfigs') === 1);
+    const s = cluster.server;
+    await until('watch open', () => s.counters().count('watch', NNC_PLURAL) === 1);
     const w = watch;
     const counts = () => ({
-      lists: s.counters().count('list', 'nodenetworkconfigs'),
-      watches: s.counters().count('watch', 'nodenetworkconfigs'),
+      lists: s.counters().count('list', NNC_PLURAL),
+      watches: s.counters().count('watch', NNC_PLURAL),
     });
     /** A change made now arrives on the watch. */
     const stillLive = async (name: string) => {
       await create(name);
-      await until(`${name} seen`, () => w.get(name, 'kube-system') !== undefined);
+      await until(`${name} seen`, () => w.get(name, NS) !== undefined);
     };
     return { server: s, events, create, counts, stillLive };
   }
@@ -125,7 +103,7 @@ describe('kube/watch: quiet watches kept as client-go keeps them', function () {
     await create('elsewhere', 'default'); // not in the watch's scope: only a bookmark tells it
     await sleep(1200); // bookmarks every 500 ms: at least one after that write
     s.faults.compactHistory();
-    s.faults.dropWatches('nodenetworkconfigs');
+    s.faults.dropWatches(NNC_PLURAL);
     await until('re-watched', () => counts().watches >= 2);
     await stillLive('b');
     return counts();

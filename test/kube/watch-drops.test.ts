@@ -4,41 +4,34 @@
 // a watch the server closed (1 s, doubling while no event arrives in
 // between), and stop() during that wait does not stop the re-watch that
 // follows it: it opens a watch nobody will ever close.
-import { CustomObjectsApi, KubeConfig } from '@kubernetes/client-node';
-import type { KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
+import type { KubeConfig, KubernetesListObject, KubernetesObject } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { startApiServer, type ApiServer } from '../../harness/apiserver/server.ts';
+import type { ApiServer } from '../../harness/apiserver/server.ts';
 import { watchResource } from '../../src/kube/watch.ts';
 import { silentLogger } from '../../src/log/logger.ts';
-import { nncPath } from '../../src/nnc/types.ts';
-import { CRDS_DIR, sleep, waitFor } from '../support/wait.ts';
-
-const NNC = {
-  group: 'acn.azure.com',
-  version: 'v1alpha',
-  namespace: 'kube-system',
-  plural: 'nodenetworkconfigs',
-};
+import { NNC_PLURAL, nncPath } from '../../src/nnc/types.ts';
+import { NNC, NS, startTestCluster, type TestCluster } from '../support/test-cluster.ts';
+import { sleep, waitFor } from '../support/wait.ts';
 
 describe('kube/watch: watches the server closes (chaos finding)', function () {
   this.timeout(30_000);
+  let cluster: TestCluster;
   let server: ApiServer;
   let kc: KubeConfig;
   beforeEach(async () => {
     // The default bookmark period (a minute): a bookmark between the drops would
-    // reset the wait this test is about.
-    server = await startApiServer({ crdsDir: CRDS_DIR });
-    kc = new KubeConfig();
-    kc.loadFromFile(server.kubeconfigPath);
+    // reset the wait this test is about. client-node's own connection handling.
+    cluster = await startTestCluster({ pooled: false });
+    ({ server, kc } = cluster);
   });
-  afterEach(() => server.close());
+  afterEach(() => cluster.close());
 
-  const watches = () => server.counters().count('watch', 'nodenetworkconfigs');
+  const watches = () => server.counters().count('watch', NNC_PLURAL);
   const start = () => {
-    const api = kc.makeApiClient(CustomObjectsApi);
+    const api = cluster.objects;
     return watchResource<KubernetesObject>({
       kc,
-      path: nncPath('kube-system'),
+      path: nncPath(NS),
       listFn: async () =>
         (await api.listNamespacedCustomObject(NNC)) as KubernetesListObject<KubernetesObject>,
       logger: silentLogger(),
@@ -52,7 +45,7 @@ describe('kube/watch: watches the server closes (chaos finding)', function () {
     // Two quick closes: the library now waits (at least 1 s) before the next watch.
     for (let drop = 1; drop <= 2; drop += 1) {
       await waitFor('a live watch', () => watches() === drop, 5000);
-      server.faults.dropWatches('nodenetworkconfigs');
+      server.faults.dropWatches(NNC_PLURAL);
     }
     await sleep(50);
     await w.stop();
