@@ -8,45 +8,20 @@
 // refuses such a status: it writes nothing for the node, logs the rejection
 // once naming the field, and serves the node again once its status is valid.
 import { expect } from 'chai';
-import { CidrBackend } from '../../src/fulfiller/cidr-backend.ts';
 import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
-import { Fulfiller } from '../../src/fulfiller/fulfiller.ts';
-import { AddressLedger } from '../../src/fulfiller/ledger.ts';
 import { CaptureTransport } from '../../src/log/capture.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import type { NncStatus, NodeNetworkConfig } from '../../src/nnc/types.ts';
-import { FakeClock, flush } from './fake-clock.ts';
+import { FakeClock } from './fake-clock.ts';
 import { FakeCluster } from './fake-cluster.ts';
+import { newFulfiller } from './harness.ts';
 
 function start() {
   const cluster = new FakeCluster();
-  const clock = new FakeClock();
   const config = makeFulfillerConfig({ subnet: '10.240.0.0/24', minIntervalMs: 0 });
   const capture = new CaptureTransport();
-  const ledger = new AddressLedger();
-  const fulfiller = new Fulfiller({
-    config,
-    ledger,
-    backend: new CidrBackend({ cidr: config.subnet, subnetName: 'pods' }, ledger),
-    nncApi: cluster.nncApi,
-    lifecycleApi: cluster.lifecycleApi,
-    cssApi: cluster.cssApi,
-    logger: createLogger({ level: 'debug', transports: [capture] }),
-    clock,
-    random: () => 0.5,
-  });
-  cluster.fulfiller = fulfiller;
-  fulfiller.nodesSynced(cluster.nodeList());
-  fulfiller.synced(cluster.list());
-  fulfiller.lead();
-  const settle = async (): Promise<void> => {
-    for (let i = 0; i < 50; i++) {
-      await clock.advance(1000);
-      await flush();
-      if (fulfiller.stats().pending === 0 && fulfiller.stats().active === 0) break;
-    }
-    await fulfiller.whenIdle();
-  };
+  const logger = createLogger({ level: 'debug', transports: [capture] });
+  const { fulfiller, settle } = newFulfiller({ cluster, clock: new FakeClock(), config, logger });
   return { cluster, fulfiller, capture, settle };
 }
 

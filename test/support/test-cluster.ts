@@ -2,11 +2,14 @@
 // start: the local API server (harness/apiserver) with the product's CRDs
 // from manifests/ (or as an old or foreign install has them, schemaless),
 // the admin's client-node APIs for a test's own fixtures, Node and NNC
-// builders on the src/nnc coordinates, and one close() that tears it down.
+// builders on the src/nnc coordinates, the spec writes and waits a sidecar's
+// part takes (setSpec, nncWithIps), and one close() that tears it down.
 // Built on it: the RBAC-on cluster with the sidecar's and the fulfiller's
-// identities (rbac.ts), the Azure world (azure-cluster.ts), the TLS
-// connection loads (tls-load.ts), the CRD fuzz's system (test/fuzz/harness.ts)
-// and the interleave explorer's world (test/fulfiller/interleave/world.ts).
+// identities (rbac.ts, which the sidecar's harness and the fulfiller's
+// integration and process tests start), the Azure world (azure-cluster.ts),
+// the TLS connection loads (tls-load.ts), the CRD fuzz's system
+// (test/fuzz/harness.ts) and the interleave explorer's world
+// (test/fulfiller/interleave/world.ts).
 import {
   CoreV1Api,
   CustomObjectsApi,
