@@ -9,7 +9,7 @@ import { BUILT_IN_SCENARIO_NAMES, DEFAULT_SCENARIO } from '../workload/builtins.
 import { ScenarioError } from '../workload/scenario.ts';
 import { integerOption, numberOption, writableFileOption } from '../../src/cli/parse.ts';
 import { listenError } from '../../src/cli/signals.ts';
-import { MAX_NETNS_NODES, MAX_NETNS_PODS, NETNS_SCENARIO } from '../embedded/node-networks.ts';
+import { MAX_NETNS_NODES, MAX_NETNS_PODS, NETNS_SCENARIO } from '../embedded/netns-limits.ts';
 
 interface EmbeddedFlags {
   nodes?: number;

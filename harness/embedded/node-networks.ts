@@ -28,12 +28,7 @@ import {
   type NetnsCounters,
 } from '../kubelet/netns-cni.ts';
 
-/** --netns runs at most this many nodes: each is a namespace, each pod one more, each ADD two processes. */
-export const MAX_NETNS_NODES = 4;
-/** --netns runs at most this many pods created by the scenario. */
-export const MAX_NETNS_PODS = 120;
-/** The built-in scenario --netns runs when none is named. */
-export const NETNS_SCENARIO = 'netns';
+export { MAX_NETNS_NODES, MAX_NETNS_PODS, NETNS_SCENARIO } from './netns-limits.ts';
 
 /** The repository's bin/: the pool-monitor-cni launcher a runtime finds on CNI_PATH. */
 const PLUGIN_DIR = fileURLToPath(new URL('../../bin', import.meta.url));
