@@ -158,6 +158,20 @@ describe('embedded --netns: the real plugin chain for every pod, in real namespa
     } catch {
       return this.skip();
     }
+    // The user must reach the checkout: a clone in a private directory (mktemp -d) it cannot.
+    try {
+      execFileSync('setpriv', [
+        '--reuid=65534',
+        '--regid=65534',
+        '--clear-groups',
+        'sh',
+        '-c',
+        `test -x ${JSON.stringify(BIN)}`,
+      ]);
+    } catch {
+      console.log(`    skipped: user 65534 cannot reach ${BIN} (a directory above it is private)`);
+      return this.skip();
+    }
     let out = '';
     try {
       execFileSync(
