@@ -23,14 +23,8 @@ import type { KObject } from '../src/kube/json-object.ts';
 import { startApiServer, type ApiServer } from '../harness/apiserver/server.ts';
 import { grantProductAccess } from '../harness/embedded/access.ts';
 import { loadKubeConfig } from '../src/kube/config.ts';
-import {
-  DEFAULT_NAMESPACE,
-  GROUP,
-  NNC_KIND,
-  NNC_PLURAL,
-  NNC_VERSION,
-  nncPath,
-} from '../src/nnc/types.ts';
+import { DEFAULT_NAMESPACE, GROUP, NNC_PLURAL, nncPath } from '../src/nnc/types.ts';
+import { nncObject } from '../test/support/test-cluster.ts';
 
 const arg = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(name);
@@ -76,12 +70,7 @@ function send(
 }
 
 const apply = (i: number): string =>
-  JSON.stringify({
-    apiVersion: `${GROUP}/${NNC_VERSION}`,
-    kind: NNC_KIND,
-    metadata: { name: 'node-0', namespace: DEFAULT_NAMESPACE },
-    spec: { requestedIPCount: 16 + (i % 2) * 16 },
-  });
+  JSON.stringify(nncObject('node-0', { requestedIPCount: 16 + (i % 2) * 16 }));
 
 /** CPU µs per request of the sidecar's apply and list, sequential, after a warm-up. */
 async function perRequest(

@@ -42,14 +42,8 @@ import { startFulfiller } from '../src/fulfiller/run.ts';
 import { loadKubeConfig } from '../src/kube/config.ts';
 import { silentLogger } from '../src/log/logger.ts';
 import type { NodeNetworkConfig } from '../src/nnc/types.ts';
-import {
-  DEFAULT_NAMESPACE,
-  dynamicContainers,
-  GROUP,
-  NNC_KIND,
-  NNC_PLURAL,
-  NNC_VERSION,
-} from '../src/nnc/types.ts';
+import { dynamicContainers, GROUP, NNC_PLURAL } from '../src/nnc/types.ts';
+import { NNC, NS, nncObject } from '../test/support/test-cluster.ts';
 
 interface Run {
   nodes: number;
@@ -62,9 +56,6 @@ interface Run {
   layout: 'mixed' | 'node-subnets';
   timing: 'fast' | 'realistic';
 }
-
-const NS = DEFAULT_NAMESPACE;
-const NNC = { group: GROUP, version: NNC_VERSION, namespace: NS, plural: NNC_PLURAL };
 
 async function bench(run: Run): Promise<Record<string, unknown>> {
   const names = Array.from({ length: run.nodes }, (_, i) => `node-${i}`);
@@ -91,12 +82,7 @@ async function bench(run: Run): Promise<Record<string, unknown>> {
   await inBatches(names, 64, (name) =>
     api.createNamespacedCustomObject({
       ...NNC,
-      body: {
-        apiVersion: `${GROUP}/${NNC_VERSION}`,
-        kind: NNC_KIND,
-        metadata: { name, namespace: NS },
-        spec: { requestedIPCount: run.ips },
-      },
+      body: nncObject(name, { requestedIPCount: run.ips }),
     }),
   );
   const filled = (): number =>

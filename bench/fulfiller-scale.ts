@@ -30,7 +30,7 @@ import type { RunningFulfiller } from '../src/fulfiller/run.ts';
 import { loadKubeConfig } from '../src/kube/config.ts';
 import { silentLogger } from '../src/log/logger.ts';
 import { againstGoal, runInfo } from './run-info.ts';
-import { DEFAULT_NAMESPACE, GROUP, NNC_KIND, NNC_PLURAL, NNC_VERSION } from '../src/nnc/types.ts';
+import { NNC, nncObject } from '../test/support/test-cluster.ts';
 
 const NODES = Number(process.argv[2] ?? 5000);
 const IPS = Number(process.argv[3] ?? 16);
@@ -38,8 +38,6 @@ const RESYNCS = Number(process.env.RESYNCS ?? 5);
 const GOAL = { resyncMs: 5000, resyncCpuMs: 1000, heapPerNncKiB: 16, rssMiB: 576, growthPct: 5 };
 const BIN = fileURLToPath(new URL('../bin/pool-monitor', import.meta.url));
 const CRDS = fileURLToPath(new URL('../manifests/crds/', import.meta.url));
-const NS = DEFAULT_NAMESPACE;
-const NNC = { group: GROUP, version: NNC_VERSION, namespace: NS, plural: NNC_PLURAL };
 const MiB = 2 ** 20;
 
 setFlagsFromString('--expose-gc');
@@ -192,12 +190,7 @@ await inBatches(names, 64, (name) => core.createNode({ body: { metadata: { name 
 await inBatches(names, 64, (name) =>
   objects.createNamespacedCustomObject({
     ...NNC,
-    body: {
-      apiVersion: `${GROUP}/${NNC_VERSION}`,
-      kind: NNC_KIND,
-      metadata: { name, namespace: NS },
-      spec: { requestedIPCount: IPS },
-    },
+    body: nncObject(name, { requestedIPCount: IPS }),
   }),
 );
 

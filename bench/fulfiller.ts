@@ -20,13 +20,12 @@ import { inBatches } from '../harness/embedded/cluster.ts';
 import { loadKubeConfig } from '../src/kube/config.ts';
 import { silentLogger } from '../src/log/logger.ts';
 import type { NodeNetworkConfig } from '../src/nnc/types.ts';
-import { DEFAULT_NAMESPACE, GROUP, NNC_KIND, NNC_PLURAL, NNC_VERSION } from '../src/nnc/types.ts';
+import { NNC_PLURAL } from '../src/nnc/types.ts';
+import { NNC, nncObject } from '../test/support/test-cluster.ts';
 
 const nodes = Number(process.argv[2] ?? 5000);
 const ips = Number(process.argv[3] ?? 16);
 const changed = Number(process.argv[4] ?? 50);
-const NS = DEFAULT_NAMESPACE;
-const NNC = { group: GROUP, version: NNC_VERSION, namespace: NS, plural: NNC_PLURAL };
 const names = Array.from({ length: nodes }, (_, i) => `node-${i}`);
 
 const server: ApiServer = await startApiServer({
@@ -83,12 +82,7 @@ await inBatches(names, 64, (name) => core.createNode({ body: { metadata: { name 
 await inBatches(names, 64, (name) =>
   api.createNamespacedCustomObject({
     ...NNC,
-    body: {
-      apiVersion: `${GROUP}/${NNC_VERSION}`,
-      kind: NNC_KIND,
-      metadata: { name, namespace: NS },
-      spec: { requestedIPCount: ips },
-    },
+    body: nncObject(name, { requestedIPCount: ips }),
   }),
 );
 

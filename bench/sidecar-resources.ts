@@ -20,14 +20,8 @@ import { fileURLToPath } from 'node:url';
 import { percentile } from '../src/scaling/advise/percentile.ts';
 import { startApiServer } from '../harness/apiserver/server.ts';
 import { againstGoal, runInfo } from './run-info.ts';
-import {
-  DEFAULT_NAMESPACE,
-  GROUP,
-  NNC_KIND,
-  NNC_PLURAL,
-  NNC_VERSION,
-  nncPath,
-} from '../src/nnc/types.ts';
+import { nncPath } from '../src/nnc/types.ts';
+import { NNC, NS, nncObject } from '../test/support/test-cluster.ts';
 
 const SAMPLES = Number(process.argv[2] ?? 40);
 const CHURN_SECONDS = Number(process.env.CHURN_SECONDS ?? 60);
@@ -35,10 +29,8 @@ const CHURN_SECONDS = Number(process.env.CHURN_SECONDS ?? 60);
 const GOAL_MIB = 100;
 const PODS = 250;
 const NODE = 'bench-node';
-const NS = DEFAULT_NAMESPACE;
 const BIN = fileURLToPath(new URL('../bin/pool-monitor', import.meta.url));
 const CRDS = fileURLToPath(new URL('../manifests/crds/', import.meta.url));
-const NNC = { group: GROUP, version: NNC_VERSION, namespace: NS, plural: NNC_PLURAL };
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Nearest-rank percentile, as the reports compute it (NaN for no samples). */
@@ -97,12 +89,7 @@ const stateDir = mkdtempSync(join(tmpdir(), 'bench-sidecar-resources-'));
 
 await objects.createNamespacedCustomObject({
   ...NNC,
-  body: {
-    apiVersion: `${GROUP}/${NNC_VERSION}`,
-    kind: NNC_KIND,
-    metadata: { name: NODE, namespace: NS },
-    spec: { requestedIPCount: 0 },
-  },
+  body: nncObject(NODE, { requestedIPCount: 0 }),
 });
 const nnc = (await objects.getNamespacedCustomObject({ ...NNC, name: NODE })) as object;
 await objects.replaceNamespacedCustomObjectStatus({

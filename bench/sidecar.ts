@@ -18,24 +18,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { percentile } from '../src/scaling/advise/percentile.ts';
-import {
-  DEFAULT_NAMESPACE,
-  GROUP,
-  NNC_KIND,
-  NNC_PLURAL,
-  NNC_VERSION,
-  nncPath,
-} from '../src/nnc/types.ts';
+import { nncPath } from '../src/nnc/types.ts';
+import { NNC, NS, nncObject } from '../test/support/test-cluster.ts';
 
 const SAMPLES = Number(process.argv[2] ?? 40);
 const GROUP_SAMPLES = Number(process.argv[3] ?? 32);
 const PODS = 250;
 const SINGLE = 'bench-node';
 const MULTI = 'bench-node-multi';
-const NS = DEFAULT_NAMESPACE;
 const BIN = fileURLToPath(new URL('../bin/pool-monitor', import.meta.url));
 const CRDS = fileURLToPath(new URL('../manifests/crds/', import.meta.url));
-const NNC = { group: GROUP, version: NNC_VERSION, namespace: NS, plural: NNC_PLURAL };
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 /** Nearest-rank percentile, as the reports compute it (NaN for no samples). */
@@ -81,12 +73,7 @@ async function createNnc(
 ): Promise<void> {
   await objects.createNamespacedCustomObject({
     ...NNC,
-    body: {
-      apiVersion: `${GROUP}/${NNC_VERSION}`,
-      kind: NNC_KIND,
-      metadata: { name: node, namespace: NS },
-      spec: { requestedIPCount: 0 },
-    },
+    body: nncObject(node, { requestedIPCount: 0 }),
   });
   const nnc = (await objects.getNamespacedCustomObject({ ...NNC, name: node })) as object;
   await objects.replaceNamespacedCustomObjectStatus({
