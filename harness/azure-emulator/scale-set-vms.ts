@@ -7,35 +7,21 @@ import { createHash } from 'node:crypto';
 import type { ArmObject } from './arm-object.ts';
 import { OTHER_TENANT_SUBSCRIPTION } from './authorization.ts';
 import { ArmHttpError } from './errors.ts';
-import { resourceGroupIdOf, type AddedVm, type VmOptions } from './nic-model.ts';
+import { resourceGroupIdOf, type AddedVm } from './nic-model.ts';
+import type { NetworkInterfaces } from './nics.ts';
 
-/** The NICs the instances' NICs are kept with (network.ts). */
-export interface NicBook {
-  readonly subscriptionId: string;
-  readonly location: string;
-  settle(): void;
-  addNicAt(
-    k: string,
-    nicId: string,
-    options: Omit<VmOptions, 'subnetId'>,
-    nicName: string,
-    subnetId: string,
-    primary: boolean,
-    vm: string,
-  ): { name: string; id: string };
-  putNicAt(
-    k: string,
-    name: string,
-    body: unknown,
-    ifMatch: string | undefined,
-    kind?: 'nic' | 'vm',
-  ): { nic: ArmObject; operationId: string };
-  readNicAt(k: string): ArmObject | undefined;
-  /** The NICs whose keys start with `prefix`, as a GET returns them, by key. */
-  nicsUnder(prefix: string): ArmObject[];
-  /** The first NIC whose key starts with `prefix`, as stored. */
-  firstUnder(prefix: string): { key: string; nic: ArmObject } | undefined;
-}
+/** The NICs the instances' NICs are kept with (network.ts), the part of them used here. */
+export type NicBook = Pick<
+  NetworkInterfaces,
+  | 'subscriptionId'
+  | 'location'
+  | 'settle'
+  | 'addNicAt'
+  | 'putNicAt'
+  | 'readNicAt'
+  | 'nicsUnder'
+  | 'firstUnder'
+>;
 
 export interface ScaleSetVmOptions {
   resourceGroup: string;
