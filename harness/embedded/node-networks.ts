@@ -34,7 +34,30 @@ export { MAX_NETNS_NODES, MAX_NETNS_PODS, NETNS_SCENARIO } from './netns-limits.
 const PLUGIN_DIR = fileURLToPath(new URL('../../bin', import.meta.url));
 const FABRIC_NET = '169.254.123';
 
-/** Why --netns cannot run here, or undefined when it can. */
+/**
+ * Why pool-monitor-cni cannot run here, or undefined when it can: the
+ * launcher builds dist/pool-monitor-cni when it is missing or older than its
+ * sources and go is on PATH (`make cni`); its VERSION answered says it runs.
+ */
+export function whyNoPlugin(): string | undefined {
+  try {
+    const out = execFileSync(`${PLUGIN_DIR}/pool-monitor-cni`, [], {
+      encoding: 'utf8',
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', CNI_COMMAND: 'VERSION' },
+      input: '{"cniVersion":"1.1.0"}',
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    return out.includes('supportedVersions')
+      ? undefined
+      : `bin/pool-monitor-cni VERSION said: ${out}`;
+  } catch (err) {
+    const e = err as { stdout?: string; message: string };
+    const msg = /"msg":"([^"]*)"/.exec(e.stdout ?? '')?.[1];
+    return msg ?? `bin/pool-monitor-cni does not run (make cni): ${e.message}`;
+  }
+}
+
+/** Why real pod networks (--netns, the real-plugin tests) cannot run here, or undefined when they can. */
 export function whyNoNetns(): string | undefined {
   if (process.getuid?.() !== 0)
     return 'it needs root (network namespaces need CAP_NET_ADMIN); run it with sudo';
@@ -47,20 +70,7 @@ export function whyNoNetns(): string | undefined {
       return `no ${tool} on PATH (apt-get install iproute2 iputils-ping)`;
     }
   }
-  try {
-    const out = execFileSync(`${PLUGIN_DIR}/pool-monitor-cni`, [], {
-      encoding: 'utf8',
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', CNI_COMMAND: 'VERSION' },
-      input: '{"cniVersion":"1.1.0"}',
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    if (!out.includes('supportedVersions')) return `bin/pool-monitor-cni VERSION said: ${out}`;
-  } catch (err) {
-    const e = err as { stdout?: string; message: string };
-    const msg = /"msg":"([^"]*)"/.exec(e.stdout ?? '')?.[1];
-    return msg ?? `bin/pool-monitor-cni does not run (make cni): ${e.message}`;
-  }
-  return undefined;
+  return whyNoPlugin();
 }
 
 /** What the report says of the networks. */

@@ -2,10 +2,9 @@
 // to the run, everything created recorded so that cleanup() removes it
 // even after a failure, and the CNI plugins run as a runtime runs them.
 import { execFile, execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { CNI_DIR } from '../../harness/kubelet/netns-cni.ts';
 
-export const CNI_DIR = '/usr/lib/cni';
 export const PLUGIN_DIR = fileURLToPath(new URL('../../bin', import.meta.url));
 /** The launcher a runtime finds on CNI_PATH in a clone, and the binary it runs. */
 export const LAUNCHER = `${PLUGIN_DIR}/pool-monitor-cni`;
@@ -13,41 +12,8 @@ export const BINARY = fileURLToPath(new URL('../../dist/pool-monitor-cni', impor
 /** Where the binary is, as a node's CNI bin directory holds it (the DaemonSet's layout). */
 export const INSTALLED_DIR = fileURLToPath(new URL('../../dist', import.meta.url));
 
-/**
- * Why the plugin cannot run here, or undefined when it can: the launcher
- * builds dist/pool-monitor-cni when it is missing or older than its sources
- * and go is on PATH (`make cni`); its VERSION answered says it runs.
- */
-export function whyNoPlugin(): string | undefined {
-  try {
-    const out = execFileSync(LAUNCHER, [], {
-      encoding: 'utf8',
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', CNI_COMMAND: 'VERSION' },
-      input: '{"cniVersion":"1.1.0"}',
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    return out.includes('supportedVersions') ? undefined : `bin/pool-monitor-cni VERSION: ${out}`;
-  } catch (err) {
-    const e = err as { stdout?: string; message: string };
-    const msg = /"msg":"([^"]*)"/.exec(e.stdout ?? '')?.[1];
-    return msg ?? `bin/pool-monitor-cni VERSION failed: ${e.message}`;
-  }
-}
-
-/** Why the real-plugin tests cannot run here, or undefined when they can. */
-export function whyNotReal(): string | undefined {
-  if (process.getuid?.() !== 0) return 'not root (network namespaces need CAP_NET_ADMIN)';
-  if (!existsSync(`${CNI_DIR}/bridge`))
-    return `no ${CNI_DIR}/bridge (apt-get install containernetworking-plugins)`;
-  for (const tool of ['ip', 'ping']) {
-    try {
-      execFileSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' });
-    } catch {
-      return `no ${tool} (apt-get install iproute2 iputils-ping)`;
-    }
-  }
-  return whyNoPlugin();
-}
+// What the real-plugin tests need is what `embedded --netns` needs: one check.
+export { whyNoPlugin, whyNoNetns as whyNotReal } from '../../harness/embedded/node-networks.ts';
 
 export function sh(cmd: string, args: string[]): string {
   return execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
