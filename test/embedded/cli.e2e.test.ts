@@ -2,7 +2,8 @@
 // process, real kubectl (1.27 and 1.33) against its API server, SIGTERM, and
 // the report. Scenarios are tiny YAML files so the whole file stays short.
 import { expect } from 'chai';
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { startEmbedded, type EmbeddedRun } from '../support/embedded-process.ts';
+import { execFile, execFileSync } from 'node:child_process';
 import {
   existsSync,
   mkdtempSync,
@@ -13,10 +14,8 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { EmbeddedReport } from '../../harness/embedded/run.ts';
 
-const BIN = fileURLToPath(new URL('../../bin/pool-monitor', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'embedded-e2e-'));
 
 function kubectlBin(): string | undefined {
@@ -35,25 +34,9 @@ function scenarioFile(name: string, text: string): string {
   return path;
 }
 
-interface Run {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<number | null>;
-}
-
-function start(args: string[]): Run {
-  // Run logs go to the state dir ($XDG_STATE_HOME/pool-monitor): here, the work dir.
-  const child = spawn(BIN, ['embedded', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, XDG_STATE_HOME: work },
-  });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, stdout: () => out, stderr: () => err, exited };
+function start(args: string[]): EmbeddedRun {
+  // EmbeddedRun logs go to the state dir ($XDG_STATE_HOME/pool-monitor): here, the work dir.
+  return startEmbedded(args, { ...process.env, XDG_STATE_HOME: work });
 }
 
 async function until<T>(what: string, fn: () => T | undefined, timeoutMs: number): Promise<T> {
@@ -72,7 +55,7 @@ describe('embedded: bin/pool-monitor embedded end to end', function () {
 
   describe('--serve with kubectl', function () {
     const kubectl = kubectlBin();
-    let run: Run;
+    let run: EmbeddedRun;
     let server = '';
     const k = (args: string[]): Promise<string> =>
       new Promise((resolve, reject) =>

@@ -8,16 +8,14 @@
 // Elsewhere one line says it was skipped and why; a user without root gets
 // a clear error (checked whenever setpriv can drop root).
 import { expect } from 'chai';
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { BIN, startEmbedded } from '../support/embedded-process.ts';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { EmbeddedReport } from '../../harness/embedded/run.ts';
 import { whyNoNetns } from '../../harness/embedded/node-networks.ts';
-
-const BIN = fileURLToPath(new URL('../../bin/pool-monitor', import.meta.url));
 
 const sh = (cmd: string, args: string[]): string =>
   execFileSync(cmd, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -32,23 +30,6 @@ const hostLinks = (): string[] =>
     .split('\n')
     .map((l) => l.split(': ')[1]?.split('@')[0] ?? '')
     .filter((n) => /^(veth|cni0|fab)/.test(n));
-
-interface Run {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<number | null>;
-}
-
-function start(args: string[], env: NodeJS.ProcessEnv): Run {
-  const child = spawn(BIN, ['embedded', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, stdout: () => out, stderr: () => err, exited };
-}
 
 async function until(what: string, ok: () => boolean, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -92,7 +73,7 @@ describe('embedded --netns: the real plugin chain for every pod, in real namespa
     );
     const linksBefore = hostLinks();
     const reportFile = join(work, 'report.json');
-    const run = start(
+    const run = startEmbedded(
       ['--netns', '--nodes', '2', '--scenario', scenario, '--serve', '--report', reportFile],
       { ...process.env, XDG_STATE_HOME: work },
     );
