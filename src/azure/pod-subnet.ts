@@ -204,6 +204,7 @@ export class PodSubnet {
         defaultGateway: gatewayOf(cidr),
         capacity,
         free: this.full ? 0 : (this.free ?? capacity),
+        armSubnet: { name: this.facts.armName, id: this.facts.id },
       },
     ];
   }

@@ -42,6 +42,14 @@ export interface SubnetInfo {
   capacity: number;
   /** Addresses free right now. */
   free: number;
+  /** The subnet as ARM names it (Azure backend): written to the CSS status, whose own name may differ (container.ts cssNameOf). */
+  armSubnet?: ArmSubnetRef;
+}
+
+/** An ARM subnet's name and resource id. */
+export interface ArmSubnetRef {
+  name: string;
+  id: string;
 }
 
 /** The node as the backend needs it, from the Node object. */

@@ -5,6 +5,7 @@
 import type { NetworkContainer, NodeNetworkConfig } from '../nnc/types.ts';
 import type { NodeObject } from './nodes.ts';
 import type { PodAddresses } from './pod-rescue.ts';
+import type { ArmSubnetRef } from './backend.ts';
 
 export interface NncStatusApi {
   /** Reads the NNC fresh from the server (after a conflict or a write in doubt). */
@@ -48,6 +49,8 @@ export interface NncLifecycleApi {
 export interface SubnetStateStatus {
   exhausted: boolean;
   timestamp: string;
+  /** The ARM subnet behind this CSS, when the backend is Azure. */
+  armSubnet?: ArmSubnetRef;
 }
 
 export interface SubnetStateApi {

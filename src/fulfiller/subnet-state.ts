@@ -109,10 +109,12 @@ export class ExhaustionPublisher {
     }
     entry.writing = true;
     const log = this.options.logger;
+    const armSubnet = this.latest.get(name)?.armSubnet;
     const write = this.options.api
       .publish(name, {
         exhausted: value,
         timestamp: new Date(this.options.clock.now()).toISOString(),
+        ...(armSubnet ? { armSubnet } : {}),
       })
       .then(
         () => {

@@ -81,7 +81,12 @@ export interface ClusterSubnetState {
   apiVersion?: string;
   kind?: string;
   metadata: ObjectMeta;
-  status?: { exhausted?: boolean; timestamp?: string };
+  status?: {
+    exhausted?: boolean;
+    timestamp?: string;
+    /** pool-monitor's addition (Azure backend): the ARM subnet behind this CSS. */
+    armSubnet?: { name?: string; id?: string };
+  };
 }
 
 /** The REST collection path of a namespace's NodeNetworkConfigs (for watches). */

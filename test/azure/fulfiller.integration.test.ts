@@ -297,9 +297,13 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
     await cluster.setSpec('node-0', { requestedIPCount: 4 });
     const nc = dynamicContainers(await filled('node-0', 4))[0]!;
     expect(nc.subnetName).to.equal(name);
-    await waitFor('the CSS', async () =>
-      (await css(name))?.status?.exhausted === false ? true : undefined,
-    );
+    const published = await waitFor('the CSS', async () => {
+      const got = await css(name);
+      return got?.status?.exhausted === false ? got : undefined;
+    });
+    // Its status names the ARM subnet, so the mapping reads back from the cluster.
+    expect(published.status?.armSubnet?.name).to.equal('AKS_Pods');
+    expect(published.status?.armSubnet?.id).to.match(/\/subnets\/AKS_Pods$/);
     // The log line's fields name both: the ARM subnet and its ClusterSubnetState.
     expect(
       logs.records
