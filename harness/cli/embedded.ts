@@ -24,6 +24,8 @@ interface EmbeddedFlags {
   leakRate?: number;
   backend: 'cidr' | 'azure';
   azureLayout?: EmbeddedAzureLayout;
+  azureTiming?: 'fast' | 'realistic';
+  azureOtherWriters?: boolean;
   chaos?: number;
   seed?: number;
   netns?: boolean;
@@ -98,6 +100,18 @@ export function embeddedCommand(): Command {
         .choices([...EMBEDDED_AZURE_LAYOUTS])
         .hideHelp(),
     )
+    .addOption(
+      new Option(
+        '--azure-timing <timing>',
+        "with --backend azure: how long ARM's operations run: fast (a second) or realistic (NIC PUTs 10-60 s, scale-set VM updates 30-120 s)",
+      )
+        .choices(['fast', 'realistic'])
+        .default('fast'),
+    )
+    .option(
+      '--azure-other-writers',
+      'with --backend azure: cloud-provider-azure writes whole NICs back from stale reads (a read every 20 s, written 5 s later) and a scale-set instance is reimaged every 2 minutes; the report counts what they removed and what became of it',
+    )
     .option('--report <file>', 'also write the report as JSON', writableFileOption('--report'))
     .option(
       '--log-file <file>',
@@ -134,6 +148,10 @@ export function embeddedCommand(): Command {
         throw new Error('--seed needs --chaos');
       if (flags.azureLayout !== undefined && flags.backend !== 'azure')
         throw new Error('--azure-layout needs --backend azure');
+      if (flags.azureTiming === 'realistic' && flags.backend !== 'azure')
+        throw new Error('--azure-timing needs --backend azure');
+      if (flags.azureOtherWriters && flags.backend !== 'azure')
+        throw new Error('--azure-other-writers needs --backend azure');
       if (flags.chaos !== undefined && flags.backend === 'azure')
         throw new Error(
           '--chaos runs the fulfiller as processes on the CIDR backend: it cannot be combined with --backend azure',
@@ -164,6 +182,8 @@ export function embeddedCommand(): Command {
             ...(flags.leakRate !== undefined ? { leakRate: flags.leakRate } : {}),
             backend: flags.backend,
             ...(flags.azureLayout !== undefined ? { azureLayout: flags.azureLayout } : {}),
+            ...(flags.azureTiming === 'realistic' ? { azureTiming: 'realistic' as const } : {}),
+            ...(flags.azureOtherWriters ? { azureOtherWriters: true } : {}),
             ...(flags.chaos !== undefined
               ? {
                   chaos: {

@@ -11,15 +11,13 @@
 // product's ARM budgets, and the report adds ARM requests by operation and
 // status, reads and writes against their budgets, 429s, and NIC PUTs per node.
 //
-// Two switches (issue 45), as options or, for `embedded --backend azure`
-// until its flags carry them, environment variables:
-//   EMBEDDED_AZURE_TIMING=realistic   ARM's operation times (NIC PUTs 10–60 s,
-//                                     scale-set VM updates 30–120 s)
-//   EMBEDDED_AZURE_OTHER_WRITERS=1    cloud-provider-azure's stale whole-NIC
-//                                     PUTs (a NIC read every 20 s, written back
-//                                     5 s later) and a scale-set reimage every
-//                                     2 minutes; the report counts what they
-//                                     removed and what became of it
+// Two switches, the flags --azure-timing realistic and --azure-other-writers:
+//   realistic timing   ARM's operation times (NIC PUTs 10–60 s, scale-set VM
+//                      updates 30–120 s)
+//   other writers      cloud-provider-azure's stale whole-NIC PUTs (a NIC read
+//                      every 20 s, written back 5 s later) and a scale-set
+//                      reimage every 2 minutes; the report counts what they
+//                      removed and what became of it
 import type { BackendFactory } from '../../src/fulfiller/backend.ts';
 import { EmulatedCloud } from '../azure-emulator/cloud.ts';
 import type { OperationTiming } from '../azure-emulator/network.ts';
@@ -38,13 +36,14 @@ export interface EmbeddedAzureOptions {
   otherWriters?: OtherWritersOptions;
 }
 
-/** The switches from the environment (see the header). */
-export function embeddedAzureOptionsFromEnv(
-  env: NodeJS.ProcessEnv = process.env,
-): EmbeddedAzureOptions {
+/** The two switches (see the header). */
+export function embeddedAzureOptions(on: {
+  realistic: boolean;
+  otherWriters: boolean;
+}): EmbeddedAzureOptions {
   return {
-    ...(env.EMBEDDED_AZURE_TIMING === 'realistic' ? { timing: 'realistic' as const } : {}),
-    ...(env.EMBEDDED_AZURE_OTHER_WRITERS === '1'
+    ...(on.realistic ? { timing: 'realistic' as const } : {}),
+    ...(on.otherWriters
       ? {
           otherWriters: {
             cloudProvider: { everyMs: 20_000, lagMs: 5_000 },
@@ -74,7 +73,7 @@ export async function startEmbeddedAzure(
   nodeNames: readonly string[],
   budget: { qps?: number; burst?: number; readQps?: number; readBurst?: number } = {},
   layout: EmbeddedAzureLayout = 'mixed',
-  options: EmbeddedAzureOptions = embeddedAzureOptionsFromEnv(),
+  options: EmbeddedAzureOptions = {},
 ): Promise<EmbeddedAzure> {
   const qps = budget.qps ?? DEFAULT_AZURE_QPS;
   const burst = budget.burst ?? DEFAULT_AZURE_BURST;

@@ -34,6 +34,10 @@ export interface EmbeddedOptions {
   backend?: EmbeddedBackend;
   /** With the azure backend: the emulated VMs' layout (default mixed). */
   azureLayout?: EmbeddedAzureLayout;
+  /** With the azure backend: ARM's operation times (azure.ts; default fast, a second). */
+  azureTiming?: 'fast' | 'realistic';
+  /** With the azure backend: cloud-provider-azure's stale NIC writes and scale-set reimages (azure.ts). */
+  azureOtherWriters?: boolean;
   /** Fail writes, drop watches, compact history, kill -9 the components (harness/embedded/chaos/). */
   chaos?: ChaosOptions;
   /**

@@ -132,9 +132,18 @@ export async function setUp(session: Session): Promise<SetUp> {
 /** The ARM emulator as the fulfiller's backend (--backend azure). */
 async function startAzure(session: Session): Promise<EmbeddedAzure> {
   const { opts, plan, say, stops } = session;
-  const { startEmbeddedAzure } = await import('./azure.ts');
+  const { startEmbeddedAzure, embeddedAzureOptions } = await import('./azure.ts');
   const layout = opts.azureLayout ?? 'mixed';
-  const azure = await startEmbeddedAzure(plan.podSubnet, plan.nodeNames, {}, layout);
+  const azure = await startEmbeddedAzure(
+    plan.podSubnet,
+    plan.nodeNames,
+    {},
+    layout,
+    embeddedAzureOptions({
+      realistic: opts.azureTiming === 'realistic',
+      otherWriters: opts.azureOtherWriters === true,
+    }),
+  );
   stops.push('azure emulator', () => azure.stop());
   const { qps, burst } = azure.report();
   const subnets =
@@ -144,6 +153,12 @@ async function startAzure(session: Session): Promise<EmbeddedAzure> {
   say(
     `  fulfiller backend: azure (ARM emulator, layout ${layout}, ${subnets}, ${qps} qps, burst ${burst})`,
   );
+  if (opts.azureTiming === 'realistic')
+    say('  ARM timing: realistic (NIC PUTs 10-60 s, scale-set VM updates 30-120 s)');
+  if (opts.azureOtherWriters)
+    say(
+      '  other writers: cloud-provider-azure (stale whole-NIC PUTs), a scale-set reimage every 2 minutes',
+    );
   return azure;
 }
 

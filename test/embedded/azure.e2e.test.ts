@@ -22,7 +22,7 @@ describe('embedded --backend azure end to end', function () {
   before(() => (work = mkdtempSync(join(tmpdir(), 'embedded-azure-'))));
   after(() => rmSync(work, { recursive: true, force: true }));
 
-  it('--azure-layout: only with --backend azure, one of its layouts (exit 1, one line)', () => {
+  it('--azure-layout, --azure-timing, --azure-other-writers: only with --backend azure, one of their choices (exit 1, one line)', () => {
     const run = (args: string[]) =>
       spawnSync(BIN, ['embedded', ...args], {
         encoding: 'utf8',
@@ -38,6 +38,17 @@ describe('embedded --backend azure end to end', function () {
     expect(bad.status, bad.stderr).to.equal(1);
     expect(bad.stderr.trim().split('\n')).to.have.length(1);
     expect(bad.stderr).to.include('mixed, node-subnets');
+    for (const flags of [['--azure-timing', 'realistic'], ['--azure-other-writers']]) {
+      const alone = run(flags);
+      expect(alone.status, alone.stderr).to.equal(1);
+      expect(alone.stderr.trim().split('\n')).to.deep.equal([
+        `pool-monitor: ${flags[0]} needs --backend azure`,
+      ]);
+    }
+    const slow = run(['--backend', 'azure', '--azure-timing', 'slow']);
+    expect(slow.status, slow.stderr).to.equal(1);
+    expect(slow.stderr.trim().split('\n')).to.have.length(1);
+    expect(slow.stderr).to.include('fast, realistic');
   });
 
   const layouts: Array<[string, RegExp]> = [
@@ -68,6 +79,9 @@ describe('embedded --backend azure end to end', function () {
         BIN,
         [
           ...['embedded', '--backend', 'azure', '--azure-layout', layout],
+          // The other writers (cloud-provider-azure every 20 s, a reimage every
+          // 2 minutes) do not act in 10 s: here only the report's line is checked.
+          ...(layout === 'node-subnets' ? ['--azure-other-writers'] : []),
           ...['--scenario', scenario, '--report', reportFile],
         ],
         { stdio: ['ignore', 'pipe', 'pipe'] },
@@ -129,7 +143,12 @@ describe('embedded --backend azure end to end', function () {
         expect(out).to.match(
           /unfit node\s+node-unfit \(no NIC in the pod subnet\): 1 NicNotInPodSubnet Warning Event \(count 1\), 0 ARM writes/,
         );
-      } else expect(azure.unfit).to.equal(undefined);
+      } else {
+        expect(azure.unfit).to.equal(undefined);
+        expect(out).to.match(/other writers: cloud-provider-azure \(stale whole-NIC PUTs\)/);
+        expect(azure.otherWriters).to.include({ removed: 0, restored: 0, lost: 0 });
+        expect(out).to.match(/removed by other writers\s+0 ipConfigurations/);
+      }
       expect(azure.putsPerNode.min).to.be.at.least(1);
       expect(azure.putsPerNode.mean * r.nodes).to.be.closeTo(puts, 0.05 * r.nodes);
       // Writes and reads each within their bucket: at most burst + qps × duration.
