@@ -22,8 +22,9 @@
 // default, so that operations in flight, not the workers, wait; the bound is
 // then the longest of: the longest operation drawn, and the budgets' bound
 // plus the shortest operation (10 s).
-// `make bench` runs 1,000 × 30 fast, then REALISTIC_NODES (default 100) × 30
-// realistic (1,000 realistic take over 5 minutes: REALISTIC_NODES=1000).
+// `make bench` runs 1,000 × 30 fast, then REALISTIC_NODES (default 1,000) × 30
+// realistic (about 6 minutes; REALISTIC_NODES=100 for a quicker look). A
+// realistic run's goal: filled within 1.2 × the bound (issue 45).
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { fileURLToPath } from 'node:url';
 import { startApiServer } from '../harness/apiserver/server.ts';
@@ -164,6 +165,11 @@ async function bench(run: Run): Promise<Record<string, unknown>> {
         }
       : {}),
     fillOverBound: Number((seconds / Math.max(boundSeconds, 1e-9)).toFixed(2)),
+    ...(run.timing === 'realistic'
+      ? {
+          goal: `fillOverBound <= ${REALISTIC_GOAL}: ${seconds <= REALISTIC_GOAL * boundSeconds ? 'met' : 'MISSED'}`,
+        }
+      : {}),
     requestsPerNode: Number((requests.length / run.nodes).toFixed(2)),
     writesPerNode: Number((writes / run.nodes).toFixed(2)),
     readsPerNode: Number((reads / run.nodes).toFixed(2)),
@@ -187,6 +193,8 @@ async function bench(run: Run): Promise<Record<string, unknown>> {
   };
 }
 
+/** A realistic fill within this many times the bound ARM's budgets and operation times set. */
+const REALISTIC_GOAL = 1.2;
 const timing = process.env.AZURE_TIMING === 'realistic' ? 'realistic' : 'fast';
 const workersFor = (t: 'fast' | 'realistic') =>
   Number(process.env.WORKERS ?? (t === 'realistic' ? 256 : 8));
@@ -208,5 +216,5 @@ const one = (nodes: number, t: 'fast' | 'realistic'): Run => ({
 const runs: Run[] =
   process.argv[2] !== undefined || process.env.AZURE_TIMING
     ? [one(Number(process.argv[2] ?? 1000), timing)]
-    : [one(1000, 'fast'), one(Number(process.env.REALISTIC_NODES ?? 100), 'realistic')];
+    : [one(1000, 'fast'), one(Number(process.env.REALISTIC_NODES ?? 1000), 'realistic')];
 for (const run of runs) console.log(JSON.stringify(await bench(run)));
