@@ -83,6 +83,7 @@ describe('Azure backend against the ARM emulator (real SDK, HTTP)', function () 
         defaultGateway: '10.240.0.1',
         capacity: 65531,
         free: 65531 - 34, // the pod NIC's own address, the NC primary, 32 pod IPs
+        armSubnet: { name: 'pods', id: rig.podSubnetId },
       },
     ]);
   });

@@ -229,7 +229,14 @@ describe('Azure backend: layouts and NIC rules on the strict emulator', function
     const backend = backendFor(rig, registry);
     await backend.start();
     expect(backend.subnets()).to.deep.equal([
-      { name: 'pods', cidr: '10.240.0.0/27', defaultGateway: '10.240.0.1', capacity: 27, free: 27 },
+      {
+        name: 'pods',
+        cidr: '10.240.0.0/27',
+        defaultGateway: '10.240.0.1',
+        capacity: 27,
+        free: 27,
+        armSubnet: { name: 'pods', id: rig.podSubnetId },
+      },
     ]);
     expect(await registry.metrics()).to.match(
       /pool_monitor_arm_forbidden_total\{operation="VirtualNetworks.ListUsage"\} 1/,
