@@ -1,7 +1,12 @@
 // The emulator's virtual networks and their subnets' address books. Dynamic
 // addresses are handed out as Azure documents it: never the first four
-// addresses of a subnet (network, gateway, two DNS) nor the last (broadcast).
-// Next-fit from a cursor keeps allocation O(1) amortised at 30,000 addresses.
+// addresses of a subnet (network, gateway, two DNS) nor the last (broadcast),
+// and the lowest free one first: "Azure assigns the next available
+// unassigned or unreserved IP address in the subnet's address range" (its
+// example: 10.0.0.10 when 10.0.0.4-10.0.0.9 are taken; learn.microsoft.com/
+// azure/virtual-network/ip-services/private-ip-addresses#allocation-method).
+// So an address ARM frees is the next one it hands out. A hint at the lowest
+// address that may be free keeps allocation O(1) amortised at 30,000.
 import { parseSubnetId } from '../../src/azure/arm/ids.ts';
 import type { Cidr } from '../../src/fulfiller/cidr.ts';
 import {
@@ -21,14 +26,15 @@ export class EmulatedSubnet {
   readonly addressPrefix: string;
   readonly cidr: Cidr;
   private readonly used = new Set<number>();
-  private cursor: number;
+  /** No address below this one is free. */
+  private lowestFree: number;
 
   constructor(id: string, name: string, addressPrefix: string) {
     this.id = id;
     this.name = name;
     this.cidr = parseCidr(addressPrefix);
     this.addressPrefix = this.cidr.text;
-    this.cursor = firstUsable(this.cidr);
+    this.lowestFree = firstUsable(this.cidr);
   }
 
   get gateway(): string {
@@ -49,16 +55,14 @@ export class EmulatedSubnet {
     return this.limit - this.used.size;
   }
 
-  /** Takes the next free address; undefined when the subnet is full. */
+  /** Takes the lowest free address; undefined when the subnet is full. */
   allocate(): string | undefined {
     if (this.free <= 0) return undefined;
-    const first = firstUsable(this.cidr);
     const last = lastUsable(this.cidr);
-    for (let n = 0; n < this.limit; n++) {
-      const value = this.cursor;
-      this.cursor = value >= last ? first : value + 1;
+    for (let value = this.lowestFree; value <= last; value++) {
       if (!this.used.has(value)) {
         this.used.add(value);
+        this.lowestFree = value + 1;
         return intToIp(value);
       }
     }
@@ -74,7 +78,8 @@ export class EmulatedSubnet {
   }
 
   release(ip: string): void {
-    this.used.delete(ipToInt(ip));
+    const value = ipToInt(ip);
+    if (this.used.delete(value) && value < this.lowestFree) this.lowestFree = value;
   }
 
   holds(ip: string): boolean {

@@ -132,9 +132,8 @@ describe('Azure backend beside other writers, and a full subnet recovering (issu
     // The resync is a minute away: nothing restores before the other NIC takes one.
     expect(writers.staleWrite(stale)).to.equal(4);
     const freed = [...before].filter(([name]) => !onNic('node-0').has(name));
-    const [taken] = freed[0]!;
-    const takenIp = before.get(taken)!;
-    // Another workload's VM in the pod subnet gets that address (Static).
+    // Another workload's VM in the pod subnet: ARM gives its NIC the lowest
+    // free address, one of those just freed.
     const network = cluster.cloud.emulator.network;
     network.addVm({
       resourceGroup: CLOUD_RESOURCE_GROUP,
@@ -143,29 +142,10 @@ describe('Azure backend beside other writers, and a full subnet recovering (issu
       asgIds: [cluster.cloud.asgId],
     });
     const other = network.getNic(CLOUD_RESOURCE_GROUP, 'other-workload-nic')!;
-    const primary = (other.properties!.ipConfigurations as ArmObject[])[0]!;
-    network.putNic(
-      CLOUD_RESOURCE_GROUP,
-      'other-workload-nic',
-      {
-        properties: {
-          ...other.properties,
-          ipConfigurations: [
-            primary,
-            {
-              name: 'app',
-              properties: {
-                privateIPAllocationMethod: 'Static',
-                privateIPAddress: takenIp,
-                subnet: { id: cluster.cloud.podSubnetId },
-                applicationSecurityGroups: [{ id: cluster.cloud.asgId }],
-              },
-            },
-          ],
-        },
-      },
-      undefined,
+    const takenIp = String(
+      (other.properties!.ipConfigurations as ArmObject[])[0]!.properties?.privateIPAddress,
     );
+    const [taken] = freed.find(([, ip]) => ip === takenIp)!;
     // The next resync (a list older than auditMs: 200 ms) finds it.
     await new Promise((r) => setTimeout(r, 300));
     running!.fulfiller.resync();
@@ -176,7 +156,8 @@ describe('Azure backend beside other writers, and a full subnet recovering (issu
     // The status no longer lists the lost one, and the node is topped up to 8.
     const after = assignments(await holding('node-0', 8));
     expect(after.has(taken)).to.equal(false);
-    for (const [name, ip] of freed.slice(1)) expect(after.get(name)).to.equal(ip);
+    for (const [name, ip] of freed.filter(([n]) => n !== taken))
+      expect(after.get(name)).to.equal(ip);
     expect(safetyViolations(cluster)).to.deep.equal([]);
   });
 
