@@ -110,7 +110,7 @@ export function embeddedCommand(): Command {
     )
     .option(
       '--azure-other-writers',
-      'with --backend azure: cloud-provider-azure writes whole NICs back from stale reads (a read every 20 s, written 5 s later) and a scale-set instance is reimaged every 2 minutes; the report counts what they removed and what became of it',
+      'with --backend azure: cloud-provider-azure writes whole NICs back from stale reads (a read every 20 s, written 5 s later, 90 s with --azure-timing realistic) and a scale-set instance is reimaged every 2 minutes; the report counts what they removed and what became of it',
     )
     .option('--report <file>', 'also write the report as JSON', writableFileOption('--report'))
     .option(

@@ -15,7 +15,8 @@
 //   realistic timing   ARM's operation times (NIC PUTs 10–60 s, scale-set VM
 //                      updates 30–120 s)
 //   other writers      cloud-provider-azure's stale whole-NIC PUTs (a NIC read
-//                      every 20 s, written back 5 s later) and a scale-set
+//                      every 20 s, written back 5 s later; 90 s with the
+//                      realistic timing) and a scale-set
 //                      reimage every 2 minutes; the report counts what they
 //                      removed and what became of it
 import type { BackendFactory } from '../../src/fulfiller/backend.ts';
@@ -46,7 +47,12 @@ export function embeddedAzureOptions(on: {
     ...(on.otherWriters
       ? {
           otherWriters: {
-            cloudProvider: { everyMs: 20_000, lagMs: 5_000 },
+            // With ARM's timings a NIC operation runs 10-60 s, so a read 5 s
+            // old is refused (409) or current when written back; cloud-provider-
+            // azure's own reads come from caches (VMSS VMs: 600 s,
+            // vmssVirtualMachinesCacheTTLInSeconds), so there it writes back
+            // a read taken 90 s before.
+            cloudProvider: { everyMs: 20_000, lagMs: on.realistic ? 90_000 : 5_000 },
             reimage: { everyMs: 120_000 },
           },
         }
