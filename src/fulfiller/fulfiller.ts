@@ -327,12 +327,13 @@ export class Fulfiller {
     if (term && !this.stopped) term.css.update(this.deps.backend.subnets());
   }
 
-  /** Addresses came free: nodes left short by a full subnet get another go. */
+  /** Addresses came free: nodes left short by a full subnet, or holding withheld addresses, get another go. */
   private wakeShortNodes(): void {
     const term = this.leader.term;
     if (!term || this.stopped) return;
     const { ledger } = this.deps;
     for (const name of ledger.names())
       if (ledger.nnc(name)?.status?.status === STATUS_SUBNET_FULL) term.queue.enqueue(name);
+    for (const name of this.reconciler.records.withholding()) term.queue.enqueue(name);
   }
 }

@@ -283,6 +283,18 @@ export class AddressLedger {
     return this.refs.get(ip) ?? 0;
   }
 
+  /**
+   * Whether a holder other than node `name` has `ip`: another NNC's status,
+   * another node's claim, or another deleted node's kept addresses.
+   */
+  heldByOthers(name: string, ip: string): boolean {
+    let own = 0;
+    if (this.live.get(name)?.addresses.has(ip)) own++;
+    if (this.retainedBy.get(name)?.addresses.has(ip)) own++;
+    if (this.claims.get(name)?.has(ip)) own++;
+    return this.holders(ip) > own;
+  }
+
   /** Every address in use. */
   used(): IterableIterator<string> {
     return this.refs.keys();

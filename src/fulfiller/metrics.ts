@@ -52,6 +52,7 @@ export class FulfillerMetrics {
   readonly registry: Registry;
   readonly #writes: Counter<'result'>;
   readonly #allocated: Counter;
+  readonly #withheld: Counter;
   readonly #released: Counter;
   readonly #lifecycle: Counter<'action'>;
   readonly #reconcile: Histogram<'outcome'>;
@@ -80,6 +81,11 @@ export class FulfillerMetrics {
     this.#allocated = new Counter({
       name: `${p}ips_allocated_total`,
       help: 'Secondary IPs added to NNC statuses.',
+      registers,
+    });
+    this.#withheld = new Counter({
+      name: `${p}ips_withheld_total`,
+      help: "Addresses the backend gave a node that another NNC's status (or a claim, or a deleted node's kept addresses) still held, kept out of its status until freed.",
       registers,
     });
     this.#released = new Counter({
@@ -165,6 +171,10 @@ export class FulfillerMetrics {
 
   released(n: number): void {
     if (n > 0) this.#released.inc(n);
+  }
+
+  withheld(n: number): void {
+    if (n > 0) this.#withheld.inc(n);
   }
 
   lifecycle(action: (typeof LIFECYCLE_ACTIONS)[number]): void {

@@ -14,6 +14,13 @@ export interface NodeRecord {
    * outside the pod subnet); undefined once the node's round went through.
    */
   setup?: string;
+  /**
+   * Addresses the backend gave the node that another NNC's status (or a
+   * claim, or a deleted node's kept addresses) still holds, withheld from
+   * its status (status-round.ts); the node gets another go when addresses
+   * come free. Undefined when none.
+   */
+  withheld?: string[];
 }
 
 /** Every node's record, by name. */
@@ -30,6 +37,11 @@ export class NodeRecords {
   /** Whether an invalid spec or status is reported for the node now. */
   invalid(name: string): boolean {
     return this.byName.get(name)?.invalid !== undefined;
+  }
+
+  /** Nodes with addresses withheld from their status (see NodeRecord.withheld). */
+  withholding(): string[] {
+    return [...this.byName].filter(([, r]) => r.withheld !== undefined).map(([n]) => n);
   }
 
   /** The node's NNC is gone: what was reported about it is forgotten. */

@@ -13,7 +13,7 @@
 // into its SyncAsks, which the caller applies when the run ends.
 import { apiErrorInfo } from '../kube/errors.ts';
 import type { NncStatus, NodeNetworkConfig, ScalerSpec } from '../nnc/types.ts';
-import { NodeSetupError, SubnetFullError } from './backend.ts';
+import { NodeSetupError, SubnetFullError, type HeldContainer } from './backend.ts';
 import { addressesOf } from './ledger.ts';
 import { nodeRef } from './nodes.ts';
 import type { NodePlan } from './plan.ts';
@@ -213,11 +213,14 @@ async function backendRound(
   }
   delete ctx.record(name).setup;
   const before = addressesOf(plan.container ? [plan.container] : []);
-  const added = [...addressesOf([{ id: '', ...result.held }])].filter((ip) => !before.has(ip));
+  const fresh = [...addressesOf([{ id: '', ...result.held }])].filter((ip) => !before.has(ip));
+  const held = withholdHeldElsewhere(ctx, name, result.held, fresh);
+  if (held === undefined) return 'noop';
+  const added = fresh.filter((ip) => !(ctx.record(name).withheld ?? []).includes(ip));
   let handedOver = false;
   try {
     const container = containerFrom({
-      held: result.held,
+      held,
       ...(plan.container ? { existing: plan.container } : {}),
       newId: ctx.newId,
       ...(node?.internalIP ? { nodeIP: node.internalIP } : {}),
@@ -234,7 +237,7 @@ async function backendRound(
     const written = await writeStatus(ctx, nnc, status, added);
     if (written === 'conflict') return 'conflict';
     const kept = new Set((plan.container?.ipAssignments ?? []).map((a) => a.name));
-    const newIps = result.held.ipAssignments.filter((a) => !kept.has(a.name)).length;
+    const newIps = held.ipAssignments.filter((a) => !kept.has(a.name)).length;
     ctx.counters.allocated += newIps;
     ctx.counters.released += plan.release.length;
     ctx.metrics?.allocated(newIps);
@@ -260,6 +263,44 @@ async function backendRound(
   } finally {
     if (!handedOver) ctx.ledger.unclaim(name, added);
   }
+}
+
+/**
+ * What the backend holds for the node, less the new addresses that are in
+ * use elsewhere: the status of another live NNC, a write in doubt, a deleted
+ * node's kept addresses. An Azure NIC can be given such an address when
+ * another writer removed it from its NIC (ARM frees it, and hands out the
+ * lowest free address first) while that node's status still lists it:
+ * writing it here would put one address on two nodes. It stays on the NIC,
+ * out of the status, until the ledger frees it (the holder's next round finds
+ * it lost), and the node is queued again then (Fulfiller.wakeShortNodes).
+ * Undefined: the container's own primary IP is such an address, and no
+ * status can be written yet.
+ */
+function withholdHeldElsewhere(
+  ctx: SyncContext,
+  name: string,
+  held: HeldContainer,
+  fresh: readonly string[],
+): HeldContainer | undefined {
+  const record = ctx.record(name);
+  const elsewhere = new Set(fresh.filter((ip) => ctx.ledger.heldByOthers(name, ip)));
+  if (elsewhere.size === 0) {
+    delete record.withheld;
+    return held;
+  }
+  const withheld = [...elsewhere].sort();
+  if (record.withheld?.join() !== withheld.join()) {
+    ctx.log.warn('addresses withheld: another NodeNetworkConfig holds them', {
+      node: name,
+      addresses: withheld.slice(0, 5),
+      count: withheld.length,
+    });
+    ctx.metrics?.withheld(withheld.length);
+  }
+  record.withheld = withheld;
+  if (elsewhere.has(held.primaryIP)) return undefined;
+  return { ...held, ipAssignments: held.ipAssignments.filter((a) => !elsewhere.has(a.ip)) };
 }
 
 /** No container can be set up: say so in the status, and wait for addresses to free up. */

@@ -161,6 +161,64 @@ describe('Azure backend beside other writers, and a full subnet recovering (issu
     expect(safetyViolations(cluster)).to.deep.equal([]);
   });
 
+  it("pod-nic: addresses ARM hands node-1 that node-0's status still lists (freed by a stale write) are withheld from node-1's status until node-0's drops them: never on two NNCs", async () => {
+    // No resync before the test asks: node-0's round comes only when the test says.
+    await start({ layout: 'pod-nic' }, { resyncMs: 60_000 }, { auditMs: 200 });
+    await cluster.addNode('node-0');
+    await cluster.setSpec('node-0', { requestedIPCount: 4 });
+    await holding('node-0', 4);
+    const writers = cluster.cloud.emulator.otherWriters;
+    const stale = writers.staleRead(cluster.cloud.nicKey('node-0'))!;
+    await cluster.setSpec('node-0', { requestedIPCount: 8 });
+    const before = assignments(await holding('node-0', 8));
+    expect(writers.staleWrite(stale)).to.equal(4);
+    const freed = new Set(
+      [...before].filter(([name]) => !onNic('node-0').has(name)).map(([, ip]) => ip),
+    );
+    // node-1's NIC gets the lowest free addresses: the 4 node-0's status still lists.
+    await cluster.addNode('node-1');
+    await cluster.setSpec('node-1', { requestedIPCount: 8 });
+    const onNode1 = () => new Set(onNic('node-1').values());
+    await waitFor(
+      'node-1 holding the freed addresses on its NIC',
+      async () => [...freed].every((ip) => onNode1().has(ip)) || undefined,
+    );
+    const onTwo = () => safetyViolations(cluster).filter((v) => / is on the NNCs of /.test(v));
+    // node-1's round ends with its status write (or none): never with node-0's addresses.
+    await waitFor(
+      'node-1 status written',
+      async () =>
+        logged('node status written').some((r) => r.node === 'node-1') ||
+        logged('addresses withheld: another NodeNetworkConfig holds them').length > 0 ||
+        undefined,
+    );
+    await new Promise((r) => setTimeout(r, 300));
+    expect(onTwo()).to.deep.equal([]);
+    expect(logged('addresses withheld: another NodeNetworkConfig holds them')[0]).to.include({
+      node: 'node-1',
+    });
+    const text = await (await fetch(`${running!.http!.url}/metrics`)).text();
+    expect(
+      Number(/pool_monitor_fulfiller_ips_withheld_total (\d+)/.exec(text)?.[1]),
+    ).to.be.at.least(3);
+    // node-0's round (the resync) finds them gone and taken: lost, its status
+    // drops them; node-1's then lists them, and both are filled.
+    running!.fulfiller.resync();
+    await waitFor('the loss reported', async () => (await metric('lost')) >= 4 || undefined);
+    for (let i = 0; i < 20 && onTwo().length === 0; i++) {
+      running!.fulfiller.resync();
+      const one = await cluster.get('node-1');
+      const listed = new Set(dynamicContainers(one!)[0]?.ipAssignments?.map((a) => a.ip) ?? []);
+      if ([...freed].every((ip) => listed.has(ip) || ip === dynamicContainers(one!)[0]?.primaryIP))
+        break;
+      await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(onTwo()).to.deep.equal([]);
+    await holding('node-0', 8);
+    await holding('node-1', 8);
+    await waitFor('safe', async () => safetyViolations(cluster).length === 0 || undefined);
+  });
+
   it('scale-set: a reimage resets the instance; the removed addresses are reported lost and the node refilled', async () => {
     await start({ layout: 'scale-set' }, { resyncMs: 500 }, { auditMs: 200 });
     await cluster.addNode('node-0');
