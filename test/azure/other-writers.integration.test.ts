@@ -64,6 +64,23 @@ describe('Azure backend beside other writers, and a full subnet recovering (issu
     return Number(m?.[1] ?? NaN);
   };
 
+  /**
+   * node-0 filled with `from`, read by cloud-provider-azure, grown to `to`,
+   * then written back from that read: the `to - from` added since are gone
+   * from its NIC. Returns its assignments before the write.
+   */
+  const removedByStaleWrite = async (from: number, to: number) => {
+    await cluster.addNode('node-0');
+    await cluster.setSpec('node-0', { requestedIPCount: from });
+    await holding('node-0', from);
+    const writers = cluster.cloud.emulator.otherWriters;
+    const stale = writers.staleRead(cluster.cloud.nicKey('node-0'))!;
+    await cluster.setSpec('node-0', { requestedIPCount: to });
+    const before = assignments(await holding('node-0', to));
+    expect(writers.staleWrite(stale)).to.equal(to - from);
+    return before;
+  };
+
   afterEach(async () => {
     await running?.stop();
     running = undefined;
@@ -74,14 +91,7 @@ describe('Azure backend beside other writers, and a full subnet recovering (issu
     it(`${layout}: cloud-provider-azure's stale whole-NIC PUT removes 8 pod ipConfigurations; all restored, same names and addresses`, async () => {
       // A resync every 500 ms and a NIC list when 200 ms old: the bound is resync + list.
       await start({ layout }, { resyncMs: 500 }, { auditMs: 200 });
-      await cluster.addNode('node-0');
-      await cluster.setSpec('node-0', { requestedIPCount: 8 });
-      await holding('node-0', 8);
-      const writers = cluster.cloud.emulator.otherWriters;
-      const stale = writers.staleRead(cluster.cloud.nicKey('node-0'))!;
-      await cluster.setSpec('node-0', { requestedIPCount: 16 });
-      const before = assignments(await holding('node-0', 16));
-      expect(writers.staleWrite(stale)).to.equal(8);
+      const before = await removedByStaleWrite(8, 16);
       const removedAt = Date.now();
       await waitFor(
         'the 8 back on the NIC',
@@ -104,14 +114,7 @@ describe('Azure backend beside other writers, and a full subnet recovering (issu
   it('node-subnet: a round that meets the other write as a 412 restores too (never a status without them)', async () => {
     // No resync, no list: the node's own next round finds the NIC changed (412) and reads it.
     await start({ layout: 'node-subnet' }, { resyncMs: 60_000 }, { auditMs: 60_000 });
-    await cluster.addNode('node-0');
-    await cluster.setSpec('node-0', { requestedIPCount: 8 });
-    await holding('node-0', 8);
-    const writers = cluster.cloud.emulator.otherWriters;
-    const stale = writers.staleRead(cluster.cloud.nicKey('node-0'))!;
-    await cluster.setSpec('node-0', { requestedIPCount: 16 });
-    const before = assignments(await holding('node-0', 16));
-    expect(writers.staleWrite(stale)).to.equal(8);
+    const before = await removedByStaleWrite(8, 16);
     await cluster.setSpec('node-0', { requestedIPCount: 20 });
     const after = assignments(await holding('node-0', 20));
     for (const [name, ip] of before) expect(after.get(name)).to.equal(ip);
@@ -122,15 +125,8 @@ describe('Azure backend beside other writers, and a full subnet recovering (issu
 
   it('pod-nic: an address taken by another NIC meanwhile is lost, reported (Event, metric), the rest restored, no address on two NNCs', async () => {
     await start({ layout: 'pod-nic' }, { resyncMs: 60_000 }, { auditMs: 200 });
-    await cluster.addNode('node-0');
-    await cluster.setSpec('node-0', { requestedIPCount: 4 });
-    await holding('node-0', 4);
-    const writers = cluster.cloud.emulator.otherWriters;
-    const stale = writers.staleRead(cluster.cloud.nicKey('node-0'))!;
-    await cluster.setSpec('node-0', { requestedIPCount: 8 });
-    const before = assignments(await holding('node-0', 8));
+    const before = await removedByStaleWrite(4, 8);
     // The resync is a minute away: nothing restores before the other NIC takes one.
-    expect(writers.staleWrite(stale)).to.equal(4);
     const freed = [...before].filter(([name]) => !onNic('node-0').has(name));
     // Another workload's VM in the pod subnet: ARM gives its NIC the lowest
     // free address, one of those just freed.
@@ -164,14 +160,7 @@ describe('Azure backend beside other writers, and a full subnet recovering (issu
   it("pod-nic: addresses ARM hands node-1 that node-0's status still lists (freed by a stale write) are withheld from node-1's status until node-0's drops them: never on two NNCs", async () => {
     // No resync before the test asks: node-0's round comes only when the test says.
     await start({ layout: 'pod-nic' }, { resyncMs: 60_000 }, { auditMs: 200 });
-    await cluster.addNode('node-0');
-    await cluster.setSpec('node-0', { requestedIPCount: 4 });
-    await holding('node-0', 4);
-    const writers = cluster.cloud.emulator.otherWriters;
-    const stale = writers.staleRead(cluster.cloud.nicKey('node-0'))!;
-    await cluster.setSpec('node-0', { requestedIPCount: 8 });
-    const before = assignments(await holding('node-0', 8));
-    expect(writers.staleWrite(stale)).to.equal(4);
+    const before = await removedByStaleWrite(4, 8);
     const freed = new Set(
       [...before].filter(([name]) => !onNic('node-0').has(name)).map(([, ip]) => ip),
     );
