@@ -268,14 +268,16 @@ async function backendRound(
 /**
  * What the backend holds for the node, less the new addresses that are in
  * use elsewhere: the status of another live NNC, a write in doubt, a deleted
- * node's kept addresses. An Azure NIC can be given such an address when
- * another writer removed it from its NIC (ARM frees it, and hands out the
- * lowest free address first) while that node's status still lists it:
- * writing it here would put one address on two nodes. It stays on the NIC,
- * out of the status, until the ledger frees it (the holder's next round finds
- * it lost), and the node is queued again then (Fulfiller.wakeShortNodes).
- * Undefined: the container's own primary IP is such an address, and no
- * status can be written yet.
+ * node's kept addresses. ARM frees an address as soon as a NIC write drops
+ * it, and hands out the lowest free address first, while the status of the
+ * node that had it may still list it: another writer removed it from that
+ * node's NIC, or that node's own release is between its NIC write and its
+ * status write. Writing it here would put one address on two nodes. It stays
+ * on the NIC, out of the status, until the ledger frees it, and the node is
+ * queued again then (Fulfiller.wakeShortNodes;
+ * docs/design/fulfiller.md#operating-the-azure-backend). Undefined: the
+ * container's own primary IP is such an address, and no status can be
+ * written yet.
  */
 function withholdHeldElsewhere(
   ctx: SyncContext,
@@ -290,13 +292,14 @@ function withholdHeldElsewhere(
     return held;
   }
   const withheld = [...elsewhere].sort();
-  if (record.withheld?.join() !== withheld.join()) {
+  const newly = withheld.filter((ip) => !record.withheld?.includes(ip));
+  if (newly.length > 0) {
     ctx.log.warn('addresses withheld: another NodeNetworkConfig holds them', {
       node: name,
       addresses: withheld.slice(0, 5),
       count: withheld.length,
     });
-    ctx.metrics?.withheld(withheld.length);
+    ctx.metrics?.withheld(newly.length);
   }
   record.withheld = withheld;
   if (elsewhere.has(held.primaryIP)) return undefined;
