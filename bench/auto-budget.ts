@@ -39,7 +39,7 @@ import { fixedDelayPolicy } from '../src/scaling/policies/fixed-delay.ts';
 import { churn } from '../src/sim/compare.ts';
 import { frontierVerdict, type FrontierVerdict } from '../src/sim/frontier.ts';
 import { runSimulation } from '../src/sim/simulate.ts';
-import type { Sample, SimulationSummary } from '../src/sim/summary.ts';
+import { hourlyIdle, type SimulationSummary } from '../src/sim/summary.ts';
 import { BUILT_IN_TRACES, type Trace } from '../src/sim/trace.ts';
 import { FAMILIES, familyTrace, type FamilyName } from '../src/sim/traces/families.ts';
 
@@ -69,27 +69,6 @@ function traceOf(ref: TraceRef): Trace {
 
 /** A run's summary, with its idle IP-seconds so far at the end of each whole hour. */
 type RunFigures = SimulationSummary & { hourlyIdle: number[] };
-
-/** Idle IP-seconds from the start to the end of each whole hour (the samples are a step function). */
-function hourlyIdle(samples: readonly Sample[], endSeconds: number): number[] {
-  const out: number[] = [];
-  let idle = 0;
-  let hourEnd = 3600;
-  samples.forEach((s, i) => {
-    const until = Math.min(samples[i + 1]?.t ?? endSeconds, endSeconds);
-    let t = s.t;
-    while (t < until) {
-      const stop = Math.min(until, hourEnd);
-      idle += Math.max(0, s.allocated - s.demand) * (stop - t);
-      t = stop;
-      if (t === hourEnd) {
-        out.push(idle);
-        hourEnd += 3600;
-      }
-    }
-  });
-  return out;
-}
 
 async function run(trace: Trace, policy: PolicyRef): Promise<RunFigures> {
   const { summary, samples } = await runSimulation({

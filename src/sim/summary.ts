@@ -98,3 +98,28 @@ export function summarize(
     podIpRefusals: totals.podIpRefusals ?? 0,
   };
 }
+
+/**
+ * Idle IP-seconds from the start to the end of each whole hour, integrated
+ * over the samples' step function as `summarize` does (for the running idle
+ * ratios of bench/auto-budget.ts). A trace's last partial hour has no entry.
+ */
+export function hourlyIdle(samples: readonly Sample[], endSeconds: number): number[] {
+  const out: number[] = [];
+  let idle = 0;
+  let hourEnd = 3600;
+  samples.forEach((s, i) => {
+    const until = Math.min(samples[i + 1]?.t ?? endSeconds, endSeconds);
+    let t = s.t;
+    while (t < until) {
+      const stop = Math.min(until, hourEnd);
+      idle += Math.max(0, s.allocated - s.demand) * (stop - t);
+      t = stop;
+      if (t === hourEnd) {
+        out.push(idle);
+        hourEnd += 3600;
+      }
+    }
+  });
+  return out;
+}

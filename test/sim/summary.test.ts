@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { summarize, type Sample } from '../../src/sim/summary.ts';
+import { hourlyIdle, summarize, type Sample } from '../../src/sim/summary.ts';
 
 describe('sim/summary', () => {
   it('integrates idle IPs and under-provisioned time over the step function', () => {
@@ -21,6 +21,20 @@ describe('sim/summary', () => {
     expect(s.nncWrites).to.equal(3);
     expect(s.pods).to.equal(0);
     expect(s.podWaitP99Seconds).to.equal(0);
+  });
+
+  it('hourly idle: the idle so far at the end of each whole hour, the last one the whole run when it ends on an hour', () => {
+    const samples: Sample[] = [
+      { t: 0, demand: 0, requested: 16, allocated: 16 },
+      { t: 3000, demand: 10, requested: 16, allocated: 16 },
+      { t: 5000, demand: 20, requested: 32, allocated: 32 },
+    ];
+    // 16 x 3000 + 6 x 600 by 1 h; + 6 x 1400 + 12 x 2200 by 2 h; a partial third hour has no entry.
+    expect(hourlyIdle(samples, 7200)).to.deep.equal([51_600, 86_400]);
+    expect(hourlyIdle(samples, 8000)).to.deep.equal([51_600, 86_400]);
+    expect(summarize('h', samples, 7200, { nncWrites: 0, reconciles: 0 }).idleIpSeconds).to.equal(
+      86_400,
+    );
   });
 
   it('pod waits: nearest-rank median, 99th percentile and worst, in seconds to the ms', () => {
