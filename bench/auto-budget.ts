@@ -317,8 +317,8 @@ function report(all: Row[], ms: number): void {
       `${(ms / 1000).toFixed(0)} s with ${JOBS} worker processes`,
   );
   console.log(
-    `of the ${missed.length} misses, ${above.length} are against a best delay whose idle ran above ` +
-      'the budget at the end of some hour from the second on (auto is held to it at every moment)',
+    'misses against a best delay whose idle ran above the budget at the end of some hour from ' +
+      `the second on (auto is held to it at every moment): ${above.length} of ${missed.length}`,
   );
 }
 
