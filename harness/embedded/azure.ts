@@ -16,9 +16,9 @@
 //                      updates 30–120 s)
 //   other writers      cloud-provider-azure's stale whole-NIC PUTs (a NIC read
 //                      every 20 s, written back 5 s later; 90 s with the
-//                      realistic timing) and a scale-set
-//                      reimage every 2 minutes; the report counts what they
-//                      removed and what became of it
+//                      realistic timing) and a scale-set reimage every 2
+//                      minutes; the report counts what they removed and what
+//                      became of it
 import type { BackendFactory } from '../../src/fulfiller/backend.ts';
 import { EmulatedCloud } from '../azure-emulator/cloud.ts';
 import type { OperationTiming } from '../azure-emulator/network.ts';
