@@ -43,34 +43,42 @@ export function runPlugin(
   stdin: string,
   pluginDir = PLUGIN_DIR,
 ): Promise<CniRun> {
+  return execCni(
+    'ip',
+    ['netns', 'exec', nodeNs, plugin.includes('/') ? plugin : `${CNI_DIR}/${plugin}`],
+    { PATH: process.env.PATH ?? '/usr/bin:/bin', CNI_PATH: `${pluginDir}:${CNI_DIR}`, ...env },
+    stdin,
+  );
+}
+
+/**
+ * Runs a CNI plugin command with `env` only (as a runtime does) and `stdin`:
+ * its exit code (-1 when it did not exit with one: not found, killed), its
+ * stdout, parsed when it is JSON, and how long it took.
+ */
+export function execCni(
+  file: string,
+  args: string[],
+  env: Record<string, string>,
+  stdin: string,
+): Promise<CniRun> {
   const started = performance.now();
   return new Promise((resolve) => {
-    const child = execFile(
-      'ip',
-      ['netns', 'exec', nodeNs, plugin.includes('/') ? plugin : `${CNI_DIR}/${plugin}`],
-      {
-        env: {
-          PATH: process.env.PATH ?? '/usr/bin:/bin',
-          CNI_PATH: `${pluginDir}:${CNI_DIR}`,
-          ...env,
-        },
-      },
-      (err, stdout) => {
-        let json: Record<string, unknown> | undefined;
-        try {
-          json = JSON.parse(stdout) as Record<string, unknown>;
-        } catch {
-          json = undefined;
-        }
-        const code = err ? ((err as { code?: number }).code ?? 1) : 0;
-        resolve({
-          code: typeof code === 'number' ? code : 1,
-          out: stdout,
-          json,
-          ms: performance.now() - started,
-        });
-      },
-    );
+    const child = execFile(file, args, { env }, (err, stdout) => {
+      let json: Record<string, unknown> | undefined;
+      try {
+        json = JSON.parse(stdout) as Record<string, unknown>;
+      } catch {
+        json = undefined;
+      }
+      const code = err ? (err as { code?: unknown }).code : 0;
+      resolve({
+        code: typeof code === 'number' ? code : -1,
+        out: stdout,
+        json,
+        ms: performance.now() - started,
+      });
+    });
     child.stdin?.end(stdin);
   });
 }

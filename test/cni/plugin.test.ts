@@ -8,42 +8,23 @@
 // but the kernel is needed. Without the binary and without go to build it,
 // one line says the tests were skipped and why.
 import { expect } from 'chai';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, openSync, readSync, closeSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeStore } from '../nodeapi/fake-store.ts';
 import { call, startApi, type Harness } from '../nodeapi/harness.ts';
-import { BINARY, LAUNCHER, whyNoPlugin } from './netns.ts';
+import { BINARY, execCni, LAUNCHER, whyNoPlugin, type CniRun } from './netns.ts';
 
 const TOKEN = 'plugin-test-node-api-token';
 const NETWORK = 'net-a';
 
-interface Run {
-  code: number;
-  json: Record<string, unknown> | undefined;
-  out: string;
-}
-
-function plugin(env: Record<string, string>, stdin: unknown): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = execFile(
-      LAUNCHER,
-      [],
-      { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env } },
-      (err, stdout) => {
-        let json: Record<string, unknown> | undefined;
-        try {
-          json = JSON.parse(stdout) as Record<string, unknown>;
-        } catch {
-          json = undefined;
-        }
-        const code = err ? (err as { code?: unknown }).code : 0;
-        resolve({ code: typeof code === 'number' ? code : -1, json, out: stdout });
-      },
-    );
-    child.stdin?.end(JSON.stringify(stdin));
-  });
+function plugin(env: Record<string, string>, stdin: unknown): Promise<CniRun> {
+  return execCni(
+    LAUNCHER,
+    [],
+    { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env },
+    JSON.stringify(stdin),
+  );
 }
 
 /** Whether an ELF file asks for a program interpreter (a dynamic loader): PT_INTERP. */
