@@ -161,6 +161,20 @@ describe('scaling/policies/auto', () => {
       );
     });
 
+    it('a reach is kept by the next look at the same moment (else two writes where CNS v2 makes one)', () => {
+      fc.assert(
+        fc.property(history, fc.nat(250), fc.nat(600_000), (obs, request, later) => {
+          const m = fold(obs);
+          const last = obs.at(-1)!;
+          const v = { ...view(m, request, last.at + later), demand: last.demand };
+          if (!(v.target > request)) return;
+          const reached = auto.decide(m, v).applied;
+          expect(auto.decide(m, { ...v, request: reached }).applied).to.equal(reached);
+        }),
+        { numRuns: 1000 },
+      );
+    });
+
     it('is deterministic: the same history and time give the same decision', () => {
       fc.assert(
         fc.property(history, fc.nat(250), fc.nat(600_000), (obs, request, later) => {

@@ -46,7 +46,11 @@ describe('sim: auto keeps its idle budget on generated demand', function () {
           expect(auto.account?.budget).to.equal(budget);
         },
       ),
-      { numRuns: 10 },
+      {
+        numRuns: 10,
+        // Found by a longer run: a reach the next look let go at once (two writes where CNS v2 made one).
+        examples: [[471347817, 1.2, 5]],
+      },
     );
   });
 });

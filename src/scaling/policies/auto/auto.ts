@@ -76,9 +76,14 @@ export function autoPolicy(options: Partial<AutoOptions> = {}): PoolPolicy<Level
 }
 
 export function decideAuto(m: LevelsMemory, v: PolicyView, o: AutoOptions): PolicyDecision {
+  if (v.target > v.request) return reach(m, v, o);
+  if (v.target === v.request) return { applied: v.target, deferred: false };
+  return release(m, v, o);
+}
+
+/** A lower target: what of the request to keep, level by level, and what to let go (now or soon). */
+function release(m: LevelsMemory, v: PolicyView, o: AutoOptions): PolicyDecision {
   const { target, request, now } = v;
-  if (target > request) return reach(m, v, o);
-  if (target === request) return { applied: target, deferred: false };
   let keepTo = target;
   let recheckAt: number | undefined;
   let below = target;
@@ -144,6 +149,14 @@ function reach(m: LevelsMemory, v: PolicyView, o: AutoOptions): PolicyDecision {
     const horizonMs = (o.writeCost / Math.max(1, ips)) * 1000;
     if (reuseWithin(mem.gaps, v.now - mem.since, horizonMs) < o.reachShare) break;
     applied = level;
+  }
+  // Only what the next look keeps: a reach it let go at once would be two
+  // writes where following the target makes one.
+  if (applied > v.target) {
+    applied = Math.max(
+      v.target,
+      Math.min(applied, release(m, { ...v, request: applied }, o).applied),
+    );
   }
   if (applied === v.target) return { applied, deferred: false };
   return {
