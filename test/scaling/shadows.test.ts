@@ -121,6 +121,15 @@ describe('scaling/policies/budget/shadows', () => {
     expect(chooseDelay(s, 2, 30, { total: 3.2, window: 2.9 })).to.equal(0); // the window binds too
   });
 
+  it("fits are judged against the idle account's CNS v2 when given (its lag counted), else the 0 s shadow's", () => {
+    const s = fed([live(0, 40, 48), live(10_000, 8, 16)], 60_000); // 30 s: 1,440 IP-s; 0 s: 480
+    const allowed = { total: 2.5, window: 2.5 };
+    expect(chooseDelay(s, 2, 0, allowed)).to.equal(0); // 3 x the 0 s shadow's
+    // The account's CNS v2 held 600 (its releases shown after the lag): 2.4 x.
+    expect(chooseDelay(s, 2, 0, { ...allowed, cns: { total: 600, window: 600 } })).to.equal(30);
+    expect(chooseDelay(s, 2, 0, { ...allowed, cns: { total: 600, window: 500 } })).to.equal(0);
+  });
+
   it('the shadow state stays bounded: at most one run per target value', () => {
     fc.assert(
       fc.property(fc.array(fc.integer({ min: 0, max: 200 }), { maxLength: 300 }), (demands) => {

@@ -74,6 +74,7 @@ export function allowanceOf(a: IdleAccount, budget: number): Allowance {
   return {
     total: allowance(budget, a.total.held, a.total.cns),
     window: allowance(budget, w.held, w.cns),
+    cns: { total: a.total.cns, window: w.cns },
   };
 }
 

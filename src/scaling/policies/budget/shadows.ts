@@ -43,6 +43,13 @@ export function allowance(budget: number, held: number, cns: number): number {
 export interface Allowance {
   total: number;
   window: number;
+  /**
+   * CNS v2's idle IP-seconds the ratios are of (since start and over the
+   * window): the idle account's, which models the control plane's lag and
+   * CNS v2's write window as the promise is measured. Absent: the 0 s
+   * candidate's (no lag).
+   */
+  cns?: { total: number; window: number };
 }
 
 /** The allowance with the take-up margin kept back: FIT_MARGIN of its headroom above 1. */
@@ -237,8 +244,9 @@ export function fits(s: Shadows, d: ShadowDelay, ratio: number | Allowance): boo
   const base = s.delays.find((x) => x.seconds === 0);
   if (base === undefined || d.seconds === 0) return true;
   const now = s.at ?? 0;
-  const r = typeof ratio === 'number' ? { total: ratio, window: ratio } : ratio;
-  return d.idle <= r.total * base.idle && windowIdle(d, now) <= r.window * windowIdle(base, now);
+  const r: Allowance = typeof ratio === 'number' ? { total: ratio, window: ratio } : ratio;
+  const cns = r.cns ?? { total: base.idle, window: windowIdle(base, now) };
+  return d.idle <= r.total * cns.total && windowIdle(d, now) <= r.window * cns.window;
 }
 
 /**
@@ -255,7 +263,11 @@ export function chooseDelay(
 ): number {
   if (!(budget >= 1)) return 0;
   const current = s.delays.find((d) => d.seconds === following);
-  const strict = { total: takeUpRatio(allowed.total), window: takeUpRatio(allowed.window) };
+  const strict = {
+    ...allowed,
+    total: takeUpRatio(allowed.total),
+    window: takeUpRatio(allowed.window),
+  };
   let best = current !== undefined && fits(s, current, allowed) ? following : 0;
   for (const d of s.delays) {
     if (d.seconds > best && fits(s, d, strict)) best = d.seconds;
