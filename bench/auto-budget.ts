@@ -14,7 +14,7 @@
 //   writes bound: auto's writes and churn <= 1.1 x the best fitting delay's
 //            (or at most 2 more writes / 32 more IPs, for traces with a handful).
 // Beside the best fitting delay it prints that delay's highest idle ratio to
-// CNS v2's at the end of any whole hour from the second on: a delay judged by
+// CNS v2's at the end of any whole hour (the first included): a delay judged by
 // its idle at the end may have run above the budget on the way, which auto,
 // held to the budget at every moment, may not; the last line counts the
 // misses against such a delay.
@@ -86,16 +86,16 @@ async function run(trace: Trace, policy: PolicyRef): Promise<RunFigures> {
 
 /**
  * The highest ratio of a run's idle so far to CNS v2's at the end of a whole
- * hour, from the second on: where a fixed delay judged by its idle at the
+ * hour, the first included: where a fixed delay judged by its idle at the
  * end ran above the budget on the way (which `auto`, held to the budget at
- * every moment, may not). Undefined for traces under two hours.
+ * every moment, may not). Undefined for traces under an hour.
  */
 function peakHourlyRatio(
   run: RunFigures,
   cns: RunFigures,
 ): { ratio: number; hour: number } | undefined {
   let peak: { ratio: number; hour: number } | undefined;
-  for (let h = 2; h <= Math.min(run.hourlyIdle.length, cns.hourlyIdle.length); h++) {
+  for (let h = 1; h <= Math.min(run.hourlyIdle.length, cns.hourlyIdle.length); h++) {
     const base = cns.hourlyIdle[h - 1]!;
     if (!(base > 0)) continue;
     const ratio = run.hourlyIdle[h - 1]! / base;
@@ -295,7 +295,7 @@ function report(all: Row[], ms: number): void {
   const kept = all.filter((r) => r.v.promiseBroken.length === 0).length;
   const held = all.filter((r) => r.v.frontierMissed.length === 0).length;
   console.log(
-    `\n| trace | budget | best fitting delay | its writes / churn / idle x CNS v2 | its highest hourly idle ratio, from 2 h | auto | wait p99 auto / CNS v2 | promise | writes bound |`,
+    `\n| trace | budget | best fitting delay | its writes / churn / idle x CNS v2 | its highest idle ratio at the end of an hour | auto | wait p99 auto / CNS v2 | promise | writes bound |`,
   );
   console.log('|---|---|---|---|---|---|---|---|---|');
   for (const r of all) {
@@ -317,8 +317,8 @@ function report(all: Row[], ms: number): void {
       `${(ms / 1000).toFixed(0)} s with ${JOBS} worker processes`,
   );
   console.log(
-    'misses against a best delay whose idle ran above the budget at the end of some hour from ' +
-      `the second on (auto is held to it at every moment): ${above.length} of ${missed.length}`,
+    'misses against a best delay whose idle ran above the budget at the end of some whole hour ' +
+      `(auto is held to it at every moment): ${above.length} of ${missed.length}`,
   );
 }
 
