@@ -312,9 +312,11 @@ function report(all: Row[], ms: number): void {
   }
   const missed = all.filter((r) => r.v.frontierMissed.length > 0);
   const above = missed.filter((r) => r.bestPeak !== undefined && r.bestPeak.ratio > r.budget);
+  // The issue's bar is the writes; the bound above holds churn to the same 10 %.
+  const writesHeld = all.filter((r) => !r.v.frontierMissed.includes('writes')).length;
   console.log(
-    `\nwrites bound held in ${held} of ${all.length}; promise held in ${kept} of ${all.length}; ` +
-      `${(ms / 1000).toFixed(0)} s with ${JOBS} worker processes`,
+    `\nwrites bound held in ${held} of ${all.length} (writes alone: ${writesHeld}); ` +
+      `promise held in ${kept} of ${all.length}; ${(ms / 1000).toFixed(0)} s with ${JOBS} worker processes`,
   );
   console.log(
     'misses against a best delay whose idle ran above the budget at the end of some whole hour ' +
