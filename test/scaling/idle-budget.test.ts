@@ -264,15 +264,18 @@ describe('scaling/policies/budget/idle-budget', () => {
   });
 
   it('the window is checked when the budget is spent, not a bound on every later window (docs/decisions/0034)', () => {
-    // A hold at 23.45 h spends what hours 0-23 earned; as those hours leave
-    // the window, the window runs above 1.2 x CNS v2's while the pool holds the
-    // target (found by the property above before its check was narrowed).
+    // A hold spends credit earned in hours that leave the window in the next
+    // hours; as they leave, the window runs above 1.2 x CNS v2's while the pool
+    // holds the target (found by the property above before its check was
+    // narrowed, and again, on this demand, once the pace rule had changed the
+    // first example's holds).
     const input = [
-      { seconds: 5601, demand: 4 },
-      { seconds: 9604, demand: 0 },
-      { seconds: 8370, demand: 0 },
-      { seconds: 12870, demand: 76 },
-      { seconds: 5768, demand: 115 },
+      { seconds: 9957, demand: 0 },
+      { seconds: 61, demand: 0 },
+      { seconds: 8532, demand: 0 },
+      { seconds: 73, demand: 0 },
+      { seconds: 72, demand: 57 },
+      { seconds: 11306, demand: 24 },
     ];
     let worst = 0;
     replay([...input, ...input, ...input], 1.2, (c) => {

@@ -2,7 +2,12 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { autoPolicy } from '../../src/scaling/policies/auto/auto.ts';
 import { parseCarried } from '../../src/scaling/policies/budget/carried.ts';
-import { withIdleBudget } from '../../src/scaling/policies/budget/idle-budget.ts';
+import {
+  advanceAccount,
+  emptyAccount,
+  observeAccount,
+} from '../../src/scaling/policies/budget/idle-account.ts';
+import { paceOf, withIdleBudget } from '../../src/scaling/policies/budget/idle-budget.ts';
 import {
   advanceShadows,
   allowance,
@@ -130,6 +135,30 @@ describe('scaling/policies/budget/shadows', () => {
     expect(chooseDelay(s, 2, 0, { ...allowed, cns: { total: 600, window: 500 } })).to.equal(0);
   });
 
+  it('a delay is followed only while the budget left would pay for its recent pace as long again', () => {
+    const s = fed([live(0, 40, 48), live(10_000, 8, 16)], 60_000); // 30 s: 1,440 IP-s; 0 s: 480
+    const allowed = { total: 3.2, window: 3.2 };
+    const pace = { since: 0, cnsIdle: 480, budget: 2 };
+    // Beyond 2 x CNS v2's it spent 1,440 - 960 = 480 IP-s in these buckets.
+    expect(chooseDelay(s, 2, 0, { ...allowed, pace: { ...pace, budgetLeft: 480 } })).to.equal(30);
+    expect(chooseDelay(s, 2, 0, { ...allowed, pace: { ...pace, budgetLeft: 479 } })).to.equal(0);
+    expect(chooseDelay(s, 2, 30, { ...allowed, pace: { ...pace, budgetLeft: 479 } })).to.equal(0);
+    // Buckets before `since` are not its pace.
+    expect(
+      chooseDelay(s, 2, 0, { ...allowed, pace: { ...pace, since: 3_600_000, budgetLeft: 0 } }),
+    ).to.equal(30);
+  });
+
+  it('the pace is taken over the current hour and the two before it, with the budget left', () => {
+    let a = observeAccount(emptyAccount(), { at: 0, demand: 8, target: 16, allocated: 24 });
+    a = advanceAccount(a, 5 * 3_600_000 + 60_000); // 5 h 1 min: CNS v2 8 idle, the pool 16
+    const p = paceOf(a, 2);
+    expect(p.since).to.equal(3 * 3_600_000);
+    expect(p.cnsIdle).to.be.closeTo(8 * (2 * 3600 + 60), 1e-6);
+    expect(p.budgetLeft).to.equal(0); // 2 x CNS v2's, exactly spent
+    expect(paceOf(a, 2.5).budgetLeft).to.be.closeTo(0.5 * 8 * (5 * 3600 + 60), 1e-3);
+  });
+
   it('the shadow state stays bounded: at most one run per target value', () => {
     fc.assert(
       fc.property(fc.array(fc.integer({ min: 0, max: 200 }), { maxLength: 300 }), (demands) => {
@@ -174,6 +203,11 @@ describe('scaling/policies/budget: the account carried across a restart', () => 
     }
     expect(before.account(m, t).following).to.equal(1200);
     const saved = before.account(m, t);
+    // What /debug/pool shows of the pace: the one followed is paid for by the budget left.
+    const pace = (s: number) =>
+      saved.delays!.find((d) => d.seconds === s)!.paceBeyondBudgetIpSeconds;
+    expect(pace(1200)).to.be.at.most(saved.budgetLeftIpSeconds);
+    expect(pace(0)).to.be.below(0);
     const carried = parseCarried(JSON.parse(JSON.stringify(saved.carry)));
     expect(carried).to.not.equal(undefined);
     const after = withIdleBudget(autoPolicy(), 1.5, { carried: carried! });

@@ -28,7 +28,8 @@ export interface IdleAccountView {
   /**
    * The fixed delays simulated on the same demand (shadows.ts): each one's
    * idle as a multiple of CNS v2's (since start and over the window), its
-   * writes and churn, and whether it fits the budget; `following` is the one
+   * writes and churn, whether it fits the budget, and its recent pace beyond
+   * it; `following` is the one
    * whose holds auto keeps now (0: none fits, auto alone within the budget).
    */
   following?: number;
@@ -46,4 +47,10 @@ export interface DelayFigures {
   writes: number;
   churn: number;
   fits: boolean;
+  /**
+   * What it held idle beyond the budget over the last PACE_BUCKETS hours
+   * (shadows.ts `Pace`): it is followed only while budgetLeftIpSeconds
+   * covers this.
+   */
+  paceBeyondBudgetIpSeconds: number;
 }

@@ -13,6 +13,7 @@ import { carryAccount, resumeAccount, type CarriedAccount } from './carried.ts';
 import type { DelayFigures, IdleAccountView } from './idle-account-view.ts';
 import {
   advanceAccount,
+  BUCKET_MS,
   budgetLeft,
   emptyAccount,
   nextBucketAt,
@@ -24,15 +25,18 @@ import {
 import {
   advanceShadows,
   allowance,
+  beyondBudget,
   CANDIDATE_DELAYS_SECONDS,
   chooseDelay,
   emptyShadows,
   fits,
   nextFall,
   observeShadows,
+  PACE_BUCKETS,
   shadowRequest,
   windowIdle,
   type Allowance,
+  type Pace,
   type Shadows,
 } from './shadows.ts';
 
@@ -75,7 +79,15 @@ export function allowanceOf(a: IdleAccount, budget: number): Allowance {
     total: allowance(budget, a.total.held, a.total.cns),
     window: allowance(budget, w.held, w.cns),
     cns: { total: a.total.cns, window: w.cns },
+    pace: paceOf(a, budget),
   };
+}
+
+/** The budget left, and CNS v2's idle over the buckets a candidate's pace is taken on (shadows.ts `Pace`). */
+export function paceOf(a: IdleAccount, budget: number): Pace {
+  const since = nextBucketAt(a.at ?? 0) - PACE_BUCKETS * BUCKET_MS;
+  const cnsIdle = a.buckets.reduce((sum, b) => (b.start >= since ? sum + b.cns : sum), 0);
+  return { since, cnsIdle, budget, budgetLeft: Math.max(0, budgetLeft(a, budget)) };
 }
 
 function ratioOf(a: number, b: number): number {
@@ -83,7 +95,7 @@ function ratioOf(a: number, b: number): number {
   return a / b;
 }
 
-function delayFigures(s: Shadows, budget: number): DelayFigures[] {
+function delayFigures(s: Shadows, budget: number, pace: Pace): DelayFigures[] {
   const base = s.delays.find((d) => d.seconds === 0);
   const now = s.at ?? 0;
   const r3 = (x: number): number => Math.round(x * 1000) / 1000;
@@ -96,6 +108,7 @@ function delayFigures(s: Shadows, budget: number): DelayFigures[] {
     writes: d.writes,
     churn: d.churn,
     fits: fits(s, d, budget),
+    paceBeyondBudgetIpSeconds: Math.round(beyondBudget(d, pace)),
   }));
 }
 
@@ -126,7 +139,7 @@ export function accountView(
     ...(shadows !== undefined
       ? {
           following: chooseDelay(shadows, budget, shadows.following, allowanceOf(a, budget)),
-          delays: delayFigures(shadows, budget),
+          delays: delayFigures(shadows, budget, paceOf(a, budget)),
           carry: carryAccount(a, shadows, a.at ?? 0, resumed?.times ?? 0),
         }
       : {}),
@@ -217,7 +230,8 @@ export function followDelay(
       summary:
         `holding ${held} for the target ${target} as a fixed ${seconds} s delay would: of the delays ` +
         `simulated on this node's demand it is the longest whose idle IPs fit within ${budget} x CNS v2's, ` +
-        'or above it while this pool has held less (the allowance)',
+        'or above it while this pool has held less (the allowance), and what is left of the budget ' +
+        `would last another ${PACE_BUCKETS} hours at its recent pace`,
       following: seconds,
       ...(d.why !== undefined ? { inner: d.why.summary } : {}),
     },

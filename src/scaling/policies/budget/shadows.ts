@@ -6,8 +6,9 @@
 // candidate's idle IP-seconds (since start and over the window) and count its
 // writes and churn without running it. `auto` then follows the longest
 // candidate whose idle fits within its allowance (since start and over the
-// day's window; `allowance` below), with hysteresis: a budget is spent the
-// way the best fixed delay in hindsight would have spent it.
+// day's window; `allowance` below) and whose recent pace the budget left can
+// pay (`Pace`), with hysteresis: a budget is spent the way the best fixed
+// delay in hindsight would have spent it.
 //
 // The targets are kept as suffix maxima (each run is higher than every later
 // one), so the highest target over any window ending now is the first run
@@ -50,6 +51,29 @@ export interface Allowance {
    * candidate's (no lag).
    */
   cns?: { total: number; window: number };
+  /** What is left of the budget, against the candidates' recent pace (`Pace`). */
+  pace?: Pace;
+}
+
+/** The last PACE_BUCKETS buckets, the current one included, over which a candidate's pace is taken. */
+export const PACE_BUCKETS = 3;
+
+/**
+ * A candidate is followed only while what it spent beyond the budget over
+ * the last PACE_BUCKETS hours is no more than the budget left (IP-seconds,
+ * since start and over the window): at that pace, what is left lasts as long
+ * again. Without it `auto` followed a long delay through quiet hours, where
+ * it fit, until the pool had spent its whole budget, and then had none for
+ * the shorter delays of the busy hours (docs/decisions/0034).
+ */
+export interface Pace {
+  /** Start (ms) of the oldest bucket counted. */
+  since: number;
+  /** CNS v2's idle IP-seconds in those buckets (the idle account's). */
+  cnsIdle: number;
+  budget: number;
+  /** IP-seconds the pool may still hold beyond the budget (idle-account.ts `budgetLeft`, at least 0). */
+  budgetLeft: number;
 }
 
 /** The allowance with the take-up margin kept back: FIT_MARGIN of its headroom above 1. */
@@ -229,6 +253,12 @@ export function observeShadows(
   return { ...next, following: chooseDelay(next, budget, next.following, allowed) };
 }
 
+/** What a candidate held idle beyond the budget x CNS v2's over its pace's buckets (IP-seconds). */
+export function beyondBudget(d: ShadowDelay, pace: Pace): number {
+  const idle = d.buckets.reduce((sum, b) => (b.start >= pace.since ? sum + b.idle : sum), 0);
+  return idle - pace.budget * pace.cnsIdle;
+}
+
 /** A candidate's idle IP-seconds in the window ending at `now`. */
 export function windowIdle(d: ShadowDelay, now: number): number {
   const oldest = oldestBucket(now);
@@ -236,9 +266,10 @@ export function windowIdle(d: ShadowDelay, now: number): number {
 }
 
 /**
- * Whether a candidate's idle fits within `ratio` x CNS v2's (the 0 s
- * candidate), since start and over the window (one ratio for both, or each
- * its own).
+ * Whether a candidate's idle fits within `ratio` x CNS v2's (the idle
+ * account's when the allowance names it, else the 0 s candidate's), since
+ * start and over the window (one ratio for both, or each its own), and,
+ * when the allowance has a pace, whether the budget left pays for its pace.
  */
 export function fits(s: Shadows, d: ShadowDelay, ratio: number | Allowance): boolean {
   const base = s.delays.find((x) => x.seconds === 0);
@@ -246,6 +277,9 @@ export function fits(s: Shadows, d: ShadowDelay, ratio: number | Allowance): boo
   const now = s.at ?? 0;
   const r: Allowance = typeof ratio === 'number' ? { total: ratio, window: ratio } : ratio;
   const cns = r.cns ?? { total: base.idle, window: windowIdle(base, now) };
+  if (r.pace !== undefined && d.seconds > 0 && beyondBudget(d, r.pace) > r.pace.budgetLeft) {
+    return false;
+  }
   return d.idle <= r.total * cns.total && windowIdle(d, now) <= r.window * cns.window;
 }
 
