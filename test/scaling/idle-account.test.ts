@@ -88,6 +88,14 @@ describe('scaling/policies/budget/idle-account', () => {
     a = advanceAccount(a, 70_000);
     expect(a.cnsWrites).to.equal(4); // 32 at 0, 112, and back to 32 (a release: 2)
     expect(a.cnsChurn).to.equal(16);
+    // The target falling back below the status is a rise cancelled, not
+    // delivered: the lag stays 2 s, and a spike gone in 1.5 s churns nothing.
+    expect(a.lagMs).to.equal(2_000);
+    a = observeAccount(a, { at: 100_000, demand: 90, target: 112, allocated: 32 });
+    a = observeAccount(a, { at: 101_500, demand: 10, target: 32, allocated: 32 });
+    a = advanceAccount(a, 110_000);
+    expect(a.lagMs).to.equal(2_000);
+    expect(a.cnsChurn).to.equal(16);
   });
 
   it('matches the exact integral of what the pool held, since start and over the window (property)', () => {

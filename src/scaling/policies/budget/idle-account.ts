@@ -257,7 +257,12 @@ function fulfilment(
   allocated: number,
 ): { lagMs: number; risingSince?: number } {
   if (allocated >= target) {
-    const lagMs = a.risingSince === undefined ? a.lagMs : at - a.risingSince;
+    // Only a status that grew to the target measures the lag: a target that
+    // fell back below the status is a rise cancelled, and its short "lag"
+    // would have CNS v2's spikes fulfilled (and churned) before they are
+    // reversed.
+    const grew = a.allocated !== undefined && allocated > a.allocated;
+    const lagMs = a.risingSince === undefined || !grew ? a.lagMs : at - a.risingSince;
     return { lagMs };
   }
   const rose = a.risingSince === undefined || target > a.target;
