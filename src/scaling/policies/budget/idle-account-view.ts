@@ -29,8 +29,8 @@ export interface IdleAccountView {
    * The fixed delays simulated on the same demand (shadows.ts): each one's
    * idle as a multiple of CNS v2's (since start and over the window), its
    * writes and churn, whether it fits the budget, and its recent pace beyond
-   * it; `following` is the one
-   * whose holds auto keeps now (0: none fits, auto alone within the budget).
+   * it; `following` is the one whose holds auto keeps now (0: none fits,
+   * auto alone within the budget).
    */
   following?: number;
   delays?: DelayFigures[];

@@ -277,7 +277,7 @@ export function fits(s: Shadows, d: ShadowDelay, ratio: number | Allowance): boo
   const now = s.at ?? 0;
   const r: Allowance = typeof ratio === 'number' ? { total: ratio, window: ratio } : ratio;
   const cns = r.cns ?? { total: base.idle, window: windowIdle(base, now) };
-  if (r.pace !== undefined && d.seconds > 0 && beyondBudget(d, r.pace) > r.pace.budgetLeft) {
+  if (r.pace !== undefined && beyondBudget(d, r.pace) > r.pace.budgetLeft) {
     return false;
   }
   return d.idle <= r.total * cns.total && windowIdle(d, now) <= r.window * cns.window;
