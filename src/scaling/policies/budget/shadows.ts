@@ -253,16 +253,19 @@ export function observeShadows(
   return { ...next, following: chooseDelay(next, budget, next.following, allowed) };
 }
 
+/** A candidate's idle IP-seconds in its buckets from the one starting at `since` on. */
+function idleSince(d: ShadowDelay, since: number): number {
+  return d.buckets.reduce((sum, b) => (b.start >= since ? sum + b.idle : sum), 0);
+}
+
 /** What a candidate held idle beyond the budget x CNS v2's over its pace's buckets (IP-seconds). */
 export function beyondBudget(d: ShadowDelay, pace: Pace): number {
-  const idle = d.buckets.reduce((sum, b) => (b.start >= pace.since ? sum + b.idle : sum), 0);
-  return idle - pace.budget * pace.cnsIdle;
+  return idleSince(d, pace.since) - pace.budget * pace.cnsIdle;
 }
 
 /** A candidate's idle IP-seconds in the window ending at `now`. */
 export function windowIdle(d: ShadowDelay, now: number): number {
-  const oldest = oldestBucket(now);
-  return d.buckets.reduce((sum, b) => (b.start >= oldest ? sum + b.idle : sum), 0);
+  return idleSince(d, oldestBucket(now));
 }
 
 /**
