@@ -73,7 +73,7 @@ export interface BudgetOptions {
 export type { IdleAccountView };
 
 /** The ratios a followed delay may run at, from what the pool has held (shadows.ts `allowance`). */
-export function allowanceOf(a: IdleAccount, budget: number): Allowance {
+export function allowanceOf(a: IdleAccount, budget: number): Allowance & { pace: Pace } {
   const w = windowTotals(a);
   return {
     total: allowance(budget, a.total.held, a.total.cns),
@@ -136,14 +136,23 @@ export function accountView(
     cnsV2Writes: a.cnsWrites,
     cnsV2Churn: a.cnsChurn,
     churn: a.heldChurn,
-    ...(shadows !== undefined
-      ? {
-          following: chooseDelay(shadows, budget, shadows.following, allowanceOf(a, budget)),
-          delays: delayFigures(shadows, budget, paceOf(a, budget)),
-          carry: carryAccount(a, shadows, a.at ?? 0, resumed?.times ?? 0),
-        }
-      : {}),
+    ...(shadows !== undefined ? shadowsView(a, budget, shadows, resumed) : {}),
     ...(resumed !== undefined ? { resumed } : {}),
+  };
+}
+
+/** The delay followed, each delay's figures, and the account as the node store keeps it. */
+function shadowsView(
+  a: IdleAccount,
+  budget: number,
+  shadows: Shadows,
+  resumed?: { from: number; times: number },
+): Pick<IdleAccountView, 'following' | 'delays' | 'carry'> {
+  const allowed = allowanceOf(a, budget);
+  return {
+    following: chooseDelay(shadows, budget, shadows.following, allowed),
+    delays: delayFigures(shadows, budget, allowed.pace),
+    carry: carryAccount(a, shadows, a.at ?? 0, resumed?.times ?? 0),
   };
 }
 
