@@ -98,6 +98,33 @@ describe('scaling/policies/budget/idle-account', () => {
     expect(a.cnsChurn).to.equal(16);
   });
 
+  it("a reversal seen at the very moment CNS v2's write is due churns nothing (the fulfilment takes the request as it is then)", () => {
+    let a = fold([
+      { at: 0, demand: 10, target: 32, allocated: 16 },
+      { at: 5_000, demand: 10, target: 32, allocated: 32 }, // lag 5 s
+      { at: 100_000, demand: 40, target: 48, allocated: 32 }, // written, due at 105 s ...
+      { at: 105_000, demand: 10, target: 32, allocated: 32 }, // ... and reversed at 105 s
+    ]);
+    a = advanceAccount(a, 120_000);
+    expect(a.cnsStatus).to.equal(32);
+    expect(a.cnsChurn).to.equal(16);
+  });
+
+  it("before a lag is measured, CNS v2's churn is the pool's own (a spike it cannot tell from a delivery counts nothing)", () => {
+    // The pool starts at 16, the target jumps to 96 and falls back to 80 within
+    // the (still unknown) lag: the status went 16 -> 80 and so would CNS v2's.
+    const a = advanceAccount(
+      fold([
+        { at: 0, demand: 84, target: 96, allocated: 16 },
+        { at: 3_000, demand: 61, target: 80, allocated: 16 },
+        { at: 5_000, demand: 61, target: 80, allocated: 80 },
+      ]),
+      60_000,
+    );
+    expect(a.heldChurn).to.equal(64);
+    expect(a.cnsChurn).to.equal(64);
+  });
+
   it('matches the exact integral of what the pool held, since start and over the window (property)', () => {
     const step = fc.record({
       dt: fc.integer({ min: 1, max: 20 * 60_000 }),

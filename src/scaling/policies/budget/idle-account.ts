@@ -118,7 +118,7 @@ function bucketStart(t: number): number {
  * only CNS v2 moves: a write its window held goes out, a write is fulfilled.
  * At most MAX_PENDING_FULFILS + 1 such events, each integrated up to.
  */
-export function advanceAccount(a: IdleAccount, to: number): IdleAccount {
+export function advanceAccount(a: IdleAccount, to: number, fulfilAtTo = true): IdleAccount {
   const from = a.at;
   if (from === undefined) {
     // A resumed account (carried.ts): buckets that left the window while it was down go.
@@ -131,7 +131,8 @@ export function advanceAccount(a: IdleAccount, to: number): IdleAccount {
     const event = Math.min(to, nextCnsEvent(next, t));
     next = integrate(next, t, event);
     t = event;
-    next = fulfilCns(settleCnsWrite(next, t), t);
+    next = settleCnsWrite(next, t);
+    if (t < to || fulfilAtTo) next = fulfilCns(next, t);
   }
   // Buckets that left the window go, whether or not anything was counted since.
   const oldest = bucketStart(to) - (BUCKETS - 1) * BUCKET_MS;
@@ -173,14 +174,18 @@ function integrate(acc: IdleAccount, from: number, to: number): IdleAccount {
   return { ...acc, total, buckets };
 }
 
-/** CNS v2's writes due by `to` are fulfilled: its status takes its request. */
+/**
+ * CNS v2's writes due by `to` are fulfilled: its status takes its request.
+ * Its churn is counted only once a lag is measured; before, the pool's own
+ * stands for it (observeAccount).
+ */
 function fulfilCns(a: IdleAccount, to: number): IdleAccount {
   const due = a.cnsFulfils.filter((t) => t <= to);
   if (due.length === 0 || a.cnsRequest === undefined) return a;
   const status = a.cnsStatus ?? a.cnsRequest;
   return {
     ...a,
-    cnsChurn: a.cnsChurn + Math.abs(a.cnsRequest - status),
+    cnsChurn: a.cnsChurn + (a.lagMs > 0 ? Math.abs(a.cnsRequest - status) : 0),
     cnsStatus: a.cnsRequest,
     cnsFulfils: a.cnsFulfils.filter((t) => t > to),
   };
@@ -207,9 +212,18 @@ function cnsWrite(a: IdleAccount, at: number): IdleAccount {
   };
 }
 
-/** The account after one more observation. */
+/**
+ * The account after one more observation. A CNS v2 write due at this very
+ * moment is fulfilled after it, with the request as the observation leaves
+ * it: a reversal and a fulfilment at the same instant churn nothing (as the
+ * simulator orders them), the reading that never credits CNS v2 with churn
+ * it might not make.
+ */
 export function observeAccount(a: IdleAccount, o: Observation): IdleAccount {
-  const advanced = advanceAccount(a, o.at);
+  return fulfilCns(observed(advanceAccount(a, o.at, false), o), o.at);
+}
+
+function observed(advanced: IdleAccount, o: Observation): IdleAccount {
   const live = o.allocated !== undefined && Number.isFinite(o.allocated);
   if (!live) {
     // Not counted (replayed history): the clock moves, the rates stop.
@@ -218,6 +232,7 @@ export function observeAccount(a: IdleAccount, o: Observation): IdleAccount {
   }
   const allocated = o.allocated as number;
   const { risingSince: _was, ...base } = advanced;
+  const churned = advanced.allocated === undefined ? 0 : Math.abs(allocated - advanced.allocated);
   let next: IdleAccount = {
     ...base,
     ...fulfilment(advanced, o.at, o.target, allocated),
@@ -226,9 +241,11 @@ export function observeAccount(a: IdleAccount, o: Observation): IdleAccount {
     target: o.target,
     allocated,
     since: advanced.since ?? o.at,
-    heldChurn:
-      advanced.heldChurn +
-      (advanced.allocated === undefined ? 0 : Math.abs(allocated - advanced.allocated)),
+    heldChurn: advanced.heldChurn + churned,
+    // Until a lag is measured the model cannot tell a spike CNS v2 would
+    // reverse unfulfilled from one it would be given; both pools go through
+    // the same control plane and rise alike, so the pool's churn stands for it.
+    cnsChurn: advanced.cnsChurn + (advanced.lagMs > 0 ? 0 : churned),
   };
   if (next.cnsRequest === undefined) {
     // CNS v2 starts where the pool starts.
