@@ -266,10 +266,16 @@ export function budgeted(
   const { target, demand, now } = v;
   const reaching = target > v.request;
   const delivered = v.allocated;
-  if (account.falling && delivered !== undefined && d.applied > Math.max(target, delivered)) {
+  if (
+    account.falling &&
+    delivered !== undefined &&
+    d.applied > Math.max(target, delivered) &&
+    churnSaved(account) < 2 * (d.applied - Math.max(target, delivered))
+  ) {
     // The target fell before the status delivered what was asked: holding
-    // the rest would acquire IPs for demand that is gone (CNS v2's request
-    // falls back before they come).
+    // the rest acquires IPs for demand that is gone (CNS v2's request falls
+    // back before they come), so, as a reach, only when the churn saved
+    // would pay for releasing them unused.
     return budgeted(
       { ...d, applied: Math.max(target, delivered), deferred: delivered > target },
       v,
