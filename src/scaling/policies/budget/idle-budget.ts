@@ -266,22 +266,19 @@ export function budgeted(
   const { target, demand, now } = v;
   const reaching = target > v.request;
   const delivered = v.allocated;
+  // What is held without the rise the status has not delivered yet.
+  const kept = delivered === undefined ? undefined : Math.max(target, delivered);
   if (
     account.falling &&
-    delivered !== undefined &&
-    d.applied > Math.max(target, delivered) &&
-    churnSaved(account) < 2 * (d.applied - Math.max(target, delivered))
+    kept !== undefined &&
+    d.applied > kept &&
+    churnSaved(account) < 2 * (d.applied - kept)
   ) {
     // The target fell before the status delivered what was asked: holding
     // the rest acquires IPs for demand that is gone (CNS v2's request falls
     // back before they come), so, as a reach, only when the churn saved
     // would pay for releasing them unused.
-    return budgeted(
-      { ...d, applied: Math.max(target, delivered), deferred: delivered > target },
-      v,
-      account,
-      budget,
-    );
+    return budgeted({ ...d, applied: kept, deferred: kept > target }, v, account, budget);
   }
   const applied = Math.round(d.applied);
   if (!(applied > target)) return d;
