@@ -229,13 +229,14 @@ async function main(): Promise<void> {
     // In DELAYS order, whatever order the workers finished in: ties go to the shorter delay.
     r.fixed = new Map(DELAYS.map((d) => [d, r.fixed.get(d)!]));
     const cns = r.fixed.get(0)!;
+    const peaks = new Map(DELAYS.map((d) => [d, peakHourlyRatio(r.fixed.get(d)!, cns)]));
     const cells: string[] = [];
     for (const budget of BUDGETS) {
       const auto = r.auto.get(budget)!;
       const v = frontierVerdict(budget, auto, r.fixed);
-      const bestPeak = peakHourlyRatio(r.fixed.get(v.bestDelay)!, cns);
+      const bestPeak = peaks.get(v.bestDelay);
       const withinEveryHour = new Map(
-        [...r.fixed].filter(([, s]) => (peakHourlyRatio(s, cns)?.ratio ?? 0) <= budget),
+        [...r.fixed].filter(([d]) => (peaks.get(d)?.ratio ?? 0) <= budget),
       );
       rows.push({
         trace: name,
