@@ -60,25 +60,46 @@ describe(`CRD-object fuzz: ${OBJECTS} objects against a running sidecar and fulf
       if (i % 5 === 4) await sleep(5);
     }
     const fuzzMs = Date.now() - started;
-    await sleep(1500); // the last objects settle
+    // The last objects settle: until neither component has sent a request
+    // for a second (at most 15 s). On a loaded machine the sidecar was
+    // still working through the fuzz's last events 1.5 s after it (176
+    // requests in the 3 s after that, 0.2 s of CPU); a component that
+    // loops never goes a second without one, and the quiet check below
+    // fails it.
+    const lastSent = (): number =>
+      Math.max(
+        0,
+        ...[...sys.sidecarProxy.requests, ...sys.fulfillerProxy.requests].map((r) => r.sentAt),
+      );
+    const settleUntil = Date.now() + 15_000;
+    await sleep(1000);
+    while (Date.now() - lastSent() < 1000 && Date.now() < settleUntil) await sleep(200);
 
     // Quiet: no more input; a component that loops keeps asking or burning CPU.
+    const quietFrom = Date.now();
     const q0 = {
-      sidecar: sys.sidecarProxy.requests.length,
-      fulfiller: sys.fulfillerProxy.requests.length,
       sidecarCpu: cpuSeconds(sys.sidecar.child.pid),
       fulfillerCpu: cpuSeconds(sys.fulfiller.child.pid),
     };
     await sleep(3000);
+    const sentSince = (rs: { sentAt: number; method: string; path: string }[]) =>
+      rs.filter((r) => r.sentAt >= quietFrom);
+    const quietSidecar = sentSince(sys.sidecarProxy.requests);
     const quiet = {
-      sidecarRequests: sys.sidecarProxy.requests.length - q0.sidecar,
-      fulfillerRequests: sys.fulfillerProxy.requests.length - q0.fulfiller,
+      sidecarRequests: quietSidecar.length,
+      fulfillerRequests: sentSince(sys.fulfillerProxy.requests).length,
       sidecarCpu: cpuSeconds(sys.sidecar.child.pid) - q0.sidecarCpu,
       fulfillerCpu: cpuSeconds(sys.fulfiller.child.pid) - q0.fulfillerCpu,
+      // What the sidecar asked for, should it be more than near silence.
+      sidecarAsked: [...new Set(quietSidecar.map((r) => `${r.method} ${r.path}`))].slice(0, 5),
+    };
+    const q0Requests = {
+      sidecar: sys.sidecarProxy.requests.filter((r) => r.sentAt < quietFrom).length,
+      fulfiller: sys.fulfillerProxy.requests.filter((r) => r.sentAt < quietFrom).length,
     };
     const during = {
-      sidecarRequests: q0.sidecar - req0.sidecar,
-      fulfillerRequests: q0.fulfiller - req0.fulfiller,
+      sidecarRequests: q0Requests.sidecar - req0.sidecar,
+      fulfillerRequests: q0Requests.fulfiller - req0.fulfiller,
       sidecarCpu: q0.sidecarCpu - cpu0.sidecar,
       fulfillerCpu: q0.fulfillerCpu - cpu0.fulfiller,
     };
