@@ -62,14 +62,20 @@ describe(`CRD-object fuzz: ${OBJECTS} objects against a running sidecar and fulf
     const fuzzMs = Date.now() - started;
     // The last objects settle: until neither component has sent a request
     // for a second (at most 30 s). On a loaded machine the sidecar was
-    // still working through the fuzz's last events 1.5 s after it: 433
+    // still working through the fuzz's last objects 1.5 s after it: 433
     // requests in the 3 s after that, beside 560 during a 27 s fuzz, about
     // the 900-1,000 a run alone sends in all. A component that loops never
     // goes a second without a request, and the quiet check below fails it.
+    // The Events a rejection is reported with trail further behind (each is
+    // a write of its own: 83 in a quiet 3 s of a loaded run); they are
+    // bounded by the rejections below, not by the quiet.
+    const isEvent = (r: { path: string }): boolean => r.path.includes('/events');
     const lastSent = (): number =>
       Math.max(
         0,
-        ...[...sys.sidecarProxy.requests, ...sys.fulfillerProxy.requests].map((r) => r.sentAt),
+        ...[...sys.sidecarProxy.requests, ...sys.fulfillerProxy.requests]
+          .filter((r) => !isEvent(r))
+          .map((r) => r.sentAt),
       );
     const settleUntil = Date.now() + 30_000;
     await sleep(1000);
@@ -84,10 +90,11 @@ describe(`CRD-object fuzz: ${OBJECTS} objects against a running sidecar and fulf
     await sleep(3000);
     const sentSince = (rs: { sentAt: number; method: string; path: string }[]) =>
       rs.filter((r) => r.sentAt >= quietFrom);
-    const quietSidecar = sentSince(sys.sidecarProxy.requests);
+    const quietSidecar = sentSince(sys.sidecarProxy.requests).filter((r) => !isEvent(r));
     const quiet = {
       sidecarRequests: quietSidecar.length,
-      fulfillerRequests: sentSince(sys.fulfillerProxy.requests).length,
+      fulfillerRequests: sentSince(sys.fulfillerProxy.requests).filter((r) => !isEvent(r)).length,
+      sidecarEventWrites: sentSince(sys.sidecarProxy.requests).filter(isEvent).length,
       sidecarCpu: cpuSeconds(sys.sidecar.child.pid) - q0.sidecarCpu,
       fulfillerCpu: cpuSeconds(sys.fulfiller.child.pid) - q0.fulfillerCpu,
       // What the sidecar asked for, should it be more than near silence.
@@ -164,6 +171,26 @@ describe(`CRD-object fuzz: ${OBJECTS} objects against a running sidecar and fulf
     }
 
     console.log(`      rejections logged: ${JSON.stringify(rejected)}`);
+    // Events: at most two writes for each rejection (a new Event or a
+    // repeat's count; an invalid NNC is also reported for what it names, its
+    // scaler or its network containers), and some for the pool's own
+    // (scaled, adopted, conflicts).
+    const eventWrites = {
+      sidecar: sys.sidecarProxy.writes().filter(isEvent).length,
+      fulfiller: sys.fulfillerProxy.writes().filter(isEvent).length,
+    };
+    const reasons: Record<string, number> = {};
+    for (const w of sys.sidecarProxy.writes().filter(isEvent)) {
+      const r = (JSON.parse(w.body || '{}') as { reason?: string }).reason ?? '?';
+      reasons[r] = (reasons[r] ?? 0) + 1;
+    }
+    console.log(`      event writes: ${JSON.stringify({ ...eventWrites, reasons })}`);
+    expect(eventWrites.sidecar, JSON.stringify(eventWrites)).to.be.at.most(
+      2 * (rejected.sidecar ?? 0) + 50,
+    );
+    expect(eventWrites.fulfiller, JSON.stringify(eventWrites)).to.be.at.most(
+      2 * (rejected.fulfiller ?? 0) + 50,
+    );
     // Serves again: the fuzz objects go, the NNC's spec and status are cleared
     // (as an operator would), and the pool comes back, valid, and hands out IPs.
     await cleanUp(sys);
