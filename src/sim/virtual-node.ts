@@ -1,5 +1,5 @@
 // One node in a `simulate` replay: its NodeNetworkConfig, a control plane that
-// fulfils spec writes after a delay, and pods that take IPs from the real node
+// fulfils each spec write after a delay, and pods that take IPs from the real node
 // IP store, as the CNI would. The store follows the NNC the product's way:
 // whoever subscribes to `nnc$` runs src/ipstore/follow-nnc.ts on it (simulate
 // does, as the sidecar does), so pods are placed after each publication.
@@ -109,7 +109,8 @@ export class VirtualNode {
         },
       };
       this.publish();
-      this.options.scheduler.schedule(() => this.fulfil(), this.options.fulfilDelayMs);
+      const written = structuredClone(this.nnc.spec);
+      this.options.scheduler.schedule(() => this.fulfil(written), this.options.fulfilDelayMs);
       return Promise.resolve({ generation });
     },
   };
@@ -121,9 +122,17 @@ export class VirtualNode {
     this.sample();
   }
 
-  /** The control plane's side: status follows the latest spec. */
-  private fulfil(): void {
-    const spec = this.nnc.spec ?? {};
+  /**
+   * The control plane's side: each write is fulfilled after the delay with
+   * the spec it wrote. A control plane reads the spec when it starts on a
+   * write, so a later write is never delivered with an earlier one's
+   * fulfilment (fulfilling the latest spec did that, and rewarded whoever
+   * wrote last: docs/decisions/0034). Writes are worked on side by side
+   * here; a controller that works one at a time also holds a write back
+   * behind the one under way (0034 measures that).
+   */
+  private fulfil(written: NodeNetworkConfig['spec']): void {
+    const spec = written ?? {};
     const nc = this.nnc.status?.networkContainers?.[0];
     if (!nc) return;
     const notInUse = new Set(spec.ipsNotInUse ?? []);

@@ -78,36 +78,49 @@ describe('scaling/policies/budget/idle-account', () => {
     expect(a.heldChurn).to.equal(48);
   });
 
-  it("a request CNS v2 reverses within the control plane's lag churns nothing", () => {
+  it("a request CNS v2 reverses within the control plane's lag is still fulfilled, and its surplus released by a write of its own", () => {
     let a = fold([
       { at: 0, demand: 10, target: 32, allocated: 16 },
       { at: 2_000, demand: 10, target: 32, allocated: 32 }, // lag 2 s
       { at: 60_000, demand: 90, target: 112, allocated: 32 }, // a spike ...
       { at: 61_000, demand: 10, target: 32, allocated: 32 }, // ... gone within the lag
     ]);
+    // 32 at 0, 112 at 60 s, 32 at 61 s (nothing to release yet: 32 held); at
+    // 62 s the control plane delivers the 112 it was asked for (it read the
+    // spec when it started), and CNS v2 releases the 80 (2 writes), gone at 64 s.
+    expect(a.cnsWrites).to.equal(3);
+    a = advanceAccount(a, 63_000);
+    expect(a.cnsStatus).to.equal(112);
+    expect(a.cnsWrites).to.equal(5);
     a = advanceAccount(a, 70_000);
-    expect(a.cnsWrites).to.equal(4); // 32 at 0, 112, and back to 32 (a release: 2)
-    expect(a.cnsChurn).to.equal(16);
+    expect(a.cnsStatus).to.equal(32);
+    expect(a.cnsChurn).to.equal(16 + 80 + 80);
+    // Idle beyond a steady 32 for 10 pods: 80 more from 62 s to 64 s, and
+    // none of the 22 during the spike's second (90 pods on 32 IPs).
+    const idleBefore = fold([
+      { at: 0, demand: 10, target: 32, allocated: 16 },
+      { at: 2_000, demand: 10, target: 32, allocated: 32 },
+    ]);
+    expect(a.total.cns - advanceAccount(idleBefore, 70_000).total.cns).to.be.closeTo(
+      (112 - 32) * 2 - 22,
+      1e-6,
+    );
     // The target falling back below the status is a rise cancelled, not
-    // delivered: the lag stays 2 s, and a spike gone in 1.5 s churns nothing.
+    // delivered: the lag stays 2 s.
     expect(a.lagMs).to.equal(2_000);
-    a = observeAccount(a, { at: 100_000, demand: 90, target: 112, allocated: 32 });
-    a = observeAccount(a, { at: 101_500, demand: 10, target: 32, allocated: 32 });
-    a = advanceAccount(a, 110_000);
-    expect(a.lagMs).to.equal(2_000);
-    expect(a.cnsChurn).to.equal(16);
   });
 
-  it("a reversal seen at the very moment CNS v2's write is due churns nothing (the fulfilment takes the request as it is then)", () => {
+  it("a reversal seen at the very moment CNS v2's write is due: the write is still fulfilled with what it wrote, then released", () => {
     let a = fold([
       { at: 0, demand: 10, target: 32, allocated: 16 },
       { at: 5_000, demand: 10, target: 32, allocated: 32 }, // lag 5 s
       { at: 100_000, demand: 40, target: 48, allocated: 32 }, // written, due at 105 s ...
       { at: 105_000, demand: 10, target: 32, allocated: 32 }, // ... and reversed at 105 s
     ]);
+    expect(a.cnsStatus).to.equal(48);
     a = advanceAccount(a, 120_000);
     expect(a.cnsStatus).to.equal(32);
-    expect(a.cnsChurn).to.equal(16);
+    expect(a.cnsChurn).to.equal(16 + 16 + 16);
   });
 
   it("before a lag is measured, CNS v2's churn is the pool's own (a spike it cannot tell from a delivery counts nothing)", () => {

@@ -13,9 +13,11 @@
 // measured live, on the pool's own scale-ups (both apply a higher target at
 // once): from the target's last rise above what the status holds to the
 // status holding it. CNS v2's status is modelled so: each of its writes is
-// fulfilled after the lag with its request as it is then (a change reversed
-// within the lag shows nothing). Until a lag is measured its writes show at
-// once. Observations without `allocated` (history replayed at start) move
+// fulfilled after the lag with what it wrote (a control plane reads the spec
+// when it starts on a write): a rise adds IPs up to its request, a release
+// takes away the IPs it marked. A rise reversed within the lag is still
+// fulfilled, and the surplus released by a write of its own. Until a lag is
+// measured its writes show at once. Observations without `allocated` (history replayed at start) move
 // the clock but are not counted: the account starts live.
 import type { Observation } from '../policy.ts';
 
@@ -52,8 +54,7 @@ export interface IdleAccount {
   /**
    * CNS v2's NNC writes as its monitor would make them, and its IP churn
    * (IPs its status gains plus loses): each write is fulfilled after the
-   * lag with the request as it is then, so a change reversed within the lag
-   * churns nothing.
+   * lag with what it wrote.
    */
   cnsWrites: number;
   cnsChurn: number;
@@ -69,9 +70,16 @@ export interface IdleAccount {
   cnsRequest?: number;
   cnsWriteAt?: number;
   cnsPending: boolean;
-  /** CNS v2's status (IPs held), and when its writes are fulfilled (ascending, bounded). */
+  /** CNS v2's status (IPs held), and its writes awaiting fulfilment (ascending, bounded). */
   cnsStatus?: number;
-  cnsFulfils: number[];
+  cnsFulfils: CnsFulfilment[];
+}
+
+/** A CNS v2 write awaiting fulfilment: when, the request it wrote, and how many IPs it marked for release. */
+export interface CnsFulfilment {
+  at: number;
+  request: number;
+  releases: number;
 }
 
 export function emptyAccount(): IdleAccount {
@@ -143,7 +151,8 @@ export function advanceAccount(a: IdleAccount, to: number, fulfilAtTo = true): I
 function nextCnsEvent(a: IdleAccount, t: number): number {
   const due =
     a.cnsPending && a.cnsWriteAt !== undefined ? [a.cnsWriteAt + CNS_WRITE_WINDOW_MS] : [];
-  return Math.min(...[...due, ...a.cnsFulfils].filter((e) => e > t), Number.POSITIVE_INFINITY);
+  const fulfils = a.cnsFulfils.map((f) => f.at);
+  return Math.min(...[...due, ...fulfils].filter((e) => e > t), Number.POSITIVE_INFINITY);
 }
 
 /** Adds [from, to) at the account's current rates to its totals and buckets. */
@@ -175,20 +184,35 @@ function integrate(acc: IdleAccount, from: number, to: number): IdleAccount {
 }
 
 /**
- * CNS v2's writes due by `to` are fulfilled: its status takes its request.
- * Its churn is counted only once a lag is measured; before, the pool's own
- * stands for it (observeAccount).
+ * CNS v2's writes due by `to` are fulfilled, in order, each with what it
+ * wrote: the IPs it marked leave, and the status grows to its request. A
+ * status left above CNS v2's request (a rise fulfilled after the target fell
+ * back) is released by a write of its own, as its monitor would. Its churn
+ * is counted only once a lag is measured; before, the pool's own stands for
+ * it (observeAccount).
  */
 function fulfilCns(a: IdleAccount, to: number): IdleAccount {
-  const due = a.cnsFulfils.filter((t) => t <= to);
+  const due = a.cnsFulfils.filter((f) => f.at <= to);
   if (due.length === 0 || a.cnsRequest === undefined) return a;
-  const status = a.cnsStatus ?? a.cnsRequest;
-  return {
+  let status = a.cnsStatus ?? a.cnsRequest;
+  let churned = 0;
+  for (const f of due) {
+    const next = Math.max(f.request, status - f.releases);
+    churned += Math.abs(next - status);
+    status = next;
+  }
+  const next: IdleAccount = {
     ...a,
-    cnsChurn: a.cnsChurn + (a.lagMs > 0 ? Math.abs(a.cnsRequest - status) : 0),
-    cnsStatus: a.cnsRequest,
-    cnsFulfils: a.cnsFulfils.filter((t) => t > to),
+    cnsChurn: a.cnsChurn + (a.lagMs > 0 ? churned : 0),
+    cnsStatus: status,
+    cnsFulfils: a.cnsFulfils.filter((f) => f.at > to),
   };
+  const marked = next.cnsFulfils.reduce((sum, f) => sum + f.releases, 0);
+  const surplus = status - marked - next.cnsRequest!;
+  if (surplus <= 0 || next.cnsPending) return next;
+  const released = cnsWrite(next, to, surplus);
+  // With no lag measured a write is fulfilled at once.
+  return a.lagMs > 0 ? released : fulfilCns(released, to);
 }
 
 /** A CNS v2 write held by its write window goes out when the window ends (if still a change). */
@@ -200,24 +224,32 @@ function settleCnsWrite(a: IdleAccount, to: number): IdleAccount {
   return cnsWrite({ ...a, cnsPending: false }, due);
 }
 
-function cnsWrite(a: IdleAccount, at: number): IdleAccount {
+/**
+ * A CNS v2 write of its target at `at`. A release marks what the status
+ * holds above the target and not marked already (`surplus`: given when the
+ * target did not move, for a rise fulfilled after it fell back).
+ */
+function cnsWrite(a: IdleAccount, at: number, surplus?: number): IdleAccount {
+  const status = a.cnsStatus ?? a.cnsRequest ?? a.target;
+  const marked = a.cnsFulfils.reduce((sum, f) => sum + f.releases, 0);
+  const releases = surplus ?? Math.max(0, status - marked - a.target);
   // A release is a second write later: the released ids leave ipsNotInUse once the status drops them.
-  const releases = a.cnsRequest !== undefined && a.target < a.cnsRequest;
   return {
     ...a,
-    cnsWrites: a.cnsWrites + (releases ? 2 : 1),
+    cnsWrites: a.cnsWrites + (releases > 0 ? 2 : 1),
     cnsRequest: a.target,
     cnsWriteAt: at,
-    cnsFulfils: [...a.cnsFulfils, at + a.lagMs].slice(-MAX_PENDING_FULFILS),
+    cnsFulfils: [...a.cnsFulfils, { at: at + a.lagMs, request: a.target, releases }].slice(
+      -MAX_PENDING_FULFILS,
+    ),
   };
 }
 
 /**
  * The account after one more observation. A CNS v2 write due at this very
- * moment is fulfilled after it, with the request as the observation leaves
- * it: a reversal and a fulfilment at the same instant churn nothing (as the
- * simulator orders them), the reading that never credits CNS v2 with churn
- * it might not make.
+ * moment is fulfilled after it: until then CNS v2's status is the one
+ * before, the reading that never credits CNS v2 with idle IPs it might not
+ * hold yet.
  */
 export function observeAccount(a: IdleAccount, o: Observation): IdleAccount {
   return fulfilCns(observed(advanceAccount(a, o.at, false), o), o.at);

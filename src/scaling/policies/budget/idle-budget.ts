@@ -249,8 +249,9 @@ export function followDelay(
 
 /**
  * IPs of churn the pool has saved against CNS v2, counting CNS v2's churn
- * short by CHURN_MODEL_MARGIN: the counterfactual counts its request changes,
- * and a change the control plane reverses before fulfilling churns nothing.
+ * short by CHURN_MODEL_MARGIN: the counterfactual's lag is measured on the
+ * pool's own scale-ups and its write window assumed, so its churn is an
+ * estimate.
  */
 export function churnSaved(a: IdleAccount): number {
   return a.cnsChurn * (1 - CHURN_MODEL_MARGIN) - a.heldChurn;
