@@ -266,21 +266,10 @@ export function budgeted(
 ): PolicyDecision {
   const { target, demand, now } = v;
   const reaching = target > v.request;
-  const delivered = v.allocated;
-  // What is held without the rise the status has not delivered yet.
-  const kept = delivered === undefined ? undefined : Math.max(target, delivered);
-  if (
-    account.falling &&
-    kept !== undefined &&
-    d.applied > kept &&
-    churnSaved(account) < 2 * (d.applied - kept)
-  ) {
-    // The target fell before the status delivered what was asked: holding
-    // the rest acquires IPs for demand that is gone (CNS v2's request falls
-    // back before they come), so, as a reach, only when the churn saved
-    // would pay for releasing them unused.
-    return budgeted({ ...d, applied: kept, deferred: kept > target }, v, account, budget);
-  }
+  // A rise the status has not delivered yet when the target falls is held
+  // as any other IPs are: the control plane read it when it started on it
+  // and delivers it anyway, so giving it up would only add a write and a
+  // release (docs/decisions/0034).
   const applied = Math.round(d.applied);
   if (!(applied > target)) return d;
   // Reaching above a rising target acquires IPs CNS v2 would not: only when
