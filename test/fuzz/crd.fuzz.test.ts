@@ -60,24 +60,23 @@ describe(`CRD-object fuzz: ${OBJECTS} objects against a running sidecar and fulf
       if (i % 5 === 4) await sleep(5);
     }
     const fuzzMs = Date.now() - started;
-    // The last objects settle: until neither component has sent a request
-    // for a second (at most 30 s). On a loaded machine the sidecar was
+    // The last objects settle: until neither component has sent a request,
+    // Events included, for a second (at most 45 s). On a loaded machine the sidecar was
     // still working through the fuzz's last objects 1.5 s after it: 433
     // requests in the 3 s after that, beside 560 during a 27 s fuzz, about
     // the 900-1,000 a run alone sends in all. A component that loops never
     // goes a second without a request, and the quiet check below fails it.
     // The Events a rejection is reported with trail further behind (each is
-    // a write of its own: 83 in a quiet 3 s of a loaded run); they are
-    // bounded by the rejections below, not by the quiet.
+    // a write of its own: 83 and 163 in a quiet 3 s of loaded runs that
+    // settled on the other requests alone); should they outlast the settle,
+    // they are bounded by the rejections below, not by the quiet count.
     const isEvent = (r: { path: string }): boolean => r.path.includes('/events');
     const lastSent = (): number =>
       Math.max(
         0,
-        ...[...sys.sidecarProxy.requests, ...sys.fulfillerProxy.requests]
-          .filter((r) => !isEvent(r))
-          .map((r) => r.sentAt),
+        ...[...sys.sidecarProxy.requests, ...sys.fulfillerProxy.requests].map((r) => r.sentAt),
       );
-    const settleUntil = Date.now() + 30_000;
+    const settleUntil = Date.now() + 45_000;
     await sleep(1000);
     while (Date.now() - lastSent() < 1000 && Date.now() < settleUntil) await sleep(200);
 
@@ -133,8 +132,10 @@ describe(`CRD-object fuzz: ${OBJECTS} objects against a running sidecar and fulf
     expect(during.fulfillerRequests, figures).to.be.at.most(3 * OBJECTS + 50);
     expect(quiet.sidecarRequests, figures).to.be.at.most(10);
     expect(quiet.fulfillerRequests, figures).to.be.at.most(10);
-    expect(quiet.sidecarCpu, figures).to.be.at.most(0.5);
-    expect(quiet.fulfillerCpu, figures).to.be.at.most(0.5);
+    // A third of a core at most: a loop burns a whole one (3 s in the 3 s);
+    // 163 trailing Event writes took 0.53 s.
+    expect(quiet.sidecarCpu, figures).to.be.at.most(1);
+    expect(quiet.fulfillerCpu, figures).to.be.at.most(1);
 
     // Nothing invalid written.
     const known = new Set<string>();

@@ -36,13 +36,21 @@ export async function startFakeCns(ips: string[]): Promise<FakeCns> {
       fake.maxInFlight = Math.max(fake.maxInFlight, inFlight);
       setTimeout(() => {
         inFlight -= 1;
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
-        fake.bodies.push(body);
-        const id = String(body.podInterfaceID);
         const send = (status: number, payload: unknown) => {
           res.writeHead(status, { 'content-type': 'application/json' });
           res.end(JSON.stringify(payload));
         };
+        // A body that is not JSON (a client that gave up mid-request, under
+        // load) is answered 400, as the sidecar answers it, not thrown.
+        let body: Record<string, unknown>;
+        try {
+          body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
+        } catch {
+          send(400, { podIPInfo: [], response: { ReturnCode: 23, Message: 'malformed body' } });
+          return;
+        }
+        fake.bodies.push(body);
+        const id = String(body.podInterfaceID);
         if (fake.failWith) {
           send(fake.failWith.status, {
             podIPInfo: [],
