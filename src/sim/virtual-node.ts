@@ -1,6 +1,6 @@
 // One node in a `simulate` replay: its NodeNetworkConfig, a control plane that
-// fulfils each spec write after a delay, and pods that take IPs from the real node
-// IP store, as the CNI would. The store follows the NNC the product's way:
+// fulfils each spec write after a delay, and pods that take IPs from the real
+// node IP store, as the CNI would. The store follows the NNC the product's way:
 // whoever subscribes to `nnc$` runs src/ipstore/follow-nnc.ts on it (simulate
 // does, as the sidecar does), so pods are placed after each publication.
 // Everything happens in virtual time on the given scheduler.

@@ -17,8 +17,9 @@
 // when it starts on a write): a rise adds IPs up to its request, a release
 // takes away the IPs it marked. A rise reversed within the lag is still
 // fulfilled, and the surplus released by a write of its own. Until a lag is
-// measured its writes show at once. Observations without `allocated` (history replayed at start) move
-// the clock but are not counted: the account starts live.
+// measured its writes show at once. Observations without `allocated`
+// (history replayed at start) move the clock but are not counted: the
+// account starts live.
 import type { Observation } from '../policy.ts';
 
 export const WINDOW_MS = 24 * 3_600_000;
@@ -193,8 +194,9 @@ function integrate(acc: IdleAccount, from: number, to: number): IdleAccount {
  */
 function fulfilCns(a: IdleAccount, to: number): IdleAccount {
   const due = a.cnsFulfils.filter((f) => f.at <= to);
-  if (due.length === 0 || a.cnsRequest === undefined) return a;
-  let status = a.cnsStatus ?? a.cnsRequest;
+  const request = a.cnsRequest;
+  if (due.length === 0 || request === undefined) return a;
+  let status = a.cnsStatus ?? request;
   let churned = 0;
   for (const f of due) {
     const next = Math.max(f.request, status - f.releases);
@@ -208,7 +210,7 @@ function fulfilCns(a: IdleAccount, to: number): IdleAccount {
     cnsFulfils: a.cnsFulfils.filter((f) => f.at > to),
   };
   const marked = next.cnsFulfils.reduce((sum, f) => sum + f.releases, 0);
-  const surplus = status - marked - next.cnsRequest!;
+  const surplus = status - marked - request;
   if (surplus <= 0 || next.cnsPending) return next;
   const released = cnsWrite(next, to, surplus);
   // With no lag measured a write is fulfilled at once.
