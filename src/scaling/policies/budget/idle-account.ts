@@ -61,8 +61,6 @@ export interface IdleAccount {
   cnsChurn: number;
   /** The pool's own IP churn (IPs the status gained plus lost). */
   heldChurn: number;
-  /** The target fell at its last change (it has not risen since). */
-  falling: boolean;
   /** The control plane's fulfilment lag (ms), as last measured on a scale-up; 0 until then. */
   lagMs: number;
   /** Since when the target has been above what the status holds (a scale-up being fulfilled). */
@@ -92,7 +90,6 @@ export function emptyAccount(): IdleAccount {
     cnsWrites: 0,
     cnsChurn: 0,
     heldChurn: 0,
-    falling: false,
     lagMs: 0,
     cnsPending: false,
     cnsFulfils: [],
@@ -262,7 +259,7 @@ function observed(advanced: IdleAccount, o: Observation): IdleAccount {
   if (!live) {
     // Not counted (replayed history): the clock moves, the rates stop.
     const { allocated: _gone, ...rest } = advanced;
-    return { ...rest, demand: o.demand, target: o.target, falling: movedDown(advanced, o) };
+    return { ...rest, demand: o.demand, target: o.target };
   }
   const allocated = o.allocated as number;
   const { risingSince: _was, ...base } = advanced;
@@ -270,7 +267,6 @@ function observed(advanced: IdleAccount, o: Observation): IdleAccount {
   let next: IdleAccount = {
     ...base,
     ...fulfilment(advanced, o.at, o.target, allocated),
-    falling: movedDown(advanced, o),
     demand: o.demand,
     target: o.target,
     allocated,
@@ -318,10 +314,6 @@ function fulfilment(
   }
   const rose = a.risingSince === undefined || target > a.target;
   return { lagMs: a.lagMs, risingSince: rose ? at : (a.risingSince as number) };
-}
-
-function movedDown(a: IdleAccount, o: Observation): boolean {
-  return o.target === a.target ? a.falling : o.target < a.target;
 }
 
 /** Idle IP-seconds in the rolling window ending at the account's time. */
