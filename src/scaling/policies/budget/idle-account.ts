@@ -196,9 +196,9 @@ function fulfilCns(a: IdleAccount, to: number): IdleAccount {
   let status = a.cnsStatus ?? request;
   let churned = 0;
   for (const f of due) {
-    const next = Math.max(f.request, status - f.releases);
-    churned += Math.abs(next - status);
-    status = next;
+    const after = Math.max(f.request, status - f.releases);
+    churned += Math.abs(after - status);
+    status = after;
   }
   const next: IdleAccount = {
     ...a,
@@ -206,12 +206,16 @@ function fulfilCns(a: IdleAccount, to: number): IdleAccount {
     cnsStatus: status,
     cnsFulfils: a.cnsFulfils.filter((f) => f.at > to),
   };
-  const marked = next.cnsFulfils.reduce((sum, f) => sum + f.releases, 0);
-  const surplus = status - marked - request;
+  const surplus = status - markedForRelease(next) - request;
   if (surplus <= 0 || next.cnsPending) return next;
   const released = cnsWrite(next, to, surplus);
   // With no lag measured a write is fulfilled at once.
   return a.lagMs > 0 ? released : fulfilCns(released, to);
+}
+
+/** IPs CNS v2's writes still awaiting fulfilment have marked for release. */
+function markedForRelease(a: IdleAccount): number {
+  return a.cnsFulfils.reduce((sum, f) => sum + f.releases, 0);
 }
 
 /** A CNS v2 write held by its write window goes out when the window ends (if still a change). */
@@ -230,8 +234,7 @@ function settleCnsWrite(a: IdleAccount, to: number): IdleAccount {
  */
 function cnsWrite(a: IdleAccount, at: number, surplus?: number): IdleAccount {
   const status = a.cnsStatus ?? a.cnsRequest ?? a.target;
-  const marked = a.cnsFulfils.reduce((sum, f) => sum + f.releases, 0);
-  const releases = surplus ?? Math.max(0, status - marked - a.target);
+  const releases = surplus ?? Math.max(0, status - markedForRelease(a) - a.target);
   // A release is a second write later: the released ids leave ipsNotInUse once the status drops them.
   return {
     ...a,
