@@ -96,3 +96,51 @@ export function frontierVerdict(
     frontierMissed: missed,
   };
 }
+
+/** Idle so far (summary.ts `idleSoFar` pairs) at `t`, looking from pair `from` on. */
+function idleAt(pairs: readonly number[], t: number, from: number): { idle: number; i: number } {
+  if (pairs.length === 0) return { idle: 0, i: 0 };
+  let i = from;
+  while (i + 2 < pairs.length && pairs[i + 2]! <= t) i += 2;
+  const t0 = pairs[i]!;
+  const v0 = pairs[i + 1]!;
+  // Before the first pair nothing was idle; after the last the run is over.
+  if (t < t0) return { idle: 0, i };
+  if (i + 2 >= pairs.length) return { idle: v0, i };
+  const t1 = pairs[i + 2]!;
+  const v1 = pairs[i + 3]!;
+  return { idle: v0 + ((v1 - v0) * (t - t0)) / (t1 - t0), i };
+}
+
+/**
+ * The highest ratio of a run's idle so far to CNS v2's, and when (seconds):
+ * what `auto`, held to its budget at every moment, is held to
+ * (docs/decisions/0034), where a fixed delay judged by its idle at the end
+ * may have run above the budget on the way. Both grow linearly between
+ * their pairs, and a ratio of two linear functions is monotone on an
+ * interval, so the pairs' times are the only moments to check. Moments
+ * where CNS v2 has held nothing idle yet are skipped (the runs compared
+ * start alike, so their ratio starts at 1); undefined when all are.
+ */
+export function peakIdleRatio(
+  run: readonly number[],
+  cns: readonly number[],
+): { ratio: number; at: number } | undefined {
+  const times: number[] = [];
+  for (let k = 0; k < run.length; k += 2) times.push(run[k]!);
+  for (let k = 0; k < cns.length; k += 2) times.push(cns[k]!);
+  times.sort((a, b) => a - b);
+  let peak: { ratio: number; at: number } | undefined;
+  let ri = 0;
+  let ci = 0;
+  for (const t of times) {
+    const r = idleAt(run, t, ri);
+    const c = idleAt(cns, t, ci);
+    ri = r.i;
+    ci = c.i;
+    if (!(c.idle > 0)) continue;
+    const ratio = r.idle / c.idle;
+    if (peak === undefined || ratio > peak.ratio) peak = { ratio, at: t };
+  }
+  return peak;
+}

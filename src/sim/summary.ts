@@ -100,26 +100,22 @@ export function summarize(
 }
 
 /**
- * Idle IP-seconds from the start to the end of each whole hour, integrated
- * over the samples' step function as `summarize` does (for the running idle
- * ratios of bench/auto-budget.ts). A trace's last partial hour has no entry.
+ * Idle IP-seconds so far as a step function's integral: flat pairs
+ * [t, idle so far at t, ...] at the start, wherever the idle rate changes
+ * and at the end. Between two pairs it grows linearly, so the pairs are
+ * enough to know it at every moment (frontier.ts `peakIdleRatio`).
  */
-export function hourlyIdle(samples: readonly Sample[], endSeconds: number): number[] {
+export function idleSoFar(samples: readonly Sample[], endSeconds: number): number[] {
   const out: number[] = [];
   let idle = 0;
-  let hourEnd = 3600;
+  let rate: number | undefined;
   samples.forEach((s, i) => {
-    const until = Math.min(samples[i + 1]?.t ?? endSeconds, endSeconds);
-    let t = s.t;
-    while (t < until) {
-      const stop = Math.min(until, hourEnd);
-      idle += Math.max(0, s.allocated - s.demand) * (stop - t);
-      t = stop;
-      if (t === hourEnd) {
-        out.push(idle);
-        hourEnd += 3600;
-      }
-    }
+    if (s.t >= endSeconds) return;
+    const r = Math.max(0, s.allocated - s.demand);
+    if (r !== rate) out.push(s.t, idle);
+    rate = r;
+    idle += r * (Math.min(samples[i + 1]?.t ?? endSeconds, endSeconds) - s.t);
   });
+  if (out.length > 0) out.push(endSeconds, idle);
   return out;
 }

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { hourlyIdle, summarize, type Sample } from '../../src/sim/summary.ts';
+import { peakIdleRatio } from '../../src/sim/frontier.ts';
+import { idleSoFar, summarize, type Sample } from '../../src/sim/summary.ts';
 
 describe('sim/summary', () => {
   it('integrates idle IPs and under-provisioned time over the step function', () => {
@@ -23,17 +24,69 @@ describe('sim/summary', () => {
     expect(s.podWaitP99Seconds).to.equal(0);
   });
 
-  it('hourly idle: the idle so far at the end of each whole hour, the last one the whole run when it ends on an hour', () => {
+  it("idle so far: a pair where the idle rate changes and one at the end, the last idle the summary's", () => {
     const samples: Sample[] = [
       { t: 0, demand: 0, requested: 16, allocated: 16 },
-      { t: 3000, demand: 10, requested: 16, allocated: 16 },
-      { t: 5000, demand: 20, requested: 32, allocated: 32 },
+      { t: 10, demand: 0, requested: 16, allocated: 16 }, // same rate: no pair
+      { t: 20, demand: 20, requested: 32, allocated: 16 }, // under-provisioned: rate 0
+      { t: 25, demand: 20, requested: 32, allocated: 32 },
+      { t: 40, demand: 5, requested: 16, allocated: 16 },
     ];
-    // 16 x 3000 + 6 x 600 by 1 h; + 6 x 1400 + 12 x 2200 by 2 h; a partial third hour has no entry.
-    expect(hourlyIdle(samples, 7200)).to.deep.equal([51_600, 86_400]);
-    expect(hourlyIdle(samples, 8000)).to.deep.equal([51_600, 86_400]);
-    expect(summarize('h', samples, 7200, { nncWrites: 0, reconciles: 0 }).idleIpSeconds).to.equal(
-      86_400,
+    expect(idleSoFar(samples, 50)).to.deep.equal([0, 0, 20, 320, 25, 320, 40, 500, 50, 610]);
+    expect(summarize('s', samples, 50, { nncWrites: 0, reconciles: 0 }).idleIpSeconds).to.equal(
+      610,
+    );
+    expect(idleSoFar(samples, 22)).to.deep.equal([0, 0, 20, 320, 22, 320]);
+  });
+
+  it('peak idle ratio: the highest ratio so far at any moment, not only at the end', () => {
+    // CNS v2 idles 8 IPs throughout; the run 24 for its first 100 s, then 8: 3x at 100 s, 1.4x at 400 s.
+    const cns = [0, 0, 400, 3200];
+    const run = [0, 0, 100, 2400, 400, 4800];
+    expect(peakIdleRatio(run, cns)).to.deep.equal({ ratio: 3, at: 100 });
+    expect(peakIdleRatio(cns, cns)).to.deep.equal({ ratio: 1, at: 400 });
+    expect(peakIdleRatio([], [])).to.equal(undefined);
+  });
+
+  it('peak idle ratio equals the highest ratio on a whole-second grid of integer-timed runs', () => {
+    const step = fc.record({ dt: fc.integer({ min: 1, max: 30 }), idle: fc.nat(40) });
+    const series = fc.array(step, { minLength: 1, maxLength: 20 });
+    // CNS v2 always has idle IPs from the start (its buffer), as in every simulated run.
+    const cnsSeries = series.filter((steps) => steps[0]!.idle > 0);
+    fc.assert(
+      fc.property(series, cnsSeries, (a, b) => {
+        const toSamples = (steps: typeof a): Sample[] => {
+          let t = 0;
+          return steps.map((s) => {
+            const out = { t, demand: 10, requested: 10 + s.idle, allocated: 10 + s.idle };
+            t += s.dt;
+            return out;
+          });
+        };
+        const end = 300;
+        const run = idleSoFar(toSamples(a), end);
+        const cns = idleSoFar(toSamples(b), end);
+        const at = (pairs: number[], t: number): number => {
+          let v = 0;
+          for (let k = 0; k < pairs.length; k += 2) {
+            if (pairs[k]! > t) break;
+            const next = pairs[k + 2];
+            v =
+              next === undefined
+                ? pairs[k + 1]!
+                : pairs[k + 1]! +
+                  ((pairs[k + 3]! - pairs[k + 1]!) * (t - pairs[k]!)) / (next - pairs[k]!);
+          }
+          return v;
+        };
+        let best: number | undefined;
+        for (let t = 1; t <= end; t++) {
+          const c = at(cns, t);
+          if (c > 0) best = Math.max(best ?? 0, at(run, t) / c);
+        }
+        const peak = peakIdleRatio(run, cns);
+        expect(peak!.ratio).to.be.closeTo(best!, 1e-9);
+      }),
     );
   });
 
