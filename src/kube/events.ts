@@ -2,28 +2,18 @@
 // `kubectl describe`: pool scaled, invalid input, subnet exhausted. Repeats of
 // the same event on the same object are aggregated the way kubelet does it:
 // the existing Event's `count` and `lastTimestamp` are bumped instead of
-// creating a new object. Recording never throws: a lost Event is logged, it
-// must not break the control loop that reports it.
+// creating a new object. Before that, client-go's correlator rules apply
+// (event-correlator.ts): similar Events combined, and a spam filter per
+// object. Recording never throws: a lost Event is logged, it must not break
+// the control loop that reports it.
 import { LeanCoreV1Api } from './lean/apis.ts';
 import type { CoreV1Event, KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from '../log/logger.ts';
 import { apiErrorInfo } from './errors.ts';
+import { createEventCorrelator, type CorrelatorOptions } from './event-correlator.ts';
+import type { EventDetails, InvolvedObject } from './event-types.ts';
 
-export interface InvolvedObject {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  namespace: string;
-  uid?: string;
-  resourceVersion?: string;
-}
-
-export interface EventDetails {
-  type: 'Normal' | 'Warning';
-  /** UpperCamelCase, e.g. "PoolScaled". */
-  reason: string;
-  message: string;
-}
+export { eventKey, type EventDetails, type InvolvedObject } from './event-types.ts';
 
 export interface EventRecorder {
   recordEvent(involved: InvolvedObject, details: EventDetails): Promise<void>;
@@ -57,19 +47,8 @@ export interface EventRecorderOptions {
   aggregateWindowMs?: number;
   /** How many distinct events are remembered for aggregation. */
   maxTracked?: number;
-}
-
-/** Key under which repeats are aggregated. */
-export function eventKey(involved: InvolvedObject, details: EventDetails): string {
-  return [
-    involved.namespace,
-    involved.kind,
-    involved.name,
-    involved.uid ?? '',
-    details.type,
-    details.reason,
-    details.message,
-  ].join('\u0000');
+  /** The correlator's rules (event-correlator.ts); client-go's by default. */
+  correlator?: Partial<CorrelatorOptions>;
 }
 
 /** Longest name of an object validated as a DNS subdomain (Event names are). */
@@ -109,6 +88,7 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
   const windowMs = options.aggregateWindowMs ?? 10 * 60_000;
   const maxTracked = options.maxTracked ?? 1000;
   const log = options.logger;
+  const correlator = createEventCorrelator(options.correlator);
   // Last Event written per key, in insertion order so the oldest is evicted first.
   const recent = new Map<string, CoreV1Event>();
 
@@ -150,10 +130,18 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
     remember(key, created?.metadata?.name ? created : body);
   };
 
+  // Writes about one key go one after the other, as client-go's single
+  // sink does: a count bump sent while the previous write of the same Event
+  // is under way would carry its old resourceVersion and be refused (409).
+  const queues = new Map<string, Promise<void>>();
   const inFlight = new Set<Promise<void>>();
-  const record = async (involved: InvolvedObject, details: EventDetails): Promise<void> => {
-    const at = now();
-    const key = eventKey(involved, details);
+
+  const write = async (
+    key: string,
+    involved: InvolvedObject,
+    details: EventDetails,
+    at: Date,
+  ): Promise<void> => {
     try {
       const previous = recent.get(key);
       const lastAt = previous?.lastTimestamp ? new Date(previous.lastTimestamp).getTime() : 0;
@@ -162,6 +150,8 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
           ...previous,
           count: (previous.count ?? 1) + 1,
           lastTimestamp: at,
+          // A combined Event shows the latest of the messages it stands for.
+          message: details.message,
         };
         try {
           const replaced = await api.replaceNamespacedEvent({
@@ -193,6 +183,26 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
         error: apiErrorInfo(err).message,
       });
     }
+  };
+
+  const record = (involved: InvolvedObject, asked: EventDetails): Promise<void> => {
+    const at = now();
+    const correlated = correlator.correlate(involved, asked, at.getTime());
+    if (correlated.skip) {
+      log.debug('event dropped by the spam filter', {
+        reason: asked.reason,
+        object: involved.name,
+        ...aboutNode(involved),
+      });
+      return Promise.resolve();
+    }
+    const { key, details } = correlated;
+    const p = (queues.get(key) ?? Promise.resolve()).then(() => write(key, involved, details, at));
+    queues.set(key, p);
+    void p.then(() => {
+      if (queues.get(key) === p) queues.delete(key);
+    });
+    return p;
   };
 
   return {

@@ -194,6 +194,23 @@ describe(`CRD-object fuzz: ${OBJECTS} objects against a running sidecar and fulf
     expect(eventWrites.fulfiller, JSON.stringify(eventWrites)).to.be.at.most(
       2 * (rejected.fulfiller ?? 0) + 50,
     );
+    // And client-go's spam filter (src/kube/event-correlator.ts): at most 25
+    // Event writes per object from each component, then one per 5 minutes.
+    const refills = Math.ceil((Date.now() - started) / 300_000);
+    for (const [who, proxy] of [
+      ['sidecar', sys.sidecarProxy],
+      ['fulfiller', sys.fulfillerProxy],
+    ] as const) {
+      const perObject = new Map<string, number>();
+      for (const w of proxy.writes().filter(isEvent)) {
+        const o = (JSON.parse(w.body || '{}') as { involvedObject?: Record<string, string> })
+          .involvedObject;
+        const key = `${o?.kind}/${o?.namespace}/${o?.name}/${o?.uid}`;
+        perObject.set(key, (perObject.get(key) ?? 0) + 1);
+      }
+      const most = [...perObject].sort((a, b) => b[1] - a[1]).slice(0, 3);
+      expect(most[0]?.[1] ?? 0, `${who}: ${JSON.stringify(most)}`).to.be.at.most(25 + refills);
+    }
     // Serves again: the fuzz objects go, the NNC's spec and status are cleared
     // (as an operator would), and the pool comes back, valid, and hands out IPs.
     await cleanUp(sys);

@@ -397,4 +397,38 @@ describe('kube over the local API server', function () {
     expect(list.items[0]!.involvedObject.name).to.equal('n');
     expect(list.items[0]!.source?.component).to.equal('ipam-test');
   });
+
+  it('createEventRecorder: repeats recorded at once count up one Event (no write sent with a stale resourceVersion)', async () => {
+    const rec = createEventRecorder({ kc, component: 'ipam-test', logger: silentLogger() });
+    const obj = { apiVersion: NNC_API_VERSION, kind: NNC_KIND, name: 'n', namespace: NS };
+    const before = server.counters().writes('events');
+    for (let i = 0; i < 5; i++) {
+      void rec.recordEvent(obj, { type: 'Warning', reason: 'Refused', message: 'same' });
+    }
+    await rec.flush();
+    const list = await kc.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: NS });
+    expect(list.items.map((e) => e.count)).to.deep.equal([5]);
+    expect(server.counters().writes('events') - before).to.equal(5);
+  });
+
+  it("createEventRecorder under a flood: similar Events combined, at most 25 written per object (client-go's rules)", async () => {
+    const rec = createEventRecorder({ kc, component: 'ipam-test', logger: silentLogger() });
+    const obj = { apiVersion: NNC_API_VERSION, kind: NNC_KIND, name: 'n', namespace: NS };
+    const before = server.counters().writes('events');
+    for (let i = 0; i < 200; i++) {
+      await rec.recordEvent(obj, { type: 'Warning', reason: 'Refused', message: `value ${i}` });
+    }
+    expect(server.counters().writes('events') - before).to.equal(25);
+    const list = await kc.makeApiClient(CoreV1Api).listNamespacedEvent({ namespace: NS });
+    const combined = list.items.filter((e) =>
+      e.message?.startsWith('(combined from similar events): '),
+    );
+    expect(list.items).to.have.length(10);
+    expect(combined).to.have.length(1);
+    // The 10th to the 25th: one create and 15 count bumps, showing the latest message.
+    expect(combined[0]).to.deep.include({
+      count: 16,
+      message: '(combined from similar events): value 24',
+    });
+  });
 });
