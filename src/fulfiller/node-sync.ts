@@ -8,7 +8,7 @@
 // the quarantine, the CSS, the term) it returns with its outcome, for the
 // caller to apply (reconciler.ts), as controller-runtime's Reconcile returns
 // its Result.
-import { isConflict, isNotFound } from '../kube/errors.ts';
+import { isNotFound } from '../kube/errors.ts';
 import type { NetworkContainer, NodeNetworkConfig } from '../nnc/types.ts';
 import { dynamicContainers } from '../nnc/types.ts';
 import { addressesOf } from './ledger.ts';
@@ -129,14 +129,11 @@ async function createNnc(ctx: SyncContext, name: string, asks: SyncAsks): Promis
   const node = ctx.node(name)!;
   const recreate = ctx.ledger.retained(name) !== undefined;
   ctx.guard();
-  let created: NodeNetworkConfig;
-  try {
-    const owner = { name, ...(node.uid ? { uid: node.uid } : {}) };
-    created = await ctx.lifecycleApi.create(owner, ctx.ledger.retained(name));
-  } catch (err) {
-    if (isConflict(err)) return 'noop'; // it exists: its watch event is on the way
-    throw err;
-  }
+  // A 409 (it exists) is thrown: its watch event is on the way, and the
+  // queue runs the node again after its backoff should none come (as for
+  // patchFinalizers).
+  const owner = { name, ...(node.uid ? { uid: node.uid } : {}) };
+  const created = await ctx.lifecycleApi.create(owner, ctx.ledger.retained(name));
   ctx.ledger.observe(created);
   ctx.metrics?.lifecycle(recreate ? 'recreated' : 'created');
   if (recreate) {
@@ -266,7 +263,7 @@ async function deleteNnc(ctx: SyncContext, name: string, asks: SyncAsks): Promis
   if (ctx.quarantines && addressesOf(containers).size > 0) {
     if (!hasAddressesFinalizer(nnc)) {
       const patched = await patchFinalizers(ctx, nnc, true, asks);
-      if (!patched) return 'noop'; // changed or gone meanwhile: its event brings it back
+      if (!patched) return 'noop'; // gone meanwhile: its deletion is on the way
       nnc = patched;
     }
   } else {
@@ -350,8 +347,11 @@ async function replaceNnc(ctx: SyncContext, name: string, asks: SyncAsks): Promi
 
 /**
  * Puts the addresses finalizer on or off with the version read as the
- * precondition; undefined when the NNC changed (409: its newer version is on
- * the way and the node is queued again) or is gone (404).
+ * precondition; undefined when the NNC is gone (404: its deletion is on the
+ * way). A 409 is thrown like any failure, so the queue runs the node again
+ * after its backoff (controller-runtime's requeue on a conflict): a newer
+ * version is read by then, or the write is tried again; waiting for a watch
+ * event instead left the node alone until the resync when none came.
  */
 async function patchFinalizers(
   ctx: SyncContext,
@@ -369,7 +369,7 @@ async function patchFinalizers(
     else ctx.ledger.observe(patched);
     return patched;
   } catch (err) {
-    if (isConflict(err) || isNotFound(err)) return undefined;
+    if (isNotFound(err)) return undefined;
     throw err;
   }
 }

@@ -8,7 +8,7 @@
 // sync-context.ts, so that no part imports a file back.
 import type { EventRecorder } from '../kube/events.ts';
 import { noopEventRecorder } from '../kube/events.ts';
-import { apiErrorInfo } from '../kube/errors.ts';
+import { apiErrorInfo, isConflict } from '../kube/errors.ts';
 import type { Logger } from '../log/logger.ts';
 import type { IpBackend } from './backend.ts';
 import type { ClusterView } from './cluster-view.ts';
@@ -81,6 +81,14 @@ export class Reconciler {
       priority: (name) => priorityFor(this.ctx, name),
       handler: (name) => this.run(name),
       onError: (name, error, retryInMs) => {
+        // A lifecycle write answered 409 (node-sync.ts): the NNC changed or
+        // exists, its newer version is normally on the way; the queue runs
+        // the node again after its backoff all the same. Not a failure.
+        if (isConflict(error)) {
+          counters.conflicts++;
+          log.debug('node action conflicted: run again', { node: name, retryInMs });
+          return;
+        }
         counters.failures++;
         // Infinity (no retry before a change) would read `null` in the JSON log.
         log.warn('node action failed', {

@@ -257,6 +257,35 @@ describe('fulfiller: the NNC lifecycle over HTTP', function () {
     expect(short.metadata.name).to.equal('node-b');
   });
 
+  // A 409 on a lifecycle write is retried by the queue, not left to a watch
+  // event that may never come (the chaos e2e's injected 409s left a node's
+  // NNC terminating under its live Node until the next leader, 20 s on).
+  it('an NNC deleted under a live Node whose finalizer patch is answered 409 is still recreated, without waiting for the resync', async () => {
+    await createNode('node-a');
+    await start({ resyncMs: 600_000 });
+    await waitFor('NNC', () => get('node-a'));
+    await setRequest('node-a', 8);
+    const before = await served('node-a', 8);
+    cluster.server.faults.inject({ verb: 'patch', resource: 'nodenetworkconfigs', status: 409 });
+    await api.deleteNamespacedCustomObject({ ...NNC, name: 'node-a' });
+    const after = await waitFor(
+      'node-a recreated',
+      async () => {
+        const n = await get('node-a');
+        return n && n.metadata.uid !== before.metadata.uid && !n.metadata.deletionTimestamp
+          ? n
+          : undefined;
+      },
+      10_000,
+    );
+    expect(after.metadata.name).to.equal('node-a');
+    const conflicts = cluster.server
+      .counters()
+      .entries()
+      .filter((e) => e.verb === 'patch' && e.resource === 'nodenetworkconfigs' && e.code === 409);
+    expect(conflicts.map((e) => e.count)).to.deep.equal([1]);
+  });
+
   it('at start, an NNC whose Node is gone is deleted; one of a live Node is kept as it is', async () => {
     await createNode('alive');
     for (const name of ['alive', 'ghost']) await cluster.createNnc(name, { requestedIPCount: 4 });
