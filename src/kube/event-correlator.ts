@@ -3,10 +3,10 @@
 // defaults), so that a component fed hostile or flapping input cannot flood
 // etcd with Events, as kubelet and every controller-runtime manager cannot:
 //
-// - Aggregation: when 10 Events about one object with the same type and
-//   reason but different messages come within 10 minutes of each other, the
-//   next ones go to one Event whose message is "(combined from similar
-//   events): " and the latest message, counted up like any repeat.
+// - Aggregation: Events about one object with the same type and reason but
+//   different messages, each within 10 minutes of the one before: from the
+//   10th message on they go to one Event whose message is "(combined from
+//   similar events): " and the latest message, counted up like any repeat.
 // - Spam filter: each object gets a token bucket of 25 Events, refilled at
 //   one every 5 minutes; an Event (or a repeat's count bump) without a token
 //   is dropped.
