@@ -10,9 +10,9 @@
 import { expect } from 'chai';
 import { BIN, startEmbedded } from '../support/embedded-process.ts';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import type { EmbeddedReport } from '../../harness/embedded/run.ts';
 import { whyNoNetns } from '../../harness/embedded/node-networks.ts';
@@ -139,20 +139,15 @@ describe('embedded --netns: the real plugin chain for every pod, in real namespa
     } catch {
       return this.skip();
     }
-    // The user must reach the checkout: a clone in a private directory (mktemp -d) it cannot.
-    try {
-      execFileSync('setpriv', [
-        '--reuid=65534',
-        '--regid=65534',
-        '--clear-groups',
-        'sh',
-        '-c',
-        `test -x ${JSON.stringify(BIN)}`,
-      ]);
-    } catch {
-      console.log(`    skipped: user 65534 cannot reach ${BIN} (a directory above it is private)`);
-      return this.skip();
+    // The user must reach the checkout: a clone in a private directory
+    // (mktemp -d, as CI makes it) is opened to others for the test (search
+    // permission only, taken back after).
+    const opened: { dir: string; mode: number }[] = [];
+    for (let dir = dirname(BIN); dir !== dirname(dir); dir = dirname(dir)) {
+      const mode = statSync(dir).mode & 0o7777;
+      if ((mode & 0o001) === 0) opened.push({ dir, mode });
     }
+    for (const { dir, mode } of opened) chmodSync(dir, mode | 0o001);
     let out = '';
     try {
       execFileSync(
@@ -166,6 +161,8 @@ describe('embedded --netns: the real plugin chain for every pod, in real namespa
       );
     } catch (err) {
       out = String((err as { stderr?: string }).stderr);
+    } finally {
+      for (const { dir, mode } of opened) chmodSync(dir, mode);
     }
     expect(out).to.match(/--netns: it needs root/);
   });
