@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -109,13 +110,19 @@ describe('ipstore/open (file store)', () => {
     );
   });
 
-  it('refuses an unwritable state dir', function () {
-    if (process.getuid?.() === 0) this.skip(); // root writes anywhere
+  it('refuses an unwritable state dir', () => {
     const locked = join(dir, 'locked');
     mkdirSync(locked);
-    chmodSync(locked, 0o500);
-    expect(() => openIpStore({ stateDir: locked })).to.throw(IpStoreOpenError, /not writable/);
-    chmodSync(locked, 0o700);
+    // Root writes anywhere but on a read-only file system: one is mounted there.
+    const root = process.getuid?.() === 0;
+    if (root) execFileSync('mount', ['-t', 'tmpfs', '-o', 'ro,size=64k', 'ipstore-test', locked]);
+    else chmodSync(locked, 0o500);
+    try {
+      expect(() => openIpStore({ stateDir: locked })).to.throw(IpStoreOpenError, /not writable/);
+    } finally {
+      if (root) execFileSync('umount', [locked]);
+      else chmodSync(locked, 0o700);
+    }
   });
 
   it('refuses a state dir whose ipstore.db is a directory', () => {
