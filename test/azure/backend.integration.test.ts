@@ -3,6 +3,7 @@
 // backend side.
 import { mkdtemp, mkdir, rename, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { join } from 'node:path';
 import { expect } from 'chai';
 import { Registry } from 'prom-client';
@@ -265,9 +266,16 @@ describe('Azure backend against the ARM emulator (real SDK, HTTP)', function () 
     const vms = addNodes(rig, 20);
     const bucket = { qps: 20, burst: 5 };
     const backend = backendFor(rig, { bucket: new TokenBucket(bucket) });
+    // The emulator runs in this process: while its event loop stalls, calls
+    // the bucket let go apart arrive together, so the check below allows the
+    // longest stall seen (a CI run had 8 calls arrive within 46 ms).
+    const stalls = monitorEventLoopDelay({ resolution: 10 });
+    stalls.enable();
     const results = await Promise.all(
       vms.map((vm, i) => backend.apply(nodeOf(vm, `node-${i}`), { add: 10, remove: [] })),
     );
+    stalls.disable();
+    const slackMs = 100 + stalls.max / 1e6;
     for (const r of results) expect(r.held.ipAssignments).to.have.length(10);
     expect(rig.em.count('NetworkInterfaces.List')).to.equal(1);
     const ips = results.flatMap((r) => [
@@ -277,11 +285,11 @@ describe('Azure backend against the ARM emulator (real SDK, HTTP)', function () 
     expect(new Set(ips).size).to.equal(ips.length);
     const at = rig.em.requests.map((r) => r.at).sort((x, y) => x - y);
     expect(at.length).to.be.at.least(60);
-    // Arrival jitter on a loaded machine: 100 ms of slack on each window.
+    // Arrival jitter: 100 ms of slack on each window, and the longest stall.
     for (let i = 0; i < at.length; i++) {
       for (let j = i; j < at.length; j++) {
-        expect(j - i + 1, `requests ${i}..${j}`).to.be.at.most(
-          bucket.burst + ((at[j]! - at[i]! + 100) * bucket.qps) / 1000,
+        expect(j - i + 1, `requests ${i}..${j} (slack ${Math.round(slackMs)} ms)`).to.be.at.most(
+          bucket.burst + ((at[j]! - at[i]! + slackMs) * bucket.qps) / 1000,
         );
       }
     }
