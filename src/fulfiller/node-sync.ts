@@ -30,7 +30,14 @@ import {
   statusWithoutBackend,
   writeStatus,
 } from './status-round.ts';
-import { ConflictLoopError, planFor, scalerFor, subnetsChanged, warn } from './sync-context.ts';
+import {
+  asNncConflict,
+  ConflictLoopError,
+  planFor,
+  scalerFor,
+  subnetsChanged,
+  warn,
+} from './sync-context.ts';
 import type { SyncAsks, SyncContext, SyncOutcome, SyncResult } from './sync-context.ts';
 
 export { ConflictLoopError } from './sync-context.ts';
@@ -129,11 +136,15 @@ async function createNnc(ctx: SyncContext, name: string, asks: SyncAsks): Promis
   const node = ctx.node(name)!;
   const recreate = ctx.ledger.retained(name) !== undefined;
   ctx.guard();
-  // A 409 (it exists) is thrown: its watch event is on the way, and the
-  // queue runs the node again after its backoff should none come (as for
+  // A 409 (it exists): its watch event is on the way, and the queue runs
+  // the node again after its backoff should none come (as for
   // patchFinalizers).
   const owner = { name, ...(node.uid ? { uid: node.uid } : {}) };
-  const created = await ctx.lifecycleApi.create(owner, ctx.ledger.retained(name));
+  const created = await ctx.lifecycleApi
+    .create(owner, ctx.ledger.retained(name))
+    .catch((err: unknown) => {
+      throw asNncConflict(name, err);
+    });
   ctx.ledger.observe(created);
   ctx.metrics?.lifecycle(recreate ? 'recreated' : 'created');
   if (recreate) {
@@ -350,8 +361,9 @@ async function replaceNnc(ctx: SyncContext, name: string, asks: SyncAsks): Promi
  * precondition; undefined when the NNC is gone (404: its deletion is on the
  * way). A 409 is thrown like any failure, so the queue runs the node again
  * after its backoff (controller-runtime's requeue on a conflict): a newer
- * version is read by then, or the write is tried again; waiting for a watch
- * event instead left the node alone until the resync when none came.
+ * version is read by then, or the write is tried again (NncConflictError);
+ * waiting for a watch event instead left the node alone until the resync
+ * when none came.
  */
 async function patchFinalizers(
   ctx: SyncContext,
@@ -370,7 +382,7 @@ async function patchFinalizers(
     return patched;
   } catch (err) {
     if (isNotFound(err)) return undefined;
-    throw err;
+    throw asNncConflict(nnc.metadata.name, err);
   }
 }
 

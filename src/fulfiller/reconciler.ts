@@ -8,7 +8,7 @@
 // sync-context.ts, so that no part imports a file back.
 import type { EventRecorder } from '../kube/events.ts';
 import { noopEventRecorder } from '../kube/events.ts';
-import { apiErrorInfo, isConflict } from '../kube/errors.ts';
+import { apiErrorInfo } from '../kube/errors.ts';
 import type { Logger } from '../log/logger.ts';
 import type { IpBackend } from './backend.ts';
 import type { ClusterView } from './cluster-view.ts';
@@ -24,6 +24,7 @@ import type { QuarantineKeeper } from './quarantine-keeper.ts';
 import { NodeQueue } from './queue.ts';
 import type { ClockTimers } from '../clock/clock.ts';
 import type { SyncAsks, SyncContext, SyncCounters } from './sync-context.ts';
+import { NncConflictError } from './sync-context.ts';
 
 /** The fulfiller's dependencies the reconcile uses (FulfillerDeps' part). */
 export interface ReconcileDeps {
@@ -81,10 +82,7 @@ export class Reconciler {
       priority: (name) => priorityFor(this.ctx, name),
       handler: (name) => this.run(name),
       onError: (name, error, retryInMs) => {
-        // A lifecycle write answered 409 (node-sync.ts): the NNC changed or
-        // exists, its newer version is normally on the way; the queue runs
-        // the node again after its backoff all the same. Not a failure.
-        if (isConflict(error)) {
+        if (error instanceof NncConflictError) {
           counters.conflicts++;
           log.debug('node action conflicted: run again', { node: name, retryInMs });
           return;

@@ -1,6 +1,7 @@
 // What one node's run works with (its context) and what it gives back (its
 // result), shared by the lifecycle actions (node-sync.ts) and the status
 // round (status-round.ts), plus small helpers both use.
+import { isConflict } from '../kube/errors.ts';
 import type { EventRecorder, InvolvedObject } from '../kube/events.ts';
 import type { Logger } from '../log/logger.ts';
 import type { NetworkContainer, NodeNetworkConfig, ScalerSpec } from '../nnc/types.ts';
@@ -125,6 +126,24 @@ export interface SyncContext {
 /** Raised when a status write kept conflicting; the queue backs off. */
 export class ConflictLoopError extends Error {
   override readonly name = 'ConflictLoopError';
+}
+
+/**
+ * A lifecycle write (create, finalizer patch) answered 409: the NNC changed
+ * or exists. Not a failure: the queue runs the node again after its backoff,
+ * by when its newer version is normally read (node-sync.ts). Only these: a
+ * 409 from elsewhere (ARM's AnotherOperationInProgress) stays a failure.
+ */
+export class NncConflictError extends Error {
+  override readonly name = 'NncConflictError';
+  constructor(node: string, cause: unknown) {
+    super(`${node}: the NodeNetworkConfig changed or exists (409)`, { cause });
+  }
+}
+
+/** Its 409 thrown as NncConflictError; anything else as it is. */
+export function asNncConflict(node: string, err: unknown): unknown {
+  return isConflict(err) ? new NncConflictError(node, err) : err;
 }
 
 export function scalerFor(ctx: SyncContext, name: string): Required<ScalerSpec> {
