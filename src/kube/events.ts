@@ -170,16 +170,10 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
       } else {
         await create(key, involved, details, at);
       }
-      log.debug('event recorded', {
-        reason: details.reason,
-        object: involved.name,
-        ...aboutNode(involved),
-      });
+      log.debug('event recorded', logFields(involved, details));
     } catch (err) {
       log.warn('event not recorded', {
-        reason: details.reason,
-        object: involved.name,
-        ...aboutNode(involved),
+        ...logFields(involved, details),
         error: apiErrorInfo(err).message,
       });
     }
@@ -189,11 +183,7 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
     const at = now();
     const correlated = correlator.correlate(involved, asked, at.getTime());
     if (correlated.skip) {
-      log.debug('event dropped by the spam filter', {
-        reason: asked.reason,
-        object: involved.name,
-        ...aboutNode(involved),
-      });
+      log.debug('event dropped by the spam filter', logFields(involved, asked));
       return Promise.resolve();
     }
     const { key, details } = correlated;
@@ -215,6 +205,11 @@ export function createEventRecorder(options: EventRecorderOptions): EventRecorde
       while (inFlight.size > 0) await Promise.all([...inFlight]);
     },
   };
+}
+
+/** What a log line about an Event says of it. */
+function logFields(involved: InvolvedObject, details: EventDetails): Record<string, string> {
+  return { reason: details.reason, object: involved.name, ...aboutNode(involved) };
 }
 
 /** `{node}` when the object is a node's (its Node or its NNC, named after it): logs say whom they are about. */
