@@ -5,7 +5,7 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 NODE_FLAGS := --disable-warning=ExperimentalWarning
 
-.PHONY: run test install bundle cni go-test image image-test typecheck lint unit coverage sync-path bench bench-quiet-watches bench-azure-full crash-long fuzz-long interleave-long chaos rbac-audit prometheus-check clean format
+.PHONY: run test install bundle cni go-test image image-test typecheck lint unit coverage test-count sync-path bench bench-quiet-watches bench-azure-full crash-long fuzz-long interleave-long chaos rbac-audit prometheus-check clean format
 
 node_modules/.installed: package.json package-lock.json scripts/install
 	scripts/install
@@ -53,9 +53,12 @@ run: install
 typecheck: install
 	tsc -p tsconfig.json --noEmit
 
+# eslint, prettier, and the subjects of the commits since the rule began
+# (at most 72 characters: scripts/commit-subjects, CONTRIBUTING.md).
 lint: install
 	eslint .
 	prettier --check .
+	scripts/commit-subjects
 
 # Every test file in two lanes (scripts/unit): the whole-cluster end-to-end
 # files one at a time, beside the others UNIT_JOBS (2) at a time, slowest
@@ -68,9 +71,13 @@ unit: install bundle cni
 coverage: install cni
 	COVERAGE=1 UNIT_JOBS=$(UNIT_JOBS) scripts/unit
 
+# How many tests there are, by folder, without running them (mocha's dry
+# run; the Go plugin's from `go test -list`): scripts/test-count.
+test-count: install
+	scripts/test-count
+
 # Install first, then type check, lint and the tests side by side; any of
-# them failing fails `make test`. Measured on a fresh clone on two cores:
-# docs/testing.md#make-test.
+# them failing fails `make test`. What each runs: docs/testing.md#make-test.
 test: install
 	@$(MAKE) --no-print-directory -j3 typecheck lint unit go-test
 
