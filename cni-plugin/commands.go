@@ -187,8 +187,15 @@ func Check(conf *IpamConfig, inv *Invocation, deps Deps) (interface{}, error) {
 	return nil, nil
 }
 
-// Gc releases every attachment of this network the runtime no longer knows.
+// Gc releases every attachment of this network the runtime no longer
+// lists. Without a list it releases nothing: a GC that says nothing of what
+// is still valid must not free a running pod's address (the sidecar's leak
+// collector reclaims what a lost DEL leaves). One release failing does not
+// stop the others; the failures are named at the end.
 func Gc(conf *IpamConfig, deps Deps) (interface{}, error) {
+	if !conf.HasAttachmentList {
+		return nil, nil
+	}
 	answer, err := deps.Client.Call("POST", pathAttachments,
 		Object{{"podInterfaceIDPrefix", InterfacePrefix(conf.Network)}})
 	if err != nil {
@@ -216,33 +223,47 @@ func Gc(conf *IpamConfig, deps Deps) (interface{}, error) {
 		if s, isStr := id.(string); isStr && valid[s] {
 			continue
 		}
-		release := Object{}
-		if v, ok := field(a, "podInterfaceID"); ok {
-			release = append(release, KV{"podInterfaceID", v})
-		}
-		if v, ok := field(a, "infraContainerID"); ok {
-			release = append(release, KV{"infraContainerID", v})
-		}
-		context := Object{}
-		if v, ok := field(a, "podName"); ok {
-			context = append(context, KV{"PodName", v})
-		}
-		if v, ok := field(a, "podNamespace"); ok {
-			context = append(context, KV{"PodNamespace", v})
-		}
-		release = append(release, KV{"orchestratorContext", context}, KV{"desiredIPAddresses", []string{}})
-		answer, err := deps.Client.Call("POST", pathReleaseIPConfigs, release)
-		if err != nil {
-			return nil, err
-		}
-		if answer.Status != 200 {
-			failures = append(failures, fmt.Sprintf("%s (HTTP %d)", text(id), answer.Status))
+		if why := gcRelease(a, deps); why != "" {
+			failures = append(failures, fmt.Sprintf("%s (%s)", text(id), why))
 		}
 	}
 	if len(failures) > 0 {
 		return nil, cniError(CodeTryAgainLater, "GC could not release %s", strings.Join(failures, ", "))
 	}
 	return nil, nil
+}
+
+// gcRelease releases one listed attachment: "" when it is released, else why not.
+func gcRelease(a interface{}, deps Deps) string {
+	release := Object{}
+	if v, ok := field(a, "podInterfaceID"); ok {
+		release = append(release, KV{"podInterfaceID", v})
+	}
+	if v, ok := field(a, "infraContainerID"); ok {
+		release = append(release, KV{"infraContainerID", v})
+	}
+	context := Object{}
+	if v, ok := field(a, "podName"); ok {
+		context = append(context, KV{"PodName", v})
+	}
+	if v, ok := field(a, "podNamespace"); ok {
+		context = append(context, KV{"PodNamespace", v})
+	}
+	release = append(release, KV{"orchestratorContext", context}, KV{"desiredIPAddresses", []string{}})
+	answer, err := deps.Client.Call("POST", pathReleaseIPConfigs, release)
+	switch {
+	case err != nil:
+		return err.Error()
+	case answer.Status != 200:
+		return fmt.Sprintf("HTTP %d", answer.Status)
+	case !isNumber(returnCode(answer), returnSuccess):
+		message := ""
+		if m := path(answer.Body, "response", "Message"); m != nil {
+			message = ": " + text(m)
+		}
+		return fmt.Sprintf("HTTP 200, ReturnCode %s%s", text(returnCode(answer)), message)
+	}
+	return ""
 }
 
 // Status succeeds (no output) only while the sidecar is ready and its pool can serve an ADD.

@@ -157,6 +157,119 @@ func TestGcReleasesTheAttachmentsOfThisNetworkTheRuntimeNoLongerLists(t *testing
 	errorOf(t, out, code, 100, `^cannot list the attachments: `, "list refused")
 }
 
+// A GC that lists no attachments (libcni's GCNetworkList with nil args sends
+// no key; a nil slice in its args is sent as null) says nothing of what is
+// still valid: it releases nothing, where reading it as an empty list freed
+// every running pod's address (issue 53).
+func TestGcWithoutAListReleasesNothing(t *testing.T) {
+	listing := func() *fakeAPI {
+		return fake(func(path string, _ interface{}) Answer {
+			if path == "/network/attachments" {
+				return answerOf(200, `{"attachments": [{"podInterfaceID": "cni/net-a/c1/eth0", "infraContainerID": "c1"},
+					{"podInterfaceID": "cni/net-a/c2/eth0", "infraContainerID": "c2"}], "response": {"ReturnCode": 0}}`)
+			}
+			return answerOf(200, `{"podIPInfo": [], "response": {"ReturnCode": 0, "Message": ""}}`)
+		})
+	}
+	base := `{"cniVersion": "1.1.0", "name": "net-a", "type": "pool-monitor-cni", "nodeAPI": "http://127.0.0.1:1"`
+	for what, stdin := range map[string]string{
+		"no key":                   base + `}`,
+		"valid-attachments null":   base + `, "cni.dev/valid-attachments": null}`,
+		"attachments null":         base + `, "cni.dev/attachments": null}`,
+		"in an ipam section, none": conf(nil, m{"cniVersion": "1.1.0"}),
+	} {
+		api := listing()
+		if out, code := run(map[string]string{"CNI_COMMAND": "GC"}, stdin, api); code != 0 || out != nil {
+			t.Fatalf("%s: GC: %v %d", what, plain(t, out), code)
+		}
+		for _, c := range api.calls {
+			if c.Path == "/network/releaseipconfigs" {
+				t.Fatalf("%s: GC released %v", what, plain(t, c.Body))
+			}
+		}
+	}
+}
+
+// The published 1.1.0 text names the list cni.dev/attachments (renamed
+// cni.dev/valid-attachments by containernetworking/cni#1103, libcni sending
+// both since): either is read, and an attachment either lists is kept.
+func TestGcReadsTheListUnderEitherName(t *testing.T) {
+	for what, lists := range map[string]string{
+		"attachments": `"cni.dev/attachments": [{"containerID": "c1", "ifname": "eth0"}]`,
+		"both, as libcni sends": `"cni.dev/valid-attachments": [{"containerID": "c1", "ifname": "eth0"}],
+			"cni.dev/attachments": [{"containerID": "c1", "ifname": "eth0"}]`,
+		"one in each": `"cni.dev/valid-attachments": [{"containerID": "c1", "ifname": "eth0"}],
+			"cni.dev/attachments": [{"containerID": "c3", "ifname": "eth0"}]`,
+	} {
+		api := fake(func(path string, _ interface{}) Answer {
+			if path == "/network/attachments" {
+				return answerOf(200, `{"attachments": [{"podInterfaceID": "cni/net-a/c1/eth0"},
+					{"podInterfaceID": "cni/net-a/c2/eth0"}, {"podInterfaceID": "cni/net-a/c3/eth0"}], "response": {"ReturnCode": 0}}`)
+			}
+			return answerOf(200, `{"podIPInfo": [], "response": {"ReturnCode": 0, "Message": ""}}`)
+		})
+		stdin := `{"cniVersion": "1.1.0", "name": "net-a", "type": "pool-monitor-cni", "nodeAPI": "http://127.0.0.1:1", ` + lists + `}`
+		if out, code := run(map[string]string{"CNI_COMMAND": "GC"}, stdin, api); code != 0 || out != nil {
+			t.Fatalf("%s: GC: %v %d", what, plain(t, out), code)
+		}
+		released := []string{}
+		for _, c := range api.calls[1:] {
+			id, _ := field(plain(t, c.Body), "podInterfaceID")
+			released = append(released, text(id))
+		}
+		want := "cni/net-a/c2/eth0 cni/net-a/c3/eth0"
+		if what == "one in each" {
+			want = "cni/net-a/c2/eth0"
+		}
+		if strings.Join(released, " ") != want {
+			t.Fatalf("%s: released %v, want %s", what, released, want)
+		}
+	}
+	out, code := run(map[string]string{"CNI_COMMAND": "GC"}, conf(nil, m{"cni.dev/attachments": m{}}), always(ok()))
+	errorOf(t, out, code, 7, `cni\.dev/attachments must be an array`, "a list that is not one")
+}
+
+// One release that fails does not stop the others; the failures are named at the end.
+func TestGcKeepsGoingPastAFailedRelease(t *testing.T) {
+	released := []string{}
+	api := fake(func(path string, body interface{}) Answer {
+		if path == "/network/attachments" {
+			return answerOf(200, `{"attachments": [{"podInterfaceID": "cni/net-a/c1/eth0"}, {"podInterfaceID": "cni/net-a/c2/eth0"},
+				{"podInterfaceID": "cni/net-a/c3/eth0"}], "response": {"ReturnCode": 0}}`)
+		}
+		id, _ := field(plain(t, body), "podInterfaceID")
+		released = append(released, text(id))
+		switch id {
+		case "cni/net-a/c1/eth0":
+			return Answer{Status: 500}
+		case "cni/net-a/c2/eth0":
+			return answerOf(200, `{"response": {"ReturnCode": 99, "Message": "store"}}`)
+		}
+		return answerOf(200, `{"podIPInfo": [], "response": {"ReturnCode": 0, "Message": ""}}`)
+	})
+	stdin := `{"cniVersion": "1.1.0", "name": "net-a", "type": "pool-monitor-cni", "nodeAPI": "http://127.0.0.1:1",
+		"cni.dev/valid-attachments": []}`
+	out, code := run(map[string]string{"CNI_COMMAND": "GC"}, stdin, api)
+	errorOf(t, out, code, 11,
+		`^GC could not release cni/net-a/c1/eth0 \(HTTP 500\), cni/net-a/c2/eth0 \(HTTP 200, ReturnCode 99: store\)$`, "failures")
+	if strings.Join(released, " ") != "cni/net-a/c1/eth0 cni/net-a/c2/eth0 cni/net-a/c3/eth0" {
+		t.Fatalf("released %v", released)
+	}
+	// A release the sidecar does not answer (a restart) does not stop the rest either.
+	released = released[:0]
+	api.fail = func(path string, body interface{}) error {
+		if id, _ := field(plain(t, body), "podInterfaceID"); id == "cni/net-a/c1/eth0" {
+			return cniError(CodeTryAgainLater, "cannot reach the node's pool-monitor sidecar")
+		}
+		return nil
+	}
+	out, code = run(map[string]string{"CNI_COMMAND": "GC"}, stdin, api)
+	errorOf(t, out, code, 11, `^GC could not release cni/net-a/c1/eth0 \(cannot reach the node's pool-monitor sidecar\), cni/net-a/c2/eth0 `, "unreachable once")
+	if strings.Join(released, " ") != "cni/net-a/c2/eth0 cni/net-a/c3/eth0" {
+		t.Fatalf("released %v", released)
+	}
+}
+
 func TestStatusFailsWith50UnlessTheSidecarIsReadyAndThePoolCanServe(t *testing.T) {
 	stdin := conf(nil, m{"cniVersion": "1.1.0"})
 	env := map[string]string{"CNI_COMMAND": "STATUS"}

@@ -53,7 +53,7 @@ type TokenFile struct {
 	Required bool
 }
 
-// Attachment is one entry of `cni.dev/valid-attachments`.
+// Attachment is one entry of a GC's `cni.dev/valid-attachments`.
 type Attachment struct {
 	ContainerID string
 	IfName      string
@@ -75,8 +75,10 @@ type IpamConfig struct {
 	MTU    int
 	// How long ADD waits out ReturnCode 32.
 	AddTimeoutSeconds int
-	// GC: the attachments the runtime still knows; nil: none given.
-	ValidAttachments []Attachment
+	// GC: the attachments the runtime still knows, when it gave a list
+	// (HasAttachmentList); without one GC releases nothing.
+	ValidAttachments  []Attachment
+	HasAttachmentList bool
 	// CHECK: the result the chain gave at ADD.
 	PrevResult    interface{}
 	HasPrevResult bool
@@ -257,36 +259,55 @@ func positive(o obj, key, at string, max int) (int, error) {
 	return int(f), nil
 }
 
-func parseValidAttachments(conf obj) ([]Attachment, error) {
-	v, ok := conf["cni.dev/valid-attachments"]
-	if !ok {
-		return nil, nil
+// The keys a GC's list of still-valid attachments comes under. The
+// published 1.1.0 text (SPEC.md of containernetworking/cni v1.2.0 to
+// v1.2.2) names it cni.dev/attachments, libcni has always sent
+// cni.dev/valid-attachments, and since containernetworking/cni#1103
+// (v1.2.3) the spec says valid-attachments and libcni sends both
+// (libcni/api.go, GCNetworkList).
+var attachmentListKeys = []string{"cni.dev/valid-attachments", "cni.dev/attachments"}
+
+// parseValidAttachments is the union of the lists under either key, and
+// whether any list was given. A key absent or null is no list: libcni's
+// GCNetworkList sends no key when its args are nil, and null when their
+// ValidAttachments slice is nil (InjectConf only refuses an untyped nil).
+// An attachment either list names is kept.
+func parseValidAttachments(conf obj) ([]Attachment, bool, error) {
+	out, listed := []Attachment{}, false
+	for _, key := range attachmentListKeys {
+		v, ok := conf[key]
+		if !ok || v == nil {
+			continue
+		}
+		a, isArray := v.([]interface{})
+		if !isArray {
+			return nil, false, invalidConfig(key, "must be an array")
+		}
+		listed = true
+		for i, e := range a {
+			each := key + "[" + strconv.Itoa(i) + "]"
+			o, isObj := e.(obj)
+			if !isObj {
+				return nil, false, invalidConfig(each, "must be an object {containerID, ifname}")
+			}
+			containerID, hasID, err := str(o, "containerID", each+".")
+			if err != nil {
+				return nil, false, err
+			}
+			ifname, hasIf, err := str(o, "ifname", each+".")
+			if err != nil {
+				return nil, false, err
+			}
+			if !hasID || !hasIf {
+				return nil, false, invalidConfig(each, "needs containerID and ifname")
+			}
+			out = append(out, Attachment{ContainerID: containerID, IfName: ifname})
+		}
 	}
-	a, isArray := v.([]interface{})
-	if !isArray {
-		return nil, invalidConfig("cni.dev/valid-attachments", "must be an array")
+	if !listed {
+		return nil, false, nil
 	}
-	out := make([]Attachment, 0, len(a))
-	for i, e := range a {
-		each := "cni.dev/valid-attachments[" + strconv.Itoa(i) + "]"
-		o, isObj := e.(obj)
-		if !isObj {
-			return nil, invalidConfig(each, "must be an object {containerID, ifname}")
-		}
-		containerID, hasID, err := str(o, "containerID", each+".")
-		if err != nil {
-			return nil, err
-		}
-		ifname, hasIf, err := str(o, "ifname", each+".")
-		if err != nil {
-			return nil, err
-		}
-		if !hasID || !hasIf {
-			return nil, invalidConfig(each, "needs containerID and ifname")
-		}
-		out = append(out, Attachment{ContainerID: containerID, IfName: ifname})
-	}
-	return out, nil
+	return out, true, nil
 }
 
 // VersionOf is the cniVersion of a configuration, checked against what this plugin speaks.
@@ -372,7 +393,7 @@ func ParseConfig(conf obj) (*IpamConfig, error) {
 	if c.MTU, err = positive(ipam, "mtu", at, 65535); err != nil {
 		return nil, err
 	}
-	if c.ValidAttachments, err = parseValidAttachments(conf); err != nil {
+	if c.ValidAttachments, c.HasAttachmentList, err = parseValidAttachments(conf); err != nil {
 		return nil, err
 	}
 	if c.NodeAPI, err = ParseNodeAPI(nodeAPIText, at+"nodeAPI"); err != nil {

@@ -83,12 +83,19 @@ type call struct {
 
 type fakeAPI struct {
 	answer func(path string, body interface{}) Answer
-	calls  []call
-	clock  int64
+	// fail, when set, is the error of a call the sidecar does not answer (nil: it answers).
+	fail  func(path string, body interface{}) error
+	calls []call
+	clock int64
 }
 
 func (f *fakeAPI) Call(method, path string, body interface{}) (Answer, error) {
 	f.calls = append(f.calls, call{method, path, body})
+	if f.fail != nil {
+		if err := f.fail(path, body); err != nil {
+			return Answer{}, err
+		}
+	}
 	return f.answer(path, body), nil
 }
 

@@ -182,6 +182,41 @@ describe('pool-monitor-cni, the binary, against the node API over HTTP', functio
     ]);
   });
 
+  it('GC without a list releases nothing: both live attachments stay Assigned (issue 53)', async () => {
+    const ips: string[] = [];
+    for (const c of ['n1', 'n2']) {
+      const add = await plugin(env('ADD', c), conf());
+      expect(add.code, add.out).to.equal(0);
+      ips.push((add.json!.ips as { address: string }[])[0]!.address.split('/')[0]!);
+    }
+    // What libcni's GCNetworkList sends with nil args: the list's name and
+    // version merged into the plugin's entry, no attachment list at all.
+    const gc = await plugin({ CNI_COMMAND: 'GC' }, conf({ cniVersion: '1.1.0' }));
+    expect(gc, gc.out).to.deep.include({ code: 0, out: '' });
+    for (const [i, ip] of ips.entries()) {
+      expect(await stateOf(ip), ip).to.deep.include({
+        State: 'Assigned',
+        PodInfo: {
+          PodName: `pod-n${i + 1}`,
+          PodNamespace: 'default',
+          PodInfraContainerID: `n${i + 1}`,
+          PodInterfaceID: `cni/${NETWORK}/n${i + 1}/eth0`,
+        },
+      });
+    }
+    // The published 1.1.0 text's name for the list is read too.
+    const listed = await plugin(
+      { CNI_COMMAND: 'GC' },
+      conf({
+        cniVersion: '1.1.0',
+        'cni.dev/attachments': ['c1', 'g1', 'n1'].map((c) => ({ containerID: c, ifname: 'eth0' })),
+      }),
+    );
+    expect(listed, listed.out).to.deep.include({ code: 0, out: '' });
+    expect(await stateOf(ips[0]!)).to.deep.include({ State: 'Assigned' });
+    expect(await stateOf(ips[1]!)).to.deep.include({ State: 'Available', PodInfo: null });
+  });
+
   it('STATUS fails with 50 and the reason while the sidecar is not ready, passes once it is', async () => {
     const status = conf({ cniVersion: '1.1.0' });
     h.state.ready = false;

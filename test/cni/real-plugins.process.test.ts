@@ -222,9 +222,24 @@ describe('pool-monitor-cni with the reference bridge and ptp plugins in real nam
     }
   });
 
-  it('GC releases an attachment the runtime forgot, and keeps the ones it lists', async () => {
+  it('GC releases an attachment the runtime forgot, and keeps the ones it lists; without a list, nothing', async () => {
     const b2 = pods.get('b2')!;
     net!.forget(b2.ns); // the runtime lost the sandbox without a DEL
+    // libcni's GCNetworkList with nil args: no list, so nothing is released.
+    const unlisted = JSON.stringify({
+      ...(JSON.parse(nodes.b.conf) as object),
+      cniVersion: '1.1.0',
+    });
+    const none = await runPlugin(
+      nodes.b.ns,
+      join(PLUGIN_DIR, 'pool-monitor-cni'),
+      { CNI_COMMAND: 'GC' },
+      unlisted,
+    );
+    expect(none.code, none.out).to.equal(0);
+    for (const pod of ['b1', 'b2']) {
+      expect(await stateOf(nodes.b, pods.get(pod)!.ip), pod).to.deep.include({ State: 'Assigned' });
+    }
     const gc = JSON.stringify({
       cniVersion: '1.1.0',
       name: NETWORK,
