@@ -20,6 +20,7 @@ ARG GO_IMAGE=docker.io/library/golang:1.22-bookworm
 FROM ${GO_IMAGE} AS cni
 WORKDIR /src
 COPY cni-plugin/go.mod cni-plugin/*.go ./
+COPY cni-plugin/internal/ ./internal/
 RUN CGO_ENABLED=0 GOPROXY=off go build -trimpath -buildvcs=false \
       -ldflags='-s -w' -o /out/pool-monitor-cni . && \
     echo '{"cniVersion":"1.1.0"}' | CNI_COMMAND=VERSION /out/pool-monitor-cni | grep -q supportedVersions

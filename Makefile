@@ -27,7 +27,7 @@ bundle: dist/sidecar.js
 # builds its own and the DaemonSet installs that one file. Without go, `cni`
 # says so in one line and the tests that need the plugin say they skipped.
 GO := $(shell command -v go 2>/dev/null)
-CNI_SOURCES := cni-plugin/go.mod $(filter-out %_test.go,$(wildcard cni-plugin/*.go))
+CNI_SOURCES := cni-plugin/go.mod $(filter-out %_test.go,$(wildcard cni-plugin/*.go cni-plugin/internal/*/*.go))
 dist/pool-monitor-cni: $(CNI_SOURCES)
 	@mkdir -p dist
 	cd cni-plugin && CGO_ENABLED=0 go build -trimpath -buildvcs=false -ldflags='-s -w' -o ../dist/.pool-monitor-cni.$$$$ . && mv -f ../dist/.pool-monitor-cni.$$$$ ../dist/pool-monitor-cni

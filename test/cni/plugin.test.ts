@@ -1,8 +1,8 @@
 // The plugin as the runtime runs it: the built binary (cni-plugin/, through
 // bin/pool-monitor-cni) against the sidecar's node API (src/nodeapi/ with a
 // fake store, in this process) over its unix socket with a token, and over
-// a loopback URL. What the Go tests (cni-plugin/*_test.go) check against a
-// fake, checked here against the real endpoints: ADD's address as the
+// a loopback URL. What the Go tests (cni-plugin/internal/plugin/) check
+// against a fake, checked here against the real endpoints: ADD's address as the
 // sidecar assigns it, CHECK, DEL (twice, the second without netns or args),
 // GC, STATUS, a refused token. The binary is static: nothing of the host
 // but the kernel is needed. Without the binary and without go to build it,

@@ -3,7 +3,7 @@
 // invocation. Each call has its own deadline (30 s: a node starting 110
 // pods at once answers slowly); a connection that fails or times out is
 // reported as "try again later" (the sidecar restarts, the runtime retries).
-package main
+package plugin
 
 import (
 	"bytes"
@@ -19,20 +19,20 @@ import (
 	"time"
 )
 
-// Answer is the node API's status and JSON body (nil when it is not JSON).
-type Answer struct {
+// apiAnswer is the node API's status and JSON body (nil when it is not JSON).
+type apiAnswer struct {
 	Status int
 	Body   interface{}
 }
 
-// NodeAPIClient calls the node API: a JSON POST, or a GET without body.
-// It fails with a *CniError when the sidecar cannot be reached.
-type NodeAPIClient interface {
-	Call(method, path string, body interface{}) (Answer, error)
+// nodeAPIClient calls the node API: a JSON POST, or a GET without body.
+// It fails with a *errorResult when the sidecar cannot be reached.
+type nodeAPIClient interface {
+	call(method, path string, body interface{}) (apiAnswer, error)
 }
 
-// ReadToken is the token from the configured file: absent and not asked for, none.
-func ReadToken(file TokenFile) (string, error) {
+// readToken is the token from the configured file: absent and not asked for, none.
+func readToken(file tokenFile) (string, error) {
 	data, err := os.ReadFile(file.Path)
 	if err != nil {
 		if !file.Required && errors.Is(err, os.ErrNotExist) {
@@ -44,7 +44,7 @@ func ReadToken(file TokenFile) (string, error) {
 }
 
 type httpClient struct {
-	conf      *IpamConfig
+	conf      *ipamConfig
 	timeout   time.Duration
 	client    *http.Client
 	base      string
@@ -52,8 +52,8 @@ type httpClient struct {
 	tokenRead bool
 }
 
-// NewNodeAPIClient is the client of the configured node API.
-func NewNodeAPIClient(conf *IpamConfig, timeout time.Duration) NodeAPIClient {
+// newNodeAPIClient is the client of the configured node API.
+func newNodeAPIClient(conf *ipamConfig, timeout time.Duration) nodeAPIClient {
 	transport := &http.Transport{Proxy: nil, DisableCompression: true}
 	base := "http://" + net.JoinHostPort(conf.NodeAPI.Host, strconv.Itoa(conf.NodeAPI.Port))
 	if conf.NodeAPI.Kind == "unix" {
@@ -72,11 +72,11 @@ func NewNodeAPIClient(conf *IpamConfig, timeout time.Duration) NodeAPIClient {
 	}
 }
 
-func (c *httpClient) Call(method, path string, body interface{}) (Answer, error) {
+func (c *httpClient) call(method, path string, body interface{}) (apiAnswer, error) {
 	if !c.tokenRead {
-		token, err := ReadToken(c.conf.TokenFile)
+		token, err := readToken(c.conf.TokenFile)
 		if err != nil {
-			return Answer{}, err
+			return apiAnswer{}, err
 		}
 		c.token, c.tokenRead = token, true
 	}
@@ -84,13 +84,13 @@ func (c *httpClient) Call(method, path string, body interface{}) (Answer, error)
 	if body != nil {
 		data, err := marshal(body)
 		if err != nil {
-			return Answer{}, err
+			return apiAnswer{}, err
 		}
 		reader = bytes.NewReader(data)
 	}
 	req, err := http.NewRequest(method, c.base+path, reader)
 	if err != nil {
-		return Answer{}, c.unreachable(err)
+		return apiAnswer{}, c.unreachable(err)
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -100,21 +100,21 @@ func (c *httpClient) Call(method, path string, body interface{}) (Answer, error)
 	}
 	res, err := c.client.Do(req)
 	if err != nil {
-		return Answer{}, c.unreachable(err)
+		return apiAnswer{}, c.unreachable(err)
 	}
 	defer res.Body.Close()
 	data, err := io.ReadAll(res.Body)
 	if err != nil {
-		return Answer{}, c.unreachable(err)
+		return apiAnswer{}, c.unreachable(err)
 	}
 	parsed, err := decode(data)
 	if err != nil {
 		parsed = nil
 	}
-	return Answer{Status: res.StatusCode, Body: parsed}, nil
+	return apiAnswer{Status: res.StatusCode, Body: parsed}, nil
 }
 
-func (c *httpClient) unreachable(err error) *CniError {
+func (c *httpClient) unreachable(err error) *errorResult {
 	var urlErr *url.Error
 	if errors.As(err, &urlErr) {
 		if urlErr.Timeout() {
@@ -123,7 +123,7 @@ func (c *httpClient) unreachable(err error) *CniError {
 			err = urlErr.Err
 		}
 	}
-	return cniError(CodeTryAgainLater,
+	return cniError(codeTryAgainLater,
 		"cannot reach the node's pool-monitor sidecar at %s: %s (is the pool-monitor DaemonSet running on this node?)",
 		c.conf.NodeAPIText, err.Error())
 }

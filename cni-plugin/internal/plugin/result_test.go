@@ -1,26 +1,26 @@
 // The result per version: the address with the subnet prefix, the gateway
 // and a default route through it; configured routes, gateway and MTU (on
 // 1.1.0); `version` in 0.x results.
-package main
+package plugin
 
 import "testing"
 
-func parsed(t *testing.T, stdin string) *IpamConfig {
+func parsed(t *testing.T, stdin string) *ipamConfig {
 	t.Helper()
-	raw, err := ParseJSON([]byte(stdin))
+	raw, err := parseJSON([]byte(stdin))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := ParseConfig(raw)
+	c, err := parseConfig(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c
 }
 
-func build(t *testing.T, c *IpamConfig, i interface{}) Object {
+func build(t *testing.T, c *ipamConfig, i interface{}) object {
 	t.Helper()
-	r, err := BuildResult(c, i)
+	r, err := buildResult(c, i)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestResultGivesTheAddressWithThePrefixTheGatewayAndADefaultRoute(t *testing
 
 func TestResultFollowsConfiguredRoutesGatewayMtuAndTheVersion(t *testing.T) {
 	none := build(t, parsed(t, conf(m{"routes": []m{}}, nil)), info)
-	routes, _ := none.Get("routes")
+	routes, _ := none.get("routes")
 	sameJSON(t, routes, `[]`, "no routes")
 	own := build(t, parsed(t, conf(m{"gateway": "10.10.0.254", "routes": []m{{"dst": "10.96.0.0/12"}}, "mtu": 1400},
 		m{"cniVersion": "1.1.0"})), info)
@@ -51,11 +51,11 @@ func TestResultFollowsConfiguredRoutesGatewayMtuAndTheVersion(t *testing.T) {
 	}`, "own routes")
 	// No mtu before 1.1.0.
 	noMtu := build(t, parsed(t, conf(m{"routes": []m{{"dst": "10.96.0.0/12"}}, "mtu": 1400}, nil)), info)
-	routes, _ = noMtu.Get("routes")
+	routes, _ = noMtu.get("routes")
 	sameJSON(t, routes, `[{"dst": "10.96.0.0/12", "gw": "10.10.0.1"}]`, "1.0.0 routes")
 	for _, v := range []string{"0.3.0", "0.3.1", "0.4.0"} {
 		old := build(t, parsed(t, conf(nil, m{"cniVersion": v})), info)
-		ips, _ := old.Get("ips")
+		ips, _ := old.get("ips")
 		sameJSON(t, ips, `[{"address": "10.10.0.7/16", "gateway": "10.10.0.1", "version": "4"}]`, v)
 	}
 }
@@ -82,14 +82,14 @@ func TestResultRoutesOfTheAddressFamilyOnlyAndTheirOwnGateways(t *testing.T) {
 		"routes": [],
 		"dns": {}
 	}`)
-	if _, err := BuildResult(parsed(t, conf(nil, nil)), m{"PodIPConfig": m{"IPAddress": "x"}}); err == nil ||
-		err.(*CniError).Code != CodeNodeAPIError {
+	if _, err := buildResult(parsed(t, conf(nil, nil)), m{"PodIPConfig": m{"IPAddress": "x"}}); err == nil ||
+		err.(*errorResult).Code != codeNodeAPIError {
 		t.Fatalf("no address: %v", err)
 	}
 }
 
 func TestAddressesOfAPrevResult(t *testing.T) {
 	v, _ := decode([]byte(`{"ips":[{"address":"10.0.0.1/24"},{"address":5},{},{"address":"fd00::1/64"}]}`))
-	sameJSON(t, AddressesOf(v), `["10.0.0.1","fd00::1"]`)
-	sameJSON(t, AddressesOf(nil), `[]`)
+	sameJSON(t, addressesOf(v), `["10.0.0.1","fd00::1"]`)
+	sameJSON(t, addressesOf(nil), `[]`)
 }

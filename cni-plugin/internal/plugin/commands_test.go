@@ -1,7 +1,7 @@
 // The commands against a fake node API: ADD's request and its wait for "no
 // address yet" within its deadline, the codes of the node API's refusals,
 // DEL's idempotence, CHECK, GC, STATUS and VERSION.
-package main
+package plugin
 
 import (
 	"strings"
@@ -10,7 +10,7 @@ import (
 
 func TestAddAsksWithTheAttachmentAndThePodAndPrintsTheResult(t *testing.T) {
 	api := always(ok())
-	out, code := run(baseEnv, conf(nil, nil), api)
+	out, code := invoke(baseEnv, conf(nil, nil), api)
 	if code != 0 {
 		t.Fatalf("exit %d: %v", code, plain(t, out))
 	}
@@ -32,26 +32,26 @@ func TestAddAsksWithTheAttachmentAndThePodAndPrintsTheResult(t *testing.T) {
 func TestAddWaitsOutReturnCode32WithBackoffAndGivesUpWith11AtItsDeadline(t *testing.T) {
 	n := 0
 	noIP := answerOf(200, `{"podIPInfo": [], "response": {"ReturnCode": 32, "Message": "none free"}}`)
-	later := fake(func(string, interface{}) Answer {
+	later := fake(func(string, interface{}) apiAnswer {
 		n++
 		if n < 4 {
 			return noIP
 		}
 		return ok()
 	})
-	if _, code := run(baseEnv, conf(nil, nil), later); code != 0 {
+	if _, code := invoke(baseEnv, conf(nil, nil), later); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	if want := BackoffMs(0) + BackoffMs(1) + BackoffMs(2); later.clock != want {
+	if want := backoffMs(0) + backoffMs(1) + backoffMs(2); later.clock != want {
 		t.Fatalf("waited %d ms, want %d", later.clock, want)
 	}
 	never := always(noIP)
-	out, code := run(baseEnv, conf(m{"addTimeoutSeconds": 5}, nil), never)
+	out, code := invoke(baseEnv, conf(m{"addTimeoutSeconds": 5}, nil), never)
 	errorOf(t, out, code, 11, `within 5 s.*none free`, "never")
 	if never.clock > 5000 {
 		t.Fatalf("waited %d ms past its 5 s", never.clock)
 	}
-	if BackoffMs(0) != 100 || BackoffMs(1) != 200 || BackoffMs(4) != 1600 || BackoffMs(5) != 2000 || BackoffMs(80) != 2000 {
+	if backoffMs(0) != 100 || backoffMs(1) != 200 || backoffMs(4) != 1600 || backoffMs(5) != 2000 || backoffMs(80) != 2000 {
 		t.Fatal("backoff: 100 ms doubling to 2 s")
 	}
 }
@@ -59,21 +59,21 @@ func TestAddWaitsOutReturnCode32WithBackoffAndGivesUpWith11AtItsDeadline(t *test
 func TestAddARefusedTokenIs100ABadRequest101A5xx11(t *testing.T) {
 	for _, c := range []struct{ status, code int }{{401, 100}, {403, 100}, {400, 101}, {404, 101}, {500, 11}, {429, 11}, {0, 11}} {
 		api := always(answerOf(c.status, `{"response": {"ReturnCode": 23, "Message": "x"}}`))
-		out, exit := run(baseEnv, conf(nil, nil), api)
+		out, exit := invoke(baseEnv, conf(nil, nil), api)
 		errorOf(t, out, exit, c.code, `^no address for default/web-1: `, "HTTP")
 	}
-	out, exit := run(baseEnv, conf(nil, nil), always(answerOf(400, `{"response": {"ReturnCode": 23, "Message": "bad"}}`)))
+	out, exit := invoke(baseEnv, conf(nil, nil), always(answerOf(400, `{"response": {"ReturnCode": 23, "Message": "bad"}}`)))
 	errorOf(t, out, exit, 101, `answered HTTP 400, ReturnCode 23: bad$`, "400")
-	out, exit = run(baseEnv, conf(nil, nil), always(Answer{Status: 502}))
+	out, exit = invoke(baseEnv, conf(nil, nil), always(apiAnswer{Status: 502}))
 	errorOf(t, out, exit, 11, `the node API failed: HTTP 502$`, "502 without a body")
-	out, exit = run(baseEnv, conf(nil, nil), always(Answer{Status: 404}))
+	out, exit = invoke(baseEnv, conf(nil, nil), always(apiAnswer{Status: 404}))
 	errorOf(t, out, exit, 101, `ReturnCode none: HTTP 404$`, "404 without a body")
 }
 
 func TestDelNeedsNeitherNetnsNorArgsAndSucceedsWhenNothingIsHeld(t *testing.T) {
 	api := always(answerOf(200, `{"podIPInfo": [], "response": {"ReturnCode": 0, "Message": ""}}`))
 	env := map[string]string{"CNI_COMMAND": "DEL", "CNI_CONTAINERID": "c1", "CNI_IFNAME": "eth0"}
-	out, code := run(env, conf(nil, nil), api)
+	out, code := invoke(env, conf(nil, nil), api)
 	if out != nil || code != 0 {
 		t.Fatalf("DEL: %v %d", out, code)
 	}
@@ -83,7 +83,7 @@ func TestDelNeedsNeitherNetnsNorArgsAndSucceedsWhenNothingIsHeld(t *testing.T) {
 		"orchestratorContext": {"PodName": "c1", "PodNamespace": "-"},
 		"desiredIPAddresses": []
 	}`)
-	out, code = run(env, conf(nil, nil), always(answerOf(500, `{"response": {"ReturnCode": 99, "Message": "disk"}}`)))
+	out, code = invoke(env, conf(nil, nil), always(answerOf(500, `{"response": {"ReturnCode": 99, "Message": "disk"}}`)))
 	errorOf(t, out, code, 11, `^cannot release c1/eth0: the node API failed: disk$`, "DEL 500")
 }
 
@@ -93,22 +93,22 @@ func TestCheck3ForAnUnknownAttachment102WhenTheRuntimeHasAnotherAddress(t *testi
 		return conf(nil, m{"prevResult": m{"cniVersion": "1.0.0", "ips": []m{{"address": address}}}})
 	}
 	api := always(ok())
-	if out, code := run(env, prev("10.10.0.7/16"), api); code != 0 || out != nil {
+	if out, code := invoke(env, prev("10.10.0.7/16"), api); code != 0 || out != nil {
 		t.Fatalf("CHECK: %v %d", plain(t, out), code)
 	}
 	if api.calls[0].Path != "/network/ipconfig" {
 		t.Fatalf("CHECK asked %s", api.calls[0].Path)
 	}
 	sameJSON(t, api.calls[0].Body, `{"podInterfaceID": "cni/net-a/c1/eth0"}`)
-	out, code := run(env, prev("10.10.0.8/16"), always(ok()))
+	out, code := invoke(env, prev("10.10.0.8/16"), always(ok()))
 	errorOf(t, out, code, 102, `holds 10\.10\.0\.7 for c1/eth0, the runtime's result has 10\.10\.0\.8$`, "mismatch")
-	out, code = run(env, conf(nil, m{"prevResult": m{}}), always(ok()))
+	out, code = invoke(env, conf(nil, m{"prevResult": m{}}), always(ok()))
 	errorOf(t, out, code, 102, `has no address$`, "empty prevResult")
 	gone := always(answerOf(200, `{"podIPInfo": [], "response": {"ReturnCode": 14, "Message": ""}}`))
-	out, code = run(env, prev("10.10.0.7/16"), gone)
+	out, code = invoke(env, prev("10.10.0.7/16"), gone)
 	errorOf(t, out, code, 3, `holds no address for c1/eth0 on network net-a`, "gone")
 	// Without a prevResult, CHECK only asks that the sidecar holds one.
-	if out, code := run(env, conf(nil, nil), always(ok())); code != 0 {
+	if out, code := invoke(env, conf(nil, nil), always(ok())); code != 0 {
 		t.Fatalf("CHECK without prevResult: %v", plain(t, out))
 	}
 }
@@ -118,7 +118,7 @@ func TestGcReleasesTheAttachmentsOfThisNetworkTheRuntimeNoLongerLists(t *testing
 		return `{"podInterfaceID": "cni/net-a/` + c + `/eth0", "infraContainerID": "` + c +
 			`", "podName": "p-` + c + `", "podNamespace": "default", "IPAddress": "10.10.0.9"}`
 	}
-	api := fake(func(path string, _ interface{}) Answer {
+	api := fake(func(path string, _ interface{}) apiAnswer {
 		if path == "/network/attachments" {
 			return answerOf(200, `{"attachments": [`+attachment("c1")+`,`+attachment("c2")+
 				`], "response": {"ReturnCode": 0, "Message": ""}}`)
@@ -127,7 +127,7 @@ func TestGcReleasesTheAttachmentsOfThisNetworkTheRuntimeNoLongerLists(t *testing
 	})
 	stdin := `{"cniVersion": "1.1.0", "name": "net-a", "type": "pool-monitor-cni", "nodeAPI": "http://127.0.0.1:1",
 		"cni.dev/valid-attachments": [{"containerID": "c1", "ifname": "eth0"}]}`
-	if out, code := run(map[string]string{"CNI_COMMAND": "GC"}, stdin, api); code != 0 || out != nil {
+	if out, code := invoke(map[string]string{"CNI_COMMAND": "GC"}, stdin, api); code != 0 || out != nil {
 		t.Fatalf("GC: %v %d", plain(t, out), code)
 	}
 	paths := []string{}
@@ -145,15 +145,15 @@ func TestGcReleasesTheAttachmentsOfThisNetworkTheRuntimeNoLongerLists(t *testing
 		"desiredIPAddresses": []
 	}`)
 	// A release that fails is named; the list failing is the node API's error.
-	failing := fake(func(path string, _ interface{}) Answer {
+	failing := fake(func(path string, _ interface{}) apiAnswer {
 		if path == "/network/attachments" {
 			return answerOf(200, `{"attachments": [`+attachment("c2")+`], "response": {"ReturnCode": 0}}`)
 		}
-		return Answer{Status: 500}
+		return apiAnswer{Status: 500}
 	})
-	out, code := run(map[string]string{"CNI_COMMAND": "GC"}, stdin, failing)
+	out, code := invoke(map[string]string{"CNI_COMMAND": "GC"}, stdin, failing)
 	errorOf(t, out, code, 11, `^GC could not release cni/net-a/c2/eth0 \(HTTP 500\)$`, "release fails")
-	out, code = run(map[string]string{"CNI_COMMAND": "GC"}, stdin, always(Answer{Status: 401}))
+	out, code = invoke(map[string]string{"CNI_COMMAND": "GC"}, stdin, always(apiAnswer{Status: 401}))
 	errorOf(t, out, code, 100, `^cannot list the attachments: `, "list refused")
 }
 
@@ -163,7 +163,7 @@ func TestGcReleasesTheAttachmentsOfThisNetworkTheRuntimeNoLongerLists(t *testing
 // every running pod's address (issue 53).
 func TestGcWithoutAListReleasesNothing(t *testing.T) {
 	listing := func() *fakeAPI {
-		return fake(func(path string, _ interface{}) Answer {
+		return fake(func(path string, _ interface{}) apiAnswer {
 			if path == "/network/attachments" {
 				return answerOf(200, `{"attachments": [{"podInterfaceID": "cni/net-a/c1/eth0", "infraContainerID": "c1"},
 					{"podInterfaceID": "cni/net-a/c2/eth0", "infraContainerID": "c2"}], "response": {"ReturnCode": 0}}`)
@@ -179,7 +179,7 @@ func TestGcWithoutAListReleasesNothing(t *testing.T) {
 		"in an ipam section, none": conf(nil, m{"cniVersion": "1.1.0"}),
 	} {
 		api := listing()
-		if out, code := run(map[string]string{"CNI_COMMAND": "GC"}, stdin, api); code != 0 || out != nil {
+		if out, code := invoke(map[string]string{"CNI_COMMAND": "GC"}, stdin, api); code != 0 || out != nil {
 			t.Fatalf("%s: GC: %v %d", what, plain(t, out), code)
 		}
 		for _, c := range api.calls {
@@ -201,7 +201,7 @@ func TestGcReadsTheListUnderEitherName(t *testing.T) {
 		"one in each": `"cni.dev/valid-attachments": [{"containerID": "c1", "ifname": "eth0"}],
 			"cni.dev/attachments": [{"containerID": "c3", "ifname": "eth0"}]`,
 	} {
-		api := fake(func(path string, _ interface{}) Answer {
+		api := fake(func(path string, _ interface{}) apiAnswer {
 			if path == "/network/attachments" {
 				return answerOf(200, `{"attachments": [{"podInterfaceID": "cni/net-a/c1/eth0"},
 					{"podInterfaceID": "cni/net-a/c2/eth0"}, {"podInterfaceID": "cni/net-a/c3/eth0"}], "response": {"ReturnCode": 0}}`)
@@ -209,7 +209,7 @@ func TestGcReadsTheListUnderEitherName(t *testing.T) {
 			return answerOf(200, `{"podIPInfo": [], "response": {"ReturnCode": 0, "Message": ""}}`)
 		})
 		stdin := `{"cniVersion": "1.1.0", "name": "net-a", "type": "pool-monitor-cni", "nodeAPI": "http://127.0.0.1:1", ` + lists + `}`
-		if out, code := run(map[string]string{"CNI_COMMAND": "GC"}, stdin, api); code != 0 || out != nil {
+		if out, code := invoke(map[string]string{"CNI_COMMAND": "GC"}, stdin, api); code != 0 || out != nil {
 			t.Fatalf("%s: GC: %v %d", what, plain(t, out), code)
 		}
 		released := []string{}
@@ -225,14 +225,14 @@ func TestGcReadsTheListUnderEitherName(t *testing.T) {
 			t.Fatalf("%s: released %v, want %s", what, released, want)
 		}
 	}
-	out, code := run(map[string]string{"CNI_COMMAND": "GC"}, conf(nil, m{"cni.dev/attachments": m{}}), always(ok()))
+	out, code := invoke(map[string]string{"CNI_COMMAND": "GC"}, conf(nil, m{"cni.dev/attachments": m{}}), always(ok()))
 	errorOf(t, out, code, 7, `cni\.dev/attachments must be an array`, "a list that is not one")
 }
 
 // One release that fails does not stop the others; the failures are named at the end.
 func TestGcKeepsGoingPastAFailedRelease(t *testing.T) {
 	released := []string{}
-	api := fake(func(path string, body interface{}) Answer {
+	api := fake(func(path string, body interface{}) apiAnswer {
 		if path == "/network/attachments" {
 			return answerOf(200, `{"attachments": [{"podInterfaceID": "cni/net-a/c1/eth0"}, {"podInterfaceID": "cni/net-a/c2/eth0"},
 				{"podInterfaceID": "cni/net-a/c3/eth0"}], "response": {"ReturnCode": 0}}`)
@@ -241,7 +241,7 @@ func TestGcKeepsGoingPastAFailedRelease(t *testing.T) {
 		released = append(released, text(id))
 		switch id {
 		case "cni/net-a/c1/eth0":
-			return Answer{Status: 500}
+			return apiAnswer{Status: 500}
 		case "cni/net-a/c2/eth0":
 			return answerOf(200, `{"response": {"ReturnCode": 99, "Message": "store"}}`)
 		}
@@ -249,7 +249,7 @@ func TestGcKeepsGoingPastAFailedRelease(t *testing.T) {
 	})
 	stdin := `{"cniVersion": "1.1.0", "name": "net-a", "type": "pool-monitor-cni", "nodeAPI": "http://127.0.0.1:1",
 		"cni.dev/valid-attachments": []}`
-	out, code := run(map[string]string{"CNI_COMMAND": "GC"}, stdin, api)
+	out, code := invoke(map[string]string{"CNI_COMMAND": "GC"}, stdin, api)
 	errorOf(t, out, code, 11,
 		`^GC could not release cni/net-a/c1/eth0 \(HTTP 500\), cni/net-a/c2/eth0 \(HTTP 200, ReturnCode 99: store\)$`, "failures")
 	if strings.Join(released, " ") != "cni/net-a/c1/eth0 cni/net-a/c2/eth0 cni/net-a/c3/eth0" {
@@ -259,11 +259,11 @@ func TestGcKeepsGoingPastAFailedRelease(t *testing.T) {
 	released = released[:0]
 	api.fail = func(path string, body interface{}) error {
 		if id, _ := field(plain(t, body), "podInterfaceID"); id == "cni/net-a/c1/eth0" {
-			return cniError(CodeTryAgainLater, "cannot reach the node's pool-monitor sidecar")
+			return cniError(codeTryAgainLater, "cannot reach the node's pool-monitor sidecar")
 		}
 		return nil
 	}
-	out, code = run(map[string]string{"CNI_COMMAND": "GC"}, stdin, api)
+	out, code = invoke(map[string]string{"CNI_COMMAND": "GC"}, stdin, api)
 	errorOf(t, out, code, 11, `^GC could not release cni/net-a/c1/eth0 \(cannot reach the node's pool-monitor sidecar\), cni/net-a/c2/eth0 `, "unreachable once")
 	if strings.Join(released, " ") != "cni/net-a/c2/eth0 cni/net-a/c3/eth0" {
 		t.Fatalf("released %v", released)
@@ -273,47 +273,47 @@ func TestGcKeepsGoingPastAFailedRelease(t *testing.T) {
 func TestStatusFailsWith50UnlessTheSidecarIsReadyAndThePoolCanServe(t *testing.T) {
 	stdin := conf(nil, m{"cniVersion": "1.1.0"})
 	env := map[string]string{"CNI_COMMAND": "STATUS"}
-	pool := func(exhausted bool, available int) Answer {
+	pool := func(exhausted bool, available int) apiAnswer {
 		b := "false"
 		if exhausted {
 			b = "true"
 		}
 		return answerOf(200, `{"exhausted": `+b+`, "ipCounts": {"Available": `+strings.Repeat("1", available)+`0}}`)
 	}
-	ready := func(p Answer) *fakeAPI {
-		return fake(func(path string, _ interface{}) Answer {
+	ready := func(p apiAnswer) *fakeAPI {
+		return fake(func(path string, _ interface{}) apiAnswer {
 			if path == "/readyz" {
 				return answerOf(200, `{}`)
 			}
 			return p
 		})
 	}
-	if out, code := run(env, stdin, ready(pool(false, 0))); out != nil || code != 0 {
+	if out, code := invoke(env, stdin, ready(pool(false, 0))); out != nil || code != 0 {
 		t.Fatalf("STATUS ready: %v %d", plain(t, out), code)
 	}
-	if out, code := run(env, stdin, ready(pool(true, 1))); out != nil || code != 0 {
+	if out, code := invoke(env, stdin, ready(pool(true, 1))); out != nil || code != 0 {
 		t.Fatalf("STATUS exhausted but with addresses: %v %d", plain(t, out), code)
 	}
-	out, code := run(env, stdin, ready(pool(true, 0)))
+	out, code := invoke(env, stdin, ready(pool(true, 0)))
 	errorOf(t, out, code, 50, `no address is free on this node and the subnet is exhausted`, "dry")
 	waiting := always(answerOf(503, `{"status": "not ready", "reason": "no NNC yet"}`))
-	out, code = run(env, stdin, waiting)
+	out, code = invoke(env, stdin, waiting)
 	errorOf(t, out, code, 50, `^pool-monitor-cni cannot serve: the node's sidecar is not ready \(HTTP 503: no NNC yet\)$`, "not ready")
-	out, code = run(env, stdin, always(Answer{Status: 503}))
+	out, code = invoke(env, stdin, always(apiAnswer{Status: 503}))
 	errorOf(t, out, code, 50, `not ready \(HTTP 503\)$`, "not ready without a reason")
 }
 
 func TestVersionAnswersForAnyVersionAsked(t *testing.T) {
-	out, code := run(map[string]string{"CNI_COMMAND": "VERSION"}, `{"cniVersion":"0.4.0"}`, nil)
+	out, code := invoke(map[string]string{"CNI_COMMAND": "VERSION"}, `{"cniVersion":"0.4.0"}`, nil)
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
 	sameJSON(t, out, `{"cniVersion": "0.4.0", "supportedVersions": ["0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"]}`)
-	out, _ = run(map[string]string{"CNI_COMMAND": "VERSION"}, `{}`, nil)
+	out, _ = invoke(map[string]string{"CNI_COMMAND": "VERSION"}, `{}`, nil)
 	sameJSON(t, out, `{"cniVersion": "1.1.0", "supportedVersions": ["0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"]}`)
 }
 
 func TestErrorsCarryTheConfigurationsVersion(t *testing.T) {
-	out, _ := run(envWith(map[string]string{"CNI_ARGS": ""}), conf(nil, m{"cniVersion": "0.4.0"}), always(ok()))
+	out, _ := invoke(envWith(map[string]string{"CNI_ARGS": ""}), conf(nil, m{"cniVersion": "0.4.0"}), always(ok()))
 	sameJSON(t, out, `{"cniVersion": "0.4.0", "code": 4, "msg": "CNI_ARGS must carry K8S_POD_NAMESPACE and K8S_POD_NAME: the sidecar hands addresses to pods of its node and reclaims one whose pod it cannot find"}`)
 }

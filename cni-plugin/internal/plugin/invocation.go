@@ -1,6 +1,6 @@
 // The CNI_* environment of one invocation, and the attachment it names as
 // the sidecar's interface id. Pure.
-package main
+package plugin
 
 import (
 	"regexp"
@@ -8,11 +8,11 @@ import (
 	"unicode/utf16"
 )
 
-// Commands are the CNI commands this plugin answers.
-var Commands = []string{"ADD", "DEL", "CHECK", "VERSION", "GC", "STATUS"}
+// commands are the CNI commands this plugin answers.
+var commands = []string{"ADD", "DEL", "CHECK", "VERSION", "GC", "STATUS"}
 
-// Invocation is the runtime's environment, checked.
-type Invocation struct {
+// invocation is the runtime's environment, checked.
+type invocation struct {
 	Command     string
 	ContainerID string
 	IfName      string
@@ -21,8 +21,8 @@ type Invocation struct {
 	Args map[string]string
 }
 
-// ParseCniArgs reads `K=V;K2=V2` as the runtime passes CNI_ARGS.
-func ParseCniArgs(text string) map[string]string {
+// parseCniArgs reads `K=V;K2=V2` as the runtime passes CNI_ARGS.
+func parseCniArgs(text string) map[string]string {
 	out := map[string]string{}
 	for _, part := range strings.Split(text, ";") {
 		if at := strings.IndexByte(part, '='); at > 0 {
@@ -34,30 +34,30 @@ func ParseCniArgs(text string) map[string]string {
 
 var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 
-func badEnv(name, why string) *CniError {
-	return cniError(CodeInvalidEnvironment, "%s %s", name, why)
+func badEnv(name, why string) *errorResult {
+	return cniError(codeInvalidEnvironment, "%s %s", name, why)
 }
 
-// ParseInvocation checks the CNI_* variables the command needs.
-func ParseInvocation(env func(string) string) (*Invocation, error) {
+// parseInvocation checks the CNI_* variables the command needs.
+func parseInvocation(env func(string) string) (*invocation, error) {
 	command := env("CNI_COMMAND")
-	list := strings.Join(Commands, ", ")
+	list := strings.Join(commands, ", ")
 	if command == "" {
 		return nil, badEnv("CNI_COMMAND", "is not set (one of "+list+")")
 	}
 	known := false
-	for _, c := range Commands {
+	for _, c := range commands {
 		known = known || c == command
 	}
 	if !known {
 		return nil, badEnv("CNI_COMMAND", jsonText(command, true)+" is not one of "+list)
 	}
-	inv := &Invocation{
+	inv := &invocation{
 		Command:     command,
 		ContainerID: env("CNI_CONTAINERID"),
 		IfName:      env("CNI_IFNAME"),
 		Netns:       env("CNI_NETNS"),
-		Args:        ParseCniArgs(env("CNI_ARGS")),
+		Args:        parseCniArgs(env("CNI_ARGS")),
 	}
 	needs := command == "ADD" || command == "DEL" || command == "CHECK"
 	if needs && inv.ContainerID == "" {
@@ -75,34 +75,34 @@ func ParseInvocation(env func(string) string) (*Invocation, error) {
 	return inv, nil
 }
 
-// InterfacePrefix starts every attachment of a network in the sidecar's store.
-func InterfacePrefix(network string) string {
+// interfacePrefix starts every attachment of a network in the sidecar's store.
+func interfacePrefix(network string) string {
 	return "cni/" + network + "/"
 }
 
-// InterfaceID is the sidecar's podInterfaceID for the attachment
+// interfaceID is the sidecar's podInterfaceID for the attachment
 // (containerID, ifname) of a network: unique per attachment, and a
 // network's attachments share a prefix, so GC can list them. At most 256
 // characters (UTF-16 units, as the node API counts them).
-func InterfaceID(network, containerID, ifname string) (string, error) {
-	id := InterfacePrefix(network) + containerID + "/" + ifname
+func interfaceID(network, containerID, ifname string) (string, error) {
+	id := interfacePrefix(network) + containerID + "/" + ifname
 	if len(utf16.Encode([]rune(id))) > 256 {
 		return "", badEnv("CNI_CONTAINERID", "with the network name and CNI_IFNAME makes an id over 256 characters")
 	}
 	return id, nil
 }
 
-// Pod is the pod an attachment is for.
-type Pod struct {
+// podRef is the pod an attachment is for.
+type podRef struct {
 	Name      string
 	Namespace string
 }
 
-// PodOf is the pod from CNI_ARGS (the Kubernetes runtimes pass them), or nil.
-func PodOf(inv *Invocation) *Pod {
+// podOf is the pod from CNI_ARGS (the Kubernetes runtimes pass them), or nil.
+func podOf(inv *invocation) *podRef {
 	name, namespace := inv.Args["K8S_POD_NAME"], inv.Args["K8S_POD_NAMESPACE"]
 	if name == "" || namespace == "" {
 		return nil
 	}
-	return &Pod{Name: name, Namespace: namespace}
+	return &podRef{Name: name, Namespace: namespace}
 }

@@ -1,8 +1,8 @@
 // The plugin's input, parsed and checked before anything is asked of the
 // node: the network configuration on stdin (its `ipam` section, or the top
 // level for GC and STATUS invoked directly). Pure: each function returns a
-// checked value or a *CniError naming the key.
-package main
+// checked value or a *errorResult naming the key.
+package plugin
 
 import (
 	"math"
@@ -14,70 +14,70 @@ import (
 )
 
 const (
-	PluginType = "pool-monitor-cni"
+	pluginType = "pool-monitor-cni"
 	// Where the DaemonSet's sidecar listens when it is locked down (README "Security").
-	DefaultNodeAPI   = "unix:/run/pool-monitor/cns.sock"
-	DefaultTokenFile = "/run/pool-monitor/node-api-token"
+	defaultNodeAPI   = "unix:/run/pool-monitor/cns.sock"
+	defaultTokenFile = "/run/pool-monitor/node-api-token"
 	// How long ADD waits out "no address yet" (ReturnCode 32) by default.
-	DefaultAddTimeoutSeconds = 60
+	defaultAddTimeoutSeconds = 60
 )
 
-// SupportedVersions are the CNI versions this plugin speaks.
-var SupportedVersions = []string{"0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"}
+// supportedVersions are the CNI versions this plugin speaks.
+var supportedVersions = []string{"0.3.0", "0.3.1", "0.4.0", "1.0.0", "1.1.0"}
 
-// NodeAPIAddress is `unix:/path` (Kind "unix", Path) or `http://host:port` (Kind "http").
-type NodeAPIAddress struct {
+// nodeAPIAddress is `unix:/path` (Kind "unix", Path) or `http://host:port` (Kind "http").
+type nodeAPIAddress struct {
 	Kind string
 	Path string
 	Host string
 	Port int
 }
 
-// RouteConf is one configured route; Gw empty: the gateway.
-type RouteConf struct {
+// routeConf is one configured route; Gw empty: the gateway.
+type routeConf struct {
 	Dst string
 	Gw  string
 }
 
-// DNSConf is the configured DNS; a nil slice or empty Domain is not given.
-type DNSConf struct {
+// dnsConf is the configured DNS; a nil slice or empty Domain is not given.
+type dnsConf struct {
 	Nameservers []string
 	Domain      string
 	Search      []string
 	Options     []string
 }
 
-// TokenFile is the bearer token's file; Required when the configuration names it.
-type TokenFile struct {
+// tokenFile is the bearer token's file; Required when the configuration names it.
+type tokenFile struct {
 	Path     string
 	Required bool
 }
 
-// Attachment is one entry of a GC's `cni.dev/valid-attachments`.
-type Attachment struct {
+// gcAttachment is one entry of a GC's `cni.dev/valid-attachments`.
+type gcAttachment struct {
 	ContainerID string
 	IfName      string
 }
 
-// IpamConfig is the plugin's checked configuration.
-type IpamConfig struct {
+// ipamConfig is the plugin's checked configuration.
+type ipamConfig struct {
 	CniVersion string
 	// The network's name: the start of every attachment's interface id.
 	Network     string
-	NodeAPI     NodeAPIAddress
+	NodeAPI     nodeAPIAddress
 	NodeAPIText string
-	TokenFile   TokenFile
+	TokenFile   tokenFile
 	// Overrides the gateway the node's NNC gives ("": none).
 	Gateway string
 	// The routes the result carries (gateway filled in); nil: a default route.
-	Routes []RouteConf
-	DNS    *DNSConf
+	Routes []routeConf
+	DNS    *dnsConf
 	MTU    int
 	// How long ADD waits out ReturnCode 32.
 	AddTimeoutSeconds int
 	// GC: the attachments the runtime still knows, when it gave a list
 	// (HasAttachmentList); without one GC releases nothing.
-	ValidAttachments  []Attachment
+	ValidAttachments  []gcAttachment
 	HasAttachmentList bool
 	// CHECK: the result the chain gave at ADD.
 	PrevResult    interface{}
@@ -141,39 +141,39 @@ func strs(o obj, key, at string) ([]string, error) {
 	return out, nil
 }
 
-// ParseNodeAPI reads `unix:/path` or `http://host:port`.
-func ParseNodeAPI(text, key string) (NodeAPIAddress, error) {
+// parseNodeAPI reads `unix:/path` or `http://host:port`.
+func parseNodeAPI(text, key string) (nodeAPIAddress, error) {
 	if strings.HasPrefix(text, "unix:") {
 		p := strings.TrimPrefix(text, "unix:")
 		if !strings.HasPrefix(p, "/") {
-			return NodeAPIAddress{}, invalidConfig(key, "must name an absolute socket path: "+text)
+			return nodeAPIAddress{}, invalidConfig(key, "must name an absolute socket path: "+text)
 		}
-		return NodeAPIAddress{Kind: "unix", Path: p}, nil
+		return nodeAPIAddress{Kind: "unix", Path: p}, nil
 	}
 	bad := invalidConfig(key, "must be unix:/path or http://host:port, got "+jsonText(text, true))
 	u, err := url.Parse(text)
 	if err != nil || u.Scheme != "http" || u.Opaque != "" || u.Host == "" ||
 		(u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery {
-		return NodeAPIAddress{}, bad
+		return nodeAPIAddress{}, bad
 	}
 	port := 80
 	if p := u.Port(); p != "" {
 		n, err := strconv.Atoi(p)
 		if err != nil || n > 65535 {
-			return NodeAPIAddress{}, bad
+			return nodeAPIAddress{}, bad
 		}
 		port = n
 	}
 	host := u.Hostname()
 	if host == "" {
-		return NodeAPIAddress{}, bad
+		return nodeAPIAddress{}, bad
 	}
-	return NodeAPIAddress{Kind: "http", Host: host, Port: port}, nil
+	return nodeAPIAddress{Kind: "http", Host: host, Port: port}, nil
 }
 
 var cidrPattern = regexp.MustCompile(`^([^/]+)/([0-9]{1,3})$`)
 
-func parseRoutes(o obj, at string) ([]RouteConf, error) {
+func parseRoutes(o obj, at string) ([]routeConf, error) {
 	v, ok := o["routes"]
 	if !ok {
 		return nil, nil
@@ -182,7 +182,7 @@ func parseRoutes(o obj, at string) ([]RouteConf, error) {
 	if !isArray {
 		return nil, invalidConfig(at+"routes", "must be an array of {dst, gw}")
 	}
-	out := make([]RouteConf, 0, len(a))
+	out := make([]routeConf, 0, len(a))
 	for i, e := range a {
 		each := at + "routes[" + strconv.Itoa(i) + "]"
 		r, isObj := e.(obj)
@@ -210,12 +210,12 @@ func parseRoutes(o obj, at string) ([]RouteConf, error) {
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, RouteConf{Dst: dst, Gw: gw})
+		out = append(out, routeConf{Dst: dst, Gw: gw})
 	}
 	return out, nil
 }
 
-func parseDNS(o obj, at string) (*DNSConf, error) {
+func parseDNS(o obj, at string) (*dnsConf, error) {
 	v, ok := o["dns"]
 	if !ok {
 		return nil, nil
@@ -224,7 +224,7 @@ func parseDNS(o obj, at string) (*DNSConf, error) {
 	if !isObj {
 		return nil, invalidConfig(at+"dns", "must be an object {nameservers, domain, search, options}")
 	}
-	var out DNSConf
+	var out dnsConf
 	var err error
 	if out.Nameservers, err = strs(d, "nameservers", at+"dns."); err != nil {
 		return nil, err
@@ -272,8 +272,8 @@ var attachmentListKeys = []string{"cni.dev/valid-attachments", "cni.dev/attachme
 // GCNetworkList sends no key when its args are nil, and null when their
 // ValidAttachments slice is nil (InjectConf only refuses an untyped nil).
 // An attachment either list names is kept.
-func parseValidAttachments(conf obj) ([]Attachment, bool, error) {
-	out, listed := []Attachment{}, false
+func parseValidAttachments(conf obj) ([]gcAttachment, bool, error) {
+	out, listed := []gcAttachment{}, false
 	for _, key := range attachmentListKeys {
 		v, ok := conf[key]
 		if !ok || v == nil {
@@ -301,7 +301,7 @@ func parseValidAttachments(conf obj) ([]Attachment, bool, error) {
 			if !hasID || !hasIf {
 				return nil, false, invalidConfig(each, "needs containerID and ifname")
 			}
-			out = append(out, Attachment{ContainerID: containerID, IfName: ifname})
+			out = append(out, gcAttachment{ContainerID: containerID, IfName: ifname})
 		}
 	}
 	if !listed {
@@ -310,39 +310,39 @@ func parseValidAttachments(conf obj) ([]Attachment, bool, error) {
 	return out, true, nil
 }
 
-// VersionOf is the cniVersion of a configuration, checked against what this plugin speaks.
-func VersionOf(conf obj) (string, error) {
+// versionOf is the cniVersion of a configuration, checked against what this plugin speaks.
+func versionOf(conf obj) (string, error) {
 	v, _ := conf["cniVersion"].(string)
 	if v == "" {
 		return "", invalidConfig("cniVersion", `is required (a string such as "1.0.0")`)
 	}
-	for _, s := range SupportedVersions {
+	for _, s := range supportedVersions {
 		if s == v {
 			return v, nil
 		}
 	}
-	return "", cniError(CodeIncompatibleVersion, "incompatible CNI version %s: this plugin supports %s",
-		v, strings.Join(SupportedVersions, ", "))
+	return "", cniError(codeIncompatibleVersion, "incompatible CNI version %s: this plugin supports %s",
+		v, strings.Join(supportedVersions, ", "))
 }
 
-// ParseJSON reads stdin's JSON text: an object.
-func ParseJSON(data []byte) (obj, error) {
+// parseJSON reads stdin's JSON text: an object.
+func parseJSON(data []byte) (obj, error) {
 	v, err := decode(data)
 	if err != nil {
-		return nil, cniError(CodeDecodeFailure, "the network configuration on stdin is not JSON: %s", err.Error())
+		return nil, cniError(codeDecodeFailure, "the network configuration on stdin is not JSON: %s", err.Error())
 	}
 	o, isObj := v.(obj)
 	if !isObj {
-		return nil, cniError(CodeDecodeFailure, "the network configuration on stdin must be a JSON object")
+		return nil, cniError(codeDecodeFailure, "the network configuration on stdin must be a JSON object")
 	}
 	return o, nil
 }
 
-// ParseConfig is the plugin's configuration: the `ipam` section of the
+// parseConfig is the plugin's configuration: the `ipam` section of the
 // network configuration, or (GC and STATUS called on the plugin itself)
 // its top level.
-func ParseConfig(conf obj) (*IpamConfig, error) {
-	cniVersion, err := VersionOf(conf)
+func parseConfig(conf obj) (*ipamConfig, error) {
+	cniVersion, err := versionOf(conf)
 	if err != nil {
 		return nil, err
 	}
@@ -357,17 +357,17 @@ func ParseConfig(conf obj) (*IpamConfig, error) {
 			return nil, invalidConfig("ipam", "must be an object")
 		}
 		ipam, at = section, "ipam."
-		if t, ok := section["type"]; !ok || t != PluginType {
-			return nil, invalidConfig("ipam.type", `must be "`+PluginType+`", got `+jsonText(t, ok))
+		if t, ok := section["type"]; !ok || t != pluginType {
+			return nil, invalidConfig("ipam.type", `must be "`+pluginType+`", got `+jsonText(t, ok))
 		}
 	}
-	c := &IpamConfig{CniVersion: cniVersion, Network: network}
+	c := &ipamConfig{CniVersion: cniVersion, Network: network}
 	nodeAPIText, has, err := str(ipam, "nodeAPI", at)
 	if err != nil {
 		return nil, err
 	}
 	if !has {
-		nodeAPIText = DefaultNodeAPI
+		nodeAPIText = defaultNodeAPI
 	}
 	c.NodeAPIText = nodeAPIText
 	tokenPath, has, err := str(ipam, "tokenFile", at)
@@ -377,9 +377,9 @@ func ParseConfig(conf obj) (*IpamConfig, error) {
 	if has && !strings.HasPrefix(tokenPath, "/") {
 		return nil, invalidConfig(at+"tokenFile", "must be an absolute path")
 	}
-	c.TokenFile = TokenFile{Path: tokenPath, Required: has}
+	c.TokenFile = tokenFile{Path: tokenPath, Required: has}
 	if !has {
-		c.TokenFile.Path = DefaultTokenFile
+		c.TokenFile.Path = defaultTokenFile
 	}
 	if c.Gateway, err = ip(ipam, "gateway", at); err != nil {
 		return nil, err
@@ -396,14 +396,14 @@ func ParseConfig(conf obj) (*IpamConfig, error) {
 	if c.ValidAttachments, c.HasAttachmentList, err = parseValidAttachments(conf); err != nil {
 		return nil, err
 	}
-	if c.NodeAPI, err = ParseNodeAPI(nodeAPIText, at+"nodeAPI"); err != nil {
+	if c.NodeAPI, err = parseNodeAPI(nodeAPIText, at+"nodeAPI"); err != nil {
 		return nil, err
 	}
 	if c.AddTimeoutSeconds, err = positive(ipam, "addTimeoutSeconds", at, 3600); err != nil {
 		return nil, err
 	}
 	if c.AddTimeoutSeconds == 0 {
-		c.AddTimeoutSeconds = DefaultAddTimeoutSeconds
+		c.AddTimeoutSeconds = defaultAddTimeoutSeconds
 	}
 	c.PrevResult, c.HasPrevResult = conf["prevResult"]
 	return c, nil

@@ -2,7 +2,7 @@
 // order on output (as the spec's examples show them), and the few lookups
 // into decoded, untyped JSON (map[string]interface{}, []interface{},
 // float64, string, bool, nil) that reading the node API's answers needs.
-package main
+package plugin
 
 import (
 	"bytes"
@@ -11,17 +11,17 @@ import (
 	"strings"
 )
 
-// KV is one key and value of an Object.
-type KV struct {
+// kv is one key and value of an Object.
+type kv struct {
 	Key   string
 	Value interface{}
 }
 
-// Object is a JSON object written with its keys in this order.
-type Object []KV
+// object is a JSON object written with its keys in this order.
+type object []kv
 
 // MarshalJSON writes the object's keys in order.
-func (o Object) MarshalJSON() ([]byte, error) {
+func (o object) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	for i, kv := range o {
@@ -44,8 +44,8 @@ func (o Object) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// Get is the value of a key, and whether the object has it.
-func (o Object) Get(key string) (interface{}, bool) {
+// get is the value of a key, and whether the object has it.
+func (o object) get(key string) (interface{}, bool) {
 	for _, kv := range o {
 		if kv.Key == key {
 			return kv.Value, true

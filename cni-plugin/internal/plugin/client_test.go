@@ -1,7 +1,7 @@
 // The client over real HTTP: a unix socket or a loopback URL, the bearer
 // token from its file (read once per invocation), a sidecar that is not
 // there or does not answer, and whole invocations against a server.
-package main
+package plugin
 
 import (
 	"encoding/json"
@@ -53,7 +53,7 @@ func server(t *testing.T, unix bool, status int, body string) (*httptest.Server,
 	return s, address, &got
 }
 
-func clientConf(t *testing.T, nodeAPI string, token *string) *IpamConfig {
+func clientConf(t *testing.T, nodeAPI string, token *string) *ipamConfig {
 	t.Helper()
 	ipam := m{"nodeAPI": nodeAPI}
 	if token != nil {
@@ -70,15 +70,15 @@ func TestClientOverAUnixSocketAndAURLWithTheToken(t *testing.T) {
 	for _, unix := range []bool{true, false} {
 		_, address, got := server(t, unix, 200, `{"response":{"ReturnCode":0}}`)
 		token := "a-token-of-sixteen-chars\n"
-		c := NewNodeAPIClient(clientConf(t, address, &token), 5*time.Second)
-		answer, err := c.Call("POST", "/network/releaseipconfigs", Object{{"podInterfaceID", "x"}})
+		c := newNodeAPIClient(clientConf(t, address, &token), 5*time.Second)
+		answer, err := c.call("POST", "/network/releaseipconfigs", object{{"podInterfaceID", "x"}})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if answer.Status != 200 || !isNumber(path(answer.Body, "response", "ReturnCode"), 0) {
 			t.Fatalf("%s: %+v", address, answer)
 		}
-		if _, err := c.Call("GET", "/readyz", nil); err != nil {
+		if _, err := c.call("GET", "/readyz", nil); err != nil {
 			t.Fatal(err)
 		}
 		want := []seen{
@@ -96,21 +96,21 @@ func TestClientWithoutATokenAndWithOneItCannotRead(t *testing.T) {
 	// The default token file, absent: no token, no error.
 	c := parsed(t, conf(m{"nodeAPI": address}, nil))
 	c.TokenFile.Path = filepath.Join(t.TempDir(), "absent")
-	answer, err := NewNodeAPIClient(c, time.Second).Call("GET", "/readyz", nil)
+	answer, err := newNodeAPIClient(c, time.Second).call("GET", "/readyz", nil)
 	if err != nil || answer.Status != 200 || answer.Body != nil || (*got)[0].Authorization != "" {
 		t.Fatalf("%+v %v %+v", answer, err, *got)
 	}
 	// A token file the configuration names must be there.
 	c.TokenFile.Required = true
-	_, err = NewNodeAPIClient(c, time.Second).Call("GET", "/readyz", nil)
-	if e, ok := err.(*CniError); !ok || e.Code != CodeInvalidConfig ||
+	_, err = newNodeAPIClient(c, time.Second).call("GET", "/readyz", nil)
+	if e, ok := err.(*errorResult); !ok || e.Code != codeInvalidConfig ||
 		!strings.HasPrefix(e.Msg, "invalid network configuration: ipam.tokenFile "+c.TokenFile.Path+" cannot be read: ") {
 		t.Fatalf("required token: %v", err)
 	}
 	// An empty one is no token.
 	empty := " \n"
 	_, address, got = server(t, true, 200, `{}`)
-	if _, err := NewNodeAPIClient(clientConf(t, address, &empty), time.Second).Call("GET", "/readyz", nil); err != nil ||
+	if _, err := newNodeAPIClient(clientConf(t, address, &empty), time.Second).call("GET", "/readyz", nil); err != nil ||
 		(*got)[0].Authorization != "" {
 		t.Fatalf("empty token: %v %+v", err, *got)
 	}
@@ -118,8 +118,8 @@ func TestClientWithoutATokenAndWithOneItCannotRead(t *testing.T) {
 
 func TestClientTellsTheSidecarIsNotThereOrDoesNotAnswer(t *testing.T) {
 	gone := "unix:" + filepath.Join(t.TempDir(), "gone.sock")
-	_, err := NewNodeAPIClient(clientConf(t, gone, nil), time.Second).Call("GET", "/readyz", nil)
-	if e, ok := err.(*CniError); !ok || e.Code != CodeTryAgainLater ||
+	_, err := newNodeAPIClient(clientConf(t, gone, nil), time.Second).call("GET", "/readyz", nil)
+	if e, ok := err.(*errorResult); !ok || e.Code != codeTryAgainLater ||
 		!strings.HasPrefix(e.Msg, "cannot reach the node's pool-monitor sidecar at "+gone+": ") ||
 		!strings.HasSuffix(e.Msg, " (is the pool-monitor DaemonSet running on this node?)") {
 		t.Fatalf("gone: %v", err)
@@ -128,19 +128,19 @@ func TestClientTellsTheSidecarIsNotThereOrDoesNotAnswer(t *testing.T) {
 		time.Sleep(600 * time.Millisecond)
 	}))
 	defer slow.Close()
-	_, err = NewNodeAPIClient(clientConf(t, slow.URL, nil), 200*time.Millisecond).Call("GET", "/readyz", nil)
-	if e, ok := err.(*CniError); !ok || e.Code != CodeTryAgainLater || !strings.Contains(e.Msg, "no answer within 200 ms") {
+	_, err = newNodeAPIClient(clientConf(t, slow.URL, nil), 200*time.Millisecond).call("GET", "/readyz", nil)
+	if e, ok := err.(*errorResult); !ok || e.Code != codeTryAgainLater || !strings.Contains(e.Msg, "no answer within 200 ms") {
 		t.Fatalf("slow: %v", err)
 	}
 }
 
-// Whole invocations against a server, the client Run makes itself.
+// Whole invocations against a server, the client run makes itself.
 func TestRunAgainstANodeAPIOverItsSocket(t *testing.T) {
 	body, _ := json.Marshal(m{"podIPInfo": []interface{}{info}, "response": m{"ReturnCode": 0, "Message": ""}})
 	_, address, got := server(t, true, 200, string(body))
 	token := "tok"
 	stdin := conf(m{"nodeAPI": address, "tokenFile": clientConf(t, address, &token).TokenFile.Path}, nil)
-	out, code := Run(func(k string) string { return baseEnv[k] }, func() ([]byte, error) { return []byte(stdin), nil }, Deps{})
+	out, code := run(func(k string) string { return baseEnv[k] }, func() ([]byte, error) { return []byte(stdin), nil }, runDeps{})
 	if code != 0 {
 		t.Fatalf("ADD: %v", plain(t, out))
 	}
@@ -151,10 +151,10 @@ func TestRunAgainstANodeAPIOverItsSocket(t *testing.T) {
 	}
 	gone := conf(m{"nodeAPI": "unix:" + filepath.Join(t.TempDir(), "gone.sock")}, m{"cniVersion": "1.1.0"})
 	status := func(k string) string { return map[string]string{"CNI_COMMAND": "STATUS"}[k] }
-	out, code = Run(status, func() ([]byte, error) { return []byte(gone), nil }, Deps{})
+	out, code = run(status, func() ([]byte, error) { return []byte(gone), nil }, runDeps{})
 	errorOf(t, out, code, 50, `^pool-monitor-cni cannot serve: cannot reach the node's pool-monitor sidecar`, "STATUS")
-	out, code = Run(func(k string) string { return baseEnv[k] }, func() ([]byte, error) { return []byte(gone), nil }, Deps{})
+	out, code = run(func(k string) string { return baseEnv[k] }, func() ([]byte, error) { return []byte(gone), nil }, runDeps{})
 	errorOf(t, out, code, 11, `^cannot reach the node's pool-monitor sidecar`, "ADD")
-	out, code = Run(func(k string) string { return baseEnv[k] }, func() ([]byte, error) { return nil, io.ErrUnexpectedEOF }, Deps{})
+	out, code = run(func(k string) string { return baseEnv[k] }, func() ([]byte, error) { return nil, io.ErrUnexpectedEOF }, runDeps{})
 	errorOf(t, out, code, 5, `^cannot read the network configuration on stdin`, "stdin")
 }

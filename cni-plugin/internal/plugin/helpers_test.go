@@ -1,7 +1,7 @@
 // What the tests share: the node API's answer for 10.10.0.7/16, a
 // configuration builder, the runtime's environment, and a fake node API
 // that answers from a script, records the calls and keeps a fake clock.
-package main
+package plugin
 
 import (
 	"encoding/json"
@@ -19,20 +19,20 @@ var info = map[string]interface{}{
 	},
 }
 
-func ok() Answer {
-	return Answer{Status: 200, Body: map[string]interface{}{
+func ok() apiAnswer {
+	return apiAnswer{Status: 200, Body: map[string]interface{}{
 		"podIPInfo": []interface{}{info},
 		"response":  map[string]interface{}{"ReturnCode": 0.0, "Message": ""},
 	}}
 }
 
 // answerOf is an answer with a JSON body.
-func answerOf(status int, body string) Answer {
+func answerOf(status int, body string) apiAnswer {
 	v, err := decode([]byte(body))
 	if err != nil {
 		panic(err)
 	}
-	return Answer{Status: status, Body: v}
+	return apiAnswer{Status: status, Body: v}
 }
 
 type m = map[string]interface{}
@@ -75,53 +75,53 @@ func envWith(changes map[string]string) map[string]string {
 	return out
 }
 
-type call struct {
+type seenCall struct {
 	Method string
 	Path   string
 	Body   interface{}
 }
 
 type fakeAPI struct {
-	answer func(path string, body interface{}) Answer
+	answer func(path string, body interface{}) apiAnswer
 	// fail, when set, is the error of a call the sidecar does not answer (nil: it answers).
 	fail  func(path string, body interface{}) error
-	calls []call
+	calls []seenCall
 	clock int64
 }
 
-func (f *fakeAPI) Call(method, path string, body interface{}) (Answer, error) {
-	f.calls = append(f.calls, call{method, path, body})
+func (f *fakeAPI) call(method, path string, body interface{}) (apiAnswer, error) {
+	f.calls = append(f.calls, seenCall{method, path, body})
 	if f.fail != nil {
 		if err := f.fail(path, body); err != nil {
-			return Answer{}, err
+			return apiAnswer{}, err
 		}
 	}
 	return f.answer(path, body), nil
 }
 
-func (f *fakeAPI) deps() Deps {
-	return Deps{
+func (f *fakeAPI) deps() runDeps {
+	return runDeps{
 		Client: f,
 		Now:    func() int64 { return f.clock },
 		Sleep:  func(ms int64) { f.clock += ms },
 	}
 }
 
-func fake(answer func(path string, body interface{}) Answer) *fakeAPI {
+func fake(answer func(path string, body interface{}) apiAnswer) *fakeAPI {
 	return &fakeAPI{answer: answer}
 }
 
-func always(a Answer) *fakeAPI {
-	return fake(func(string, interface{}) Answer { return a })
+func always(a apiAnswer) *fakeAPI {
+	return fake(func(string, interface{}) apiAnswer { return a })
 }
 
-// run is one invocation with this environment, stdin and node API.
-func run(env map[string]string, stdin string, api *fakeAPI) (interface{}, int) {
-	deps := Deps{}
+// invoke is one invocation with this environment, stdin and node API.
+func invoke(env map[string]string, stdin string, api *fakeAPI) (interface{}, int) {
+	deps := runDeps{}
 	if api != nil {
 		deps = api.deps()
 	}
-	return Run(func(k string) string { return env[k] }, func() ([]byte, error) { return []byte(stdin), nil }, deps)
+	return run(func(k string) string { return env[k] }, func() ([]byte, error) { return []byte(stdin), nil }, deps)
 }
 
 // plain is v as untyped JSON (what a reader of the output sees).

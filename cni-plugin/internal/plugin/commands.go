@@ -2,7 +2,7 @@
 // and a node API client to what goes on stdout (nil: nothing). The clock
 // and the sleep are passed in, so every path is tested without a sidecar
 // (commands_test.go).
-package main
+package plugin
 
 import (
 	"fmt"
@@ -23,17 +23,17 @@ const (
 	returnFailedToAllocIP = 32
 )
 
-// Deps are what a command needs besides its input: the node API, a clock
+// runDeps are what a command needs besides its input: the node API, a clock
 // and a sleep, both in milliseconds.
-type Deps struct {
-	Client NodeAPIClient
+type runDeps struct {
+	Client nodeAPIClient
 	Now    func() int64
 	Sleep  func(ms int64)
 }
 
-// BackoffMs is the wait before retry `attempt` of "no address yet": the
+// backoffMs is the wait before retry `attempt` of "no address yet": the
 // first after 100 ms, doubling to 2 s.
-func BackoffMs(attempt int) int64 {
+func backoffMs(attempt int) int64 {
 	if attempt >= 5 {
 		return 2000
 	}
@@ -44,8 +44,8 @@ func BackoffMs(attempt int) int64 {
 	return ms
 }
 
-// AnswerError is a non-success answer as the error the runtime sees.
-func AnswerError(what string, answer Answer) *CniError {
+// answerError is a non-success answer as the error the runtime sees.
+func answerError(what string, answer apiAnswer) *errorResult {
 	code := path(answer.Body, "response", "ReturnCode")
 	message := fmt.Sprintf("HTTP %d", answer.Status)
 	if m := path(answer.Body, "response", "Message"); m != nil {
@@ -53,31 +53,31 @@ func AnswerError(what string, answer Answer) *CniError {
 	}
 	switch {
 	case answer.Status == 401 || answer.Status == 403:
-		return cniError(CodeNodeAPIRefused,
+		return cniError(codeNodeAPIRefused,
 			"%s: the node API refused this plugin (HTTP %d); ipam.tokenFile must hold the sidecar's --node-api-token-file token",
 			what, answer.Status)
 	case answer.Status >= 500 || answer.Status == 0 || answer.Status == 429:
-		return cniError(CodeTryAgainLater, "%s: the node API failed: %s", what, message)
+		return cniError(codeTryAgainLater, "%s: the node API failed: %s", what, message)
 	}
 	codeText := "none"
 	if code != nil {
 		codeText = text(code)
 	}
-	return cniError(CodeNodeAPIError, "%s: the node API answered HTTP %d, ReturnCode %s: %s",
+	return cniError(codeNodeAPIError, "%s: the node API answered HTTP %d, ReturnCode %s: %s",
 		what, answer.Status, codeText, message)
 }
 
-func ipConfigsBody(conf *IpamConfig, inv *Invocation, pod *Pod) (Object, error) {
-	id, err := InterfaceID(conf.Network, inv.ContainerID, inv.IfName)
+func ipConfigsBody(conf *ipamConfig, inv *invocation, pod *podRef) (object, error) {
+	id, err := interfaceID(conf.Network, inv.ContainerID, inv.IfName)
 	if err != nil {
 		return nil, err
 	}
 	// DEL may come without CNI_ARGS: the release matches the interface id alone.
-	context := Object{{"PodName", inv.ContainerID}, {"PodNamespace", "-"}}
+	context := object{{"PodName", inv.ContainerID}, {"PodNamespace", "-"}}
 	if pod != nil {
-		context = Object{{"PodName", pod.Name}, {"PodNamespace", pod.Namespace}}
+		context = object{{"PodName", pod.Name}, {"PodNamespace", pod.Namespace}}
 	}
-	return Object{
+	return object{
 		{"podInterfaceID", id},
 		{"infraContainerID", inv.ContainerID},
 		{"orchestratorContext", context},
@@ -85,14 +85,14 @@ func ipConfigsBody(conf *IpamConfig, inv *Invocation, pod *Pod) (Object, error) 
 	}, nil
 }
 
-func returnCode(a Answer) interface{} { return path(a.Body, "response", "ReturnCode") }
+func returnCode(a apiAnswer) interface{} { return path(a.Body, "response", "ReturnCode") }
 
-// Add asks the sidecar for the pod's address, waiting out ReturnCode 32
+// add asks the sidecar for the pod's address, waiting out ReturnCode 32
 // with backoff until ipam.addTimeoutSeconds.
-func Add(conf *IpamConfig, inv *Invocation, deps Deps) (interface{}, error) {
-	pod := PodOf(inv)
+func add(conf *ipamConfig, inv *invocation, deps runDeps) (interface{}, error) {
+	pod := podOf(inv)
 	if pod == nil {
-		return nil, cniError(CodeInvalidEnvironment,
+		return nil, cniError(codeInvalidEnvironment,
 			"CNI_ARGS must carry K8S_POD_NAMESPACE and K8S_POD_NAME: the sidecar hands addresses to pods of its node and reclaims one whose pod it cannot find")
 	}
 	body, err := ipConfigsBody(conf, inv, pod)
@@ -102,74 +102,74 @@ func Add(conf *IpamConfig, inv *Invocation, deps Deps) (interface{}, error) {
 	who := pod.Namespace + "/" + pod.Name
 	deadline := deps.Now() + int64(conf.AddTimeoutSeconds)*1000
 	for attempt := 0; ; attempt++ {
-		answer, err := deps.Client.Call("POST", pathRequestIPConfigs, body)
+		answer, err := deps.Client.call("POST", pathRequestIPConfigs, body)
 		if err != nil {
 			return nil, err
 		}
 		code := returnCode(answer)
 		info := first(path(answer.Body, "podIPInfo"))
 		if answer.Status == 200 && isNumber(code, returnSuccess) && info != nil {
-			return BuildResult(conf, info)
+			return buildResult(conf, info)
 		}
 		if answer.Status != 200 || !isNumber(code, returnFailedToAllocIP) {
-			return nil, AnswerError("no address for "+who, answer)
+			return nil, answerError("no address for "+who, answer)
 		}
-		wait := BackoffMs(attempt)
+		wait := backoffMs(attempt)
 		if deps.Now()+wait > deadline {
 			message := ""
 			if m := path(answer.Body, "response", "Message"); m != nil {
 				message = text(m)
 			}
-			return nil, cniError(CodeTryAgainLater, "no address for %s within %d s (ipam.addTimeoutSeconds): %s",
+			return nil, cniError(codeTryAgainLater, "no address for %s within %d s (ipam.addTimeoutSeconds): %s",
 				who, conf.AddTimeoutSeconds, message)
 		}
 		deps.Sleep(wait)
 	}
 }
 
-// Del releases the attachment; idempotent: one the sidecar does not know is released already.
-func Del(conf *IpamConfig, inv *Invocation, deps Deps) (interface{}, error) {
-	body, err := ipConfigsBody(conf, inv, PodOf(inv))
+// del releases the attachment; idempotent: one the sidecar does not know is released already.
+func del(conf *ipamConfig, inv *invocation, deps runDeps) (interface{}, error) {
+	body, err := ipConfigsBody(conf, inv, podOf(inv))
 	if err != nil {
 		return nil, err
 	}
-	answer, err := deps.Client.Call("POST", pathReleaseIPConfigs, body)
+	answer, err := deps.Client.call("POST", pathReleaseIPConfigs, body)
 	if err != nil {
 		return nil, err
 	}
 	if answer.Status != 200 || !isNumber(returnCode(answer), returnSuccess) {
-		return nil, AnswerError("cannot release "+inv.ContainerID+"/"+inv.IfName, answer)
+		return nil, answerError("cannot release "+inv.ContainerID+"/"+inv.IfName, answer)
 	}
 	return nil, nil
 }
 
-// Check looks the attachment up and compares it with the runtime's prevResult.
-func Check(conf *IpamConfig, inv *Invocation, deps Deps) (interface{}, error) {
-	id, err := InterfaceID(conf.Network, inv.ContainerID, inv.IfName)
+// check looks the attachment up and compares it with the runtime's prevResult.
+func check(conf *ipamConfig, inv *invocation, deps runDeps) (interface{}, error) {
+	id, err := interfaceID(conf.Network, inv.ContainerID, inv.IfName)
 	if err != nil {
 		return nil, err
 	}
 	attachment := inv.ContainerID + "/" + inv.IfName
-	answer, err := deps.Client.Call("POST", pathIPConfig, Object{{"podInterfaceID", id}})
+	answer, err := deps.Client.call("POST", pathIPConfig, object{{"podInterfaceID", id}})
 	if err != nil {
 		return nil, err
 	}
 	code := returnCode(answer)
 	if answer.Status == 200 && isNumber(code, returnNotFound) {
-		return nil, cniError(CodeUnknownContainer, "the sidecar holds no address for %s on network %s",
+		return nil, cniError(codeUnknownContainer, "the sidecar holds no address for %s on network %s",
 			attachment, conf.Network)
 	}
 	info := first(path(answer.Body, "podIPInfo"))
 	if answer.Status != 200 || !isNumber(code, returnSuccess) || info == nil {
-		return nil, AnswerError("cannot check "+attachment, answer)
+		return nil, answerError("cannot check "+attachment, answer)
 	}
 	podIPConfig, isObj := path(info, "PodIPConfig").(obj)
 	if !isObj {
-		return nil, cniError(CodeTryAgainLater, "unexpected: the node API answered without PodIPConfig: %s",
+		return nil, cniError(codeTryAgainLater, "unexpected: the node API answered without PodIPConfig: %s",
 			jsonText(info, true))
 	}
 	held := podIPConfig["IPAddress"]
-	given := AddressesOf(conf.PrevResult)
+	given := addressesOf(conf.PrevResult)
 	if conf.HasPrevResult {
 		found := false
 		for _, g := range given {
@@ -180,38 +180,38 @@ func Check(conf *IpamConfig, inv *Invocation, deps Deps) (interface{}, error) {
 			if has == "" {
 				has = "no address"
 			}
-			return nil, cniError(CodeAddressMismatch, "the sidecar holds %s for %s, the runtime's result has %s",
+			return nil, cniError(codeAddressMismatch, "the sidecar holds %s for %s, the runtime's result has %s",
 				text(held), attachment, has)
 		}
 	}
 	return nil, nil
 }
 
-// Gc releases every attachment of this network the runtime no longer
+// gc releases every attachment of this network the runtime no longer
 // lists. Without a list it releases nothing: a GC that says nothing of what
 // is still valid must not free a running pod's address (the sidecar's leak
 // collector reclaims what a lost DEL leaves). One release failing does not
 // stop the others; the failures are named at the end.
-func Gc(conf *IpamConfig, deps Deps) (interface{}, error) {
+func gc(conf *ipamConfig, deps runDeps) (interface{}, error) {
 	if !conf.HasAttachmentList {
 		return nil, nil
 	}
-	answer, err := deps.Client.Call("POST", pathAttachments,
-		Object{{"podInterfaceIDPrefix", InterfacePrefix(conf.Network)}})
+	answer, err := deps.Client.call("POST", pathAttachments,
+		object{{"podInterfaceIDPrefix", interfacePrefix(conf.Network)}})
 	if err != nil {
 		return nil, err
 	}
 	if answer.Status != 200 || !isNumber(returnCode(answer), returnSuccess) {
-		return nil, AnswerError("cannot list the attachments", answer)
+		return nil, answerError("cannot list the attachments", answer)
 	}
 	list, isArray := path(answer.Body, "attachments").([]interface{})
 	if !isArray {
-		return nil, cniError(CodeTryAgainLater, "unexpected: the node API listed no attachments: %s",
+		return nil, cniError(codeTryAgainLater, "unexpected: the node API listed no attachments: %s",
 			jsonText(answer.Body, true))
 	}
 	valid := map[string]bool{}
 	for _, a := range conf.ValidAttachments {
-		id, err := InterfaceID(conf.Network, a.ContainerID, a.IfName)
+		id, err := interfaceID(conf.Network, a.ContainerID, a.IfName)
 		if err != nil {
 			return nil, err
 		}
@@ -228,29 +228,29 @@ func Gc(conf *IpamConfig, deps Deps) (interface{}, error) {
 		}
 	}
 	if len(failures) > 0 {
-		return nil, cniError(CodeTryAgainLater, "GC could not release %s", strings.Join(failures, ", "))
+		return nil, cniError(codeTryAgainLater, "GC could not release %s", strings.Join(failures, ", "))
 	}
 	return nil, nil
 }
 
 // gcRelease releases one listed attachment: "" when it is released, else why not.
-func gcRelease(a interface{}, deps Deps) string {
-	release := Object{}
+func gcRelease(a interface{}, deps runDeps) string {
+	release := object{}
 	if v, ok := field(a, "podInterfaceID"); ok {
-		release = append(release, KV{"podInterfaceID", v})
+		release = append(release, kv{"podInterfaceID", v})
 	}
 	if v, ok := field(a, "infraContainerID"); ok {
-		release = append(release, KV{"infraContainerID", v})
+		release = append(release, kv{"infraContainerID", v})
 	}
-	context := Object{}
+	context := object{}
 	if v, ok := field(a, "podName"); ok {
-		context = append(context, KV{"PodName", v})
+		context = append(context, kv{"PodName", v})
 	}
 	if v, ok := field(a, "podNamespace"); ok {
-		context = append(context, KV{"PodNamespace", v})
+		context = append(context, kv{"PodNamespace", v})
 	}
-	release = append(release, KV{"orchestratorContext", context}, KV{"desiredIPAddresses", []string{}})
-	answer, err := deps.Client.Call("POST", pathReleaseIPConfigs, release)
+	release = append(release, kv{"orchestratorContext", context}, kv{"desiredIPAddresses", []string{}})
+	answer, err := deps.Client.call("POST", pathReleaseIPConfigs, release)
 	switch {
 	case err != nil:
 		return err.Error()
@@ -266,12 +266,12 @@ func gcRelease(a interface{}, deps Deps) string {
 	return ""
 }
 
-// Status succeeds (no output) only while the sidecar is ready and its pool can serve an ADD.
-func Status(deps Deps) (interface{}, error) {
-	notAvailable := func(why string) *CniError {
-		return cniError(CodeNotAvailable, "pool-monitor-cni cannot serve: %s", why)
+// status succeeds (no output) only while the sidecar is ready and its pool can serve an ADD.
+func status(deps runDeps) (interface{}, error) {
+	notAvailable := func(why string) *errorResult {
+		return cniError(codeNotAvailable, "pool-monitor-cni cannot serve: %s", why)
 	}
-	ready, err := deps.Client.Call("GET", pathReadyz, nil)
+	ready, err := deps.Client.call("GET", pathReadyz, nil)
 	if err != nil {
 		return nil, notAvailable(err.Error())
 	}
@@ -282,7 +282,7 @@ func Status(deps Deps) (interface{}, error) {
 		}
 		return nil, notAvailable(fmt.Sprintf("the node's sidecar is not ready (HTTP %d%s)", ready.Status, reason))
 	}
-	pool, err := deps.Client.Call("GET", pathDebugPool, nil)
+	pool, err := deps.Client.call("GET", pathDebugPool, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -293,7 +293,7 @@ func Status(deps Deps) (interface{}, error) {
 	return nil, nil
 }
 
-// Version answers for any version the runtime asks in.
-func Version(cniVersion string) Object {
-	return Object{{"cniVersion", cniVersion}, {"supportedVersions", SupportedVersions}}
+// versionResult answers for any version the runtime asks in.
+func versionResult(cniVersion string) object {
+	return object{{"cniVersion", cniVersion}, {"supportedVersions", supportedVersions}}
 }

@@ -1,7 +1,7 @@
 // The configuration's and the invocation's checks: the spec's codes, the
 // key named; CNI_ARGS, node API addresses and the attachment id; GC and
 // STATUS keys from the top level.
-package main
+package plugin
 
 import (
 	"reflect"
@@ -29,7 +29,7 @@ func TestBadConfigurationNamesTheKeyWithTheSpecCode(t *testing.T) {
 		{conf(nil, nil), envWith(map[string]string{"CNI_ARGS": ""}), 4, `K8S_POD_NAME`},
 	}
 	for _, c := range cases {
-		out, exit := run(c.env, c.stdin, always(ok()))
+		out, exit := invoke(c.env, c.stdin, always(ok()))
 		errorOf(t, out, exit, c.code, c.msg, c.stdin)
 	}
 }
@@ -73,7 +73,7 @@ func TestEveryCheckedKeyIsNamed(t *testing.T) {
 		{conf(nil, m{"cniVersion": 1}), 7, `cniVersion is required`},
 	}
 	for _, c := range cases {
-		out, exit := run(baseEnv, c.stdin, always(ok()))
+		out, exit := invoke(baseEnv, c.stdin, always(ok()))
 		errorOf(t, out, exit, c.code, c.msg, c.stdin)
 	}
 }
@@ -94,64 +94,64 @@ func TestEveryCheckedVariableIsNamed(t *testing.T) {
 		{envWith(map[string]string{"CNI_CONTAINERID": strings.Repeat("c", 260)}), 4, `256`},
 	}
 	for _, c := range cases {
-		out, exit := run(c.env, conf(nil, nil), always(ok()))
+		out, exit := invoke(c.env, conf(nil, nil), always(ok()))
 		errorOf(t, out, exit, c.code, c.msg, c.env["CNI_COMMAND"])
 	}
 }
 
 func TestParsesCniArgsNodeAPIAddressesAndTheAttachmentID(t *testing.T) {
-	if got := ParseCniArgs("IgnoreUnknown=1;K8S_POD_NAME=a=b;junk"); !reflect.DeepEqual(got,
+	if got := parseCniArgs("IgnoreUnknown=1;K8S_POD_NAME=a=b;junk"); !reflect.DeepEqual(got,
 		map[string]string{"IgnoreUnknown": "1", "K8S_POD_NAME": "a=b"}) {
 		t.Fatalf("CNI_ARGS: %v", got)
 	}
-	for text, want := range map[string]NodeAPIAddress{
+	for text, want := range map[string]nodeAPIAddress{
 		"unix:/run/x.sock":       {Kind: "unix", Path: "/run/x.sock"},
 		"http://127.0.0.1:10092": {Kind: "http", Host: "127.0.0.1", Port: 10092},
 		"http://[::1]:10092/":    {Kind: "http", Host: "::1", Port: 10092},
 		"http://localhost":       {Kind: "http", Host: "localhost", Port: 80},
 	} {
-		got, err := ParseNodeAPI(text, "ipam.nodeAPI")
+		got, err := parseNodeAPI(text, "ipam.nodeAPI")
 		if err != nil || got != want {
 			t.Fatalf("%s: %+v %v", text, got, err)
 		}
 	}
-	if id, err := InterfaceID("net-a", "c1", "eth0"); err != nil || id != "cni/net-a/c1/eth0" {
+	if id, err := interfaceID("net-a", "c1", "eth0"); err != nil || id != "cni/net-a/c1/eth0" {
 		t.Fatalf("id %q %v", id, err)
 	}
-	if _, err := InterfaceID("n", strings.Repeat("c", 260), "eth0"); err == nil || !strings.Contains(err.Error(), "256") {
+	if _, err := interfaceID("n", strings.Repeat("c", 260), "eth0"); err == nil || !strings.Contains(err.Error(), "256") {
 		t.Fatalf("a long id: %v", err)
 	}
 }
 
 func TestReadsGcAndStatusKeysFromTheTopLevelWithoutAnIpamSection(t *testing.T) {
-	raw, err := ParseJSON([]byte(`{"cniVersion":"1.1.0","name":"net-a","type":"pool-monitor-cni",
+	raw, err := parseJSON([]byte(`{"cniVersion":"1.1.0","name":"net-a","type":"pool-monitor-cni",
 		"nodeAPI":"unix:/s.sock","tokenFile":"/t",
 		"cni.dev/valid-attachments":[{"containerID":"c1","ifname":"eth0"}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := ParseConfig(raw)
+	c, err := parseConfig(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.NodeAPI != (NodeAPIAddress{Kind: "unix", Path: "/s.sock"}) {
+	if c.NodeAPI != (nodeAPIAddress{Kind: "unix", Path: "/s.sock"}) {
 		t.Fatalf("nodeAPI %+v", c.NodeAPI)
 	}
-	if c.TokenFile != (TokenFile{Path: "/t", Required: true}) {
+	if c.TokenFile != (tokenFile{Path: "/t", Required: true}) {
 		t.Fatalf("tokenFile %+v", c.TokenFile)
 	}
-	if !reflect.DeepEqual(c.ValidAttachments, []Attachment{{ContainerID: "c1", IfName: "eth0"}}) {
+	if !reflect.DeepEqual(c.ValidAttachments, []gcAttachment{{ContainerID: "c1", IfName: "eth0"}}) {
 		t.Fatalf("valid attachments %+v", c.ValidAttachments)
 	}
 }
 
 func TestDefaults(t *testing.T) {
-	raw, _ := ParseJSON([]byte(`{"cniVersion":"1.0.0","name":"n","ipam":{"type":"pool-monitor-cni"}}`))
-	c, err := ParseConfig(raw)
+	raw, _ := parseJSON([]byte(`{"cniVersion":"1.0.0","name":"n","ipam":{"type":"pool-monitor-cni"}}`))
+	c, err := parseConfig(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.NodeAPIText != DefaultNodeAPI || c.TokenFile != (TokenFile{Path: DefaultTokenFile}) ||
+	if c.NodeAPIText != defaultNodeAPI || c.TokenFile != (tokenFile{Path: defaultTokenFile}) ||
 		c.AddTimeoutSeconds != 60 || c.Routes != nil || c.DNS != nil || c.HasPrevResult {
 		t.Fatalf("defaults: %+v", c)
 	}
