@@ -4,11 +4,19 @@
 // a loopback URL. What the Go tests (cni-plugin/internal/plugin/) check
 // against a fake, checked here against the real endpoints: ADD's address as the
 // sidecar assigns it, CHECK, DEL (twice, the second without netns or args),
-// GC, STATUS, a refused token. The binary is static: nothing of the host
+// GC, STATUS, a refused token, a token file others can read. The binary is static: nothing of the host
 // but the kernel is needed. Without the binary and without go to build it,
 // one line says the tests were skipped and why.
 import { expect } from 'chai';
-import { mkdtempSync, openSync, readSync, closeSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  mkdtempSync,
+  openSync,
+  readSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeStore } from '../nodeapi/fake-store.ts';
@@ -227,6 +235,24 @@ describe('pool-monitor-cni, the binary, against the node API over HTTP', functio
     h.state.ready = true;
     const ready = await plugin({ CNI_COMMAND: 'STATUS' }, status);
     expect(ready, ready.out).to.deep.include({ code: 0, out: '' });
+  });
+
+  it('a token file group or others can read is refused, naming the file and its mode; nothing is assigned', async () => {
+    const open = join(dir, 'open-token');
+    writeFileSync(open, `${TOKEN}\n`);
+    chmodSync(open, 0o644);
+    const before = await post('/debug/ipaddresses', {});
+    const refused = await plugin(env('ADD', 'c4'), conf({}, { tokenFile: open }));
+    expect(refused.code).to.equal(1);
+    expect(refused.json).to.deep.equal({
+      cniVersion: '1.0.0',
+      code: 7,
+      msg: `invalid network configuration: ipam.tokenFile ${open} is open to group or others (mode 0644): the node API token must be its owner's only (chmod 600 ${open})`,
+    });
+    expect((await post('/debug/ipaddresses', {})).json).to.deep.equal(before.json);
+    chmodSync(open, 0o600);
+    const del = await plugin(env('DEL', 'c4'), conf({}, { tokenFile: open }));
+    expect(del, del.out).to.deep.include({ code: 0, out: '' });
   });
 
   it('a wrong token is refused with 100; the URL form of nodeAPI works as the socket does', async () => {

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -31,13 +32,34 @@ type nodeAPIClient interface {
 	call(method, path string, body interface{}) (apiAnswer, error)
 }
 
-// readToken is the token from the configured file: absent and not asked for, none.
+// readToken is the token from the configured file: absent and not asked
+// for, none. A file group or others may read or write is refused: the
+// token opens the node API to whoever holds it (DESIGN: on the host,
+// readable by root only). The mode is taken from the open file, so it is
+// the mode of what is read.
 func readToken(file tokenFile) (string, error) {
-	data, err := os.ReadFile(file.Path)
+	f, err := os.Open(file.Path)
 	if err != nil {
 		if !file.Required && errors.Is(err, os.ErrNotExist) {
 			return "", nil
 		}
+		return "", invalidConfig("ipam.tokenFile", file.Path+" cannot be read: "+err.Error())
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return "", invalidConfig("ipam.tokenFile", file.Path+" cannot be read: "+err.Error())
+	}
+	if !info.Mode().IsRegular() {
+		return "", invalidConfig("ipam.tokenFile", file.Path+" is not a regular file")
+	}
+	if mode := info.Mode().Perm(); mode&0o077 != 0 {
+		return "", invalidConfig("ipam.tokenFile", fmt.Sprintf(
+			"%s is open to group or others (mode %04o): the node API token must be its owner's only (chmod 600 %s)",
+			file.Path, mode, file.Path))
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
 		return "", invalidConfig("ipam.tokenFile", file.Path+" cannot be read: "+err.Error())
 	}
 	return strings.TrimSpace(string(data)), nil

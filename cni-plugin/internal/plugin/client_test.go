@@ -5,6 +5,7 @@ package plugin
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -113,6 +114,47 @@ func TestClientWithoutATokenAndWithOneItCannotRead(t *testing.T) {
 	if _, err := newNodeAPIClient(clientConf(t, address, &empty), time.Second).call("GET", "/readyz", nil); err != nil ||
 		(*got)[0].Authorization != "" {
 		t.Fatalf("empty token: %v %+v", err, *got)
+	}
+}
+
+// The token opens the node API to whoever holds it: a file that group or
+// others can read or write is refused, named with its mode, and nothing is
+// sent; the same holds for the default file when it is there.
+func TestClientRefusesATokenFileOthersCanRead(t *testing.T) {
+	_, address, got := server(t, true, 200, `{}`)
+	token := "tok"
+	for _, mode := range []os.FileMode{0o644, 0o640, 0o604, 0o620, 0o602, 0o666} {
+		c := clientConf(t, address, &token)
+		if err := os.Chmod(c.TokenFile.Path, mode); err != nil {
+			t.Fatal(err)
+		}
+		for _, required := range []bool{true, false} {
+			c.TokenFile.Required = required
+			_, err := newNodeAPIClient(c, time.Second).call("GET", "/readyz", nil)
+			want := fmt.Sprintf("invalid network configuration: ipam.tokenFile %s is open to group or others (mode %04o): "+
+				"the node API token must be its owner's only (chmod 600 %s)", c.TokenFile.Path, mode, c.TokenFile.Path)
+			if e, ok := err.(*errorResult); !ok || e.Code != codeInvalidConfig || e.Msg != want {
+				t.Fatalf("mode %04o: %v", mode, err)
+			}
+		}
+	}
+	dir := clientConf(t, address, nil)
+	dir.TokenFile = tokenFile{Path: t.TempDir(), Required: true}
+	if _, err := newNodeAPIClient(dir, time.Second).call("GET", "/readyz", nil); err == nil ||
+		err.Error() != "invalid network configuration: ipam.tokenFile "+dir.TokenFile.Path+" is not a regular file" {
+		t.Fatalf("a directory: %v", err)
+	}
+	if len(*got) != 0 {
+		t.Fatalf("sent %+v", *got)
+	}
+	for _, mode := range []os.FileMode{0o600, 0o400} {
+		c := clientConf(t, address, &token)
+		if err := os.Chmod(c.TokenFile.Path, mode); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := newNodeAPIClient(c, time.Second).call("GET", "/readyz", nil); err != nil {
+			t.Fatalf("mode %04o: %v", mode, err)
+		}
 	}
 }
 
