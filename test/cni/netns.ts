@@ -83,6 +83,36 @@ export function execCni(
   });
 }
 
+export interface GcAttachment {
+  containerID: string;
+  ifname: string;
+}
+
+/**
+ * The stdin libcni gives one plugin of a list for GC and STATUS
+ * (containernetworking/cni libcni/api.go, GCNetworkList and
+ * GetStatusNetworkList, through InjectConf in libcni/conf.go): the plugin's
+ * own entry with the list's name and cniVersion merged in, and for a GC
+ * with args the still-valid attachments under both names (libcni sets both
+ * since containernetworking/cni#1103; a nil slice goes as null). A main
+ * plugin hands its IPAM this stdin unchanged. `valid` undefined: a GC
+ * without args, or STATUS.
+ */
+export function libcniConf(
+  list: { name: string; cniVersion: string },
+  entry: object,
+  valid?: GcAttachment[] | null,
+): string {
+  return JSON.stringify({
+    ...entry,
+    name: list.name,
+    cniVersion: list.cniVersion,
+    ...(valid === undefined
+      ? {}
+      : { 'cni.dev/valid-attachments': valid, 'cni.dev/attachments': valid }),
+  });
+}
+
 /** Namespaces and links made for one run, all removed by cleanup(). */
 export class Netns {
   readonly id: string;

@@ -2,17 +2,20 @@
 // bin/pool-monitor-cni) against the sidecar's node API (src/nodeapi/ with a
 // fake store, in this process) over its unix socket with a token, and over
 // a loopback URL. What the Go tests (cni-plugin/internal/plugin/) check
-// against a fake, checked here against the real endpoints: ADD's address as the
-// sidecar assigns it, CHECK, DEL (twice, the second without netns or args),
-// GC, STATUS, a refused token, a token file others can read. The binary is static: nothing of the host
-// but the kernel is needed. Without the binary and without go to build it,
-// one line says the tests were skipped and why.
+// against a fake, checked here against the real endpoints: ADD's address as
+// the sidecar assigns it, CHECK, DEL (twice, the second without netns or
+// args), GC (nothing released without a list; either list name; as libcni
+// builds it from each example conflist), STATUS, a refused token, a token
+// file others can read. The binary is static: nothing of the host but the
+// kernel is needed. Without the binary and without go to build it, one line
+// says the tests were skipped and why.
 import { expect } from 'chai';
 import {
   chmodSync,
   closeSync,
   mkdtempSync,
   openSync,
+  readFileSync,
   readSync,
   rmSync,
   writeFileSync,
@@ -21,7 +24,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FakeStore } from '../nodeapi/fake-store.ts';
 import { call, startApi, type Harness } from '../nodeapi/harness.ts';
-import { BINARY, execCni, LAUNCHER, whyNoPlugin, type CniRun } from './netns.ts';
+import { BINARY, execCni, LAUNCHER, libcniConf, whyNoPlugin, type CniRun } from './netns.ts';
 
 const TOKEN = 'plugin-test-node-api-token';
 const NETWORK = 'net-a';
@@ -100,11 +103,12 @@ describe('pool-monitor-cni, the binary, against the node API over HTTP', functio
     sock = join(dir, 'cns.sock');
     tokenFile = join(dir, 'token');
     writeFileSync(tokenFile, `${TOKEN}\n`, { mode: 0o600 });
-    const store = FakeStore.withIps(4);
+    const store = FakeStore.withIps(8);
     h = await startApi(store, { token: () => TOKEN }, false);
     await h.api.listenUnix(sock, {});
     web = await startApi(store, { token: () => TOKEN });
     web.state.ready = true;
+    h.state.ready = true;
   });
 
   after(async () => {
@@ -224,6 +228,59 @@ describe('pool-monitor-cni, the binary, against the node API over HTTP', functio
     expect(await stateOf(ips[0]!)).to.deep.include({ State: 'Assigned' });
     expect(await stateOf(ips[1]!)).to.deep.include({ State: 'Available', PodInfo: null });
   });
+
+  for (const example of ['bridge.conflist', 'ptp.conflist']) {
+    it(`GC and STATUS as libcni sends them for ${example} (1.1.0): the stale attachment released, the live one kept`, async () => {
+      const list = JSON.parse(
+        readFileSync(new URL(`../../manifests/examples/cni/${example}`, import.meta.url), 'utf8'),
+      ) as { name: string; cniVersion: string; plugins: { ipam?: { type: string } }[] };
+      expect(list.cniVersion).to.equal('1.1.0');
+      const found = list.plugins.find((p) => p.ipam?.type === 'pool-monitor-cni');
+      expect(found, `${example}: no plugin with pool-monitor-cni as its ipam`).to.not.equal(
+        undefined,
+      );
+      // The example as written, but for where this test's node API listens.
+      const entry = { ...found!, ipam: { ...found!.ipam, nodeAPI: `unix:${sock}`, tokenFile } };
+      const ips: string[] = [];
+      for (const c of ['x1', 'x2']) {
+        // What the main plugin hands its IPAM at ADD: its entry, name and version merged.
+        const add = await plugin(env('ADD', c), JSON.parse(libcniConf(list, entry)));
+        expect(add.code, add.out).to.equal(0);
+        expect(add.json).to.have.property('cniVersion', '1.1.0');
+        ips.push((add.json!.ips as { address: string }[])[0]!.address.split('/')[0]!);
+      }
+      const status = await plugin({ CNI_COMMAND: 'STATUS' }, JSON.parse(libcniConf(list, entry)));
+      expect(status, status.out).to.deep.include({ code: 0, out: '' });
+      for (const valid of [undefined, null]) {
+        const none = await plugin(
+          { CNI_COMMAND: 'GC' },
+          JSON.parse(libcniConf(list, entry, valid)),
+        );
+        expect(none, none.out).to.deep.include({ code: 0, out: '' });
+        for (const ip of ips)
+          expect(await stateOf(ip), `${valid}`).to.deep.include({ State: 'Assigned' });
+      }
+      const gc = await plugin(
+        { CNI_COMMAND: 'GC' },
+        JSON.parse(libcniConf(list, entry, [{ containerID: 'x1', ifname: 'eth0' }])),
+      );
+      expect(gc, gc.out).to.deep.include({ code: 0, out: '' });
+      expect(await stateOf(ips[0]!)).to.deep.include({
+        State: 'Assigned',
+        PodInfo: {
+          PodName: 'pod-x1',
+          PodNamespace: 'default',
+          PodInfraContainerID: 'x1',
+          PodInterfaceID: `cni/${list.name}/x1/eth0`,
+        },
+      });
+      expect(await stateOf(ips[1]!)).to.deep.include({ State: 'Available', PodInfo: null });
+      // The rest of the test's addresses: x1 goes too.
+      const all = await plugin({ CNI_COMMAND: 'GC' }, JSON.parse(libcniConf(list, entry, [])));
+      expect(all, all.out).to.deep.include({ code: 0, out: '' });
+      expect(await stateOf(ips[0]!)).to.deep.include({ State: 'Available' });
+    });
+  }
 
   it('STATUS fails with 50 and the reason while the sidecar is not ready, passes once it is', async () => {
     const status = conf({ cniVersion: '1.1.0' });

@@ -5,8 +5,10 @@
 // against the local API server, a veth between the nodes and per-node host
 // routes built from each node's NNC. Pods get addresses from their node's
 // NNC, ping each other on a node and across nodes; DEL releases; GC
-// reclaims what the runtime forgot; a stopped sidecar fails STATUS and ADD
-// clearly. Root only, with /usr/lib/cni/bridge; otherwise one line says why.
+// reclaims what the runtime forgot (and nothing without a list), GC and
+// STATUS with the stdin libcni builds at 1.1.0; a stopped sidecar fails
+// STATUS and ADD clearly. Root only, with /usr/lib/cni/bridge; otherwise
+// one line says why.
 import { expect } from 'chai';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,7 +29,15 @@ import {
   socketReady,
   spawnSocketSidecar,
 } from '../support/socket-sidecar.ts';
-import { inNs, Netns, PLUGIN_DIR, runPlugin, whyNotReal, type CniRun } from './netns.ts';
+import {
+  inNs,
+  libcniConf,
+  Netns,
+  PLUGIN_DIR,
+  runPlugin,
+  whyNotReal,
+  type CniRun,
+} from './netns.ts';
 
 const TOKEN = 'real-plugins-node-api-token';
 const NETWORK = 'pmnet';
@@ -222,37 +232,32 @@ describe('pool-monitor-cni with the reference bridge and ptp plugins in real nam
     }
   });
 
+  // GC and STATUS as libcni sends them for a 1.1.0 list holding the node's
+  // entry. Debian's bridge and ptp (1.1.1) speak CNI up to 1.0.0, so the
+  // runtime's 1.1.0 calls go to pool-monitor-cni as a 1.1.0 main plugin
+  // hands them to its IPAM: the same stdin, unchanged.
+  const list = { name: NETWORK, cniVersion: '1.1.0' };
+
   it('GC releases an attachment the runtime forgot, and keeps the ones it lists; without a list, nothing', async () => {
     const b2 = pods.get('b2')!;
     net!.forget(b2.ns); // the runtime lost the sandbox without a DEL
+    const entry = JSON.parse(nodes.b.conf) as object;
     // libcni's GCNetworkList with nil args: no list, so nothing is released.
-    const unlisted = JSON.stringify({
-      ...(JSON.parse(nodes.b.conf) as object),
-      cniVersion: '1.1.0',
-    });
     const none = await runPlugin(
       nodes.b.ns,
       join(PLUGIN_DIR, 'pool-monitor-cni'),
       { CNI_COMMAND: 'GC' },
-      unlisted,
+      libcniConf(list, entry),
     );
     expect(none.code, none.out).to.equal(0);
     for (const pod of ['b1', 'b2']) {
       expect(await stateOf(nodes.b, pods.get(pod)!.ip), pod).to.deep.include({ State: 'Assigned' });
     }
-    const gc = JSON.stringify({
-      cniVersion: '1.1.0',
-      name: NETWORK,
-      type: 'pool-monitor-cni',
-      nodeAPI: `unix:${nodes.b.sock}`,
-      tokenFile: join(dir!.path, 'node-api-token'),
-      'cni.dev/valid-attachments': [{ containerID: 'ctr-b1', ifname: 'eth0' }],
-    });
     const run = await runPlugin(
       nodes.b.ns,
       join(PLUGIN_DIR, 'pool-monitor-cni'),
       { CNI_COMMAND: 'GC' },
-      gc,
+      libcniConf(list, entry, [{ containerID: 'ctr-b1', ifname: 'eth0' }]),
     );
     expect(run.code, run.out).to.equal(0);
     expect(await stateOf(nodes.b, b2.ip)).to.deep.include({ State: 'Available' });
@@ -260,7 +265,7 @@ describe('pool-monitor-cni with the reference bridge and ptp plugins in real nam
   });
 
   it('a stopped sidecar makes STATUS fail and ADD fail clearly', async () => {
-    const status = JSON.stringify({ ...(JSON.parse(nodes.a.conf) as object), cniVersion: '1.1.0' });
+    const status = libcniConf(list, JSON.parse(nodes.a.conf) as object);
     const up = await runPlugin(
       nodes.a.ns,
       join(PLUGIN_DIR, 'pool-monitor-cni'),
