@@ -6,6 +6,7 @@ package plugin
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
 )
 
@@ -107,9 +108,8 @@ func add(conf *ipamConfig, inv *invocation, deps runDeps) (interface{}, error) {
 			return nil, err
 		}
 		code := returnCode(answer)
-		info := first(path(answer.Body, "podIPInfo"))
-		if answer.Status == 200 && isNumber(code, returnSuccess) && info != nil {
-			return buildResult(conf, info)
+		if answer.Status == 200 && isNumber(code, returnSuccess) {
+			return buildResult(conf, path(answer.Body, "podIPInfo"))
 		}
 		if answer.Status != 200 || !isNumber(code, returnFailedToAllocIP) {
 			return nil, answerError("no address for "+who, answer)
@@ -143,7 +143,9 @@ func del(conf *ipamConfig, inv *invocation, deps runDeps) (interface{}, error) {
 	return nil, nil
 }
 
-// check looks the attachment up and compares it with the runtime's prevResult.
+// check looks the attachment up and compares it with the runtime's
+// prevResult: every address the sidecar holds for it (one per family) is
+// in the result, and the result has no other address of their subnets.
 func check(conf *ipamConfig, inv *invocation, deps runDeps) (interface{}, error) {
 	id, err := interfaceID(conf.Network, inv.ContainerID, inv.IfName)
 	if err != nil {
@@ -159,32 +161,55 @@ func check(conf *ipamConfig, inv *invocation, deps runDeps) (interface{}, error)
 		return nil, cniError(codeUnknownContainer, "the sidecar holds no address for %s on network %s",
 			attachment, conf.Network)
 	}
-	info := first(path(answer.Body, "podIPInfo"))
-	if answer.Status != 200 || !isNumber(code, returnSuccess) || info == nil {
+	if answer.Status != 200 || !isNumber(code, returnSuccess) {
 		return nil, answerError("cannot check "+attachment, answer)
 	}
-	podIPConfig, isObj := path(info, "PodIPConfig").(obj)
-	if !isObj {
-		return nil, cniError(codeTryAgainLater, "unexpected: the node API answered without PodIPConfig: %s",
-			jsonText(info, true))
+	addresses, err := assignedOf(path(answer.Body, "podIPInfo"))
+	if err != nil {
+		return nil, err
 	}
-	held := podIPConfig["IPAddress"]
+	if !conf.HasPrevResult {
+		return nil, nil
+	}
 	given := addressesOf(conf.PrevResult)
-	if conf.HasPrevResult {
-		found := false
-		for _, g := range given {
-			found = found || held == g
+	held := make([]string, len(addresses))
+	for i, a := range addresses {
+		held[i] = a.prefix.Addr().String()
+	}
+	if !sameAddresses(addresses, given) {
+		has := strings.Join(given, ", ")
+		if has == "" {
+			has = "no address"
 		}
-		if !found {
-			has := strings.Join(given, ", ")
-			if has == "" {
-				has = "no address"
-			}
-			return nil, cniError(codeAddressMismatch, "the sidecar holds %s for %s, the runtime's result has %s",
-				text(held), attachment, has)
-		}
+		return nil, cniError(codeAddressMismatch, "the sidecar holds %s for %s, the runtime's result has %s",
+			strings.Join(held, ", "), attachment, has)
 	}
 	return nil, nil
+}
+
+// sameAddresses says whether the runtime's addresses hold every address the
+// sidecar assigned and no other of their subnets (an address of another
+// subnet is another plugin's).
+func sameAddresses(addresses []assigned, given []string) bool {
+	found := map[netip.Addr]bool{}
+	for _, g := range given {
+		ip, err := netip.ParseAddr(g)
+		if err != nil {
+			continue
+		}
+		found[ip] = true
+		for _, a := range addresses {
+			if a.prefix.Masked().Contains(ip) && ip != a.prefix.Addr() {
+				return false
+			}
+		}
+	}
+	for _, a := range addresses {
+		if !found[a.prefix.Addr()] {
+			return false
+		}
+	}
+	return true
 }
 
 // gc releases every attachment of this network the runtime no longer
@@ -218,10 +243,17 @@ func gc(conf *ipamConfig, deps runDeps) (interface{}, error) {
 		valid[id] = true
 	}
 	failures := []string{}
+	// The list has an entry per address, so a dual-stack attachment twice:
+	// one release frees both (DESIGN "Address families").
+	released := map[string]bool{}
 	for _, a := range list {
 		id, _ := field(a, "podInterfaceID")
-		if s, isStr := id.(string); isStr && valid[s] {
+		s, isStr := id.(string)
+		if isStr && (valid[s] || released[s]) {
 			continue
+		}
+		if isStr {
+			released[s] = true
 		}
 		if why := gcRelease(a, deps); why != "" {
 			failures = append(failures, fmt.Sprintf("%s (%s)", text(id), why))

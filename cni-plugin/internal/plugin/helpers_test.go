@@ -166,3 +166,12 @@ func errorOf(t *testing.T, out interface{}, exit int, code int, msg string, what
 		t.Fatalf("%s: msg %q does not match %s", what, text, msg)
 	}
 }
+
+// first is the first element of an array, or nil.
+func first(v interface{}) interface{} {
+	a, ok := v.([]interface{})
+	if !ok || len(a) == 0 {
+		return nil
+	}
+	return a[0]
+}

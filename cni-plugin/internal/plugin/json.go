@@ -104,15 +104,6 @@ func path(v interface{}, keys ...string) interface{} {
 	return v
 }
 
-// first is the first element of an array, or nil.
-func first(v interface{}) interface{} {
-	a, ok := v.([]interface{})
-	if !ok || len(a) == 0 {
-		return nil
-	}
-	return a[0]
-}
-
 // isNumber says whether v is the JSON number n.
 func isNumber(v interface{}, n float64) bool {
 	f, ok := v.(float64)

@@ -1,6 +1,7 @@
 // The result per version: the address with the subnet prefix, the gateway
 // and a default route through it; configured routes, gateway and MTU (on
-// 1.1.0); `version` in 0.x results.
+// 1.1.0); `version` in 0.x results; one address per family, each with its
+// own gateway and default route.
 package plugin
 
 import "testing"
@@ -18,9 +19,10 @@ func parsed(t *testing.T, stdin string) *ipamConfig {
 	return c
 }
 
-func build(t *testing.T, c *ipamConfig, i interface{}) object {
+// build is the result for these podIPInfo entries.
+func build(t *testing.T, c *ipamConfig, infos ...interface{}) object {
 	t.Helper()
-	r, err := buildResult(c, i)
+	r, err := buildResult(c, infos)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +84,7 @@ func TestResultRoutesOfTheAddressFamilyOnlyAndTheirOwnGateways(t *testing.T) {
 		"routes": [],
 		"dns": {}
 	}`)
-	if _, err := buildResult(parsed(t, conf(nil, nil)), m{"PodIPConfig": m{"IPAddress": "x"}}); err == nil ||
+	if _, err := buildResult(parsed(t, conf(nil, nil)), []interface{}{m{"PodIPConfig": m{"IPAddress": "x"}}}); err == nil ||
 		err.(*errorResult).Code != codeNodeAPIError {
 		t.Fatalf("no address: %v", err)
 	}
@@ -92,4 +94,105 @@ func TestAddressesOfAPrevResult(t *testing.T) {
 	v, _ := decode([]byte(`{"ips":[{"address":"10.0.0.1/24"},{"address":5},{},{"address":"fd00::1/64"}]}`))
 	sameJSON(t, addressesOf(v), `["10.0.0.1","fd00::1"]`)
 	sameJSON(t, addressesOf(nil), `[]`)
+}
+
+// The node API's entry for an address of either family, its prefix and gateway.
+func infoOf(address string, prefix float64, gateway string) m {
+	return m{
+		"PodIPConfig": m{"IPAddress": address, "PrefixLength": prefix},
+		"NetworkContainerPrimaryIPConfig": m{
+			"IPSubnet":         m{"IPAddress": address, "PrefixLength": prefix},
+			"GatewayIPAddress": gateway,
+		},
+	}
+}
+
+var (
+	v4 = infoOf("10.10.0.7", 16, "10.10.0.1")
+	v6 = infoOf("fd00:10::7", 64, "fd00:10::1")
+)
+
+func TestResultOfADualStackAnswerHasEachFamilyWithItsOwnGatewayAndDefaultRoute(t *testing.T) {
+	want := `{
+		"cniVersion": "1.0.0",
+		"ips": [{"address": "10.10.0.7/16", "gateway": "10.10.0.1"}, {"address": "fd00:10::7/64", "gateway": "fd00:10::1"}],
+		"routes": [{"dst": "0.0.0.0/0", "gw": "10.10.0.1"}, {"dst": "::/0", "gw": "fd00:10::1"}],
+		"dns": {}
+	}`
+	sameJSON(t, build(t, parsed(t, conf(nil, nil)), v4, v6), want, "IPv4 first")
+	// Whatever order the answer has, IPv4 comes first.
+	sameJSON(t, build(t, parsed(t, conf(nil, nil)), v6, v4), want, "IPv6 first in the answer")
+	for _, v := range []string{"0.3.1", "0.4.0"} {
+		ips, _ := build(t, parsed(t, conf(nil, m{"cniVersion": v})), v4, v6).get("ips")
+		sameJSON(t, ips, `[{"address": "10.10.0.7/16", "gateway": "10.10.0.1", "version": "4"},
+			{"address": "fd00:10::7/64", "gateway": "fd00:10::1", "version": "6"}]`, v)
+	}
+}
+
+func TestResultOfAnIPv6OnlyAnswer(t *testing.T) {
+	sameJSON(t, build(t, parsed(t, conf(nil, nil)), v6), `{
+		"cniVersion": "1.0.0",
+		"ips": [{"address": "fd00:10::7/64", "gateway": "fd00:10::1"}],
+		"routes": [{"dst": "::/0", "gw": "fd00:10::1"}],
+		"dns": {}
+	}`)
+	// An IPv4 gateway in the configuration is not given to an IPv6 address.
+	sameJSON(t, build(t, parsed(t, conf(m{"gateway": "10.10.0.254"}, nil)), v6), `{
+		"cniVersion": "1.0.0",
+		"ips": [{"address": "fd00:10::7/64", "gateway": "fd00:10::1"}],
+		"routes": [{"dst": "::/0", "gw": "fd00:10::1"}],
+		"dns": {}
+	}`, "an IPv4 ipam.gateway")
+}
+
+func TestDualStackConfiguredRoutesAndGatewayGoWithTheirFamily(t *testing.T) {
+	c := parsed(t, conf(m{
+		"gateway": "fd00:10::fe",
+		"routes":  []m{{"dst": "10.96.0.0/12"}, {"dst": "fd00:96::/108"}, {"dst": "192.168.0.0/16", "gw": "10.10.0.9"}},
+		"mtu":     1400,
+	}, m{"cniVersion": "1.1.0"}))
+	sameJSON(t, build(t, c, v4, v6), `{
+		"cniVersion": "1.1.0",
+		"ips": [{"address": "10.10.0.7/16", "gateway": "10.10.0.1"}, {"address": "fd00:10::7/64", "gateway": "fd00:10::fe"}],
+		"routes": [
+			{"dst": "10.96.0.0/12", "gw": "10.10.0.1", "mtu": 1400},
+			{"dst": "fd00:96::/108", "gw": "fd00:10::fe", "mtu": 1400},
+			{"dst": "192.168.0.0/16", "gw": "10.10.0.9", "mtu": 1400}
+		],
+		"dns": {}
+	}`)
+	// Routes of a family the pod has no address of are left out.
+	routes, _ := build(t, c, v6).get("routes")
+	sameJSON(t, routes, `[{"dst": "fd00:96::/108", "gw": "fd00:10::fe", "mtu": 1400}]`, "IPv6 only")
+	// A family whose NNC gives no gateway of its own: no gateway, no default route.
+	noGw := infoOf("fd00:10::7", 64, "10.10.0.1")
+	sameJSON(t, build(t, parsed(t, conf(nil, nil)), v4, noGw), `{
+		"cniVersion": "1.0.0",
+		"ips": [{"address": "10.10.0.7/16", "gateway": "10.10.0.1"}, {"address": "fd00:10::7/64"}],
+		"routes": [{"dst": "0.0.0.0/0", "gw": "10.10.0.1"}],
+		"dns": {}
+	}`, "IPv6 without a gateway")
+}
+
+func TestAnAnswerWithTwoOfOneFamilyOrABadPrefixIsTheNodeAPIsError(t *testing.T) {
+	c := parsed(t, conf(nil, nil))
+	for what, infos := range map[string][]interface{}{
+		"two IPv4":      {v4, infoOf("10.10.0.8", 16, "10.10.0.1")},
+		"two IPv6":      {v6, v4, infoOf("fd00:10::8", 64, "fd00:10::1")},
+		"none":          {},
+		"/33":           {infoOf("10.10.0.7", 33, "")},
+		"/129":          {infoOf("fd00::7", 129, "")},
+		"/1.5":          {infoOf("10.10.0.7", 1.5, "")},
+		"a zone":        {infoOf("fe80::1%eth0", 64, "")},
+		"no prefix":     {m{"PodIPConfig": m{"IPAddress": "10.10.0.7"}}},
+		"not an object": {"10.10.0.7"},
+	} {
+		_, err := buildResult(c, infos)
+		if e, ok := err.(*errorResult); !ok || e.Code != codeNodeAPIError {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	if _, err := buildResult(c, nil); err == nil {
+		t.Fatal("no podIPInfo: no error")
+	}
 }
