@@ -18,7 +18,12 @@
 // stop() (found by the chaos runs: a watch opened after stop() kept a
 // process from exiting on SIGTERM).
 import { ListWatch, Watch } from './client-node.ts';
-import type { KubeConfig, KubernetesObject, ListPromise } from '@kubernetes/client-node';
+import type {
+  KubeConfig,
+  KubernetesListObject,
+  KubernetesObject,
+  ListPromise,
+} from '@kubernetes/client-node';
 import type { Observable } from 'rxjs';
 import { defer, ReplaySubject, Subject } from 'rxjs';
 import { systemClock, type Clock } from '../clock/clock.ts';
@@ -31,6 +36,14 @@ import type { ApiErrorInfo } from './errors.ts';
 export type WatchEvent<T> =
   /** A list completed; `resourceVersion`: the version the cache is current at (the list's, or a later event's). */
   | { type: 'synced'; resourceVersion?: string }
+  /**
+   * A list request (the first, a restart's, or a re-list after 410 Gone) is
+   * about to be sent, and then its answer, before the cache takes it in: the
+   * stream goes on from it, and it is newer than anything received before
+   * it was sent (src/fulfiller/versions.ts orders by that).
+   */
+  | { type: 'listing' }
+  | { type: 'listed'; items: T[]; resourceVersion?: string }
   | { type: 'error'; error: unknown; info: ApiErrorInfo }
   | { type: 'restarting'; delayMs: number }
   | { type: 'add' | 'update' | 'delete'; object: T };
@@ -181,17 +194,29 @@ export function watchResource<T extends KubernetesObject>(
   // ListWatch's wait before re-watching a closed watch ends at stop().
   const stopping = new AbortController();
   const delayFn = (ms: number): Promise<void> => clock.sleep(ms, stopping.signal);
+  let stopped = false;
+  const listFn = async (): Promise<KubernetesListObject<T>> => {
+    events.next({ type: 'listing' });
+    const list = await options.listFn();
+    const rv = list.metadata?.resourceVersion;
+    if (!stopped)
+      events.next({
+        type: 'listed',
+        items: list.items ?? [],
+        ...(rv ? { resourceVersion: rv } : {}),
+      });
+    return list;
+  };
   const lw = new ListWatch<T>(
     options.path,
     watcher,
-    options.listFn,
+    listFn,
     false,
     options.labelSelector,
     options.fieldSelector,
     { delayFn },
   );
 
-  let stopped = false;
   let synced = false;
   let running = false; // a start() is in flight or the watch is up
   let failedDuringStart = false;
