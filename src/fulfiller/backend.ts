@@ -6,13 +6,12 @@
 //
 // The fulfiller keeps everything both backends share: the queue, priorities,
 // backoff, CSS publishing, the status write with its 409 re-read, and the
-// bookkeeping of writes in doubt (AddressLedger). A backend never sees an
+// bookkeeping of writes in doubt (node-book.ts). A backend never sees an
 // NNC's resourceVersion.
 //
 // What the seam adds to `apply` and `subnets`:
-// - `BackendContext` is what a backend gets at construction: the ledger of
-//   addresses in use (the CIDR backend allocates from it; Azure may ignore
-//   it), the fulfiller's metrics registry (a backend adds its own series, e.g.
+// - `BackendContext` is what a backend gets at construction: the addresses
+//   in use (the CIDR backend allocates from them; Azure may ignore them), the fulfiller's metrics registry (a backend adds its own series, e.g.
 //   ARM calls) and a logger. `BackendFactory` builds a backend from it.
 // - `apply` is called only while this replica leads; `releaseAll` before the
 //   Node's NNC is deleted, so a crash in between leaves an NNC to retry from,
@@ -30,7 +29,7 @@
 import type { Registry } from 'prom-client';
 import type { Logger } from '../log/logger.ts';
 import type { NetworkContainer } from '../nnc/types.ts';
-import type { AddressLedger } from './ledger.ts';
+import type { AddressIndex } from './address-index.ts';
 
 export interface SubnetInfo {
   /** Name used as the NC's `subnetName` and as the ClusterSubnetState name. */
@@ -75,6 +74,12 @@ export interface HeldContainer {
 export interface PoolChange {
   /** The node's current dynamic container in its NNC status (absent: none yet). */
   container?: NetworkContainer;
+  /**
+   * Holds addresses the backend picks from the addresses in use (the CIDR
+   * backend), before it returns: no other round can pick them until this
+   * round's status write is answered.
+   */
+  hold?(ips: readonly string[]): void;
   /** How many new IPs this round. */
   add: number;
   /** Assignments to release (ids from spec.ipsNotInUse). */
@@ -85,6 +90,14 @@ export interface ApplyResult {
   held: HeldContainer;
   /** Fewer added than asked: the subnet is full. */
   short: boolean;
+  /**
+   * Addresses the node's status lists that the backend proves gone for good
+   * (another writer removed them and they cannot come back: ARM gave them to
+   * another NIC), reported by the backend with an Event: the status may drop
+   * them (status-gate.ts). Nothing else ever leaves a status but what the
+   * node released.
+   */
+  lost?: string[];
 }
 
 export interface IpBackend {
@@ -143,8 +156,12 @@ export interface BackendHooks {
 }
 
 export interface BackendContext {
-  /** Addresses in use: NNC statuses at their newest resourceVersion plus writes in doubt. */
-  ledger: AddressLedger;
+  /**
+   * Every address some node record holds (a status, a write in doubt, a
+   * quarantine, a round's picks: node-book.ts), and each that turns used or
+   * free: the CIDR backend allocates from it; Azure may ignore it.
+   */
+  addresses: Pick<AddressIndex, 'isUsed' | 'used' | 'subscribe'>;
   /** The fulfiller's metrics registry; a backend registers its own series here. */
   registry: Registry;
   logger: Logger;

@@ -1,7 +1,7 @@
 // The CIDR backend: allocates pod IPs from one local subnet. It keeps no
-// record of its own: an address is in use exactly when the AddressLedger says
-// so (some NNC status at its newest version holds it, or a write in doubt may
-// have put it there), and its bitmap only mirrors the ledger, so a restarted
+// record of its own: an address is in use exactly when some node record holds
+// it (an NNC status, a write in doubt, a quarantine: node-book.ts), and its
+// bitmap only mirrors that index, so a restarted
 // or newly elected fulfiller knows every address handed out from the NNCs
 // alone. Each node's container gets its own primary IP from the same subnet,
 // as in an Azure VNet. Releasing is nothing to do here: an address comes free
@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import type { NetworkContainer } from '../nnc/types.ts';
 import type {
   ApplyResult,
+  BackendContext,
   HeldContainer,
   IpBackend,
   NodeRef,
@@ -18,7 +19,6 @@ import type {
 } from './backend.ts';
 import { SubnetFullError } from './backend.ts';
 import { gatewayOf, parseCidr } from './cidr.ts';
-import type { AddressLedger } from './ledger.ts';
 import { SubnetPool } from './pool.ts';
 import { containerFrom } from './status.ts';
 
@@ -43,20 +43,18 @@ export class CidrBackend implements IpBackend {
   readonly pool: SubnetPool;
   readonly subnetName: string;
   private readonly gateway: string;
-  private readonly ledger: AddressLedger;
   private readonly newId: () => string;
   private readonly uuidIds: boolean;
 
-  constructor(options: CidrBackendOptions, ledger: AddressLedger) {
+  constructor(options: CidrBackendOptions, addresses: BackendContext['addresses']) {
     const cidr = parseCidr(options.cidr);
     this.pool = new SubnetPool(cidr);
     this.subnetName = options.subnetName ?? defaultSubnetName(cidr.text);
     this.gateway = gatewayOf(cidr);
-    this.ledger = ledger;
     this.newId = options.newId ?? randomUUID;
     this.uuidIds = options.newId === undefined;
-    for (const ip of ledger.used()) this.pool.markUsed(ip);
-    ledger.subscribe((ip, used) => {
+    for (const ip of addresses.used()) this.pool.markUsed(ip);
+    addresses.subscribe((ip, used) => {
       if (used) this.pool.markUsed(ip);
       else this.pool.release(ip);
     });
@@ -79,11 +77,11 @@ export class CidrBackend implements IpBackend {
    * pick them in between); the fulfiller ties the claims to its status write.
    */
   async apply(node: NodeRef, change: PoolChange): Promise<ApplyResult> {
-    const held = change.container ? this.heldFrom(change.container) : this.newContainer(node);
+    const held = change.container ? this.heldFrom(change.container) : this.newContainer(change);
     const gone = new Set(change.remove.map((a) => a.name));
     held.ipAssignments = held.ipAssignments.filter((a) => !gone.has(a.name));
     const ips = this.pool.pick(Math.max(0, change.add));
-    this.ledger.claim(node.name, ips);
+    change.hold?.(ips);
     for (const ip of ips) held.ipAssignments.push({ name: this.newId(), ip });
     return { held, short: ips.length < change.add };
   }
@@ -101,7 +99,7 @@ export class CidrBackend implements IpBackend {
   /**
    * The rescued addresses under a fresh primary (one the pool has free and
    * the pods do not hold), each with a new id; nothing is claimed here: the
-   * fulfiller keeps the container in the ledger at once.
+   * fulfiller keeps the container in its node record at once.
    */
   rebuild(_node: NodeRef, ips: readonly string[]): NetworkContainer | undefined {
     const rescued = new Set(ips);
@@ -115,11 +113,11 @@ export class CidrBackend implements IpBackend {
   /** Nothing to call: the node's addresses come free when its NNC is gone. */
   async releaseAll(_node: NodeRef, _container: NetworkContainer | undefined): Promise<void> {}
 
-  private newContainer(node: NodeRef): HeldContainer {
+  private newContainer(change: PoolChange): HeldContainer {
     const [primaryIP] = this.pool.pick(1);
     if (primaryIP === undefined)
       throw new SubnetFullError(`subnet ${this.subnetName} has no free address for a primary IP`);
-    this.ledger.claim(node.name, [primaryIP]);
+    change.hold?.([primaryIP]);
     return {
       primaryIP,
       subnetName: this.subnetName,

@@ -125,10 +125,23 @@ export function kubeNncLifecycleApi(kc: KubeConfig, namespace: string): NncLifec
     },
     // A merge patch replaces the whole list: the resourceVersion makes it
     // refuse (409) when someone changed the object since it was read.
-    async setFinalizers(nnc, finalizers) {
+    async setFinalizers(nnc, finalizers, owner) {
       const { name, resourceVersion } = nnc.metadata;
+      const ownerReferences = owner?.uid
+        ? [{ apiVersion: 'v1', kind: 'Node', name: owner.name, uid: owner.uid }]
+        : undefined;
       return (await api.patchNamespacedCustomObject(
-        { ...base, name, body: { metadata: { resourceVersion, finalizers } } },
+        {
+          ...base,
+          name,
+          body: {
+            metadata: {
+              resourceVersion,
+              finalizers,
+              ...(ownerReferences ? { ownerReferences } : {}),
+            },
+          },
+        },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       )) as NodeNetworkConfig;
     },
@@ -174,9 +187,9 @@ export function kubeClusterListApi(kc: KubeConfig, namespace: string): ClusterLi
       };
     },
     // A list by name: the fulfiller's grant on Nodes is list and watch.
-    async nodeExists(node) {
+    async getNode(node) {
       const list = await core.listNode({ fieldSelector: `metadata.name=${node}`, limit: 1 });
-      return (list.items ?? []).length > 0;
+      return (list.items ?? [])[0] as NodeObject | undefined;
     },
     // Pages of 500, as client-go's pager reads a large list: a new leader
     // reads this once, before its first allocation (pod-rescue.ts).

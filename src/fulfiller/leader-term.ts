@@ -1,21 +1,23 @@
-// The leader term (docs/design/fulfiller.md#high-availability):
-// lead() and follow() from the leader elector; on taking the Lease the NNCs,
-// Nodes and pods are listed afresh and loaded before the first action, the
-// previous term is fenced (fence-keeper.ts), and only then does a term run:
-// the node queue, the ClusterSubnetState publisher and the periodic resync.
-// While a watch is down or the lists are not read, nodes wait, and /readyz and
-// the log say why (view.ts). follow() ends the term and waits for its actions.
+// The leader term (docs/design/fulfiller.md#high-availability): lead() and
+// follow() from the leader elector. On taking the Lease the NNCs, Nodes and
+// pods are listed afresh and loaded into the book, which then begins the
+// term: its memory starts empty, every NNC listed is fenced (fence.ts), and
+// only then does the term run: the node queue, the ClusterSubnetState
+// publisher and the periodic resync. While a watch is down or the lists are
+// not read, nothing runs, and /readyz and the log say why (view.ts).
+// follow() ends the term, its memory with it, and waits for its actions.
+import { randomUUID } from 'node:crypto';
 import { Backoff } from '../kube/backoff.ts';
 import { apiErrorInfo } from '../kube/errors.ts';
 import type { Logger } from '../log/logger.ts';
-import type { ClusterView } from './cluster-view.ts';
+import type { ClockTimers } from '../clock/clock.ts';
+import { UNANSWERED_WRITE_MS } from './address-index.ts';
 import type { FulfillerConfig } from './config.ts';
-import { FenceKeeper } from './fence-keeper.ts';
-import type { AddressLedger } from './ledger.ts';
+import { markEveryNnc } from './fence.ts';
+import type { NodeBook } from './node-book.ts';
+import { nextSeq } from './node-book.ts';
 import type { PodAddresses } from './pod-rescue.ts';
 import type { ClusterListApi, NncLifecycleApi } from './ports.ts';
-import type { QuarantineKeeper } from './quarantine-keeper.ts';
-import type { ClockTimers } from '../clock/clock.ts';
 import type { NodeQueue } from './queue.ts';
 import type { ExhaustionPublisher } from './subnet-state.ts';
 import { ViewFreshness } from './view.ts';
@@ -23,6 +25,9 @@ import type { ViewSource } from './view.ts';
 
 /** Why allocations wait while a new term lists NNCs and Nodes afresh (every normal start). */
 export const FRESH_LISTS = 'the new term lists the NodeNetworkConfigs and Nodes afresh';
+
+/** At most this many NNCs known in more than one state are read afresh per resync. */
+const AMBIGUOUS_READS = 50;
 
 /** A write was attempted while this replica does not lead. */
 export class NotLeaderError extends Error {
@@ -33,40 +38,39 @@ export class NotLeaderError extends Error {
 export interface Term {
   queue: NodeQueue;
   css: ExhaustionPublisher;
-  resyncTimer: unknown;
+  timers: unknown[];
+}
+
+/** The parts a term runs, made afresh for each (the reconciler's queue, the CSS publisher). */
+export interface TermParts {
+  newQueue(): NodeQueue;
+  newPublisher(): ExhaustionPublisher;
+  /** The name has work (the resync and every change ask it). */
+  needsWork(name: string): boolean;
+  /** Reads the name's NNC afresh into the book (an ambiguous one, at the resync). */
+  reread(name: string): void;
+  /** Takes the pods' addresses into the book (pod-rescue.ts); absent: no pod is listed. */
+  rescue?(pods: PodAddresses[]): void;
+  /** The term started; every resync also publishes the subnets. */
+  started(): void;
+  resynced(): void;
 }
 
 export interface LeaderTermDeps {
   config: FulfillerConfig;
   clock: ClockTimers;
   log: Logger;
-  random?: () => number;
-  newId: () => string;
-  canWrite?: () => boolean;
-  lists?: ClusterListApi;
+  book: NodeBook;
+  lists: ClusterListApi;
   lifecycleApi: NncLifecycleApi;
-  ledger: AddressLedger;
-  view: ClusterView;
-  quarantine: QuarantineKeeper;
-  /**
-   * Takes the pods' addresses into the records (pod-rescue.ts), after the
-   * NNCs and Nodes are loaded; without it (a backend that keeps its own
-   * record) no pod is listed.
-   */
-  rescue?(pods: PodAddresses[]): void;
-  /** The node's lifecycle or status has work. */
-  needsWork(name: string): boolean;
-  /** A new term's parts. */
-  newQueue(): NodeQueue;
-  newPublisher(): ExhaustionPublisher;
-  /** The term started (said in the log) and the first resync follows. */
-  started(): void;
-  /** Every resync also publishes the subnets' state. */
-  resynced(): void;
+  random?: () => number;
+  newId?: () => string;
+  canWrite?: () => boolean;
 }
 
 export class LeaderTerm {
   private readonly d: LeaderTermDeps;
+  private parts: TermParts | undefined;
   private wantLead = false;
   private current: Term | undefined;
   /** The previous term still finishing its actions: no new term before it is done. */
@@ -75,30 +79,29 @@ export class LeaderTerm {
   /** Bumped by every lead() and follow(): a list read for an older one is not loaded. */
   private generation = 0;
   private loading = false;
+  private loaded = false;
   readonly freshness = new ViewFreshness();
-  /** Nodes whose action waits for a fresh view; queued again when it is. */
-  private readonly waiting = new Set<string>();
+  private watchesListed = { nnc: false, node: false };
   /** The reason last logged for waiting (logged once per change). */
   private waitLogged: string | undefined;
-  readonly fence: FenceKeeper;
+  /** A node's allocation waited for the fence: said once per term. */
+  private fenceWaitSaid = false;
   private readonly pauses = new Set<() => void>();
 
   constructor(deps: LeaderTermDeps) {
     this.d = deps;
-    this.fence = new FenceKeeper({
-      ledger: deps.ledger,
-      lifecycleApi: deps.lifecycleApi,
-      clock: deps.clock,
-      log: deps.log,
-      workers: deps.config.workers,
-      backoff: deps.config.backoff,
-      ...(deps.random ? { random: deps.random } : {}),
-      newId: deps.newId,
-      ...(deps.canWrite ? { canWrite: deps.canWrite } : {}),
-      observed: (nnc) => deps.view.upsertNnc(nnc),
-      pause: (ms) => this.pause(ms),
-      wake: () => this.wakeWaiting(),
+    // Every change of a name may give it work; an NNC that moved may open the fence.
+    deps.book.listen({
+      changed: (name) => this.touch(name),
+      nncMoved: () => {
+        if (deps.book.fenceMostlyOpen) this.wakeWaiting();
+      },
     });
+  }
+
+  /** The parts each term runs (the reconciler's): given once, after they are built. */
+  runs(parts: TermParts): void {
+    this.parts = parts;
   }
 
   /** The running term, if this replica leads. */
@@ -116,35 +119,29 @@ export class LeaderTerm {
     if (!this.mayWrite) throw new NotLeaderError('this replica does not lead');
   }
 
-  /** This replica holds (or is taking) the Lease. */
-  get wanted(): boolean {
-    return this.wantLead;
-  }
-
-  /** This replica holds the lease: start working (once both watches listed). */
+  /** This replica holds the lease: start working once the fresh lists are loaded. */
   lead(): void {
     if (this.stopped) return;
     this.wantLead = true;
     this.generation++;
+    this.loaded = false;
     this.freshness.unload();
-    if (this.d.lists) void this.loadFreshLists();
-    else this.maybeStart();
+    void this.loadFreshLists();
   }
 
-  /** The lease is lost or being released: stop taking work, finish what runs. */
+  /** The lease is lost or being released: stop taking work, finish what runs; the term's memory goes. */
   async follow(): Promise<void> {
     this.wantLead = false;
     this.generation++;
+    this.loaded = false;
     this.freshness.unload();
-    this.waiting.clear();
     this.waitLogged = undefined;
-    this.fence.lower();
-    this.d.quarantine.clear();
+    this.d.book.endTerm();
     for (const done of [...this.pauses]) done();
     const term = this.current;
     if (!term) return this.draining;
     this.current = undefined;
-    this.d.clock.clearTimeout(term.resyncTimer);
+    for (const t of term.timers) this.d.clock.clearTimeout(t);
     const drain = (async () => {
       await term.queue.stop();
       await term.css.stop();
@@ -153,6 +150,7 @@ export class LeaderTerm {
     this.draining = drain;
     await drain;
     if (this.draining === drain) this.draining = undefined;
+    this.d.book.endTerm(); // what the last runs kept goes too
     this.maybeStart();
   }
 
@@ -162,7 +160,7 @@ export class LeaderTerm {
     await this.follow();
   }
 
-  /** A watch failed or waits to restart: nothing is allocated until it runs and has listed again. */
+  /** A watch failed or waits to restart: nothing runs until it runs and has listed again. */
   watchDown(source: ViewSource, reason: string): void {
     if (this.stopped) return;
     this.freshness.down(source, reason, this.d.clock.now());
@@ -172,84 +170,95 @@ export class LeaderTerm {
   /** A watch listed and runs again. */
   watchUp(source: ViewSource): void {
     if (this.stopped) return;
+    this.watchesListed[source] = true;
+    const waited = this.freshness.waitReason(this.d.clock.now()) !== undefined;
     this.freshness.up(source);
     this.noteWaiting();
-    if (this.freshness.waitReason(this.d.clock.now()) === undefined) this.wakeWaiting();
+    // Runs skipped while the view could miss changes: every name is looked at again.
+    if (waited && this.waitReason() === undefined) this.resync();
+    this.maybeStart();
   }
 
-  /** Why actions wait now (a watch down, the term's lists not read yet); undefined when they do not. */
+  /** Why runs wait now (a watch down, the term's lists not read yet); undefined when they do not. */
   waitReason(): string | undefined {
     const down = this.freshness.waitReason(this.d.clock.now());
     if (down) return down;
-    if (this.wantLead && !this.current && this.d.lists && !this.freshness.isLoaded)
-      return FRESH_LISTS;
+    if (this.wantLead && !this.current && !this.loaded) return FRESH_LISTS;
     return undefined;
   }
 
-  /** The node waits for a fresh view (its handler found one missing). */
-  waitForView(name: string): void {
-    this.waiting.add(name);
-    this.noteWaiting();
+  /** A node's new addresses wait for the previous term's fence: said once per term. */
+  noteFenceWait(name: string, reason: string): void {
+    if (this.fenceWaitSaid || !this.current) return;
+    this.fenceWaitSaid = true;
+    this.d.log.warn('allocations wait', { node: name, reason });
   }
 
-  /**
-   * The node waits for the fence: queued again when it may have opened. Its
-   * run asks this when it ends, so a fence that opened for it while it ran
-   * (its releases went on) queues it again at once.
-   */
-  waitForFence(name: string, reason: string): void {
-    this.waiting.add(name);
-    this.fence.noteWait(name, reason);
-    if (this.fence.waitReason(name) !== undefined) return;
-    this.waiting.delete(name);
-    this.touch(name);
-  }
-
-  /** An NNC changed: nodes that waited for the fence get another go once it lets them. */
-  nncMoved(): void {
-    if (this.waiting.size > 0 && this.fence.mostlyOpen()) this.wakeWaiting();
-  }
-
-  /** Queues the node when it has work and a term runs. */
+  /** Queues the name when it has work and a term runs. */
   touch(name: string): void {
     const term = this.current;
-    if (term && this.d.needsWork(name)) term.queue.enqueue(name);
+    if (term && this.parts?.needsWork(name)) term.queue.enqueue(name);
   }
 
-  /** Queues every node that needs work (the periodic resync, also callable by tests). */
+  /** Queues the name whatever it seems to need (addresses came free: a node left short tries again). */
+  enqueue(name: string): void {
+    this.current?.queue.enqueue(name);
+  }
+
+  /** Queues every name that has work (the periodic resync, also callable by tests). */
   resync(): void {
     if (!this.current || this.stopped) return;
-    for (const name of this.d.view.names()) this.touch(name);
-    this.d.resynced();
+    this.d.book.sweep();
+    for (const name of this.d.book.ambiguous().slice(0, AMBIGUOUS_READS)) this.parts?.reread(name);
+    for (const name of this.d.book.names()) this.touch(name);
+    this.parts?.resynced();
+  }
+
+  /** Nodes whose allocation waited (for the fence) get another go. */
+  wakeWaiting(): void {
+    if (!this.current) return;
+    for (const r of this.d.book.waiting()) this.touch(r.name);
   }
 
   /** Starts a term when everything it needs is there. */
-  maybeStart(): void {
-    if (this.current || this.draining || !this.wantLead || this.stopped || !this.d.view.ready)
-      return;
-    if (this.d.lists && !this.freshness.isLoaded) {
-      void this.loadFreshLists();
-      return;
-    }
+  private maybeStart(): void {
+    const { book, config, clock } = this.d;
+    if (this.current || this.draining || !this.wantLead || this.stopped || !this.loaded) return;
+    if (!this.watchesListed.nnc || !this.watchesListed.node || !this.parts) return;
     const term: Term = {
-      queue: this.d.newQueue(),
-      css: this.d.newPublisher(),
-      resyncTimer: undefined,
+      queue: this.parts.newQueue(),
+      css: this.parts.newPublisher(),
+      timers: [],
     };
     this.current = term;
+    this.fenceWaitSaid = false;
+    const generation = this.generation;
     const arm = (): void => {
-      term.resyncTimer = this.d.clock.setTimeout(() => {
+      term.timers[0] = clock.setTimeout(() => {
         if (this.current !== term) return;
         this.resync();
         arm();
-      }, this.d.config.resyncMs);
+      }, config.resyncMs);
     };
     arm();
-    this.d.started();
+    // Whatever waited for the fence goes once its time is over.
+    term.timers[1] = clock.setTimeout(() => this.wakeWaiting(), UNANSWERED_WRITE_MS + 1);
+    void markEveryNnc({
+      book,
+      lifecycleApi: this.d.lifecycleApi,
+      log: this.d.log,
+      workers: config.workers,
+      backoff: config.backoff,
+      ...(this.d.random ? { random: this.d.random } : {}),
+      term: (this.d.newId ?? randomUUID)(),
+      current: () => generation === this.generation && this.current === term && this.mayWrite,
+      pause: (ms) => this.pause(ms),
+    });
+    this.parts.started();
     this.resync();
   }
 
-  /** Logs a change of why actions wait (once per change, not per node). */
+  /** Logs a change of why runs wait (once per change, not per node). */
   private noteWaiting(): void {
     const reason = this.waitReason();
     if (reason === this.waitLogged) return;
@@ -263,44 +272,37 @@ export class LeaderTerm {
     else if (before) this.d.log.info('allocations resume', { view });
   }
 
-  /** Nodes that waited get another go (each waits again if it still must). */
-  private wakeWaiting(): void {
-    if (this.waiting.size === 0 || !this.current) return;
-    const names = [...this.waiting];
-    this.waiting.clear();
-    for (const name of names) this.touch(name);
-  }
-
   /**
    * Lists the NNCs, Nodes and pods afresh after the Lease was taken and
    * loads them (a list read for an earlier lead() is thrown away); retried
-   * with backoff while this replica still wants to lead. Then the term starts.
+   * with backoff while this replica still wants to lead. Then the term begins.
    */
   private async loadFreshLists(): Promise<void> {
     if (this.loading) return;
     this.loading = true;
-    const { lists, view, log } = this.d;
-    const backoff = new Backoff(this.d.config.backoff, this.d.random);
+    const { lists, book, log, config } = this.d;
+    const backoff = new Backoff(config.backoff, this.d.random);
     try {
       this.noteWaiting();
-      while (this.wantLead && !this.stopped && !this.freshness.isLoaded) {
+      while (this.wantLead && !this.stopped && !this.loaded) {
         const generation = this.generation;
         try {
+          const sent = nextSeq();
           const [nncs, nodes, pods] = await Promise.all([
-            lists!.listNncs(),
-            lists!.listNodes(),
-            this.d.rescue ? lists!.listPodAddresses?.() : undefined,
+            lists.listNncs(),
+            lists.listNodes(),
+            this.parts?.rescue ? lists.listPodAddresses?.() : undefined,
           ]);
           if (generation !== this.generation || !this.wantLead || this.stopped) continue;
-          view.loadNodes(nodes.items, nodes.resourceVersion);
-          view.loadNncs(nncs.items, nncs.resourceVersion);
-          this.d.quarantine.load(this.d.ledger.names());
-          if (pods) this.d.rescue?.(pods);
+          // Before the draining term's last runs are over, no new memory may begin.
+          await this.draining;
+          if (generation !== this.generation || !this.wantLead || this.stopped) continue;
+          book.listed('node', nodes.items, sent, false);
+          book.listed('nnc', nncs.items, sent, false);
+          book.beginTerm(config.quarantineMs, UNANSWERED_WRITE_MS);
+          if (pods) this.parts?.rescue?.(pods);
+          this.loaded = true;
           this.freshness.loaded(nncs.resourceVersion, nodes.resourceVersion, this.d.clock.now());
-          this.fence.raise();
-          void this.fence.moveAll(
-            () => generation === this.generation && !this.stopped && this.wantLead,
-          );
           log.info('fresh lists loaded', {
             nncs: nncs.items.length,
             nodes: nodes.items.length,

@@ -27,6 +27,8 @@ export interface FulfillerGauges {
   }>;
   /** Addresses that more than one NNC status holds (should always be 0). */
   addressConflicts: number;
+  /** Addresses withheld from a status now, because another record holds them (status-gate.ts). */
+  withheld: number;
 }
 
 export const NODE_STATES = [
@@ -65,6 +67,8 @@ export class FulfillerMetrics {
   readonly #exhausted: Gauge<'subnet'>;
   readonly #forecast: Gauge<'subnet'>;
   readonly #conflicts: Gauge;
+  readonly #withheldNow: Gauge;
+  readonly #refused: Counter<'reason'>;
   #source: (() => FulfillerGauges) | undefined;
 
   constructor(options: FulfillerMetricsOptions = {}) {
@@ -157,6 +161,17 @@ export class FulfillerMetrics {
       help: 'Addresses held by more than one NNC status (always 0 unless edited by hand).',
       registers,
     });
+    this.#withheldNow = new Gauge({
+      name: `${p}ips_withheld`,
+      help: 'Addresses a node holds in its backend that are kept out of its status now, because another record holds them (an NNC, a write in doubt, a quarantine).',
+      registers,
+    });
+    this.#refused = new Counter({
+      name: `${p}status_refused_total`,
+      help: 'Status writes the status gate refused (reason "drop": it would drop an address the node has not released).',
+      labelNames: ['reason'],
+      registers,
+    });
     this.#leader.set(0);
     if (options.defaultMetrics ?? true) collectDefaultMetrics({ register: registry });
   }
@@ -175,6 +190,10 @@ export class FulfillerMetrics {
 
   withheld(n: number): void {
     if (n > 0) this.#withheld.inc(n);
+  }
+
+  statusRefused(reason: 'drop'): void {
+    this.#refused.inc({ reason });
   }
 
   lifecycle(action: (typeof LIFECYCLE_ACTIONS)[number]): void {
@@ -214,6 +233,7 @@ export class FulfillerMetrics {
         if (s.exhausted !== undefined) this.#exhausted.set({ subnet: s.name }, s.exhausted ? 1 : 0);
       }
       this.#conflicts.set(g.addressConflicts);
+      this.#withheldNow.set(g.withheld);
     }
     return this.registry.metrics();
   }

@@ -1,39 +1,39 @@
-// One queued run for one node name: the lifecycle decision (lifecycle.ts),
-// then its effect: create the NNC, restore the addresses of a deleted one,
-// put the addresses finalizer on an NNC without it, delete it with its Node,
-// free what a deleted Node kept once its quarantine is over (quarantine.ts),
-// let go of an NNC deleted under a live Node, or a status round
-// (status-round.ts). Shared by every backend. Its effects go to the API, the
-// backend and the ledger; what it asks of the fulfiller's parts (the view,
-// the quarantine, the CSS, the term) it returns with its outcome, for the
-// caller to apply (reconciler.ts), as controller-runtime's Reconcile returns
-// its Result.
-import { isNotFound } from '../kube/errors.ts';
-import type { NetworkContainer, NodeNetworkConfig } from '../nnc/types.ts';
+// One queued run for one node name: the lifecycle decision from its records
+// (lifecycle.ts), then its effect: create the NNC, merge kept addresses into
+// its status, put the finalizer and owner on an NNC without them, delete a
+// gone Node's NNC, free what it kept once its quarantine is over, let a
+// terminating NNC go to a live Node of its name, or a status round
+// (status-round.ts). Its effects go to the API, the backend and the book;
+// what it asks of the term (the CSS, a run later) it returns with its
+// outcome, as controller-runtime's Reconcile returns its Result.
+import { apiErrorInfo, isNotFound } from '../kube/errors.ts';
+import type { NodeNetworkConfig } from '../nnc/types.ts';
 import { dynamicContainers } from '../nnc/types.ts';
-import { addressesOf } from './ledger.ts';
+import { addressesOf } from './address-index.ts';
+import type { LifecycleDecision, NameState } from './lifecycle.ts';
 import { lifecycleAction } from './lifecycle.ts';
+import { nextSeq, ownerUid } from './node-book.ts';
+import type { RecordView } from './node-record.ts';
+import { nodeRef } from './nodes.ts';
+import { neededAddresses, priorityOf } from './plan.ts';
 import {
   finalizersWith,
   hasAddressesFinalizer,
   isTerminating,
+  quarantineOf,
+  quarantineState,
   restoreRecord,
 } from './quarantine.ts';
-import type { LifecycleAction } from './lifecycle.ts';
-import { nodeRef } from './nodes.ts';
-import { neededAddresses, priorityOf } from './plan.ts';
-import { restoredStatus, statusHolds, jsonEqual } from './status.ts';
-import {
-  needsBackend,
-  reread,
-  serveStatus,
-  statusWithoutBackend,
-  writeStatus,
-} from './status-round.ts';
+import { mergeKept, STATUS_SUBNET_FULL } from './status.ts';
+import { admit } from './status-gate.ts';
+import { containersWithoutBackend, needsBackend, reread, serveStatus } from './status-round.ts';
+import { writeThroughGate } from './status-write.ts';
+import { jsonEqual } from './status.ts';
 import {
   asNncConflict,
   ConflictLoopError,
   planFor,
+  requeueAfter,
   scalerFor,
   subnetsChanged,
   warn,
@@ -49,353 +49,456 @@ export type {
   SyncResult,
 } from './sync-context.ts';
 
-export function actionFor(ctx: SyncContext, name: string): LifecycleAction {
-  const node = ctx.node(name);
-  const nnc = ctx.ledger.nnc(name);
-  const quarantine = ctx.quarantineState(name);
-  return lifecycleAction({
-    nodeExists: node !== undefined,
-    selected: node !== undefined && ctx.selected(node),
-    nncExists: nnc !== undefined,
-    terminating: isTerminating(nnc),
-    finalized: hasAddressesFinalizer(nnc),
-    // A successor's restore annotation keeps it restoring (and out of status
-    // rounds, which could release what it names) until it is cleared.
-    retained: ctx.ledger.retained(name) !== undefined || restoreRecord(nnc) !== undefined,
-    ...(quarantine ? { quarantine } : {}),
-  });
+/** The name's records as the lifecycle decides on them. */
+export function nameState(ctx: SyncContext, name: string): NameState {
+  const { book } = ctx;
+  const live = book.liveRecord(name);
+  const now = ctx.now();
+  const state: NameState = { gone: [] };
+  for (const r of book.recordsOf(name)) {
+    const nnc = r.nnc();
+    if (r === live) {
+      const info = r.nodeInfo()!;
+      state.live = {
+        key: r.key,
+        selected: ctx.selected(info),
+        kept: r.kept !== undefined,
+        ...(nnc
+          ? {
+              nnc: {
+                terminating: isTerminating(nnc),
+                finalized: hasAddressesFinalizer(nnc),
+                owned: !info.uid || ownerUid(nnc) === info.uid,
+                restoring: restoreRecord(nnc) !== undefined,
+              },
+            }
+          : {}),
+      };
+      continue;
+    }
+    state.gone.push({
+      key: r.key,
+      confirmed: r.nodeGone(),
+      ...(nnc
+        ? { nnc: { terminating: isTerminating(nnc), finalized: hasAddressesFinalizer(nnc) } }
+        : {}),
+      ...(r.kept ? { kept: r.kept.why } : {}),
+      quarantine: quarantineState(r, now),
+    });
+  }
+  return state;
+}
+
+export function decide(ctx: SyncContext, name: string): LifecycleDecision {
+  return lifecycleAction(nameState(ctx, name));
 }
 
 /**
- * True when the node has something to do: an NNC to create, restore or
+ * True when the name has something to do: an NNC to create, restore or
  * delete, addresses to add or release, or a status that differs from what
- * it should be. Pure and cheap: the resync calls it for every node and
- * queues only those, so a resync with nothing to do sends nothing.
+ * it should be. Pure and cheap: the resync asks it of every name and queues
+ * only those, so a resync with nothing to do sends nothing.
  */
 export function needsWork(ctx: SyncContext, name: string): boolean {
-  const action = actionFor(ctx, name);
-  if (action === 'none') return false;
-  if (action !== 'status') return true;
-  if (ctx.ledger.inDoubt(name)) return true;
-  const nnc = ctx.ledger.nnc(name)!;
-  const plan = planFor(ctx, nnc);
-  if (plan.invalid) return ctx.record(name).invalid !== plan.invalid;
-  if (needsBackend(ctx, nnc, plan)) return true;
-  return !jsonEqual(statusWithoutBackend(ctx, nnc, plan), nnc.status);
+  const d = decide(ctx, name);
+  if (d.action === 'none') return false;
+  const r = recordOf(ctx, d);
+  if (d.action === 'quarantined') {
+    return quarantineState(r, ctx.now()) === 'unrecorded' || lookDue(ctx, r);
+  }
+  if (d.action !== 'status') return true;
+  if (r.doubts.length > 0) return true;
+  const nnc = r.nnc()!;
+  const plan = planFor(ctx, r, nnc);
+  if (plan.invalid) return r.verdicts.invalid !== plan.invalid;
+  if (needsBackend(ctx, r, plan)) return true;
+  const verdict = admit(ctx.book, r, nnc, {
+    containers: containersWithoutBackend(ctx, r, plan),
+    requested: plan.requested,
+    short: nnc.status?.status === STATUS_SUBNET_FULL && plan.allocate > 0,
+    scaler: scalerFor(ctx, r),
+  });
+  return verdict.kind === 'admit' && !jsonEqual(verdict.status, nnc.status);
 }
 
 /** Queue priority: the largest deficit first (as the Cilium operator orders its nodes). */
 export function priorityFor(ctx: SyncContext, name: string): number {
-  const action = actionFor(ctx, name);
-  if (action === 'create' || action === 'restore') return priorityOf(1);
-  if (action !== 'status' && action !== 'none') return priorityOf(-1);
-  const nnc = ctx.ledger.nnc(name);
-  return nnc ? priorityOf(neededAddresses(planFor(ctx, nnc))) : 0;
+  const d = decide(ctx, name);
+  if (d.action === 'create' || d.action === 'restore') return priorityOf(1);
+  if (d.action !== 'status') return d.action === 'none' ? 0 : priorityOf(-1);
+  const r = recordOf(ctx, d);
+  return priorityOf(neededAddresses(planFor(ctx, r, r.nnc()!)));
 }
 
 /**
- * One run for one node: its outcome and what it asks, also when it failed
+ * One run for one name: its outcome and what it asks, also when it failed
  * (`error`; what it asked before the failure still holds).
  */
 export async function syncNode(ctx: SyncContext, name: string): Promise<SyncResult> {
   const asks: SyncAsks = {};
   try {
-    const outcome = await act(ctx, name, asks);
-    return { ...asks, outcome };
+    // A Node read afresh, or a quarantine a look just ended, decides again at once.
+    for (let step = 0; step < 4; step++) {
+      const outcome = await act(ctx, decide(ctx, name), asks);
+      if (outcome !== 'again') return { ...asks, outcome };
+    }
+    return { ...asks, outcome: 'noop' };
   } catch (error) {
     return { ...asks, outcome: 'failed', error };
   }
 }
 
-function act(ctx: SyncContext, name: string, asks: SyncAsks): Promise<SyncOutcome> | SyncOutcome {
-  switch (actionFor(ctx, name)) {
-    case 'none':
-      return 'noop';
+function recordOf(ctx: SyncContext, d: LifecycleDecision): RecordView {
+  return ctx.book.record(d.key!)!;
+}
+
+function act(
+  ctx: SyncContext,
+  d: LifecycleDecision,
+  asks: SyncAsks,
+): Promise<SyncOutcome | 'again'> | SyncOutcome | 'again' {
+  if (d.action === 'none') return 'noop';
+  const r = recordOf(ctx, d);
+  switch (d.action) {
     case 'create':
-      return createNnc(ctx, name, asks);
+      return createNnc(ctx, r, asks);
     case 'restore':
-      return restoreNnc(ctx, name, asks);
+      return restore(ctx, r, asks);
     case 'adopt':
-      return adoptNnc(ctx, name, asks);
-    case 'delete':
-      return deleteNnc(ctx, name, asks);
-    case 'release':
-      return releaseNnc(ctx, name, asks);
-    case 'replace':
-      return replaceNnc(ctx, name, asks);
-    case 'quarantine':
-      return quarantine(ctx, name, ctx.ledger.retained(name) ?? [], asks);
-    case 'forget':
-      return forgetNode(ctx, name, asks);
+      return adoptNnc(ctx, r, asks);
     case 'status':
-      return serveStatus(ctx, name, asks);
+      return serveStatus(ctx, r, asks);
+    case 'delete':
+      return deleteNnc(ctx, r, asks);
+    case 'release':
+      return releaseNnc(ctx, r, asks);
+    case 'replace':
+      return replaceNnc(ctx, r);
+    case 'quarantined':
+      return quarantined(ctx, r, asks);
+    case 'quarantine':
+      return quarantineKept(ctx, r, asks);
+    case 'transfer':
+      return transfer(ctx, r);
+    case 'forget':
+      return forget(ctx, r, asks);
+    case 'confirm':
+      return confirmNode(ctx, r.name);
   }
 }
 
-async function createNnc(ctx: SyncContext, name: string, asks: SyncAsks): Promise<SyncOutcome> {
-  const node = ctx.node(name)!;
-  const recreate = ctx.ledger.retained(name) !== undefined;
+/** Reads the Node of the name afresh: the answer decides (node-book.ts). */
+async function confirmNode(ctx: SyncContext, name: string): Promise<'again' | 'noop'> {
+  if (!ctx.lists.getNode) return 'noop';
+  const sent = nextSeq();
+  ctx.book.answered('node', name, await ctx.lists.getNode(name), sent);
+  return 'again';
+}
+
+async function createNnc(ctx: SyncContext, r: RecordView, asks: SyncAsks): Promise<SyncOutcome> {
+  const node = r.nodeInfo()!;
+  const kept = r.kept?.containers;
   ctx.guard();
-  // A 409 (it exists): its watch event is on the way, and the queue runs
-  // the node again after its backoff should none come (as for
-  // patchFinalizers).
-  const owner = { name, ...(node.uid ? { uid: node.uid } : {}) };
+  const sent = nextSeq();
+  // A 409 (it exists): the queue runs the node again after its backoff.
   const created = await ctx.lifecycleApi
-    .create(owner, ctx.ledger.retained(name))
+    .create({ name: r.name, ...(node.uid ? { uid: node.uid } : {}) }, kept)
     .catch((err: unknown) => {
-      throw asNncConflict(name, err);
+      throw asNncConflict(r.name, err);
     });
-  ctx.ledger.observe(created);
-  ctx.metrics?.lifecycle(recreate ? 'recreated' : 'created');
-  if (recreate) {
-    ctx.log.warn('node network config recreated', { node: name });
-    warn(
-      ctx,
-      created,
-      'NodeNetworkConfigRecreated',
-      'recreated with the addresses of the deleted NNC',
-    );
-    await restoreNnc(ctx, name, asks);
+  ctx.book.answered('nnc', r.name, created, sent);
+  ctx.metrics?.lifecycle(kept ? 'recreated' : 'created');
+  if (kept) {
+    ctx.log.warn('node network config recreated', { node: r.name });
+    warn(ctx, created, 'NodeNetworkConfigRecreated', 'recreated with the addresses it held');
+    await restore(ctx, r, asks);
   } else {
-    ctx.log.info('node network config created', { node: name });
-    await serveStatus(ctx, name, asks);
+    ctx.log.info('node network config created', { node: r.name });
+    await serveStatus(ctx, r, asks);
   }
   return 'created';
 }
 
-/** Writes the addresses the deleted NNC held into its successor, as they were. */
-async function restoreNnc(ctx: SyncContext, name: string, asks: SyncAsks): Promise<SyncOutcome> {
-  const containers = ctx.ledger.retained(name) ?? restoreRecord(ctx.ledger.nnc(name)) ?? [];
+/**
+ * Merges the addresses kept for the node (and those its restore annotation
+ * names) into its status, never dropping what the status holds; then the
+ * annotation and the memory go.
+ */
+async function restore(ctx: SyncContext, r: RecordView, asks: SyncAsks): Promise<SyncOutcome> {
   for (let attempt = 0; attempt < ctx.config.conflictRetries; attempt++) {
-    const nnc = ctx.ledger.nnc(name);
-    if (!nnc) return 'noop';
-    const taken = ctx.ledger.heldElsewhere(name, containers);
-    if (taken.length > 0) {
-      dropStale(ctx, name, containers, taken, asks);
-      await clearRestore(ctx, name);
-      return serveStatus(ctx, name, asks);
+    const nnc = r.nnc();
+    if (!nnc || isTerminating(nnc)) return 'noop';
+    const seen = r.nncSeen();
+    const kept = [...(r.kept?.containers ?? []), ...(restoreRecord(nnc) ?? [])];
+    const plan = planFor(ctx, r, nnc);
+    const written = await writeThroughGate(ctx, r, nnc, seen, {
+      containers: mergeKept(dynamicContainers(nnc), kept, ctx.newId),
+      requested: plan.invalid ? 0 : plan.requested,
+      short: false,
+      scaler: scalerFor(ctx, r),
+    });
+    if (written.kind === 'conflict') {
+      await reread(ctx, r);
+      continue;
     }
-    if (statusHolds(nnc.status, containers)) {
-      await clearRestore(ctx, name);
-      ctx.ledger.unretain(name);
-      asks.quarantine = 'end';
-      return 'noop';
-    }
-    const plan = planFor(ctx, nnc);
-    const status = restoredStatus(nnc.status, containers, scalerFor(ctx, name), plan.requested);
-    const written = await writeStatus(ctx, nnc, status, []);
-    if (written !== 'conflict') {
-      await clearRestore(ctx, name);
-      ctx.ledger.unretain(name);
-      // The Node re-registered and has its addresses back: no quarantine any more.
-      asks.quarantine = 'end';
-      ctx.log.info('node network config restored', {
-        node: name,
-        addresses: addressesOf(containers).size,
+    if (written.kind === 'waiting') {
+      // Its own primary IP is another node's now: what was kept is stale.
+      ctx.log.warn('kept addresses dropped: another NodeNetworkConfig holds them', {
+        node: r.name,
+        addresses: addressesOf(kept).size,
       });
-      return 'restored';
-    }
-    await reread(ctx, name);
+      subnetsChanged(asks, true);
+    } else
+      ctx.log.info('node network config restored', {
+        node: r.name,
+        addresses: addressesOf(kept).size,
+      });
+    await clearRestore(ctx, r);
+    ctx.book.keep(r, undefined);
+    return written.kind === 'written' ? 'restored' : 'noop';
   }
-  throw new ConflictLoopError(`status of ${name} kept conflicting`);
+  throw new ConflictLoopError(`status of ${r.name} kept conflicting`);
 }
 
 /** The successor holds its addresses: its restore annotation goes (no later leader restores them again). */
-async function clearRestore(ctx: SyncContext, name: string): Promise<void> {
-  if (restoreRecord(ctx.ledger.nnc(name)) === undefined) return;
+async function clearRestore(ctx: SyncContext, r: RecordView): Promise<void> {
+  if (restoreRecord(r.nnc()) === undefined) return;
   ctx.guard();
-  ctx.ledger.observe(await ctx.lifecycleApi.clearRestore(name));
+  const sent = nextSeq();
+  ctx.book.answered('nnc', r.name, await ctx.lifecycleApi.clearRestore(r.name), sent);
 }
 
 /**
- * Quarantines the addresses a deleted Node's NNC held when that NNC left
- * without the addresses finalizer (made before it, or the finalizer removed
- * by hand): they were kept in the ledger when it went, and stay kept for the
- * grace period. Only this leader's memory holds this record, unlike the
- * terminating NNC that is the record otherwise (docs/design/fulfiller.md#quarantine).
+ * A live NNC without the addresses finalizer or its owner (made before it,
+ * or by hand) gets both (docs/design/fulfiller.md#quarantine), then its
+ * status round.
  */
-function quarantine(
-  ctx: SyncContext,
-  name: string,
-  containers: NetworkContainer[],
-  asks: SyncAsks,
-): SyncOutcome {
-  const taken = ctx.ledger.heldElsewhere(name, containers);
-  if (taken.length > 0) {
-    dropStale(ctx, name, containers, taken, asks);
-    return 'forgotten';
-  }
-  const until = ctx.now() + ctx.config.quarantineMs;
-  asks.quarantine = { until, containers: structuredClone(containers) };
-  ctx.log.info('addresses of a deleted node quarantined', {
-    node: name,
-    addresses: addressesOf(containers).size,
-    until: new Date(until).toISOString(),
-    record: 'memory',
-  });
-  return 'quarantined';
-}
-
-/**
- * Addresses kept for a node (a deleted NNC's, a quarantine's) that the
- * status of another live NNC holds (`taken`) were handed out by a leader
- * that never saw them kept (its fresh list held neither the NNC nor the
- * Node, or it looked away while the NNC was deleted and recreated): the
- * memory is stale, and writing or quarantining it would put one address on
- * two nodes. It is dropped, and said so.
- */
-function dropStale(
-  ctx: SyncContext,
-  name: string,
-  containers: readonly NetworkContainer[],
-  taken: string[],
-  asks: SyncAsks,
-): void {
-  ctx.ledger.unretain(name);
-  ctx.log.warn('kept addresses dropped: another NodeNetworkConfig holds them', {
-    node: name,
-    addresses: addressesOf(containers).size,
-    heldElsewhere: taken.slice(0, 5),
-  });
-  subnetsChanged(asks, true);
-  asks.quarantine = 'end';
-}
-
-/**
- * The Node is gone: the NNC is deleted. With a quarantine, the addresses
- * finalizer goes on first (an NNC made before it) so that the NNC stays,
- * terminating, as the quarantine's record; its addresses are freed by
- * `releaseNnc` once the quarantine is over. Without one (in-memory tests),
- * they are freed first.
- */
-async function deleteNnc(ctx: SyncContext, name: string, asks: SyncAsks): Promise<SyncOutcome> {
-  let nnc = ctx.ledger.nnc(name)!;
-  const containers = dynamicContainers(nnc);
-  if (ctx.quarantines && addressesOf(containers).size > 0) {
-    if (!hasAddressesFinalizer(nnc)) {
-      const patched = await patchFinalizers(ctx, nnc, true, asks);
-      if (!patched) return 'noop'; // gone meanwhile: its deletion is on the way
-      nnc = patched;
-    }
-  } else {
-    ctx.guard();
-    await ctx.backend.releaseAll(nodeRef(name, undefined), containers[0]);
-  }
-  ctx.guard();
-  await ctx.lifecycleApi.delete(name, nnc.metadata.uid);
-  ctx.metrics?.lifecycle('deleted');
-  ctx.log.info('node network config deleted', { node: name, reason: 'node deleted' });
-  return 'deleted';
-}
-
-/**
- * A live NNC without the addresses finalizer gets it
- * (docs/design/fulfiller.md#quarantine), then its status round: the version
- * the patch answered is already read, so its watch event queues nothing.
- */
-async function adoptNnc(ctx: SyncContext, name: string, asks: SyncAsks): Promise<SyncOutcome> {
-  if (!(await patchFinalizers(ctx, ctx.ledger.nnc(name)!, true, asks))) return 'noop';
-  ctx.log.info('addresses finalizer added', { node: name });
-  const outcome = await serveStatus(ctx, name, asks);
+async function adoptNnc(ctx: SyncContext, r: RecordView, asks: SyncAsks): Promise<SyncOutcome> {
+  const uid = r.nodeInfo()?.uid;
+  const owner = uid ? { name: r.name, uid } : undefined;
+  if (!(await patchFinalizers(ctx, r, r.nnc()!, true, owner))) return 'noop';
+  ctx.log.info('addresses finalizer added', { node: r.name });
+  const outcome = await serveStatus(ctx, r, asks);
   return outcome === 'noop' ? 'adopted' : outcome;
 }
 
 /**
- * The deleted Node's quarantine is over (its pods are gone, or the grace):
- * its addresses are freed in the backend, then the finalizer comes off and
- * the NNC goes; the ledger frees them when its deletion is seen.
+ * A gone Node's NNC is deleted, with the addresses finalizer on first (an
+ * NNC made before it), so that it stays, terminating, as the quarantine's
+ * record; its addresses are freed by `releaseNnc` once that is over.
  */
-async function releaseNnc(ctx: SyncContext, name: string, asks: SyncAsks): Promise<SyncOutcome> {
-  const nnc = ctx.ledger.nnc(name)!;
+async function deleteNnc(ctx: SyncContext, r: RecordView, _asks: SyncAsks): Promise<SyncOutcome> {
+  let nnc = r.nnc()!;
+  if (addressesOf(dynamicContainers(nnc)).size > 0 && !hasAddressesFinalizer(nnc)) {
+    const patched = await patchFinalizers(ctx, r, nnc, true);
+    if (!patched) return 'noop'; // gone meanwhile
+    nnc = patched;
+  }
+  ctx.guard();
+  await ctx.lifecycleApi.delete(r.name, nnc.metadata.uid);
+  ctx.metrics?.lifecycle('deleted');
+  ctx.log.info('node network config deleted', { node: r.name, reason: 'node deleted' });
+  return 'deleted';
+}
+
+/**
+ * A gone Node's quarantine is over (its pods are gone, or the grace): its
+ * addresses are freed in the backend, then the finalizer comes off and the
+ * NNC goes; the book frees them when it is gone (the answer says so).
+ */
+async function releaseNnc(ctx: SyncContext, r: RecordView, asks: SyncAsks): Promise<SyncOutcome> {
+  const nnc = r.nnc()!;
   const containers = dynamicContainers(nnc);
   ctx.guard();
-  await ctx.backend.releaseAll(nodeRef(name, undefined), containers[0]);
-  if (!(await patchFinalizers(ctx, nnc, false, asks))) return 'noop';
-  asks.quarantine = 'end';
+  await ctx.backend.releaseAll(nodeRef(r.name, undefined), containers[0]);
+  ctx.book.letGo(r);
+  if (!(await patchFinalizers(ctx, r, nnc, false))) return 'noop';
   ctx.log.info('addresses of a deleted node freed', {
-    node: name,
+    node: r.name,
     addresses: addressesOf(containers).size,
   });
+  subnetsChanged(asks, true);
   return 'released';
 }
 
 /**
- * The NNC is being deleted while its Node lives: its addresses are kept in
- * the ledger, the finalizer comes off, and once it is gone its successor is
- * created with them (the 'create' and 'restore' actions).
+ * A terminating NNC under a live Node of its name (its own, deleted by
+ * hand or by the garbage collector, or a gone Node's when the Node came
+ * back): its addresses go to the live Node's record, kept for its
+ * successor, and the finalizer comes off.
  */
-async function replaceNnc(ctx: SyncContext, name: string, asks: SyncAsks): Promise<SyncOutcome> {
-  // The garbage collector deletes the NNC after its Node: its deletion may
-  // be seen before the Node's. Only a Node that exists now keeps its NNC's
-  // addresses by this path; a gone one's stay the quarantine's.
-  if (ctx.confirmNode && !(await ctx.confirmNode(name))) {
-    ctx.log.info('node network config terminating: its Node is gone, its deletion on the way', {
-      node: name,
-    });
-    return 'noop';
+async function replaceNnc(ctx: SyncContext, r: RecordView): Promise<SyncOutcome | 'again'> {
+  // The garbage collector deletes the NNC after its Node, and the two
+  // watches are not ordered with each other: the Node must live now.
+  if (ctx.lists.getNode) {
+    const sent = nextSeq();
+    ctx.book.answered('node', r.name, await ctx.lists.getNode(r.name), sent);
+    if (!ctx.book.liveRecord(r.name)) return 'again';
   }
-  const nnc = ctx.ledger.nnc(name)!;
+  const live = ctx.book.liveRecord(r.name)!;
+  const nnc = r.nnc()!;
   const containers = dynamicContainers(nnc);
-  const retainedNow = ctx.ledger.retain(name, containers);
-  let patched: NodeNetworkConfig | undefined;
-  try {
-    patched = await patchFinalizers(ctx, nnc, false, asks);
-  } catch (err) {
-    if (retainedNow) ctx.ledger.unretain(name);
-    throw err;
-  }
-  if (!patched) {
-    if (retainedNow) ctx.ledger.unretain(name);
-    return 'noop';
-  }
-  asks.quarantine = 'end';
+  ctx.book.letGo(r, live, containers);
+  if (!(await patchFinalizers(ctx, r, nnc, false))) return 'noop';
   ctx.log.warn('node network config deleted under a live node: recreated with its addresses', {
-    node: name,
+    node: r.name,
     addresses: addressesOf(containers).size,
   });
   return 'replaced';
 }
 
+/** Addresses kept for a gone Node go to the live Node of its name (it came back). */
+function transfer(ctx: SyncContext, r: RecordView): SyncOutcome {
+  const live = ctx.book.liveRecord(r.name)!;
+  const containers = r.kept?.containers ?? [];
+  ctx.book.letGo(r, live, containers);
+  ctx.book.keep(r, undefined);
+  ctx.book.quarantine(r, undefined);
+  ctx.log.info('addresses of a deleted node go to its successor', {
+    node: r.name,
+    addresses: addressesOf(containers).size,
+  });
+  return 'noop';
+}
+
 /**
- * Puts the addresses finalizer on or off with the version read as the
- * precondition; undefined when the NNC is gone (404: its deletion is on the
- * way). A 409 is thrown like any failure, so the queue runs the node again
- * after its backoff (controller-runtime's requeue on a conflict): a newer
- * version is read by then, or the write is tried again (NncConflictError);
- * waiting for a watch event instead left the node alone until the resync
- * when none came.
+ * A gone Node's addresses are quarantined: recorded at first sight (the
+ * grace from its NNC's deletionTimestamp, or from now for a memory-only
+ * one), its pods looked for every interval (none left ends it early), and
+ * the node runs again when the next look or the grace's end is due.
  */
-async function patchFinalizers(
+async function quarantined(
   ctx: SyncContext,
-  nnc: NodeNetworkConfig,
-  ours: boolean,
+  r: RecordView,
   asks: SyncAsks,
-): Promise<NodeNetworkConfig | undefined> {
-  ctx.guard();
+): Promise<SyncOutcome | 'again'> {
+  const now = ctx.now();
+  const nnc = r.nnc();
+  if (quarantineState(r, now) === 'unrecorded' && nnc) {
+    const q = quarantineOf(nnc, ctx.config.quarantineMs, now);
+    ctx.book.quarantine(r, q);
+    ctx.log.info('addresses of a deleted node quarantined', {
+      node: r.name,
+      addresses: addressesOf(dynamicContainers(nnc)).size,
+      until: new Date(q.until).toISOString(),
+      record: 'terminating NodeNetworkConfig',
+    });
+  }
+  const q = r.quarantine;
+  if (!q) return 'noop';
+  if (lookDue(ctx, r)) {
+    if (q.nextLook === undefined) {
+      // The first look waits an interval too: the pod GC takes 40 s.
+      ctx.book.quarantine(r, { ...q, nextLook: now + ctx.config.quarantinePodCheckMs });
+    } else if (await podsGone(ctx, r)) {
+      ctx.log.info('quarantine ends early: no pod is bound to the deleted node', { node: r.name });
+      return 'again';
+    }
+  }
+  const next = Math.min(r.quarantine!.until, r.quarantine!.nextLook ?? Infinity);
+  requeueAfter(asks, next - now + 1);
+  return 'quarantined';
+}
+
+/** A quarantined node's pods are looked for now (only with a pod lister). */
+function lookDue(ctx: SyncContext, r: RecordView): boolean {
+  const q = r.quarantine;
+  if (!q || q.podsGone || !ctx.lists.anyPodOn) return false;
+  return q.nextLook === undefined || ctx.now() >= q.nextLook;
+}
+
+/** Looks for a pod bound to the node; a failed look is tried again with backoff. */
+async function podsGone(ctx: SyncContext, r: RecordView): Promise<boolean> {
+  const q = r.quarantine!;
   try {
-    const patched = await ctx.lifecycleApi.setFinalizers(nnc, finalizersWith(nnc, ours));
-    // Its last finalizer removed, a terminating NNC is gone: the answer is
-    // its deletion (a watch that is down would never say so).
-    if (isTerminating(patched) && (patched.metadata.finalizers ?? []).length === 0)
-      asks.removed = patched;
-    else ctx.ledger.observe(patched);
-    return patched;
+    const any = await ctx.lists.anyPodOn!(r.name);
+    const now = ctx.now();
+    ctx.book.quarantine(r, {
+      ...q,
+      lookFailures: 0,
+      ...(any ? { nextLook: now + ctx.config.quarantinePodCheckMs } : { podsGone: true }),
+    });
+    return !any;
   } catch (err) {
-    if (isNotFound(err)) return undefined;
-    throw asNncConflict(nnc.metadata.name, err);
+    const failures = q.lookFailures + 1;
+    const delayMs = Math.min(
+      ctx.config.backoff.maxMs,
+      ctx.config.backoff.initialMs * 2 ** (failures - 1),
+    );
+    ctx.log.warn('pods of a quarantined node not listed', {
+      node: r.name,
+      error: apiErrorInfo(err).message,
+      retryInMs: delayMs,
+    });
+    ctx.book.quarantine(r, { ...q, lookFailures: failures, nextLook: ctx.now() + delayMs });
+    return false;
   }
 }
 
-async function forgetNode(ctx: SyncContext, name: string, asks: SyncAsks): Promise<SyncOutcome> {
-  const containers = ctx.ledger.retained(name);
+/**
+ * Addresses kept for a Node that is gone now, without an NNC (kept for a
+ * successor, or rescued from its pods): quarantined in this term's memory
+ * for the grace (docs/design/fulfiller.md#quarantine).
+ */
+function quarantineKept(ctx: SyncContext, r: RecordView, asks: SyncAsks): SyncOutcome {
+  const kept = r.kept!;
+  const now = ctx.now();
+  const until = now + ctx.config.quarantineMs;
+  ctx.book.keep(r, { containers: kept.containers, why: 'quarantine' });
+  ctx.book.quarantine(r, { nncUid: '', until, lookFailures: 0 });
+  ctx.log.info('addresses of a deleted node quarantined', {
+    node: r.name,
+    addresses: addressesOf(kept.containers).size,
+    until: new Date(until).toISOString(),
+    record: 'memory',
+  });
+  requeueAfter(asks, until - now + 1);
+  return 'quarantined';
+}
+
+/** A gone Node's memory-only quarantine is over: what it kept is freed. */
+async function forget(ctx: SyncContext, r: RecordView, asks: SyncAsks): Promise<SyncOutcome> {
+  const containers = r.kept?.containers ?? [];
   ctx.guard();
-  await ctx.backend.releaseAll(nodeRef(name, undefined), containers?.[0]);
-  asks.quarantine = 'end';
-  ctx.ledger.forgetNode(name);
+  await ctx.backend.releaseAll(nodeRef(r.name, undefined), containers[0]);
+  ctx.book.keep(r, undefined);
+  ctx.book.quarantine(r, undefined);
   ctx.log.info('addresses of a deleted node freed', {
-    node: name,
-    addresses: addressesOf(containers ?? []).size,
+    node: r.name,
+    addresses: addressesOf(containers).size,
   });
   subnetsChanged(asks, true);
   return 'forgotten';
+}
+
+/**
+ * Puts the addresses finalizer (and with `owner` the ownerReference) on or
+ * off with the version read as the precondition; undefined when the NNC is
+ * gone (404). A 409 is thrown, so the queue runs the node again after its
+ * backoff (controller-runtime's requeue on a conflict).
+ */
+async function patchFinalizers(
+  ctx: SyncContext,
+  r: RecordView,
+  nnc: NodeNetworkConfig,
+  ours: boolean,
+  owner?: { name: string; uid: string },
+): Promise<NodeNetworkConfig | undefined> {
+  const name = nnc.metadata.name;
+  ctx.guard();
+  const sent = nextSeq();
+  try {
+    const patched = await ctx.lifecycleApi.setFinalizers(nnc, finalizersWith(nnc, ours), owner);
+    // Its last finalizer removed, a terminating NNC is gone: the answer says so.
+    if (isTerminating(patched) && (patched.metadata.finalizers ?? []).length === 0)
+      ctx.book.gone('nnc', name, patched.metadata.uid ?? '');
+    else ctx.book.answered('nnc', name, patched, sent);
+    return patched;
+  } catch (err) {
+    if (isNotFound(err)) {
+      ctx.book.answered('nnc', name, undefined, sent);
+      return undefined;
+    }
+    throw asNncConflict(name, err);
+  }
 }

@@ -12,7 +12,7 @@
 import type { Logger } from '../log/logger.ts';
 import type { NetworkContainer } from '../nnc/types.ts';
 import type { IpBackend } from './backend.ts';
-import type { AddressLedger } from './ledger.ts';
+import type { NodeBook } from './node-book.ts';
 
 /** The addresses a pod bound to a node reports (`status.podIPs`). */
 export interface PodAddresses {
@@ -74,39 +74,30 @@ export function withRescued<C extends { ipAssignments?: Array<{ name: string; ip
 }
 
 /**
- * Keeps every orphaned address for its node in the ledger, before anything
+ * Keeps every orphaned address for its node in the book, before anything
  * is allocated: in a container the backend rebuilds, or added to what is
- * kept for the node already. The node's lifecycle then writes it into its
+ * kept for the node already. The node's lifecycle then merges it into its
  * NNC (`create`, `restore`) or quarantines it. Backends without `rebuild`
  * (Azure: the NIC still holds them) are left to their own record.
  */
 export function keepRescued(
   pods: readonly PodAddresses[],
-  deps: {
-    ledger: AddressLedger;
-    backend: IpBackend;
-    log: Logger;
-    newId: () => string;
-    hasNode(name: string): boolean;
-    touch(name: string): void;
-  },
+  deps: { book: NodeBook; backend: IpBackend; log: Logger; newId: () => string },
 ): void {
-  const { ledger, backend, log } = deps;
+  const { book, backend, log } = deps;
   if (!backend.rebuild) return;
   const valid = backend.validAddress?.bind(backend) ?? (() => false);
-  const { byNode, contested } = orphanedAddresses(pods, (ip) => ledger.isUsed(ip), valid);
+  const { byNode, contested } = orphanedAddresses(pods, (ip) => book.addresses.isUsed(ip), valid);
   if (contested.length > 0)
     log.error('pods of two nodes report the same address, which no record holds', {
       addresses: contested.slice(0, 5),
       count: contested.length,
     });
   for (const [name, ips] of byNode) {
-    const kept = ledger.retained(name);
+    const record = book.recordForPods(name);
     let containers: NetworkContainer[];
-    if (kept) {
-      containers = withRescued(kept, ips, deps.newId);
-      ledger.unretain(name);
-    } else {
+    if (record.kept) containers = withRescued(record.kept.containers, ips, deps.newId);
+    else {
       const rebuilt = backend.rebuild({ name }, ips);
       if (!rebuilt) {
         log.error('addresses pods hold cannot be kept: no address left for a primary IP', {
@@ -117,12 +108,11 @@ export function keepRescued(
       }
       containers = [rebuilt];
     }
-    ledger.retain(name, containers);
+    book.keep(record, { containers, why: record.kept?.why ?? 'rescued' });
     log.warn('addresses running pods hold were in no record: kept for their node', {
       node: name,
       addresses: ips.length,
-      nodeExists: deps.hasNode(name),
+      nodeExists: record.nodeInfo() !== undefined,
     });
-    deps.touch(name);
   }
 }

@@ -40,10 +40,15 @@ export interface NncLifecycleApi {
    */
   markTerm(name: string, term: string): Promise<NodeNetworkConfig>;
   /**
-   * Replaces the NNC's finalizers (a merge patch of metadata only, with the
-   * resourceVersion read as its precondition: 409 when it changed).
+   * Replaces the NNC's finalizers, and with `owner` its ownerReferences (a
+   * merge patch of metadata only, with the resourceVersion read as its
+   * precondition: 409 when it changed).
    */
-  setFinalizers(nnc: NodeNetworkConfig, finalizers: string[]): Promise<NodeNetworkConfig>;
+  setFinalizers(
+    nnc: NodeNetworkConfig,
+    finalizers: string[],
+    owner?: NncOwner,
+  ): Promise<NodeNetworkConfig>;
 }
 
 export interface SubnetStateStatus {
@@ -74,11 +79,12 @@ export interface ClusterListApi {
    */
   anyPodOn?(node: string): Promise<boolean>;
   /**
-   * True when the Node exists now (a fresh list by name): asked before an
-   * NNC terminating under a Node the watch still shows is let go, since the
-   * garbage collector's deletion of the NNC can arrive before the Node's.
+   * The Node of that name now, or undefined (a fresh list by name): read
+   * before anything is done to a node's addresses because its Node is gone,
+   * or (an NNC terminating under a Node the watch shows) because it lives,
+   * since the watches of Nodes and NNCs are not ordered with each other.
    */
-  nodeExists?(node: string): Promise<boolean>;
+  getNode?(node: string): Promise<NodeObject | undefined>;
   /**
    * The addresses every running pod bound to a node reports, read at a new
    * term's start (pod-rescue.ts); without it an address whose record was

@@ -4,19 +4,17 @@
 // missing node only after 40 s, their kubelet stops them after that, and a
 // kubelet that is still alive re-registers its Node. So the addresses the
 // node's NNC held are kept (not handed out) until no pod is bound to the
-// node or the grace period is over, and given back as they were if the Node
-// re-registers meanwhile.
-// The record of a quarantine is the NNC itself: every NNC the fulfiller
-// makes carries ADDRESSES_FINALIZER, so however it is deleted (by the
-// fulfiller, by the garbage collector after its owner Node, by hand, while
-// no fulfiller runs) it stays, terminating, with its status, until the
-// fulfiller has freed its addresses and removed the finalizer. One record
-// per node, bounded by the NNC's own size, found by any leader in its fresh
-// list; the grace runs from the NNC's deletionTimestamp.
-// Pure: the finalizer, the grace's end and the book of records the leader
-// keeps in memory; the fulfiller acts on them.
-import type { NetworkContainer, NodeNetworkConfig } from '../nnc/types.ts';
-import { addressesOf } from './ledger.ts';
+// node or the grace period is over, and given to the Node if it comes back
+// meanwhile.
+// The record of a quarantine is the NNC itself (docs/decisions/0030): every
+// NNC the fulfiller makes carries ADDRESSES_FINALIZER, so however it is
+// deleted it stays, terminating, with its status, until the fulfiller has
+// freed its addresses and removed the finalizer. The node's record
+// (node-record.ts) remembers when its grace ends and what its pods showed,
+// tied to that NNC's uid: another NNC of the name is another quarantine.
+// Pure: the finalizer, the grace's end and where a quarantine stands.
+import type { NodeNetworkConfig } from '../nnc/types.ts';
+import type { Quarantine, RecordView } from './node-record.ts';
 
 export { RESTORE_ANNOTATION, isTerminating, restoreRecord } from '../nnc/types.ts';
 
@@ -45,55 +43,22 @@ export function quarantineEnd(nnc: NodeNetworkConfig, graceMs: number, now: numb
   return (Number.isFinite(deleted) ? Math.min(deleted, now) : now) + graceMs;
 }
 
-/** What is kept for one deleted Node. */
-export interface QuarantineRecord {
-  node: string;
-  /** When the addresses may be freed (ms since the epoch). */
-  until: number;
-  /** The node's dynamic containers as its NNC last held them. */
-  containers: NetworkContainer[];
+/**
+ * Where the record's quarantine stands: not recorded yet (for its NNC as it
+ * is now), holding, or over (its grace has passed, or no pod is left).
+ */
+export function quarantineState(record: RecordView, now: number): 'unrecorded' | 'held' | 'over' {
+  const q = record.quarantine;
+  const uid = record.nnc()?.metadata.uid ?? '';
+  if (!q || q.nncUid !== uid) return 'unrecorded';
+  return q.podsGone || now >= q.until ? 'over' : 'held';
 }
 
-/** The records the leader knows, by node name. */
-export class QuarantineBook {
-  private readonly records = new Map<string, QuarantineRecord>();
-
-  get(node: string): QuarantineRecord | undefined {
-    return this.records.get(node);
-  }
-
-  /** True while the node's addresses must stay kept. */
-  holds(node: string, now: number): boolean {
-    const r = this.records.get(node);
-    return r !== undefined && now < r.until;
-  }
-
-  /** Its quarantine is over from `now` on (its pods are gone). */
-  endNow(node: string, now: number): void {
-    const r = this.records.get(node);
-    if (r && r.until > now) r.until = now;
-  }
-
-  put(record: QuarantineRecord): void {
-    this.records.set(record.node, record);
-  }
-
-  drop(node: string): boolean {
-    return this.records.delete(node);
-  }
-
-  clear(): void {
-    this.records.clear();
-  }
-
-  all(): QuarantineRecord[] {
-    return [...this.records.values()];
-  }
-
-  /** How many addresses are quarantined. */
-  addresses(): number {
-    let n = 0;
-    for (const r of this.records.values()) n += addressesOf(r.containers).size;
-    return n;
-  }
+/** The quarantine a terminating NNC of a gone Node starts. */
+export function quarantineOf(nnc: NodeNetworkConfig, graceMs: number, now: number): Quarantine {
+  return {
+    nncUid: nnc.metadata.uid ?? '',
+    until: quarantineEnd(nnc, graceMs, now),
+    lookFailures: 0,
+  };
 }

@@ -37,6 +37,8 @@ interface NodeState {
   notBefore: number;
   backoff: Backoff;
   removed: boolean;
+  /** Queued again at this time, as the handler asked (controller-runtime's RequeueAfter). */
+  wakeAt: number;
 }
 
 /**
@@ -61,8 +63,9 @@ export class NodeQueue {
   private readonly options: NodeQueueOptions;
   private readonly clock: ClockTimers;
   private readonly nodes = new Map<string, NodeState>();
-  /** Names of the nodes with `dirty` set. */
+  /** Names of the nodes with `dirty` set, and of those to be queued at their `wakeAt`. */
   private readonly dirty = new Set<string>();
+  private readonly delayed = new Set<string>();
   private running = 0;
   private timer: unknown;
   private timerAt = Infinity;
@@ -75,9 +78,7 @@ export class NodeQueue {
     this.clock = options.clock ?? systemClock;
   }
 
-  /** Marks the node as needing work; runs it as soon as allowed. */
-  enqueue(node: string): void {
-    if (this.stopped) return;
+  private stateOf(node: string): NodeState {
     let state = this.nodes.get(node);
     if (!state) {
       state = {
@@ -88,9 +89,30 @@ export class NodeQueue {
         notBefore: -Infinity,
         backoff: new Backoff(this.options.backoff ?? DEFAULT_BACKOFF, this.options.random),
         removed: false,
+        wakeAt: Infinity,
       };
       this.nodes.set(node, state);
     }
+    return state;
+  }
+
+  /**
+   * Queues the node again in `ms` (the earliest ask wins), as
+   * controller-runtime's RequeueAfter: a quarantine's end, its next look.
+   */
+  enqueueAfter(node: string, ms: number): void {
+    if (this.stopped) return;
+    const state = this.stateOf(node);
+    state.wakeAt = Math.min(state.wakeAt, this.clock.now() + ms);
+    state.removed = false;
+    this.delayed.add(node);
+    this.pump();
+  }
+
+  /** Marks the node as needing work; runs it as soon as allowed. */
+  enqueue(node: string): void {
+    if (this.stopped) return;
+    const state = this.stateOf(node);
     this.mark(node, state, true);
     state.priority = this.options.priority(node);
     state.removed = false;
@@ -136,9 +158,11 @@ export class NodeQueue {
     this.timer = undefined;
     for (const s of this.nodes.values()) s.dirty = false;
     this.dirty.clear();
+    this.delayed.clear();
     await this.whenIdle();
   }
 
+  /** Idle: nothing queued or running (a run asked for later does not count). */
   private isIdle(): boolean {
     return this.running === 0 && this.pending === 0;
   }
@@ -149,10 +173,25 @@ export class NodeQueue {
       return;
     }
     const now = this.clock.now();
+    let nextAt = Infinity;
+    for (const name of this.delayed) {
+      const s = this.nodes.get(name);
+      if (!s) {
+        this.delayed.delete(name);
+        continue;
+      }
+      if (s.wakeAt > now) {
+        nextAt = Math.min(nextAt, s.wakeAt);
+        continue;
+      }
+      this.delayed.delete(name);
+      s.wakeAt = Infinity;
+      s.priority = this.options.priority(name);
+      this.mark(name, s, true);
+    }
     const free = this.options.workers - this.running;
     // The `free` eligible nodes of highest priority (ties by name), in one pass.
     const picked: Array<[string, NodeState]> = [];
-    let nextAt = Infinity;
     for (const name of free > 0 ? this.dirty : []) {
       const s = this.nodes.get(name)!;
       if (s.running) continue;

@@ -1,5 +1,5 @@
 // Wires the fulfiller to a real API server: the NNC and Node watches
-// (restarting with backoff), the address ledger and the backend, the
+// (restarting with backoff), the node book and the backend, the
 // status/lifecycle/CSS adapters and an Event recorder, the leader elector
 // with its write gate, the metrics and the --listen endpoints. Used by
 // `bin/pool-monitor fulfiller` and by the embedded cluster. In this order:
@@ -43,7 +43,7 @@ import {
   kubeNncStatusApi,
   kubeSubnetStateApi,
 } from './kube-api.ts';
-import { AddressLedger } from './ledger.ts';
+import { NodeBook, nextSeq } from './node-book.ts';
 import { FulfillerMetrics } from './metrics.ts';
 import type { NodeObject } from './nodes.ts';
 import type { SubnetStateApi } from './ports.ts';
@@ -77,7 +77,7 @@ export interface StartFulfillerOptions {
 export interface RunningFulfiller {
   fulfiller: Fulfiller;
   backend: IpBackend;
-  ledger: AddressLedger;
+  book: NodeBook;
   metrics: FulfillerMetrics;
   watch: ResourceWatch<KubernetesObject>;
   nodeWatch: ResourceWatch<KubernetesObject>;
@@ -119,7 +119,7 @@ export async function startFulfiller(options: StartFulfillerOptions): Promise<Ru
   const { kc, config } = options;
   const logger = options.logger.child({ component: 'fulfiller' });
   const metrics = new FulfillerMetrics({ defaultMetrics: options.defaultMetrics ?? true });
-  const ledger = new AddressLedger();
+  const book = new NodeBook(() => systemClock.now());
 
   // The listener first: a port in use ends the start here, naming the flag,
   // before any request to the API server or ARM and before any lease.
@@ -151,8 +151,8 @@ export async function startFulfiller(options: StartFulfillerOptions): Promise<Ru
   let backend: IpBackend;
   try {
     backend = options.backend
-      ? await options.backend({ ledger, registry: metrics.registry, logger })
-      : new CidrBackend({ cidr: config.subnet, subnetName: config.subnetName }, ledger);
+      ? await options.backend({ addresses: book.addresses, registry: metrics.registry, logger })
+      : new CidrBackend({ cidr: config.subnet, subnetName: config.subnetName }, book.addresses);
     // Before any term: the first CSS published carries the backend's real free count.
     await backend.start?.();
   } catch (err) {
@@ -173,7 +173,7 @@ export async function startFulfiller(options: StartFulfillerOptions): Promise<Ru
         });
   const fulfiller = new Fulfiller({
     config,
-    ledger,
+    book,
     backend,
     nncApi: kubeNncStatusApi(kc, config.namespace),
     lifecycleApi: kubeNncLifecycleApi(kc, config.namespace),
@@ -225,21 +225,29 @@ export async function startFulfiller(options: StartFulfillerOptions): Promise<Ru
     logger,
     name: 'node',
   });
+  // A list's answer is newer than anything received before it was sent
+  // (versions.ts): each watch's lists are stamped when they go out.
+  const listSent = { nnc: 0, node: 0 };
   const subs = [
     watch.events$.subscribe((event) => {
       if (event.type === 'add' || event.type === 'update')
         fulfiller.upsert(event.object as NodeNetworkConfig);
       else if (event.type === 'delete') fulfiller.remove(event.object as NodeNetworkConfig);
-      else if (event.type === 'synced')
-        fulfiller.synced(watch.list() as NodeNetworkConfig[], event.resourceVersion);
+      else if (event.type === 'listing') listSent.nnc = nextSeq();
+      else if (event.type === 'listed')
+        fulfiller.synced(event.items as NodeNetworkConfig[], listSent.nnc);
+      // A watch that resumes from its last version lists nothing: it runs again.
+      else if (event.type === 'synced') fulfiller.watchUp('nnc');
       else if (event.type === 'error') fulfiller.watchDown('nnc', event.info.message);
     }),
     nodeWatch.events$.subscribe((event) => {
       if (event.type === 'add' || event.type === 'update')
         fulfiller.upsertNode(event.object as NodeObject);
       else if (event.type === 'delete') fulfiller.removeNode(event.object as NodeObject);
-      else if (event.type === 'synced')
-        fulfiller.nodesSynced(nodeWatch.list() as NodeObject[], event.resourceVersion);
+      else if (event.type === 'listing') listSent.node = nextSeq();
+      else if (event.type === 'listed')
+        fulfiller.nodesSynced(event.items as NodeObject[], listSent.node);
+      else if (event.type === 'synced') fulfiller.watchUp('node');
       else if (event.type === 'error') fulfiller.watchDown('node', event.info.message);
     }),
   ];
@@ -302,7 +310,7 @@ export async function startFulfiller(options: StartFulfillerOptions): Promise<Ru
   return {
     fulfiller,
     backend,
-    ledger,
+    book,
     metrics,
     watch,
     nodeWatch,

@@ -4,7 +4,7 @@
 // that kept IPs keep their ids and the version moves only on change.
 import type { NetworkContainer, NncStatus, ScalerSpec } from '../nnc/types.ts';
 import type { HeldContainer } from './backend.ts';
-import { addressesOf } from './ledger.ts';
+import { addressesOf } from './address-index.ts';
 
 /** `status.status` values, as Azure's DNC reports them. */
 export const STATUS_UPDATED = 'Updated';
@@ -49,27 +49,41 @@ export function containerFrom(input: ContainerInput): NetworkContainer {
   };
 }
 
-export interface DesiredStatusInput {
+export interface StatusInput {
   previous: NncStatus | undefined;
-  /** The managed container as it will be written. */
-  container: NetworkContainer;
+  /** The dynamic containers as they will be written (one per address family). */
+  containers: NetworkContainer[];
   requested: number;
   /** True when the subnet could not supply what was asked. */
   subnetShort: boolean;
   scaler: Required<ScalerSpec>;
 }
 
-/** The whole new status; other network containers are carried over untouched. */
-export function desiredStatus(input: DesiredStatusInput): NncStatus {
-  const { container } = input;
-  const before = input.previous?.networkContainers ?? [];
-  const index = before.findIndex((nc) => nc.id === container.id);
-  const networkContainers = [...before];
-  if (index < 0) networkContainers.push(container);
-  else networkContainers[index] = container;
-  const assigned = container.ipAssignments?.length ?? 0;
+/**
+ * The whole new status: the dynamic containers replaced, the others carried
+ * over untouched. Only the status gate (status-gate.ts) calls it: every
+ * status written is built here, behind the gate.
+ */
+export function statusOf(input: StatusInput): NncStatus {
+  const { containers } = input;
+  // Each container stays where it was; a new one goes last.
+  const byId = new Map(containers.map((nc) => [nc.id, nc]));
+  const networkContainers: NetworkContainer[] = [];
+  for (const nc of input.previous?.networkContainers ?? []) {
+    const mine = byId.get(nc?.id);
+    if (mine) {
+      networkContainers.push(mine);
+      byId.delete(nc.id);
+    } else if ((nc?.assignmentMode ?? 'dynamic') !== 'dynamic') networkContainers.push(nc);
+  }
+  networkContainers.push(...byId.values());
+  // A pod needs an address of each family: the pool is as large as its smallest container.
+  const assigned =
+    containers.length === 0
+      ? 0
+      : Math.min(...containers.map((nc) => nc.ipAssignments?.length ?? 0));
   const state =
-    assigned >= input.requested
+    containers.length > 0 && assigned >= input.requested
       ? STATUS_UPDATED
       : input.subnetShort
         ? STATUS_SUBNET_FULL
@@ -83,25 +97,36 @@ export function desiredStatus(input: DesiredStatusInput): NncStatus {
   };
 }
 
-/** The status of a recreated NNC: the containers its predecessor held, as they were. */
-export function restoredStatus(
-  previous: NncStatus | undefined,
-  containers: readonly NetworkContainer[],
-  scaler: Required<ScalerSpec>,
-  requested: number,
-): NncStatus {
-  const ids = new Set(containers.map((nc) => nc.id));
-  const others = (previous?.networkContainers ?? []).filter(
-    (nc) => (nc.assignmentMode ?? 'dynamic') !== 'dynamic' && !ids.has(nc.id),
-  );
-  const assigned = containers[0]?.ipAssignments?.length ?? 0;
-  return {
-    ...previous,
-    scaler: { ...scaler },
-    networkContainers: [...others, ...structuredClone(containers)],
-    assignedIPCount: assigned,
-    status: assigned >= requested ? STATUS_UPDATED : STATUS_UPDATING,
-  };
+/**
+ * The containers of a status with `kept` merged in (a restore): every
+ * address the status holds stays, under its id; a kept container joins the
+ * status's container of the same subnet with the assignments it lacks (a
+ * repeated id gets a new one), or is added as it was when the status has
+ * none of its subnet. A kept primary IP of a subnet the status already has
+ * a container in is no pod's address, and is not carried.
+ */
+export function mergeKept(
+  current: readonly NetworkContainer[],
+  kept: readonly NetworkContainer[],
+  newId: () => string,
+): NetworkContainer[] {
+  const out = structuredClone(current) as NetworkContainer[];
+  for (const k of kept) {
+    const into = out.find((nc) => nc.subnetAddressSpace === k.subnetAddressSpace);
+    if (!into) {
+      out.push(structuredClone(k));
+      continue;
+    }
+    const have = addressesOf([into]);
+    const ids = new Set((into.ipAssignments ?? []).map((a) => a.name));
+    const add = (k.ipAssignments ?? [])
+      .filter((a) => !have.has(a.ip))
+      .map((a) => ({ name: ids.has(a.name) ? newId() : a.name, ip: a.ip }));
+    if (add.length === 0) continue;
+    into.ipAssignments = [...(into.ipAssignments ?? []), ...add];
+    into.version = (typeof into.version === 'number' ? into.version : 0) + 1;
+  }
+  return out;
 }
 
 /** True when every address of `containers` is in the status. */

@@ -1,7 +1,7 @@
 // What the fulfiller says about its subnets and nodes: the ClusterSubnetState
 // publisher with its Events (one per term), the free counts behind the
-// exhaustion forecast (on every replica: a standby forecasts too), and the
-// gauges of /metrics.
+// exhaustion forecast (on every replica: a standby forecasts too), what is
+// done when addresses are taken or come free, and the gauges of /metrics.
 import type { EventRecorder } from '../kube/events.ts';
 import type { Logger } from '../log/logger.ts';
 import { GROUP } from '../nnc/types.ts';
@@ -9,10 +9,11 @@ import type { IpBackend, SubnetInfo } from './backend.ts';
 import type { FulfillerConfig } from './config.ts';
 import { exhaustionLevels } from './exhaustion.ts';
 import { ExhaustionForecaster } from './forecast.ts';
-import type { AddressLedger } from './ledger.ts';
+import type { NodeBook } from './node-book.ts';
 import type { FulfillerGauges } from './metrics.ts';
 import type { SubnetStateApi } from './ports.ts';
 import { isTerminating } from './quarantine.ts';
+import { STATUS_SUBNET_FULL } from './status.ts';
 import type { ClockTimers } from '../clock/clock.ts';
 import { ExhaustionPublisher } from './subnet-state.ts';
 
@@ -83,27 +84,82 @@ export class SubnetSampler {
   }
 }
 
-/** The gauges of /metrics, from the ledger, the reported verdicts and the running term. */
+/** What a change of the subnets reaches: the running term's publisher and queue. */
+export interface SubnetTerm {
+  /** The term's CSS publisher, while this replica leads. */
+  publisher(): ExhaustionPublisher | undefined;
+  /** Queues the node whatever it seems to need. */
+  enqueue(name: string): void;
+}
+
+/**
+ * Addresses were taken, or came free: the forecast samples, the CSS is
+ * published, and on frees the nodes left short by a full subnet or
+ * withholding addresses get another go.
+ */
+export class SubnetChanges {
+  private readonly d: {
+    book: NodeBook;
+    backend: IpBackend;
+    sampler: SubnetSampler;
+    term: SubnetTerm;
+  };
+
+  constructor(deps: SubnetChanges['d']) {
+    this.d = deps;
+    // However an address comes free (a status read without it, a deleted
+    // NNC, a settled doubt), nodes left short get another go, once per tick.
+    let wakeQueued = false;
+    deps.book.addresses.subscribe((_ip, used) => {
+      if (used || wakeQueued) return;
+      wakeQueued = true;
+      queueMicrotask(() => {
+        wakeQueued = false;
+        this.changed(true);
+      });
+    });
+  }
+
+  changed(freed: boolean): void {
+    this.d.sampler.sample();
+    this.publish();
+    if (freed && this.d.term.publisher()) this.wakeShortNodes();
+  }
+
+  publish(): void {
+    this.d.term.publisher()?.update(this.d.backend.subnets());
+  }
+
+  private wakeShortNodes(): void {
+    const { book, term } = this.d;
+    for (const name of book.names())
+      if (book.nnc(name)?.status?.status === STATUS_SUBNET_FULL) term.enqueue(name);
+    for (const r of book.withholding()) term.enqueue(r.name);
+  }
+}
+
+/** The gauges of /metrics, from the node records and the running term. */
 export function fulfillerGauges(input: {
-  ledger: AddressLedger;
-  /** An invalid spec or status is reported for the node (node-record.ts). */
-  invalid(name: string): boolean;
+  book: NodeBook;
   sampler: SubnetSampler;
   queueDepth: number;
   published(subnet: string): boolean | undefined;
 }): FulfillerGauges {
-  const { ledger } = input;
+  const { book } = input;
   const nodesByState: Record<string, number> = {};
   const count = (state: string): void => {
     nodesByState[state] = (nodesByState[state] ?? 0) + 1;
   };
-  for (const name of ledger.names()) {
-    const nnc = ledger.nnc(name);
-    if (isTerminating(nnc)) count('Terminating');
-    else if (input.invalid(name)) count('Invalid');
-    else count(nnc?.status?.status ?? 'New');
+  let withheld = 0;
+  for (const r of book.all()) {
+    withheld += r.withheld?.length ?? 0;
+    const nnc = r.nnc();
+    if (nnc) {
+      if (isTerminating(nnc)) count('Terminating');
+      else if (r.verdicts.invalid !== undefined) count('Invalid');
+      else count(nnc.status?.status ?? 'New');
+    } else if (r.kept) count('Retained');
   }
-  for (const name of ledger.retainedNames()) if (!ledger.nnc(name)) count('Retained');
   return {
     nodesByState,
     queueDepth: input.queueDepth,
@@ -117,6 +173,7 @@ export function fulfillerGauges(input: {
         ...(exhausted !== undefined ? { exhausted } : {}),
       };
     }),
-    addressConflicts: ledger.conflicts().length,
+    addressConflicts: book.conflicts(),
+    withheld,
   };
 }

@@ -26,6 +26,8 @@ export interface ObjectMeta {
   /** Set when the object is being deleted and waits for its finalizers. */
   deletionTimestamp?: string;
   finalizers?: string[];
+  /** The objects this one belongs to (an NNC: its Node; the garbage collector deletes it after them). */
+  ownerReferences?: Array<{ apiVersion?: string; kind?: string; name?: string; uid?: string }>;
 }
 
 /** `status.scaler`: the pool's scaling parameters, set by the control plane. */

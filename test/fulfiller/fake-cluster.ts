@@ -1,7 +1,9 @@
 // An in-memory stand-in for the API server's Node, NNC and CSS endpoints,
 // with resourceVersion conflicts and injectable failures, that delivers every
 // change back to the fulfiller as a watch would: at once (a microtask later),
-// or, with `holdEvents`, only when the test releases them, in any order.
+// or, with `holdEvents`, only when the test releases them, in the order they
+// were made (a watch stream is ordered; a test may drop some, as a watch
+// that fails and re-lists skips them).
 import type { Fulfiller } from '../../src/fulfiller/fulfiller.ts';
 import type { NodeObject } from '../../src/fulfiller/nodes.ts';
 import type {
@@ -178,6 +180,13 @@ export class FakeCluster {
           uid: `uid-${owner.name}-${++this.uids}`,
           resourceVersion: this.nextRv(),
           finalizers: [ADDRESSES_FINALIZER],
+          ...(owner.uid
+            ? {
+                ownerReferences: [
+                  { apiVersion: 'v1', kind: 'Node', name: owner.name, uid: owner.uid },
+                ],
+              }
+            : {}),
           ...(restore ? { annotations: { [RESTORE_ANNOTATION]: JSON.stringify(restore) } } : {}),
         },
         spec: {},
@@ -226,7 +235,7 @@ export class FakeCluster {
       this.emit({ kind: 'nnc', type: 'upsert', object: next });
       return clone(next);
     },
-    setFinalizers: async (body, finalizers) => {
+    setFinalizers: async (body, finalizers, owner) => {
       const current = this.nncs.get(body.metadata.name);
       if (!current) throw new ApiError(404);
       if (body.metadata.resourceVersion !== current.metadata.resourceVersion)
@@ -236,6 +245,13 @@ export class FakeCluster {
         metadata: {
           ...current.metadata,
           finalizers: [...finalizers],
+          ...(owner?.uid
+            ? {
+                ownerReferences: [
+                  { apiVersion: 'v1', kind: 'Node', name: owner.name, uid: owner.uid },
+                ],
+              }
+            : {}),
           resourceVersion: this.nextRv(),
         },
       };
@@ -260,7 +276,10 @@ export class FakeCluster {
       return { items: this.list(), resourceVersion: String(this.rv) };
     },
     listNodes: async () => ({ items: this.nodeList(), resourceVersion: String(this.rv) }),
-    nodeExists: async (name) => this.nodes.has(name),
+    getNode: async (name) => {
+      const node = this.nodes.get(name);
+      return node ? clone(node) : undefined;
+    },
   };
 
   readonly cssApi: SubnetStateApi = {

@@ -3,7 +3,6 @@
 // while a watch is down (the log and waitReason() say why).
 import { expect } from 'chai';
 import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
-import { vanished } from '../../src/fulfiller/fresh-lists.ts';
 import { ViewFreshness } from '../../src/fulfiller/view.ts';
 import { CaptureTransport } from '../../src/log/capture.ts';
 import { createLogger } from '../../src/log/logger.ts';
@@ -24,17 +23,6 @@ function duplicates(cluster: FakeCluster): string[] {
 }
 
 describe('fulfiller: a term starts from fresh lists', () => {
-  it('vanished(): absent from the list and last read older than it', () => {
-    const known: Array<[string, bigint | undefined]> = [
-      ['old', 5n],
-      ['newer', 12n],
-      ['listed', 3n],
-      ['unversioned', undefined],
-    ];
-    expect(vanished(known, new Set(['listed']), '10')).to.deep.equal(['old']);
-    expect(vanished(known, new Set(), undefined)).to.deep.equal([]);
-  });
-
   it('ViewFreshness says which watch is down and since when', () => {
     const view = new ViewFreshness();
     expect(view.waitReason(0)).to.equal(undefined);
@@ -65,7 +53,7 @@ describe('fulfiller: a term starts from fresh lists', () => {
     const old = newFulfiller({ cluster, clock, config, logger });
     await old.settle();
     // The standby lists now; then its watches go down: it hears no more.
-    const standby = newFulfiller({ cluster, clock, config, logger, lists: true, lead: false });
+    const standby = newFulfiller({ cluster, clock, config, logger, lead: false });
     cluster.fulfiller = old.fulfiller;
     cluster.setSpec('node-a', { requestedIPCount: 32 });
     await old.settle();
@@ -106,7 +94,7 @@ describe("fulfiller: the previous term's fence", () => {
     cluster.setSpec('node-a', { requestedIPCount: 8 });
     cluster.setSpec('node-b', { requestedIPCount: 8 });
     // As run.ts wires it (it puts the addresses finalizer on both NNCs).
-    const old = newFulfiller({ cluster, clock, config, logger, lists: true });
+    const old = newFulfiller({ cluster, clock, config, logger });
     await old.settle();
     await old.fulfiller.stop();
     // The new term's fence patch of node-b is answered only once node-a's
@@ -135,7 +123,6 @@ describe("fulfiller: the previous term's fence", () => {
       clock,
       config,
       logger,
-      lists: true,
       wrap: (cidr) => ({
         kind: 'test',
         subnets: () => cidr.subnets(),

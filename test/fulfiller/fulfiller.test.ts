@@ -5,7 +5,7 @@ import { NodeSetupError } from '../../src/fulfiller/backend.ts';
 import type { CidrBackend } from '../../src/fulfiller/cidr-backend.ts';
 import { ipToInt, isUsable, parseCidr } from '../../src/fulfiller/cidr.ts';
 import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
-import { UNANSWERED_WRITE_MS } from '../../src/fulfiller/ledger.ts';
+import { UNANSWERED_WRITE_MS } from '../../src/fulfiller/address-index.ts';
 import type { FulfillerConfig } from '../../src/fulfiller/config.ts';
 import type { Fulfiller } from '../../src/fulfiller/fulfiller.ts';
 import type { EventDetails, EventRecorder, InvolvedObject } from '../../src/kube/events.ts';
@@ -360,15 +360,20 @@ describe('fulfiller/controller (in-memory API)', () => {
     await h.fulfiller.stop();
   });
 
-  it('a deleted Node takes its NNC and gives its addresses back', async () => {
-    const h = start();
+  it('a deleted Node takes its NNC and gives its addresses back once its quarantine is over', async () => {
+    const h = start({ quarantineMs: 30_000 });
     h.cluster.setSpec('n1', { requestedIPCount: 10 });
     await h.settle();
     expect(h.backend.pool.inUse).to.equal(11);
     h.cluster.deleteNode('n1');
     await h.settle();
-    expect(h.cluster.nncs.has('n1')).to.equal(false);
+    // Terminating, its finalizer keeps it (and its addresses) for the grace.
     expect(h.cluster.deletes).to.equal(1);
+    expect(h.cluster.nncs.get('n1')?.metadata.deletionTimestamp).to.be.a('string');
+    expect(h.backend.pool.inUse).to.equal(11);
+    await h.clock.advance(30_000);
+    await h.settle();
+    expect(h.cluster.nncs.has('n1')).to.equal(false);
     expect(h.backend.pool.inUse).to.equal(0);
     await h.fulfiller.stop();
   });

@@ -4,7 +4,7 @@ import type { IpBackend } from '../../src/fulfiller/backend.ts';
 import { CidrBackend } from '../../src/fulfiller/cidr-backend.ts';
 import type { FulfillerConfig } from '../../src/fulfiller/config.ts';
 import { Fulfiller } from '../../src/fulfiller/fulfiller.ts';
-import { AddressLedger } from '../../src/fulfiller/ledger.ts';
+import { NodeBook } from '../../src/fulfiller/node-book.ts';
 import type { FulfillerMetrics } from '../../src/fulfiller/metrics.ts';
 import type { EventRecorder } from '../../src/kube/events.ts';
 import type { Logger } from '../../src/log/logger.ts';
@@ -24,20 +24,19 @@ export interface HarnessOptions {
   /** Wraps the CIDR backend (to inject backend failures). */
   wrap?: (cidr: CidrBackend) => IpBackend;
   metrics?: FulfillerMetrics;
-  /** A new term lists the NNCs and Nodes afresh from the cluster (as run.ts wires it). */
-  lists?: boolean;
 }
 
 export function newFulfiller(opts: HarnessOptions) {
   const { cluster, clock, config } = opts;
-  const ledger = new AddressLedger();
+  const book = new NodeBook(() => clock.now());
   const backend = new CidrBackend(
     { cidr: config.subnet, subnetName: 'pods', ...(opts.newId ? { newId: opts.newId } : {}) },
-    ledger,
+    book.addresses,
   );
   const fulfiller = new Fulfiller({
     config,
-    ledger,
+    book,
+    lists: cluster.listApi,
     backend: opts.wrap ? opts.wrap(backend) : backend,
     nncApi: cluster.nncApi,
     lifecycleApi: cluster.lifecycleApi,
@@ -48,7 +47,6 @@ export function newFulfiller(opts: HarnessOptions) {
     ...(opts.events ? { events: opts.events } : {}),
     ...(opts.newId ? { newId: opts.newId } : {}),
     ...(opts.metrics ? { metrics: opts.metrics } : {}),
-    ...(opts.lists ? { lists: cluster.listApi } : {}),
   });
   cluster.fulfiller = fulfiller;
   fulfiller.nodesSynced(cluster.nodeList());
@@ -63,5 +61,5 @@ export function newFulfiller(opts: HarnessOptions) {
     }
     await fulfiller.whenIdle();
   };
-  return { fulfiller, backend, ledger, settle };
+  return { fulfiller, backend, book, settle };
 }

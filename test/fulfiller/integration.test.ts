@@ -139,8 +139,8 @@ describe('fulfiller over the local API server', function () {
   });
 
   it('a node the backend cannot set up: one Warning Event, updated on every retry (as its service account)', async () => {
-    await start({}, ({ ledger }) => {
-      const cidr = new CidrBackend({ cidr: '10.240.0.0/24', subnetName: 'pods' }, ledger);
+    await start({}, ({ addresses }) => {
+      const cidr = new CidrBackend({ cidr: '10.240.0.0/24', subnetName: 'pods' }, addresses);
       return {
         kind: cidr.kind,
         subnets: () => cidr.subnets(),

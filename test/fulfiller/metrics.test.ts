@@ -43,13 +43,13 @@ describe('fulfiller: --listen endpoints and metrics', function () {
       logger: silentLogger(),
       listen: { host: '127.0.0.1', port: 0 },
       defaultMetrics: false,
-      backend: ({ ledger, registry }) => {
+      backend: ({ addresses, registry }) => {
         calls = new Counter({
           name: 'pool_monitor_fulfiller_backend_calls_total',
           help: 'test',
           registers: [registry],
         });
-        const cidr = new CidrBackend({ cidr: config.subnet }, ledger);
+        const cidr = new CidrBackend({ cidr: config.subnet }, addresses);
         return {
           kind: cidr.kind,
           subnets: () => cidr.subnets(),

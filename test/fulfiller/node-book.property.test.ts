@@ -1,14 +1,16 @@
-// One truth for addresses in use (docs/design/fulfiller.md, "the ledger"), as
-// a property: whatever the interleaving of watch events (late, reordered,
-// duplicated), re-lists, re-reads after 409s, uncertain writes (landed or
-// not), spec changes, NNCs deleted under live Nodes and Nodes deleted, no
-// address is ever in two NNC statuses, every address a status holds is in use
-// in the ledger, and once everything is delivered and settled none is lost:
-// the free count is the capacity minus what the NNCs hold.
+// One record per node, and the address index derived from the records
+// (docs/decisions/0036), as a property: whatever the interleaving of watch
+// events (late, lost with a re-list), re-reads after 409s, uncertain writes
+// (landed or not), spec changes, NNCs deleted under live Nodes and Nodes
+// deleted (the production quarantine), no address is ever in two NNC
+// statuses, every address a status holds is in use in the index, the index
+// is what the records hold, and once everything is delivered and settled
+// none is lost: the free count is the capacity minus what the NNCs hold.
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
-import { UNANSWERED_WRITE_MS } from '../../src/fulfiller/ledger.ts';
+import { UNANSWERED_WRITE_MS } from '../../src/fulfiller/address-index.ts';
+import type { NodeBook } from '../../src/fulfiller/node-book.ts';
 import { silentLogger } from '../../src/log/logger.ts';
 import { dynamicContainers } from '../../src/nnc/types.ts';
 import { FakeClock, flush } from './fake-clock.ts';
@@ -20,8 +22,8 @@ const SUBNET = '10.7.0.0/26'; // 59 usable
 
 type Op =
   | { kind: 'spec'; node: (typeof NODES)[number]; request: number; release: number }
-  | { kind: 'deliver'; pick: number }
-  | { kind: 'replay'; pick: number }
+  | { kind: 'deliver'; count: number }
+  | { kind: 'lose' }
   | { kind: 'relist' }
   | { kind: 'fail'; code: 409 | 500 | 0 }
   | { kind: 'time'; ms: number }
@@ -41,8 +43,14 @@ const op: fc.Arbitrary<Op> = fc.oneof(
       release: fc.nat(6),
     }),
   },
-  { weight: 5, arbitrary: fc.record({ kind: fc.constant('deliver' as const), pick: fc.nat() }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('replay' as const), pick: fc.nat() }) },
+  {
+    weight: 5,
+    arbitrary: fc.record({
+      kind: fc.constant('deliver' as const),
+      count: fc.integer({ min: 1, max: 4 }),
+    }),
+  },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('lose' as const) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('relist' as const) }) },
   {
     weight: 2,
@@ -64,7 +72,16 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('addNode' as const), node }) },
 );
 
-describe('fulfiller: one truth for addresses in use (property)', () => {
+/** The index counts, for each address, the records that hold it: nothing else. */
+function indexIsDerived(book: NodeBook, where: string): void {
+  const counts = new Map<string, number>();
+  for (const r of book.all())
+    for (const ip of r.holdings()) counts.set(ip, (counts.get(ip) ?? 0) + 1);
+  expect(book.addresses.size, `${where}: addresses in the index`).to.equal(counts.size);
+  for (const [ip, n] of counts) expect(book.addresses.holdersOf(ip), `${where}: ${ip}`).to.equal(n);
+}
+
+describe('fulfiller: node records and the address index (property)', () => {
   it('no address on two NNCs and none lost, over random interleavings', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(op, { minLength: 5, maxLength: 40 }), async (ops) => {
@@ -78,7 +95,7 @@ describe('fulfiller: one truth for addresses in use (property)', () => {
           backoff: { initialMs: 50, maxMs: 400 },
         });
         for (const n of NODES) cluster.addNode(n);
-        const { fulfiller, ledger, backend, settle } = newFulfiller({
+        const { fulfiller, book, backend, settle } = newFulfiller({
           cluster,
           clock,
           config,
@@ -86,15 +103,16 @@ describe('fulfiller: one truth for addresses in use (property)', () => {
         });
         await flush();
         cluster.holdEvents = true;
-        const delivered: typeof cluster.held = [];
 
         const check = (where: string): void => {
           for (const [ip, owners] of cluster.holders()) {
             expect(owners, `${where}: ${ip} on ${owners.join(', ')}`).to.have.length(1);
-            expect(ledger.isUsed(ip), `${where}: ${ip} held by ${owners[0]} but free`).to.equal(
-              true,
-            );
+            expect(
+              book.addresses.isUsed(ip),
+              `${where}: ${ip} held by ${owners[0]} but free`,
+            ).to.equal(true);
           }
+          indexIsDerived(book, where);
         };
 
         for (const [i, o] of ops.entries()) {
@@ -110,16 +128,17 @@ describe('fulfiller: one truth for addresses in use (property)', () => {
               break;
             }
             case 'deliver':
-              if (cluster.held.length > 0) {
-                const [d] = cluster.held.splice(o.pick % cluster.held.length, 1);
-                delivered.push(d!);
-                cluster.deliver(d!);
-              }
+              // A watch delivers in order.
+              for (const d of cluster.held.splice(0, o.count)) cluster.deliver(d);
               break;
-            case 'replay':
-              if (delivered.length > 0) cluster.deliver(delivered[o.pick % delivered.length]!);
+            case 'lose':
+              // The watch fails: what it had not delivered is lost, and it lists again.
+              cluster.held.length = 0;
+              fulfiller.nodesSynced(cluster.nodeList());
+              fulfiller.synced(cluster.list());
               break;
             case 'relist':
+              for (const d of cluster.held.splice(0)) cluster.deliver(d);
               fulfiller.synced(cluster.list());
               break;
             case 'fail':
@@ -151,8 +170,12 @@ describe('fulfiller: one truth for addresses in use (property)', () => {
         for (const d of cluster.held.splice(0)) cluster.deliver(d);
         fulfiller.synced(cluster.list());
         await settle();
-        // Writes in doubt are settled once the request timeout is over (docs/design/fulfiller.md#high-availability).
-        await clock.advance(UNANSWERED_WRITE_MS);
+        // Writes in doubt are settled once the request timeout is over
+        // (docs/design/fulfiller.md#high-availability); deleted Nodes' quarantines end.
+        await clock.advance(Math.max(UNANSWERED_WRITE_MS, config.quarantineMs));
+        fulfiller.resync();
+        await settle();
+        await clock.advance(config.quarantineMs);
         fulfiller.resync();
         await settle();
         check('settled');

@@ -8,7 +8,8 @@ import {
   type PodAddresses,
 } from '../../src/fulfiller/pod-rescue.ts';
 import { CidrBackend } from '../../src/fulfiller/cidr-backend.ts';
-import { AddressLedger, addressesOf } from '../../src/fulfiller/ledger.ts';
+import { addressesOf } from '../../src/fulfiller/address-index.ts';
+import { NodeBook } from '../../src/fulfiller/node-book.ts';
 
 const inSubnet = (ip: string) => ip.startsWith('10.0.');
 
@@ -73,30 +74,27 @@ describe('pod rescue: orphaned addresses', () => {
   });
 
   it('a rebuilt CIDR container holds the rescued addresses under a fresh primary and new ids', () => {
-    const ledger = new AddressLedger();
+    const book = new NodeBook(() => 0);
     let n = 0;
-    const backend = new CidrBackend({ cidr: '10.0.0.0/29', newId: () => `id-${++n}` }, ledger);
+    const backend = new CidrBackend(
+      { cidr: '10.0.0.0/29', newId: () => `id-${++n}` },
+      book.addresses,
+    );
     // 10.0.0.1-6 usable; 10.0.0.1 and .2 are the pods', .3 is recorded elsewhere.
-    ledger.retain('other', [{ id: 'x', primaryIP: '10.0.0.3', ipAssignments: [] }]);
+    book.reserve(liveNode(book, 'other'), ['10.0.0.3']);
     const nc = backend.rebuild({ name: 'a' }, ['10.0.0.1', '10.0.0.2'])!;
     expect(nc.primaryIP).to.equal('10.0.0.4');
     expect(nc.ipAssignments!.map((a) => a.ip)).to.deep.equal(['10.0.0.1', '10.0.0.2']);
     expect(new Set([nc.id, ...nc.ipAssignments!.map((a) => a.name)]).size).to.equal(3);
     expect(nc.assignmentMode).to.equal('dynamic');
     // Nothing is taken until the fulfiller keeps it.
-    expect(ledger.isUsed('10.0.0.4')).to.equal(false);
+    expect(book.addresses.isUsed('10.0.0.4')).to.equal(false);
   });
 
   it('no primary left: nothing is rebuilt', () => {
-    const ledger = new AddressLedger();
-    const backend = new CidrBackend({ cidr: '10.0.0.0/29' }, ledger); // .1 to .6 usable
-    ledger.retain('other', [
-      {
-        id: 'x',
-        primaryIP: '10.0.0.3',
-        ipAssignments: ['4', '5', '6'].map((d) => ({ name: d, ip: `10.0.0.${d}` })),
-      },
-    ]);
+    const book = new NodeBook(() => 0);
+    const backend = new CidrBackend({ cidr: '10.0.0.0/29' }, book.addresses); // .1 to .6 usable
+    book.reserve(liveNode(book, 'other'), ['10.0.0.3', '10.0.0.4', '10.0.0.5', '10.0.0.6']);
     expect(backend.rebuild({ name: 'a' }, ['10.0.0.1', '10.0.0.2'])).to.equal(undefined);
   });
 
@@ -111,3 +109,9 @@ describe('pod rescue: orphaned addresses', () => {
     expect(kept[0]!.ipAssignments).to.have.length(1); // the input is left as it was
   });
 });
+
+/** A record of a live Node of that name in `book` (a Node the watch showed). */
+function liveNode(book: NodeBook, name: string) {
+  book.streamed('node', { metadata: { name, uid: `uid-${name}`, resourceVersion: '1' } });
+  return book.liveRecord(name)!;
+}

@@ -1,13 +1,7 @@
 import { expect } from 'chai';
 import { DEFAULT_SCALER } from '../../src/fulfiller/config.ts';
 import type { HeldContainer } from '../../src/fulfiller/backend.ts';
-import {
-  containerFrom,
-  desiredStatus,
-  jsonEqual,
-  restoredStatus,
-  statusHolds,
-} from '../../src/fulfiller/status.ts';
+import { containerFrom, jsonEqual, mergeKept, statusOf } from '../../src/fulfiller/status.ts';
 import type { NetworkContainer, NncStatus } from '../../src/nnc/types.ts';
 
 describe('fulfiller/status', () => {
@@ -51,9 +45,9 @@ describe('fulfiller/status', () => {
       newId,
       nodeIP: '10.224.0.4',
     });
-    const s = desiredStatus({
+    const s = statusOf({
       previous,
-      container,
+      containers: [container],
       requested: 3,
       subnetShort: false,
       scaler: DEFAULT_SCALER,
@@ -90,23 +84,23 @@ describe('fulfiller/status', () => {
 
   it('reports SubnetFull when the subnet fell short, Updating otherwise', () => {
     const container = containerFrom({ held: held([]), existing, newId });
-    const input = { previous, container, requested: 5, scaler: DEFAULT_SCALER };
-    expect(desiredStatus({ ...input, subnetShort: true }).status).to.equal('SubnetFull');
-    expect(desiredStatus({ ...input, subnetShort: false }).status).to.equal('Updating');
+    const input = { previous, containers: [container], requested: 5, scaler: DEFAULT_SCALER };
+    expect(statusOf({ ...input, subnetShort: true }).status).to.equal('SubnetFull');
+    expect(statusOf({ ...input, subnetShort: false }).status).to.equal('Updating');
   });
 
   it('an unchanged container reproduces the same status (no write)', () => {
-    const first = desiredStatus({
+    const first = statusOf({
       previous,
-      container: containerFrom({ held: held(existing.ipAssignments!), existing, newId }),
+      containers: [containerFrom({ held: held(existing.ipAssignments!), existing, newId })],
       requested: 1,
       subnetShort: false,
       scaler: DEFAULT_SCALER,
     });
     const nc = first.networkContainers![1]!;
-    const again = desiredStatus({
+    const again = statusOf({
       previous: first,
-      container: containerFrom({ held: held(nc.ipAssignments!), existing: nc, newId }),
+      containers: [containerFrom({ held: held(nc.ipAssignments!), existing: nc, newId })],
       requested: 1,
       subnetShort: false,
       scaler: DEFAULT_SCALER,
@@ -115,13 +109,38 @@ describe('fulfiller/status', () => {
     expect(nc.version).to.equal(3);
   });
 
-  it('a restored status carries the old containers as they were', () => {
-    const s = restoredStatus({}, [existing], { ...DEFAULT_SCALER, maxIPCount: 30 }, 0);
-    expect(s.networkContainers).to.deep.equal([existing]);
-    expect(s.scaler?.maxIPCount).to.equal(30);
-    expect(s.assignedIPCount).to.equal(1);
-    expect(statusHolds(s, [existing])).to.equal(true);
-    expect(statusHolds({}, [existing])).to.equal(false);
+  it('a restore merges: kept addresses join, what the status holds stays under its ids', () => {
+    // A fresh successor: the kept container as it was.
+    expect(mergeKept([], [existing], newId)).to.deep.equal([existing]);
+    // A live status of the same subnet: its container and ids stay, the kept addresses join.
+    const live: NetworkContainer = {
+      ...base,
+      id: 'live',
+      primaryIP: '10.0.0.9',
+      version: 0,
+      ipAssignments: [{ name: 'keep-me', ip: '10.0.0.10' }],
+    };
+    const [merged] = mergeKept([live], [existing], () => 'renamed');
+    expect(merged!.id).to.equal('live');
+    expect(merged!.primaryIP).to.equal('10.0.0.9');
+    expect(merged!.ipAssignments).to.deep.equal([
+      { name: 'keep-me', ip: '10.0.0.10' },
+      { name: 'renamed', ip: '10.0.0.5' }, // its id was taken: a new one
+    ]);
+    expect(merged!.version).to.equal(1);
+    // Nothing to add: unchanged.
+    expect(mergeKept([merged!], [existing], newId)).to.deep.equal([merged]);
+  });
+
+  it('a status keeps each container where it was, the others untouched', () => {
+    const s = statusOf({
+      previous: { networkContainers: [existing, { id: 'static', assignmentMode: 'static' }] },
+      containers: [existing],
+      requested: 1,
+      subnetShort: false,
+      scaler: DEFAULT_SCALER,
+    });
+    expect(s.networkContainers!.map((nc) => nc.id)).to.deep.equal(['nc1', 'static']);
   });
 
   it('jsonEqual ignores key order and undefined keys only', () => {

@@ -32,7 +32,7 @@ import {
   kubeNncStatusApi,
   kubeSubnetStateApi,
 } from '../../../src/fulfiller/kube-api.ts';
-import { AddressLedger } from '../../../src/fulfiller/ledger.ts';
+import { NodeBook, nextSeq } from '../../../src/fulfiller/node-book.ts';
 import type { NodeObject } from '../../../src/fulfiller/nodes.ts';
 import type { NncStatusApi } from '../../../src/fulfiller/ports.ts';
 import { createLogger, silentLogger } from '../../../src/log/logger.ts';
@@ -69,16 +69,13 @@ export interface NodeDeletion {
 export interface Replica {
   name: string;
   fulfiller: Fulfiller;
-  ledger: AddressLedger;
+  book: NodeBook;
   /** The lease as this replica sees it: it may write. */
   holds: boolean;
   /** Its NNC watch delivers (false: cut). */
   nncUp: boolean;
   /** Its Node watch delivers (false: cut). */
   nodeUp: boolean;
-  /** What it was last told, by name. */
-  seenNncs: Map<string, NodeNetworkConfig>;
-  seenNodes: Map<string, NodeObject>;
   /** The next status write is lost on the way (never reaches the server). */
   loseNext: boolean;
 }
@@ -132,15 +129,13 @@ export class World {
       quarantineMs: QUARANTINE_MS,
       workers: 2,
     });
-    const ledger = new AddressLedger();
+    const book = new NodeBook(() => this.clock.now());
     const r = {
       name,
-      ledger,
+      book,
       holds: false,
       nncUp: true,
       nodeUp: true,
-      seenNncs: new Map(),
-      seenNodes: new Map(),
       loseNext: false,
     } as unknown as Replica;
     const real = kubeNncStatusApi(this.kc, NS);
@@ -159,13 +154,13 @@ export class World {
     };
     r.fulfiller = new Fulfiller({
       config,
-      ledger,
-      backend: new CidrBackend({ cidr: SUBNET, subnetName: 'pods' }, ledger),
+      book,
+      backend: new CidrBackend({ cidr: SUBNET, subnetName: 'pods' }, book.addresses),
       nncApi,
       lifecycleApi: kubeNncLifecycleApi(this.kc, NS),
       cssApi: kubeSubnetStateApi(this.kc, NS),
       // Without anyPodOn: the explorer's pods never go, a quarantine lasts its grace.
-      lists: { listNncs: lists.listNncs, listNodes: lists.listNodes, nodeExists: lists.nodeExists },
+      lists: { listNncs: lists.listNncs, listNodes: lists.listNodes, getNode: lists.getNode! },
       logger: process.env.INTERLEAVE_DEBUG
         ? createLogger({ level: 'debug', now: () => new Date(this.clock.now()) }).child({
             replica: name,
@@ -230,40 +225,16 @@ export class World {
         this.held.delete(name);
   }
 
-  /** Tells a replica what changed since its last delivery (a watch that fell behind). */
+  /**
+   * Tells a replica what changed since its last delivery: its watches
+   * re-list (a watch that fell behind and lists again; a list is newer than
+   * anything received before it was sent, versions.ts).
+   */
   async deliver(r: Replica): Promise<void> {
+    const sent = nextSeq();
     const [nncs, nodes] = await Promise.all([this.nncs(), this.nodes()]);
-    const f = r.fulfiller;
-    const nodeNames = new Set(nodes.map((n) => n.metadata!.name!));
-    if (r.nodeUp) this.deliverNodes(r, nodes, nodeNames);
-    if (!r.nncUp) return;
-    const nncNames = new Set(nncs.map((o) => o.metadata.name));
-    for (const o of nncs) {
-      if (r.seenNncs.get(o.metadata.name)?.metadata.resourceVersion !== o.metadata.resourceVersion)
-        f.upsert(o);
-      r.seenNncs.set(o.metadata.name, o);
-    }
-    for (const [name, o] of r.seenNncs)
-      if (!nncNames.has(name)) {
-        f.remove(o);
-        r.seenNncs.delete(name);
-      }
-  }
-
-  private deliverNodes(r: Replica, nodes: NodeObject[], names: Set<string>): void {
-    for (const n of nodes) {
-      if (
-        r.seenNodes.get(n.metadata!.name!)?.metadata?.resourceVersion !==
-        n.metadata?.resourceVersion
-      )
-        r.fulfiller.upsertNode(n);
-      r.seenNodes.set(n.metadata!.name!, n);
-    }
-    for (const [name, n] of r.seenNodes)
-      if (!names.has(name)) {
-        r.fulfiller.removeNode(n);
-        r.seenNodes.delete(name);
-      }
+    if (r.nodeUp) r.fulfiller.nodesSynced(nodes, sent);
+    if (r.nncUp) r.fulfiller.synced(nncs, sent);
   }
 
   /** The replica's NNC watch (and with `nodes` its Node watch) fails: no deliveries until restored. */
@@ -275,21 +246,14 @@ export class World {
     r.fulfiller.watchDown('node', 'cut by the scheduler');
   }
 
-  /** The replica's watches list again and run (an informer's re-list reports what it cached and the list lacks as deleted). */
+  /** The replica's watches list again and run. */
   async restore(r: Replica): Promise<void> {
     r.nncUp = true;
     r.nodeUp = true;
-    const [nncList, nodeList] = await Promise.all([this.nncList(), this.nodeList()]);
-    const [nncs, nodes] = [nncList.items, nodeList.items];
-    const nodeNames = new Set(nodes.map((n) => n.metadata!.name!));
-    for (const [name, n] of r.seenNodes) if (!nodeNames.has(name)) r.fulfiller.removeNode(n);
-    const nncNames = new Set(nncs.map((o) => o.metadata.name));
-    for (const [name, o] of r.seenNncs) if (!nncNames.has(name)) r.fulfiller.remove(o);
-    r.seenNodes = new Map(nodes.map((n) => [n.metadata!.name!, n]));
-    r.seenNncs = new Map(nncs.map((o) => [o.metadata.name, o]));
-    // As the product's watch: the list's resourceVersion comes with 'synced' (src/kube/watch.ts).
-    r.fulfiller.nodesSynced(nodes, nodeList.rv);
-    r.fulfiller.synced(nncs, nncList.rv);
+    const sent = nextSeq();
+    const [nncs, nodes] = await Promise.all([this.nncs(), this.nodes()]);
+    r.fulfiller.nodesSynced(nodes, sent);
+    r.fulfiller.synced(nncs, sent);
   }
 
   /**
@@ -415,7 +379,7 @@ export class World {
         (r) => r.kind === 'Node' && r.apiVersion === 'v1',
       );
       if (o.metadata.deletionTimestamp || refs.length === 0) continue;
-      if (refs.some((r) => uids.get(r.name) === r.uid)) continue;
+      if (refs.some((r) => r.name !== undefined && uids.get(r.name) === r.uid)) continue;
       await api
         .deleteNamespacedCustomObject({
           ...NNC,
@@ -445,13 +409,7 @@ export class World {
   }
 }
 
-interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-}
-type Owned = NodeNetworkConfig & { metadata: { ownerReferences?: OwnerReference[] } };
+type Owned = NodeNetworkConfig;
 
 /** The writes a 'fail' step can refuse. */
 export type WriteTarget = 'css-status' | 'nnc-status' | 'nnc';
