@@ -1,6 +1,6 @@
 // One node's sync read top to bottom (scripts/sync-path.ts, `make
 // sync-path`): from the queue's handler the calls go down through the
-// lifecycle, the status round and the ledger, and never into a file already
+// lifecycle, the status round and the status gate, and never into a file already
 // on the way down (docs/design/fulfiller.md#shape).
 import { expect } from 'chai';
 import { filesInOrder, mermaid, syncPath, treeText } from '../../scripts/sync-path.ts';
@@ -9,9 +9,9 @@ describe("one node's sync, drawn", function () {
   this.timeout(60_000);
   const steps = syncPath();
 
-  it('follows the run down through node-sync, status-round and the ledger', () => {
+  it('follows the run down through node-sync, status-round and the status gate', () => {
     const files = filesInOrder(steps);
-    for (const f of ['node-sync.ts', 'status-round.ts', 'ledger.ts', 'lifecycle.ts'])
+    for (const f of ['node-sync.ts', 'status-round.ts', 'status-gate.ts', 'lifecycle.ts'])
       expect(files, f).to.include(`src/fulfiller/${f}`);
     expect(files.indexOf('src/fulfiller/node-sync.ts')).to.be.below(
       files.indexOf('src/fulfiller/status-round.ts'),
