@@ -1,22 +1,23 @@
 // The interleaving explorer (test/fulfiller/interleave/;
 // docs/design/fulfiller.md#high-availability): two fulfillers in one process over the local API server, a
 // seeded scheduler of watch delays and cuts per replica, held, lost, refused
-// and 5xx-after-apply writes, Lease handovers and spells without leader,
-// Nodes deleted and re-registered, NNCs deleted, by hand and by the garbage
-// collector after their Node; after every step no address is on two NNCs and
-// none of a deleted Node's on another node's NNC within the grace since its
-// deletion; once the faults stop, every NNC converges.
-// `make test` runs the fixed fixtures and the random seeds 1 to 300: about
-// 0.18 s of CPU a seed with the garbage collector's steps (100 seeds: 18 s
-// of CPU, 36-46 s of wall time on the 2-core machine under a load of 6-9;
-// the explorer before them took 26 s and 73 s there). `make interleave-long` runs
-// 10,000 (INTERLEAVE_SEEDS); INTERLEAVE_FIRST_SEED starts elsewhere;
-// INTERLEAVE_DEBUG=1 prints every step.
+// and 5xx-after-apply writes, answers lost after the write was applied,
+// Lease handovers, spells without leader and a leader leading again after
+// its own term, Nodes deleted and re-registered under their name, NNCs
+// deleted, by hand and by the garbage collector after their Node, specs
+// that release addresses; after every step no address is on two NNCs, none
+// of a deleted Node's on another node's NNC within the grace since its
+// deletion, and none gone from a status unreleased; once the faults stop,
+// every NNC converges.
+// `make test` runs the fixed fixtures and the random seeds 1 to 300;
+// `make explore` (`make interleave-long`) runs 10,000 (INTERLEAVE_SEEDS);
+// INTERLEAVE_FIRST_SEED starts elsewhere; INTERLEAVE_DEBUG=1 prints every step.
 import { expect } from 'chai';
 import {
   explore,
   GC_CASES,
   gcSituations,
+  RECORD_CASES,
   REREGISTERED_THEN_HANDOVER,
   REVIEW_CASE,
   stepsFor,
@@ -60,7 +61,7 @@ const FOUND_WITH_GC: Array<[number, string]> = [
   ],
 ];
 
-/** Random seeds in `make test`: about 40 s of them (see above). */
+/** Random seeds in `make test` (see above). */
 const TEST_SEEDS = 300;
 const SEEDS = Number(process.env.INTERLEAVE_SEEDS ?? TEST_SEEDS);
 const FIRST = Number(process.env.INTERLEAVE_FIRST_SEED ?? 1);
@@ -98,14 +99,32 @@ describe('fulfiller: interleavings of two replicas over the local API server', f
   });
   for (const [seed, what] of FOUND_WITH_GC) {
     it(`seed ${seed}: ${what}`, async () => {
-      ok(await explore(seed));
+      ok(await explore(seed, { generation: 2 }));
     });
   }
+
+  // One record per Node incarnation (issue 53).
+  for (const [what, fixture] of RECORD_CASES) {
+    it(what, async () => {
+      ok(await explore(0, { fixture }));
+    });
+  }
+
+  it("the random seeds lose answers, lead again after their own term, re-register Nodes, release addresses (issue 53's steps)", () => {
+    const counts = { 'lose-answer': 0, relead: 0, reregister: 0, release: 0 };
+    for (let seed = FIRST; seed < FIRST + TEST_SEEDS; seed++)
+      for (const s of stepsFor(seed, 24)) {
+        if (s.kind === 'lose-answer' || s.kind === 'relead' || s.kind === 'reregister')
+          counts[s.kind] += 1;
+        else if (s.kind === 'spec' && (s.release ?? 0) > 0) counts.release += 1;
+      }
+    for (const [kind, n] of Object.entries(counts)) expect(n, kind).to.be.above(30);
+  });
 
   it('the random seeds have the garbage collector delete NNCs while a replica leads, while none does, while writes fail', () => {
     const counts = { leading: 0, leaderless: 0, failing: 0 };
     for (let seed = FIRST; seed < FIRST + TEST_SEEDS; seed++)
-      for (const s of gcSituations(stepsFor(seed, 24))) counts[s] += 1;
+      for (const s of gcSituations(stepsFor(seed, 24, 2))) counts[s] += 1;
     for (const [, fixture] of GC_CASES) expect(gcSituations(fixture).size).to.be.above(0);
     expect(gcSituations(GC_CASES[1]![1])).to.include('leaderless');
     expect(gcSituations(GC_CASES[2]![1])).to.include('failing');

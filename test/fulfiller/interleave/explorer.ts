@@ -14,7 +14,7 @@ import type { WriteTarget } from './world.ts';
 export const NODES = ['n1', 'n2', 'n3', 'n4'];
 
 export type Step =
-  | { kind: 'spec'; node: string; request: number }
+  | { kind: 'spec'; node: string; request: number; release?: number }
   | { kind: 'deliver'; replica: number }
   | { kind: 'cut'; replica: number; nodes?: boolean }
   | { kind: 'restore'; replica: number }
@@ -33,6 +33,12 @@ export type Step =
   | { kind: 'gc' }
   /** The next `times` writes of `target` are refused (nothing applied). */
   | { kind: 'fail'; target: WriteTarget; status: 500 | 503; times: number }
+  /** The next write of `target` is applied, but its answer is lost (a 504). */
+  | { kind: 'lose-answer'; target: WriteTarget }
+  /** The Lease holder steps down and takes the Lease again: a new term over its old memory. */
+  | { kind: 'relead' }
+  /** The Node is deleted and registers again at once under its name (a new uid). */
+  | { kind: 'reregister'; node: string; gc?: boolean }
   | { kind: 'time'; ms: number };
 
 /**
@@ -172,6 +178,72 @@ export const REREGISTERED_THEN_HANDOVER: Step[] = [
   { kind: 'run' },
 ];
 
+/**
+ * Issue 53, the standby's memory: n1 is deleted, quarantined and released
+ * while replica b stands by and watches; n1 registers again (a new uid)
+ * and is served anew; the Lease goes to b. What b saw of the first n1 may
+ * not leave the second n1's status (the oracle: no address leaves a status
+ * unreleased), nor reach n2.
+ */
+export const STANDBY_MEMORY: Step[] = [
+  { kind: 'spec', node: 'n1', request: 8 },
+  ...bothTakeThenRun(),
+  { kind: 'deleteNode', node: 'n1', gc: true },
+  ...bothTakeThenRun(),
+  { kind: 'time', ms: 91_000 },
+  ...bothTakeThenRun(),
+  { kind: 'addNode', node: 'n1' },
+  ...bothTakeThenRun(),
+  { kind: 'spec', node: 'n1', request: 8 },
+  ...bothTakeThenRun(),
+  { kind: 'handover' },
+  { kind: 'deliver', replica: 1 },
+  { kind: 'run' },
+  { kind: 'spec', node: 'n2', request: 40 },
+  { kind: 'deliver', replica: 1 },
+  { kind: 'run' },
+];
+
+/**
+ * Issue 53, the lost answer: the write that lets n1's released NNC go is
+ * applied but its answer lost, while the watches are away; n1 registers
+ * again, is served, and is deleted again: its second quarantine holds (the
+ * oracle: none of its addresses on n2 within the grace).
+ */
+export const LOST_RELEASE_ANSWER: Step[] = [
+  { kind: 'spec', node: 'n1', request: 8 },
+  ...bothTakeThenRun(),
+  { kind: 'deleteNode', node: 'n1', gc: true },
+  ...bothTakeThenRun(),
+  { kind: 'cut', replica: 0, nodes: false },
+  { kind: 'lose-answer', target: 'nnc' },
+  { kind: 'time', ms: 91_000 },
+  { kind: 'run' },
+  { kind: 'restore', replica: 0 },
+  { kind: 'addNode', node: 'n1' },
+  ...bothTakeThenRun(),
+  { kind: 'spec', node: 'n1', request: 8 },
+  ...bothTakeThenRun(),
+  { kind: 'deleteNode', node: 'n1', gc: true },
+  ...bothTakeThenRun(),
+  { kind: 'spec', node: 'n2', request: 40 },
+  ...bothTakeThenRun(),
+  { kind: 'time', ms: 5_000 },
+  ...bothTakeThenRun(),
+];
+
+/** Issue 53's fixtures. */
+export const RECORD_CASES: Array<[string, Step[]]> = [
+  [
+    "a standby that watched a Node go and come back leads: the live Node's addresses stay its own",
+    STANDBY_MEMORY,
+  ],
+  [
+    'a release whose answer was lost: the Node back and deleted again is quarantined again',
+    LOST_RELEASE_ANSWER,
+  ],
+];
+
 /** The garbage collector's fixtures (issue 39), with what each holds to. */
 export const GC_CASES: Array<[string, Step[]]> = [
   ["the garbage collector deletes a deleted Node's NNC while a replica leads", GC_WHILE_LEADING],
@@ -279,15 +351,37 @@ const WEIGHTS_2: Weights = [
   [1, (r) => ({ kind: 'time', ms: r() < 0.5 ? 5_000 : 61_000 })],
 ];
 
-/** The step generators: 1 before the garbage collector, 2 (the default) with it. */
-export type Generation = 1 | 2;
-const GENERATIONS: Record<Generation, Weights> = { 1: WEIGHTS_1, 2: WEIGHTS_2 };
+/**
+ * With one record per Node incarnation (issue 53): a spec that releases
+ * addresses, a write applied whose answer is lost (the release of a
+ * deleted Node's NNC among them), a leader that leads again after its own
+ * term, a Node re-registered under its name at once.
+ */
+const WEIGHTS_3: Weights = [
+  ...WEIGHTS_2.slice(1), // its first, 'spec', with releases below
+  [
+    5,
+    (r) => ({
+      kind: 'spec',
+      node: pick(r, NODES),
+      request: Math.floor(r() * 5) * 4,
+      release: r() < 0.3 ? 1 + Math.floor(r() * 4) : 0,
+    }),
+  ],
+  [2, (r) => ({ kind: 'lose-answer', target: pick(r, ['nnc-status', 'nnc'] as const) })],
+  [1, () => ({ kind: 'relead' })],
+  [1, (r) => ({ kind: 'reregister', node: pick(r, NODES), gc: r() < 0.5 })],
+];
+
+/** The step generators: 1 before the garbage collector, 2 with it, 3 (the default) with issue 53's steps. */
+export type Generation = 1 | 2 | 3;
+const GENERATIONS: Record<Generation, Weights> = { 1: WEIGHTS_1, 2: WEIGHTS_2, 3: WEIGHTS_3 };
 
 function pick<T>(r: () => number, xs: readonly T[]): T {
   return xs[Math.floor(r() * xs.length)]!;
 }
 
-export function stepsFor(seed: number, count: number, generation: Generation = 2): Step[] {
+export function stepsFor(seed: number, count: number, generation: Generation = 3): Step[] {
   const weights = GENERATIONS[generation];
   const r = prng(seed);
   const total = weights.reduce((s, [w]) => s + w, 0);
@@ -308,7 +402,7 @@ export async function apply(world: World, s: Step): Promise<void> {
   const r = 'replica' in s ? world.replicas[s.replica]! : undefined;
   switch (s.kind) {
     case 'spec':
-      return world.setSpec(s.node, s.request);
+      return world.setSpec(s.node, s.request, s.release ?? 0);
     case 'deliver':
       return world.deliver(r!);
     case 'cut':
@@ -348,19 +442,27 @@ export async function apply(world: World, s: Step): Promise<void> {
       return world.failWrites(s.target, s.status, s.times);
     case 'time':
       return world.longWait(s.ms);
+    case 'lose-answer':
+      return world.loseAnswer(s.target);
+    case 'relead':
+      return world.relead();
+    case 'reregister':
+      await world.deleteNode(s.node, s.gc ?? false);
+      return world.addNode(s.node);
   }
 }
 
 /**
  * What is wrong with the cluster now (empty: nothing): an address on two
- * NNCs, or an address of a Node the world deleted on another node's NNC
- * before that Node's grace is over (world.ts, NodeDeletion). Its own node's
- * NNC, terminating or recreated, may hold it.
+ * NNCs, an address of a Node the world deleted on another node's NNC
+ * before that Node's grace is over (world.ts, NodeDeletion; its own node's
+ * NNC, terminating or recreated, may hold it), or an address gone from an
+ * NNC's status whose id its spec never released (shared/DESIGN.md, "Address
+ * ownership, stated once").
  */
 export async function violations(world: World): Promise<string[]> {
   const nncs = await world.nncs();
-  world.observe(nncs);
-  const out: string[] = [];
+  const out = world.observe(nncs);
   const held = holders(nncs);
   for (const [ip, names] of held)
     if (names.length > 1) out.push(`${ip} held by [${names.join(', ')}]`);
@@ -425,14 +527,14 @@ export interface ExploreOptions {
   steps?: number;
   /** These steps instead of the seed's. */
   fixture?: Step[];
-  /** The step generator (2). */
+  /** The step generator (3). */
   generation?: Generation;
 }
 
 /** Runs one seed: the first violation found (or a failure to converge), else undefined. */
 export async function explore(
   seed: number,
-  { steps = 24, fixture, generation = 2 }: ExploreOptions = {},
+  { steps = 24, fixture, generation = 3 }: ExploreOptions = {},
 ): Promise<string | undefined> {
   const world = await World.start();
   try {

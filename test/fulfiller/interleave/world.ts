@@ -92,6 +92,9 @@ export class World {
   deletions: NodeDeletion[] = [];
   /** Every address seen on a node's NNCs, by node name, until it is free for good. */
   private readonly held = new Map<string, Set<string>>();
+  /** Each NNC's (by uid) status as last seen, address to id, and the ids its spec ever released. */
+  private readonly statuses = new Map<string, Map<string, string>>();
+  private readonly released = new Map<string, Set<string>>();
 
   readonly clock: FakeClock;
   readonly server: ApiServer;
@@ -198,19 +201,32 @@ export class World {
 
   /**
    * The oracle's bookkeeping, from the NNCs as they are now (after every
-   * step): what each node's NNCs hold joins what it held, and the deleted
-   * Nodes still in their grace take it too (a status write in flight at the
-   * deletion that landed after it). A node's record is forgotten once its
-   * grace is over, its Node gone and no NNC of its name is left: its
-   * addresses are free for good.
+   * step), and what it finds wrong in how they changed: an address gone
+   * from an NNC (the same uid) whose id its spec never released. What each
+   * node's NNCs hold joins what it held, and the deleted Nodes still in
+   * their grace take it too (a status write in flight at the deletion that
+   * landed after it). A node's record is forgotten once its grace is over,
+   * its Node gone and no NNC of its name is left: its addresses are free
+   * for good.
    */
-  observe(nncs: NodeNetworkConfig[]): void {
+  observe(nncs: NodeNetworkConfig[]): string[] {
     const now = this.clock.now();
+    const out: string[] = [];
     for (const o of nncs) {
       const name = o.metadata.name;
       const set = this.held.get(name) ?? new Set<string>();
       for (const ip of addressesOfNnc(o)) set.add(ip);
       this.held.set(name, set);
+      const uid = o.metadata.uid ?? '';
+      const released = this.released.get(uid) ?? new Set<string>();
+      for (const id of o.spec?.ipsNotInUse ?? []) released.add(id);
+      this.released.set(uid, released);
+      const ids = idsOfNnc(o);
+      const before = this.statuses.get(uid);
+      for (const [ip, id] of before ?? [])
+        if (!ids.has(ip) && !released.has(id))
+          out.push(`${ip} (id ${id}) left ${name}'s status (uid ${uid}) without being released`);
+      this.statuses.set(uid, ids);
     }
     this.deletions = this.deletions.filter((d) => now < d.until);
     for (const d of this.deletions)
@@ -223,6 +239,7 @@ export class World {
         !this.deletions.some((d) => d.node === name)
       )
         this.held.delete(name);
+    return out;
   }
 
   /**
@@ -320,13 +337,32 @@ export class World {
     }
   }
 
-  async setSpec(name: string, requestedIPCount: number): Promise<void> {
+  /** The node's sidecar asks for `requestedIPCount`, giving back the first `release` ids of its status. */
+  async setSpec(name: string, requestedIPCount: number, release = 0): Promise<void> {
     const api = this.kc.makeApiClient(CustomObjectsApi);
     const cur = await this.cluster.getNnc(name);
     if (!cur) return;
+    const ids = (dynamicContainers(cur)[0]?.ipAssignments ?? []).map((a) => a.name);
+    const ipsNotInUse = ids.slice(0, release);
+    const spec = { requestedIPCount, ...(ipsNotInUse.length > 0 ? { ipsNotInUse } : {}) };
     await api
-      .replaceNamespacedCustomObject({ ...NNC, name, body: { ...cur, spec: { requestedIPCount } } })
+      .replaceNamespacedCustomObject({ ...NNC, name, body: { ...cur, spec } })
       .catch(() => undefined); // a 409: someone wrote it meanwhile; the scheduler moves on
+  }
+
+  /** The next write of `target` is applied, and its answer lost (504 after the commit). */
+  loseAnswer(target: WriteTarget): void {
+    const [verb, resource, subresource] = WRITES[target];
+    this.server.faults.inject({ verb, resource, subresource, status: 504, afterCommit: true });
+  }
+
+  /** The holder steps down and takes the Lease again at once: a new term after its own. */
+  async relead(): Promise<void> {
+    const r = await this.resign();
+    if (!r) return this.handover();
+    r.holds = true;
+    this.lastHolder = r;
+    r.fulfiller.lead();
   }
 
   async addNode(name: string): Promise<void> {
@@ -421,6 +457,16 @@ const WRITES: Record<WriteTarget, [verb: string, resource: string, subresource: 
   // The NNC's metadata patches: the addresses finalizer on or off, the term fence's mark.
   nnc: ['patch', NNC_PLURAL, ''],
 };
+
+/** Each address of an NNC's dynamic containers with its id (a primary IP under its container's). */
+function idsOfNnc(o: NodeNetworkConfig): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const nc of dynamicContainers(o)) {
+    if (nc.primaryIP) out.set(nc.primaryIP, `primary of ${nc.id}`);
+    for (const a of nc.ipAssignments ?? []) if (a.ip) out.set(a.ip, a.name);
+  }
+  return out;
+}
 
 function addressesOfNnc(o: NodeNetworkConfig | undefined): string[] {
   return o ? [...holders([o]).keys()] : [];
