@@ -53,6 +53,8 @@ export class LeaderElector {
   private nextTimer: unknown;
   private deadlineTimer: unknown;
   private lastHolder: string | undefined;
+  /** The last resourceVersions seen of the Lease, in the order seen (the newest last). */
+  private versionsSeen: string[] = [];
   private stepDown: Promise<void> = Promise.resolve();
 
   constructor(options: LeaderElectorOptions) {
@@ -84,12 +86,17 @@ export class LeaderElector {
     this.run();
   }
 
-  /** The Lease as a watch delivered it: an older resourceVersion than already seen is ignored. */
+  /**
+   * The Lease as a watch delivered it. A version seen before that is not the
+   * latest seen is older (resourceVersions are only ever compared for
+   * equality, docs/decisions/0036): ignored. One never seen may still be
+   * older than an answer the watch has not reached: it can only delay a
+   * takeover, since every attempt reads the Lease afresh before it writes.
+   */
   seen(state: LeaseState): void {
     if (this.stopped) return;
-    const rv = Number(state.resourceVersion);
-    const last = Number(this.observation?.resourceVersion);
-    if (Number.isFinite(rv) && Number.isFinite(last) && rv < last) return;
+    const at = this.versionsSeen.lastIndexOf(state.resourceVersion);
+    if (at >= 0 && at < this.versionsSeen.length - 1) return;
     this.see(state, this.o.clock.now());
     if (state.record.holderIdentity === '') this.nudge();
   }
@@ -219,6 +226,7 @@ export class LeaderElector {
   }
 
   private see(state: LeaseState, now: number): void {
+    this.versionsSeen = [...this.versionsSeen.slice(-7), state.resourceVersion];
     this.observation = observe(this.observation, state, now);
     const holder = state.record.holderIdentity;
     if (holder !== this.lastHolder) {
