@@ -5,6 +5,7 @@
 // saw, so it never overwrites a completion it has not seen: on conflict it
 // re-reads the pod and, if it finished meanwhile, says so instead.
 import { CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { isIP } from 'node:net';
 import type { KubeConfig, V1Pod } from '@kubernetes/client-node';
 import { watchResource, type ResourceWatch } from '../../src/kube/watch.ts';
 import type { Logger } from '../../src/log/logger.ts';
@@ -13,12 +14,32 @@ import type { PodStatusWriter, StatusWriteResult } from './kubelet.ts';
 
 const TERMINAL = new Set(['Succeeded', 'Failed']);
 
-/** The status a started pod gets: Running, Ready, with its IPs. Pure. */
-export function runningStatus(ips: string[], now: Date): V1Pod['status'] {
+/**
+ * The pod's addresses as the kubelet reports them: the first of the node's
+ * primary family, then the first of the other family, nothing more
+ * (kubelet's sortPodIPs, pkg/kubelet/kubelet_pods.go: "Pick out the first
+ * returned IP of the same IP family as the node IP first, followed by the
+ * first IP of the opposite IP family"); the API allows at most one value
+ * of each family, and `podIP` is the first
+ * (https://kubernetes.io/docs/reference/kubernetes-api/workload-resources/pod-v1/#PodStatus).
+ * Pure.
+ */
+export function podIpsOf(ips: readonly string[], primary: 4 | 6 = 4): string[] {
+  const out: string[] = [];
+  for (const family of [primary, primary === 4 ? 6 : 4]) {
+    const ip = ips.find((x) => isIP(x) === family);
+    if (ip !== undefined) out.push(ip);
+  }
+  return out;
+}
+
+/** The status a started pod gets: Running, Ready, with its IPs (podIpsOf). Pure. */
+export function runningStatus(ips: string[], now: Date, primary: 4 | 6 = 4): V1Pod['status'] {
+  const podIPs = podIpsOf(ips, primary);
   return {
     phase: 'Running',
-    podIP: ips[0],
-    podIPs: ips.map((ip) => ({ ip })),
+    podIP: podIPs[0],
+    podIPs: podIPs.map((ip) => ({ ip })),
     startTime: now,
     conditions: [
       { type: 'PodScheduled', status: 'True' },

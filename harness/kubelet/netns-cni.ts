@@ -3,14 +3,15 @@
 // network namespace for the pod, then each plugin of the node's conflist run
 // in the node's namespace (where a plugin's host side goes) with the CNI_*
 // environment and the plugin's configuration (name, cniVersion and the
-// previous plugin's result added) on stdin; the address the chain reports is
-// read back from the pod's eth0, pinged from the node's namespace (and from
-// another node's, over its routes), and is what the kubelet reports as the
-// pod IP. DEL: the chain in reverse order, then the namespace goes. A failed
+// previous plugin's result added) on stdin; the addresses the chain reports
+// (one per family, IPv4 first: a dual-stack pod has two) are read back from
+// the pod's eth0, pinged from the node's namespace (and from another node's,
+// over its routes), and are what the kubelet reports as the pod IPs. DEL: the chain in reverse order, then the namespace goes. A failed
 // ADD is undone (DEL, namespace removed) and retried by the kubelet, as a
 // runtime retries a sandbox. Root only (CAP_NET_ADMIN); what it creates is
 // named after the run (`prefix`) so that runs never collide.
 import { execFile } from 'node:child_process';
+import { isIP } from 'node:net';
 import type { CniClient, IpamResult, PodRef } from './cni.ts';
 
 /** The reference plugins' directory (Debian's containernetworking-plugins). */
@@ -101,7 +102,8 @@ export interface NodeRuntimeOptions {
 interface Attachment {
   ref: PodRef;
   ns: string;
-  ip: string;
+  /** One per family, IPv4 first. */
+  ips: string[];
 }
 
 /** The CNI runtime of one node: a CniClient, plus tearDown() for the pods still attached. */
@@ -121,24 +123,25 @@ export class NodeRuntime implements CniClient {
 
   async requestIp(pod: PodRef): Promise<IpamResult> {
     const known = this.attached.get(pod.podUid);
-    if (known) return { kind: 'ok', ips: [known.ip] };
+    if (known) return { kind: 'ok', ips: [...known.ips] };
     const t0 = performance.now();
     const ns = await this.o.newPodNs();
     const t1 = performance.now();
     const results = await this.chain('ADD', pod, ns);
     const t2 = performance.now();
     const failed = results.failure;
-    let ip = failed ? undefined : firstAddress(results.last);
-    let why = failed?.msg ?? (ip ? undefined : 'the chain returned no IPv4 address');
-    if (ip) {
-      const onEth0 = await run('ip', ['-n', ns, '-4', '-o', 'addr', 'show', 'dev', 'eth0']);
-      if (!onEth0.stdout.includes(` ${ip}/`)) {
+    let ips = failed ? [] : resultAddresses(results.last);
+    let why = failed?.msg ?? (ips.length > 0 ? undefined : 'the chain returned no address');
+    if (ips.length > 0) {
+      const onEth0 = await run('ip', ['-n', ns, '-o', 'addr', 'show', 'dev', 'eth0']);
+      const missing = ips.filter((ip) => !onEth0.stdout.includes(` ${ip}/`));
+      if (missing.length > 0) {
         this.o.counters.mismatched += 1;
-        why = `the chain returned ${ip} but eth0 has ${onEth0.stdout.trim() || 'no IPv4 address'}`;
-        ip = undefined;
+        why = `the chain returned ${ips.join(', ')} but eth0 has ${onEth0.stdout.trim() || 'no address'}`;
+        ips = [];
       }
     }
-    if (!ip) {
+    if (ips.length === 0) {
       this.o.counters.addFailed += 1;
       this.o.log('warn', 'pod network ADD failed; undone, retried', {
         pod: `${pod.podNamespace}/${pod.podName}`,
@@ -150,15 +153,16 @@ export class NodeRuntime implements CniClient {
       if (failed?.code === 11) return { kind: 'no-ip', message: why ?? '' };
       return { kind: 'error', retryable: failed?.code !== 7, message: why ?? '' };
     }
-    this.attached.set(pod.podUid, { ref: pod, ns, ip });
+    this.attached.set(pod.podUid, { ref: pod, ns, ips });
     this.o.counters.configured += 1;
     const t3 = performance.now();
-    await this.o.onConfigured?.(ip);
+    for (const ip of ips) await this.o.onConfigured?.(ip);
     const t4 = performance.now();
-    await this.ping(pod, ip);
+    for (const ip of ips) await this.ping(pod, ip);
     this.o.log('info', 'pod network configured', {
       pod: `${pod.podNamespace}/${pod.podName}`,
-      ip,
+      ip: ips[0],
+      ...(ips.length > 1 ? { ips } : {}),
       ns,
       ms: {
         netns: Math.round(t1 - t0),
@@ -168,7 +172,7 @@ export class NodeRuntime implements CniClient {
         ping: Math.round(performance.now() - t4),
       },
     });
-    return { kind: 'ok', ips: [ip] };
+    return { kind: 'ok', ips: [...ips] };
   }
 
   async releaseIp(pod: PodRef): Promise<IpamResult> {
@@ -181,10 +185,10 @@ export class NodeRuntime implements CniClient {
     this.o.counters.deleted += 1;
     if (held) {
       this.attached.delete(pod.podUid);
-      await this.o.onRemoved?.(held.ip);
+      for (const ip of held.ips) await this.o.onRemoved?.(ip);
       await this.o.removePodNs(held.ns);
     }
-    return { kind: 'ok', ips: held ? [held.ip] : [] };
+    return { kind: 'ok', ips: held ? [...held.ips] : [] };
   }
 
   /** DEL for every pod still attached (the node is going away), `limit` at a time. */
@@ -296,13 +300,19 @@ function parseJson(text: string): Record<string, unknown> | undefined {
   }
 }
 
-/** The first IPv4 address of a CNI result, without its prefix. */
-export function firstAddress(result: unknown): string | undefined {
-  const ips = (result as { ips?: { address?: unknown }[] } | undefined)?.ips ?? [];
-  for (const entry of ips) {
-    const addr = typeof entry.address === 'string' ? entry.address : '';
-    const ip = addr.split('/')[0] ?? '';
-    if (/^\d+\.\d+\.\d+\.\d+$/.test(ip)) return ip;
+/**
+ * The addresses of a CNI result without their prefixes, the first of each
+ * family, IPv4 first (a dual-stack result has one `ips` entry per family).
+ */
+export function resultAddresses(result: unknown): string[] {
+  const entries = (result as { ips?: { address?: unknown }[] } | undefined)?.ips ?? [];
+  const addresses = entries.map((e) =>
+    typeof e?.address === 'string' ? (e.address.split('/')[0] ?? '') : '',
+  );
+  const out: string[] = [];
+  for (const family of [4, 6]) {
+    const ip = addresses.find((a) => isIP(a) === family);
+    if (ip !== undefined) out.push(ip);
   }
-  return undefined;
+  return out;
 }

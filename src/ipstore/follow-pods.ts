@@ -136,9 +136,11 @@ export function followPods(options: PodFollowerOptions): PodFollower {
     for (const s of plan.reclaim) {
       const pod = s.record.pod;
       if (pod === undefined) continue;
+      // The whole assignment goes (a dual-stack pod's other address too): each is told.
       const freed = store.reclaim(s.record.id, pod);
-      if (freed !== undefined) {
-        notify({ type: 'reclaimed', record: s.record, reason: s.reason, absentMs: now - s.since });
+      for (const r of freed?.ips ?? []) {
+        const record = r.id === s.record.id ? s.record : { ...r, state: s.record.state, pod };
+        notify({ type: 'reclaimed', record, reason: s.reason, absentMs: now - s.since });
       }
     }
   };
@@ -213,8 +215,7 @@ export function followPods(options: PodFollowerOptions): PodFollower {
         const pod = r.pod;
         if (!isAdopted(pod) || pod?.podName !== podName || pod.podNamespace !== podNamespace)
           continue;
-        const freed = store.reclaim(r.id, pod);
-        if (freed !== undefined) released.push(r);
+        if (store.reclaim(r.id, pod) !== undefined) released.push(r);
       }
       return released;
     },

@@ -3,6 +3,7 @@
 // the kill -9 crash tests (here and the sidecar's) and anyone debugging a
 // state dir. It reads only through the NodeIpStore interface, so it also
 // checks fakes; SQLite's own integrity checks are added when available.
+import { addressFamily } from '../nnc/family.ts';
 import type { NetworkContainer } from '../nnc/types.ts';
 import { dynamicContainers } from '../nnc/types.ts';
 import type { IpRecord, NodeIpStore } from './types.ts';
@@ -41,11 +42,13 @@ export function checkStoreInvariants(store: NodeIpStore, options: InvariantOptio
       problems.push(`IP ${r.id} is ${r.state} ${r.pod === undefined ? 'without' : 'with'} a pod`);
     }
     if (r.pod !== undefined) {
-      const other = pods.get(r.pod.podInterfaceID);
+      // One address per family: a dual-stack pod interface holds two.
+      const key = `${r.pod.podInterfaceID}|${addressFamily(r.ip) ?? '?'}`;
+      const other = pods.get(key);
       if (other !== undefined) {
         problems.push(`pod interface ${r.pod.podInterfaceID} holds both ${other} and ${r.id}`);
       }
-      pods.set(r.pod.podInterfaceID, r.id);
+      pods.set(key, r.id);
     }
     if (r.vanished === true && r.state !== 'Assigned') {
       problems.push(`IP ${r.id} is ${r.state} although the NNC no longer backs it`);

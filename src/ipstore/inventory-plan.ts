@@ -142,14 +142,14 @@ function planAdded(
     const row = existing.get(ip.id);
     if (row !== undefined) {
       if (row.ip !== ip.ip)
-        conflicts.push({ ...ip, reason: `id is held by a pod under address ${row.ip}` });
+        conflicts.push({ ...named(ip), reason: `id is held by a pod under address ${row.ip}` });
       else if (row.nc_id !== ip.ncId || row.backed === 0) reback.push({ id: ip.id, ncId: ip.ncId });
       continue;
     }
     const key = ipSortKey(ip.ip);
     const holder = holders.get(key);
     if (holder !== undefined) {
-      conflicts.push({ ...ip, reason: `address is held by a pod under id ${holder}` });
+      conflicts.push({ ...named(ip), reason: `address is held by a pod under id ${holder}` });
       continue;
     }
     holders.set(key, ip.id);
@@ -157,6 +157,7 @@ function planAdded(
       id: ip.id,
       ip: ip.ip,
       ip_key: key,
+      family: ip.family,
       nc_id: ip.ncId,
       state: newState,
       pod_interface_id: null,
@@ -168,4 +169,9 @@ function planAdded(
     });
   }
   return { reback, insert, conflicts };
+}
+
+/** An IP of the status as a conflict names it. */
+function named(ip: BackedIp): { id: string; ip: string; ncId: string } {
+  return { id: ip.id, ip: ip.ip, ncId: ip.ncId };
 }

@@ -30,11 +30,12 @@ export function syncRows(
 function applyInventory(sql: Sql, plan: InventoryPlan): void {
   for (const nc of plan.containers) {
     sql(
-      `INSERT INTO containers (id, subnet_address_space, default_gateway, primary_ip, backed)
-       VALUES (?, ?, ?, ?, 1)
+      `INSERT INTO containers (id, subnet_address_space, default_gateway, primary_ip, family, backed)
+       VALUES (?, ?, ?, ?, ?, 1)
        ON CONFLICT (id) DO UPDATE SET subnet_address_space = excluded.subnet_address_space,
-         default_gateway = excluded.default_gateway, primary_ip = excluded.primary_ip, backed = 1`,
-    ).run(nc.id, nc.subnetAddressSpace, nc.defaultGateway, nc.primaryIP);
+         default_gateway = excluded.default_gateway, primary_ip = excluded.primary_ip,
+         family = excluded.family, backed = 1`,
+    ).run(nc.id, nc.subnetAddressSpace, nc.defaultGateway, nc.primaryIP, nc.family ?? null);
   }
   for (const id of plan.unbackContainers)
     sql('UPDATE containers SET backed = 0 WHERE id = ?').run(id);
@@ -46,8 +47,9 @@ function applyInventory(sql: Sql, plan: InventoryPlan): void {
     sql('UPDATE ips SET nc_id = ?, backed = 1 WHERE id = ?').run(r.ncId, r.id);
   for (const row of plan.insert) {
     sql(
-      `INSERT INTO ips (id, ip, ip_key, nc_id, state, backed, updated_at) VALUES (?, ?, ?, ?, ?, 1, ?)`,
-    ).run(row.id, row.ip, row.ip_key, row.nc_id, row.state, row.updated_at);
+      `INSERT INTO ips (id, ip, ip_key, family, nc_id, state, backed, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, 1, ?)`,
+    ).run(row.id, row.ip, row.ip_key, row.family, row.nc_id, row.state, row.updated_at);
   }
   dropOrphanContainers(sql);
 }

@@ -3,6 +3,9 @@
 // announced set at start (docs/decisions/0011), moving programmed IPs to
 // Available, and what the pool monitor reads before each decision (the
 // active and markable counts that bound its marks: docs/decisions/0016).
+// The monitor counts in pods, a dual-stack pool holds each in two families:
+// both are read and marked per family (familyMarks).
+import type { IpFamily } from '../nnc/family.ts';
 import type { Sql } from './rows.ts';
 import type { IpState, PoolView, RestoreResult } from './types.ts';
 import { InsufficientReleasableError } from './types.ts';
@@ -32,16 +35,59 @@ export function restorePending(sql: Sql, wanted: Set<string>, now: () => number)
   return result;
 }
 
-/** Marks `wanted` IPs PendingRelease, all or nothing; the ids marked, sorted. */
+/** Active and markable IPs of each family that has any (see PoolView). */
+interface FamilyFigures {
+  family: IpFamily;
+  active: number;
+  markable: number;
+}
+
+function familyFigures(sql: Sql): FamilyFigures[] {
+  return sql(
+    `SELECT family,
+       count(*) FILTER (WHERE state IN ('Available', 'PendingProgramming')
+         OR (state = 'Assigned' AND backed = 1)) AS active,
+       count(*) FILTER (WHERE state IN ('Available', 'PendingProgramming')) AS markable
+     FROM ips GROUP BY family ORDER BY family`,
+  ).all() as unknown as FamilyFigures[];
+}
+
+/**
+ * How many IPs each family marks so that every family comes down to `count`
+ * below the one with most active IPs: `count` of each in a level pool; a
+ * family lagging behind (its subnet exhausted, its container still filling)
+ * gives back only what it holds above that, never the addresses it lacks.
+ */
+export function familyMarks(figures: readonly { active: number }[], count: number): number[] {
+  const most = Math.max(0, ...figures.map((f) => f.active));
+  return figures.map((f) => Math.max(0, count - (most - f.active)));
+}
+
+/** The most `count` can be: each family can mark what familyMarks asks of it. */
+function markableCount(figures: readonly FamilyFigures[]): number {
+  const most = Math.max(0, ...figures.map((f) => f.active));
+  return Math.min(...figures.map((f) => f.markable + (most - f.active)), Number.MAX_SAFE_INTEGER);
+}
+
+/** Marks `wanted` (in pods, see familyMarks) PendingRelease, all or nothing; the ids marked, sorted. */
 export function markPending(sql: Sql, wanted: number, now: () => number): string[] {
   if (wanted === 0) return [];
-  const candidates = sql(
-    `SELECT id FROM ips WHERE state IN ('PendingProgramming', 'Available')
-     ORDER BY state = 'PendingProgramming' DESC, updated_at DESC, ip_key DESC`,
-  ).all() as { id: string }[];
-  if (candidates.length < wanted) throw new InsufficientReleasableError(wanted, candidates.length);
+  const figures = familyFigures(sql);
+  const marks = familyMarks(figures, wanted);
+  if (figures.length === 0 || figures.some((f, i) => f.markable < (marks[i] as number)))
+    throw new InsufficientReleasableError(
+      wanted,
+      figures.length === 0 ? 0 : markableCount(figures),
+    );
   const at = now();
-  const marked = candidates.slice(0, wanted).map((row) => row.id);
+  const marked: string[] = [];
+  figures.forEach((f, i) => {
+    const candidates = sql(
+      `SELECT id FROM ips WHERE family = ? AND state IN ('PendingProgramming', 'Available')
+       ORDER BY state = 'PendingProgramming' DESC, updated_at DESC, ip_key DESC LIMIT ?`,
+    ).all(f.family, marks[i] as number) as { id: string }[];
+    for (const row of candidates) marked.push(row.id);
+  });
   for (const id of marked) setState(sql, id, 'PendingRelease', at);
   return marked.sort();
 }
@@ -68,17 +114,16 @@ export function pendingReleaseIds(sql: Sql): string[] {
   ).map((r) => r.id);
 }
 
-/** See NodeIpStore.poolView. */
+/** See NodeIpStore.poolView: in pods, the figures of a single family as they are. */
 export function poolView(sql: Sql): PoolView {
   const ids = pendingReleaseIds(sql);
-  const { active, markable } = sql(
-    `SELECT
-       count(*) FILTER (WHERE state IN ('Available', 'PendingProgramming')
-         OR (state = 'Assigned' AND backed = 1)) AS active,
-       count(*) FILTER (WHERE state IN ('Available', 'PendingProgramming')) AS markable
-     FROM ips`,
-  ).get() as { active: number; markable: number };
-  return { pendingReleaseIds: ids, activeCount: active, markableCount: markable };
+  const figures = familyFigures(sql);
+  if (figures.length === 0) return { pendingReleaseIds: ids, activeCount: 0, markableCount: 0 };
+  return {
+    pendingReleaseIds: ids,
+    activeCount: Math.max(...figures.map((f) => f.active)),
+    markableCount: markableCount(figures),
+  };
 }
 
 function setState(sql: Sql, id: string, state: IpState, now: number): void {

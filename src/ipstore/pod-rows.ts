@@ -3,8 +3,23 @@
 // while the holder the caller saw still holds it, and an address a pod
 // reports adopted. Each runs inside the caller's transaction.
 import { ipSortKey } from './address.ts';
-import { freeRow, SELECT_IP, toRecord, type IpRow, type Sql } from './rows.ts';
-import type { AdoptRequest, AdoptResult, AssignRequest, Holder, IpRecord } from './types.ts';
+import {
+  asReleased,
+  freeInterface,
+  freeRow,
+  SELECT_IP,
+  toRecord,
+  type IpRow,
+  type Sql,
+} from './rows.ts';
+import type {
+  AdoptRequest,
+  AdoptResult,
+  AssignRequest,
+  Holder,
+  IpRecord,
+  Released,
+} from './types.ts';
 import { ADOPTED_SANDBOX } from './types.ts';
 
 /**
@@ -27,17 +42,22 @@ export function releaseOlderSandboxes(sql: Sql, req: AssignRequest, now: number)
   return rows.map(toRecord);
 }
 
-/** Frees IP `id` while `holder` holds it; undefined otherwise. */
+/**
+ * Frees IP `id` and the rest of its assignment (the pod interface's address
+ * of the other family: no half pod is left) while `holder` holds it;
+ * undefined otherwise.
+ */
 export function reclaimRow(
   sql: Sql,
   id: string,
   holder: Holder,
   now: number,
-): IpRecord | undefined {
+): Released | undefined {
   const row = sql(
     `${SELECT_IP} WHERE id = ? AND pod_interface_id = ? AND infra_container_id = ?`,
   ).get(id, holder.podInterfaceID, holder.infraContainerID) as IpRow | undefined;
-  return row === undefined ? undefined : freeRow(sql, row, now);
+  if (row === undefined) return undefined;
+  return asReleased(freeInterface(sql, holder.podInterfaceID, now));
 }
 
 /** The pod interface id an adopted address is recorded under: unique per pod and address. */

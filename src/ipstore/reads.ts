@@ -3,16 +3,19 @@
 // checks and durability settings (the synchronous level: docs/decisions/0003,
 // 0005).
 import type { DatabaseSync } from 'node:sqlite';
-import { toContainerInfo, type ContainerRow, type Sql } from './rows.ts';
-import type { ContainerInfo, IpState, StateCounts } from './types.ts';
+import { IP_FAMILIES, type IpFamily } from '../nnc/family.ts';
+import { poolFamilies, toContainerInfo, type ContainerRow, type Sql } from './rows.ts';
+import type { ContainerInfo, FamilyCounts, IpState, StateCounts } from './types.ts';
+
+const zero = (): StateCounts => ({
+  Available: 0,
+  Assigned: 0,
+  PendingRelease: 0,
+  PendingProgramming: 0,
+});
 
 export function stateCounts(sql: Sql): StateCounts {
-  const counts: StateCounts = {
-    Available: 0,
-    Assigned: 0,
-    PendingRelease: 0,
-    PendingProgramming: 0,
-  };
+  const counts = zero();
   for (const row of sql('SELECT state, count(*) AS n FROM ips GROUP BY state').all() as {
     state: IpState;
     n: number;
@@ -20,6 +23,25 @@ export function stateCounts(sql: Sql): StateCounts {
     counts[row.state] = row.n;
   }
   return counts;
+}
+
+/**
+ * The counts of each family the pool has, and of any other family whose
+ * addresses pods still hold (a family the status dropped), IPv4 first.
+ */
+export function familyCounts(sql: Sql): FamilyCounts[] {
+  const byFamily = new Map<IpFamily, StateCounts>(poolFamilies(sql).map((f) => [f, zero()]));
+  for (const row of sql(
+    'SELECT family, state, count(*) AS n FROM ips GROUP BY family, state',
+  ).all() as { family: IpFamily; state: IpState; n: number }[]) {
+    let counts = byFamily.get(row.family);
+    if (counts === undefined) byFamily.set(row.family, (counts = zero()));
+    counts[row.state] = row.n;
+  }
+  return IP_FAMILIES.filter((f) => byFamily.has(f)).map((family) => ({
+    family,
+    counts: byFamily.get(family) as StateCounts,
+  }));
 }
 
 export function containerInfo(sql: Sql, ncId: string): ContainerInfo | undefined {

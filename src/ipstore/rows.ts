@@ -2,7 +2,9 @@
 // one store method needs. Everything here runs inside a transaction the
 // caller (sqlite-store.ts) opened; `Sql` hands out its cached statements.
 import type { StatementSync } from 'node:sqlite';
-import type { ContainerInfo, IpRecord, IpState } from './types.ts';
+import type { IpFamily } from '../nnc/family.ts';
+import { IP_FAMILIES } from '../nnc/family.ts';
+import type { ContainerInfo, IpRecord, IpState, Released } from './types.ts';
 
 export type Sql = (text: string) => StatementSync;
 
@@ -10,6 +12,8 @@ export interface IpRow {
   id: string;
   ip: string;
   ip_key: string;
+  /** 4 or 6, from the address's text (schema version 3). */
+  family: IpFamily;
   nc_id: string;
   state: IpState;
   pod_interface_id: string | null;
@@ -25,6 +29,7 @@ export interface ContainerRow {
   subnet_address_space: string;
   default_gateway: string;
   primary_ip: string;
+  family: IpFamily | null;
   backed: number;
 }
 
@@ -58,7 +63,36 @@ export function toContainerInfo(row: ContainerRow): ContainerInfo {
     subnetAddressSpace: row.subnet_address_space,
     defaultGateway: row.default_gateway,
     primaryIP: row.primary_ip,
+    ...(row.family !== null ? { family: row.family } : {}),
   };
+}
+
+/** Rows of one pod's assignment in the order answers list them: IPv4 first. */
+export function byFamily(rows: readonly IpRow[]): IpRow[] {
+  return [...rows].sort((a, b) => IP_FAMILIES.indexOf(a.family) - IP_FAMILIES.indexOf(b.family));
+}
+
+/** One pod interface's records as one answer: the first's fields, and all of them. */
+export function asReleased(records: readonly IpRecord[]): Released | undefined {
+  const [first] = records;
+  return first === undefined ? undefined : { ...first, ips: [...records] };
+}
+
+/** The families the pool has: those of the containers the status lists, IPv4 first. */
+export function poolFamilies(sql: Sql): IpFamily[] {
+  const rows = sql(
+    'SELECT DISTINCT family FROM containers WHERE backed = 1 AND family IS NOT NULL',
+  ).all() as { family: IpFamily }[];
+  const have = new Set(rows.map((r) => r.family));
+  return IP_FAMILIES.filter((f) => have.has(f));
+}
+
+/** Frees every row the pod interface holds (one per family); the records after. */
+export function freeInterface(sql: Sql, podInterfaceID: string, now: number): IpRecord[] {
+  const rows = sql(`${SELECT_IP} WHERE pod_interface_id = ?`).all(
+    podInterfaceID,
+  ) as unknown as IpRow[];
+  return byFamily(rows).map((row) => freeRow(sql, row, now));
 }
 
 /** Drops containers the status no longer lists once no IP refers to them. */

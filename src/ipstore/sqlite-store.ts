@@ -25,20 +25,28 @@ import {
 } from './pending-release.ts';
 import { adoptRow, reclaimRow } from './pod-rows.ts';
 import { PoolHistory } from './pool-history.ts';
-import { containerInfo, durabilityOf, integrityProblems, stateCounts } from './reads.ts';
-import { freeRow, SELECT_IP, toRecord, type IpRow } from './rows.ts';
+import {
+  containerInfo,
+  durabilityOf,
+  familyCounts,
+  integrityProblems,
+  stateCounts,
+} from './reads.ts';
+import { asReleased, freeInterface, SELECT_IP, toRecord, type IpRow } from './rows.ts';
 import type {
   AdoptRequest,
   AdoptResult,
   Assignment,
   AssignRequest,
   ContainerInfo,
+  FamilyCounts,
   Holder,
   InventoryChange,
   IpRecord,
   IpState,
   NodeIpStore,
   PoolView,
+  Released,
   RestoreResult,
   StateCounts,
   SyncOptions,
@@ -148,15 +156,12 @@ export class SqliteIpStore implements NodeIpStore {
     return result;
   }
 
-  release(podInterfaceID: string): IpRecord | undefined {
+  release(podInterfaceID: string): Released | undefined {
     const pod = validatePodInterfaceId(podInterfaceID);
-    return this.transaction(() => {
-      const row = this.sql(`${SELECT_IP} WHERE pod_interface_id = ?`).get(pod) as IpRow | undefined;
-      return row === undefined ? undefined : freeRow(this.q, row, this.now());
-    });
+    return this.transaction(() => asReleased(freeInterface(this.q, pod, this.now())));
   }
 
-  reclaim(id: string, holder: Holder): IpRecord | undefined {
+  reclaim(id: string, holder: Holder): Released | undefined {
     const [ipId] = validateIds([id], 'reclaimed id');
     const podInterfaceID = validatePodInterfaceId(holder?.podInterfaceID);
     const infra = holder?.infraContainerID;
@@ -207,6 +212,10 @@ export class SqliteIpStore implements NodeIpStore {
 
   counts(): StateCounts {
     return this.transaction(() => stateCounts(this.q));
+  }
+
+  countsByFamily(): FamilyCounts[] {
+    return this.transaction(() => familyCounts(this.q));
   }
 
   container(ncId: string): ContainerInfo | undefined {

@@ -3,6 +3,7 @@
 // `PoolIpStore` port (src/monitor/ports.ts); the node API and the sidecar use
 // this whole interface. Implementations are synchronous: the store is a local
 // embedded database, and every method is one transaction.
+import type { IpFamily } from '../nnc/family.ts';
 import type { NetworkContainer } from '../nnc/types.ts';
 import type { PoolHistory } from './pool-history.ts';
 
@@ -45,6 +46,8 @@ export interface ContainerInfo {
   subnetAddressSpace: string;
   defaultGateway: string;
   primaryIP: string;
+  /** Absent while nothing in the container says (no subnet, no address). */
+  family?: IpFamily;
 }
 
 export interface InventoryChange {
@@ -82,13 +85,32 @@ export interface RestoreResult {
 
 export type StateCounts = Record<IpState, number>;
 
+/** The counts of one family's addresses (see NodeIpStore.countsByFamily). */
+export interface FamilyCounts {
+  family: IpFamily;
+  counts: StateCounts;
+}
+
+/**
+ * What a release frees: every address the pod interface held, one per
+ * family, IPv4 first (`ips`); its own fields are the first's, so a caller
+ * of a single-stack pool reads it as the one record it is.
+ */
+export interface Released extends IpRecord {
+  ips: IpRecord[];
+}
+
 export interface AssignRequest extends PodInfo {
   /** Specific addresses the CNI asks for; empty or absent: any Available IP. */
   desiredIPAddresses?: string[];
 }
 
-/** What `assign` returns: the assigned IP, and what the same transaction released. */
-export interface Assignment extends IpRecord {
+/**
+ * What `assign` returns: the pod's addresses, one per family of the pool,
+ * IPv4 first (`ips`; its own fields are the first's), and what the same
+ * transaction released.
+ */
+export interface Assignment extends Released {
   /**
    * The same pod's assignments under another infraContainerID (its sandbox
    * was recreated: the kubelet runs one per pod), released in the same
@@ -136,7 +158,10 @@ export type AdoptResult =
   /** The store has no IP with this address (the NNC does not back it). */
   | { outcome: 'unknown' };
 
-/** Raised when no IP can be handed out (CNS ReturnCode 32). */
+/**
+ * Raised when no IP can be handed out (CNS ReturnCode 32): in a dual-stack
+ * pool, when either family has none Available (then neither is assigned).
+ */
 export class NoAvailableIpError extends Error {
   override readonly name: string = 'NoAvailableIpError';
   /** Older assignments of the pod released all the same (see Assignment.replaced). */
@@ -190,9 +215,13 @@ export interface NodeIpStore {
    */
   restorePendingRelease(ids: string[]): RestoreResult | void;
   /**
-   * Marks `count` IPs PendingRelease, PendingProgramming first, then
-   * Available, never Assigned; all or nothing (throws
-   * InsufficientReleasableError and changes nothing). Returns the ids marked.
+   * Marks IPs PendingRelease, PendingProgramming first, then Available,
+   * never Assigned; all or nothing (throws InsufficientReleasableError and
+   * changes nothing). Returns the ids marked. `count` is in pods: each
+   * family comes down to `count` below the family that has the most active
+   * IPs (poolView), so a pool whose families are level marks `count` of each,
+   * and a family that lags (its subnet exhausted) gives back only what it
+   * holds above the others.
    */
   markPendingRelease(count: number): string[];
   /** Ids of every PendingRelease IP, sorted. */
@@ -210,23 +239,27 @@ export interface NodeIpStore {
    */
   poolHistory(): PoolHistory | undefined;
   /**
-   * Idempotent per podInterfaceID; throws NoAvailableIpError when none is
-   * free. A request of pod ns/name under a new infraContainerID releases the
+   * One Available IP of each family the pool has (the families of the
+   * containers the status lists), or none: NoAvailableIpError when any
+   * family has none free, and nothing assigned. Idempotent per
+   * podInterfaceID (what it holds is returned as it is). A request of pod ns/name under a new infraContainerID releases the
    * pod's assignments under other ones in the same transaction (even when
    * no IP can be handed out then): they are returned in `replaced`.
    */
   assign(request: AssignRequest): Assignment;
   /**
-   * Releases the IP held by the pod interface: Available again, or stays
-   * PendingRelease if it was marked. Idempotent: undefined when nothing held.
+   * Releases every IP held by the pod interface (one per family): Available
+   * again, or removed if the status no longer backs it. Idempotent:
+   * undefined when nothing held.
    */
-  release(podInterfaceID: string): IpRecord | undefined;
+  release(podInterfaceID: string): Released | undefined;
   /**
-   * Releases IP `id` as `release` does, but only while `holder` still holds
-   * it (a reclaim decided on an older view never undoes a newer assignment);
-   * undefined when it does not.
+   * Releases IP `id` and the rest of its assignment (the holder's address
+   * of the other family) as `release` does, but only while `holder` still
+   * holds it (a reclaim decided on an older view never undoes a newer
+   * assignment); undefined when it does not.
    */
-  reclaim(id: string, holder: Holder): IpRecord | undefined;
+  reclaim(id: string, holder: Holder): Released | undefined;
   /**
    * Assigns the IP with address `ip` to the pod that reports it in its
    * status (sandbox ADOPTED_SANDBOX), whatever its state, unless another pod
@@ -235,11 +268,18 @@ export interface NodeIpStore {
   adopt(request: AdoptRequest): AdoptResult;
   list(states?: readonly IpState[]): IpRecord[];
   counts(): StateCounts;
+  /** The counts per family the pool has (its containers' families), IPv4 first. */
+  countsByFamily(): FamilyCounts[];
   container(ncId: string): ContainerInfo | undefined;
   close(): void;
 }
 
-/** See NodeIpStore.poolView. */
+/**
+ * See NodeIpStore.poolView. In pods: `activeCount` is the active IPs of the
+ * family that has most, `markableCount` the most `markPendingRelease` can
+ * take (markable IPs of a family, plus how far it lags behind the largest).
+ * Of a single-family pool, its counts as they are.
+ */
 export interface PoolView {
   pendingReleaseIds: string[];
   activeCount: number;

@@ -1,6 +1,7 @@
 // Pure validation of what callers hand the store. Everything is checked before
 // a transaction starts, so bad input gets a clear InvalidIpStoreInputError and
 // changes nothing.
+import { addressFamily, containerFamily, familyMismatch, type IpFamily } from '../nnc/family.ts';
 import type { NetworkContainer } from '../nnc/types.ts';
 import { isIpAddress } from './address.ts';
 import type { AssignRequest, IpState, SyncOptions } from './types.ts';
@@ -11,6 +12,7 @@ export interface BackedIp {
   id: string;
   ip: string;
   ncId: string;
+  family: IpFamily;
 }
 
 /** A dynamic network container of the NNC status, validated. */
@@ -19,6 +21,8 @@ export interface BackedContainer {
   subnetAddressSpace: string;
   defaultGateway: string;
   primaryIP: string;
+  /** Undefined when nothing in the container says (no subnet, no address). */
+  family: IpFamily | undefined;
   ips: BackedIp[];
 }
 
@@ -40,7 +44,9 @@ function optionalString(value: unknown, what: string, field?: string): string {
 /**
  * Validates the network containers of an NNC status. Static containers are
  * skipped (the pool is the dynamic ones); duplicate container ids, IP ids or
- * addresses are refused, since the store could not tell which one is meant.
+ * addresses are refused, since the store could not tell which one is meant,
+ * and so is a container whose subnet, primary IP, gateway and addresses are
+ * not all of one family (a pod would get a gateway of the other family).
  */
 export function validateContainers(containers: unknown): BackedContainer[] {
   if (!Array.isArray(containers)) fail('network containers must be an array', 'networkContainers');
@@ -56,6 +62,9 @@ export function validateContainers(containers: unknown): BackedContainer[] {
     const id = nonEmptyString(nc.id, `${at}.id`, `${at}.id`);
     if (ncIds.has(id)) fail(`network container ${id} is listed twice`, `${at}.id`);
     ncIds.add(id);
+    const mixed = familyMismatch(nc);
+    if (mixed !== undefined)
+      fail(`network container ${id}: ${mixed.reason}`, `${at}.${mixed.field}`);
     const assignments: unknown = nc.ipAssignments ?? [];
     if (!Array.isArray(assignments))
       fail(`network container ${id}: ipAssignments must be an array`, `${at}.ipAssignments`);
@@ -71,7 +80,7 @@ export function validateContainers(containers: unknown): BackedContainer[] {
       if (addresses.has(ip)) fail(`IP address ${ip} is listed twice`, `${field}.ip`);
       ipIds.add(ipId);
       addresses.add(ip);
-      return { id: ipId, ip, ncId: id };
+      return { id: ipId, ip, ncId: id, family: addressFamily(ip) as IpFamily };
     });
     result.push({
       id,
@@ -86,6 +95,7 @@ export function validateContainers(containers: unknown): BackedContainer[] {
         `${at}.defaultGateway`,
       ),
       primaryIP: optionalString(nc.primaryIP, `${id}.primaryIP`, `${at}.primaryIP`),
+      family: containerFamily(nc),
       ips,
     });
   });

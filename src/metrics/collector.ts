@@ -5,11 +5,30 @@
 // The pool gauges keep the names, help texts' meaning and labels Azure CNS
 // publishes (`cx_ipam_*` with subnet / subnet_cidr / podnet_arm_id and the
 // constant customer_metric label), so dashboards built for CNS keep working.
+// A dual-stack pool publishes them once per address family, each family with
+// its own subnet labels: IPv4's series exactly as CNS's (no label added, so
+// a single-stack or dual-stack node's IPv4 series are the ones CNS and this
+// product always published), IPv6's with `family="IPv6"` (CNS has no family
+// label: select IPv6 with it, IPv4 with `family=""`).
 // Our own series (reconciles, NNC writes, demand, target, node API traffic)
 // carry the `pool_monitor_` prefix.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { StateCounts } from '../ipstore/types.ts';
 import { IdleAccountMetrics, type IdleAccountFigures } from './idle-account.ts';
+
+/** One address family of the pool (src/sidecar/families.ts), for its own series. */
+export interface FamilyObservation {
+  /** `IPv4` or `IPv6`; only IPv6 series carry it as the `family` label. */
+  family: string;
+  subnet?: string;
+  subnetCIDR?: string;
+  podnetARMID?: string;
+  /** The family's network container primary IPs. */
+  primaryIPs?: number;
+  /** The family's subnet is exhausted (its own ClusterSubnetState). */
+  exhausted?: boolean;
+  counts: StateCounts;
+}
 
 /** What the collector needs of the monitor's state to set the pool gauges. */
 export interface PoolObservation {
@@ -30,6 +49,11 @@ export interface PoolObservation {
   primaryIPs?: number;
   /** The release policy's idle account against CNS v2 (`--release-delay auto`). */
   idleAccount?: IdleAccountFigures;
+  /**
+   * The pool per address family: when given, the CNS gauges are set per
+   * family from these (the labels and counts above are not used for them).
+   */
+  families?: FamilyObservation[];
 }
 
 export interface MetricsCollectorOptions {
@@ -57,6 +81,8 @@ export const KNOWN_RECONCILE_OUTCOMES = [
 ] as const;
 
 const CNS_LABELS = ['subnet', 'subnet_cidr', 'podnet_arm_id'] as const;
+/** Ours, on IPv6 series only (see the header). */
+const FAMILY_LABEL = 'family';
 const CUSTOMER_LABEL = { name: 'customer_metric', value: 'customer metric' };
 const LABEL_VALUE = /^[A-Za-z0-9_.:-]{1,64}$/;
 
@@ -66,7 +92,7 @@ export const POD_WAIT_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5, 10, 20, 30, 6
 /** HTTP latency buckets in seconds: the node API answers in well under 1 ms to 1 s. */
 export const HTTP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1];
 
-type CnsLabel = (typeof CNS_LABELS)[number];
+type CnsLabel = (typeof CNS_LABELS)[number] | typeof FAMILY_LABEL;
 type CnsGauge = Gauge<CnsLabel | 'customer_metric'>;
 
 /** Keeps label values bounded: anything unexpected becomes `other`. */
@@ -103,6 +129,16 @@ function poolGauges(cns: (name: string, help: string) => CnsGauge) {
 }
 type PoolGauges = ReturnType<typeof poolGauges>;
 
+/** CNS's labels of a family's series; `family` only on IPv6 ones (see the header). */
+function seriesLabels(f: FamilyObservation): Partial<Record<CnsLabel, string>> {
+  return {
+    subnet: f.subnet ?? '',
+    subnet_cidr: f.subnetCIDR ?? '',
+    podnet_arm_id: f.podnetARMID ?? '',
+    ...(f.family === 'IPv6' ? { [FAMILY_LABEL]: 'IPv6' } : {}),
+  };
+}
+
 function finite(n: number | undefined): number {
   return typeof n === 'number' && Number.isFinite(n) ? n : 0;
 }
@@ -131,12 +167,17 @@ export class MetricsCollector {
     if (options.defaultLabels) this.registry.setDefaultLabels(options.defaultLabels);
     const registers = [this.registry];
     const cns = (name: string, help: string): CnsGauge =>
-      new Gauge({ name, help, labelNames: [...CNS_LABELS, CUSTOMER_LABEL.name], registers });
+      new Gauge({
+        name,
+        help,
+        labelNames: [...CNS_LABELS, FAMILY_LABEL, CUSTOMER_LABEL.name],
+        registers,
+      });
     this.#pool = poolGauges(cns);
     this.#exhaustionCount = new Counter({
       name: 'cx_ipam_subnet_exhaustion_state_count_total',
       help: 'Pool observations, by subnet exhaustion state.',
-      labelNames: [...CNS_LABELS, 'subnet_exhaustion_state'],
+      labelNames: [...CNS_LABELS, FAMILY_LABEL, 'subnet_exhaustion_state'],
       registers,
     });
     this.#reconciles = new Counter({
@@ -194,43 +235,69 @@ export class MetricsCollector {
 
   /** Sets every pool gauge from the monitor's state and the store's counts. */
   observePool(observation: PoolObservation, counts: StateCounts): void {
-    const labels = {
-      subnet: observation.subnet ?? '',
-      subnet_cidr: observation.subnetCIDR ?? '',
-      podnet_arm_id: observation.podnetARMID ?? '',
-    };
-    // A changed subnet would leave stale series behind: drop them first.
-    const key = JSON.stringify(labels);
+    const families: FamilyObservation[] =
+      observation.families !== undefined && observation.families.length > 0
+        ? observation.families
+        : [
+            {
+              family: 'IPv4',
+              ...(observation.subnet !== undefined ? { subnet: observation.subnet } : {}),
+              ...(observation.subnetCIDR !== undefined
+                ? { subnetCIDR: observation.subnetCIDR }
+                : {}),
+              ...(observation.podnetARMID !== undefined
+                ? { podnetARMID: observation.podnetARMID }
+                : {}),
+              ...(observation.primaryIPs !== undefined
+                ? { primaryIPs: observation.primaryIPs }
+                : {}),
+              exhausted: observation.exhausted === true,
+              counts,
+            },
+          ];
+    const labelled = families.map((f) => ({ f, labels: seriesLabels(f) }));
+    // A changed subnet or family would leave stale series behind: drop them first.
+    const key = JSON.stringify(labelled.map((l) => l.labels));
     if (this.#labelKey !== undefined && this.#labelKey !== key) {
       for (const gauge of Object.values(this.#pool)) gauge.reset();
     }
     this.#labelKey = key;
+    for (const { f, labels } of labelled) this.#observeFamily(observation, f, labels);
+    this.#demand.set(finite(observation.demand));
+    this.#target.set(finite(observation.target));
+    if (observation.idleAccount) this.#idleAccount.set(observation.idleAccount);
+  }
+
+  /** The CNS gauges of one family: its counts, the request, max and batch every family shares. */
+  #observeFamily(
+    observation: PoolObservation,
+    f: FamilyObservation,
+    labels: Partial<Record<CnsLabel, string>>,
+  ): void {
     const all = { ...labels, [CUSTOMER_LABEL.name]: CUSTOMER_LABEL.value };
-    const secondary =
-      counts.Available + counts.Assigned + counts.PendingRelease + counts.PendingProgramming;
-    const primary = finite(observation.primaryIPs);
+    const c = f.counts;
+    const secondary = c.Available + c.Assigned + c.PendingRelease + c.PendingProgramming;
+    const primary = finite(f.primaryIPs);
+    // Each family's containers hold spec.requestedIPCount addresses.
     const request = finite(observation.request);
     const p = this.#pool;
     p.requested.set(all, request);
-    p.available.set(all, counts.Available);
-    p.allocated.set(all, counts.Assigned);
-    p.pendingRelease.set(all, counts.PendingRelease);
-    p.pendingProgramming.set(all, counts.PendingProgramming);
+    p.available.set(all, c.Available);
+    p.allocated.set(all, c.Assigned);
+    p.pendingRelease.set(all, c.PendingRelease);
+    p.pendingProgramming.set(all, c.PendingProgramming);
     p.secondary.set(all, secondary);
     p.primary.set(all, primary);
     p.total.set(all, secondary + primary);
     p.max.set(all, finite(observation.max));
     p.batch.set(all, finite(observation.batch));
-    p.currentAvailable.set(all, secondary - counts.Assigned - counts.PendingRelease);
-    p.expectAvailable.set(all, request - counts.Assigned);
-    p.exhaustion.set(all, observation.exhausted === true ? 1 : 0);
+    p.currentAvailable.set(all, secondary - c.Assigned - c.PendingRelease);
+    p.expectAvailable.set(all, request - c.Assigned);
+    p.exhaustion.set(all, f.exhausted === true ? 1 : 0);
     this.#exhaustionCount.inc({
       ...labels,
-      subnet_exhaustion_state: observation.exhausted === true ? 'exhausted' : 'not_exhausted',
+      subnet_exhaustion_state: f.exhausted === true ? 'exhausted' : 'not_exhausted',
     });
-    this.#demand.set(finite(observation.demand));
-    this.#target.set(finite(observation.target));
-    if (observation.idleAccount) this.#idleAccount.set(observation.idleAccount);
   }
 
   /** One pod's wait for its address (PodWaitTracker). */

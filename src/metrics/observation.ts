@@ -1,10 +1,23 @@
 // Maps the monitor's snapshot and the node's dynamic network containers to
 // the collector's PoolObservation: the labels CNS puts on its gauges come
 // from the first dynamic container (subnet name and CIDR), and total_ips
-// counts each distinct container primary IP, as CNS does.
+// counts each distinct container primary IP, as CNS does. Given the pool
+// per address family (src/sidecar/families.ts), each family gets its own
+// series: its subnet's labels, exhaustion, primary IPs and counts.
 import type { NetworkContainer } from '../nnc/types.ts';
 import type { IdleAccountView } from '../scaling/policies/budget/idle-budget.ts';
-import type { PoolObservation } from './collector.ts';
+import type { StateCounts } from '../ipstore/types.ts';
+import type { FamilyObservation, PoolObservation } from './collector.ts';
+
+/** One family of the pool, as src/sidecar/families.ts gives it. */
+export interface FamilyFigures {
+  name: string;
+  subnet?: string;
+  subnetAddressSpace?: string;
+  exhausted: boolean;
+  primaryIPs: number;
+  counts: StateCounts;
+}
 
 /** The part of PoolMonitor.snapshot() the gauges need; all optional. */
 export interface SnapshotForMetrics {
@@ -22,6 +35,7 @@ export interface SnapshotForMetrics {
 export function poolObservation(
   snapshot: SnapshotForMetrics,
   containers: readonly NetworkContainer[] = [],
+  families: readonly FamilyFigures[] = [],
 ): PoolObservation {
   const first = containers[0];
   const primaries = new Set(
@@ -40,9 +54,21 @@ export function poolObservation(
   if (snapshot.scaler?.max !== undefined) obs.max = snapshot.scaler.max;
   if (first?.subnetName !== undefined) obs.subnet = first.subnetName;
   if (first?.subnetAddressSpace !== undefined) obs.subnetCIDR = first.subnetAddressSpace;
+  if (families.length > 0) obs.families = families.map(familyObservation);
   const account = snapshot.damping?.account;
   if (account !== undefined && snapshot.damping !== undefined) {
     obs.idleAccount = { policy: snapshot.damping.policy, account, writes: snapshot.writes ?? 0 };
   }
   return obs;
+}
+
+function familyObservation(f: FamilyFigures): FamilyObservation {
+  return {
+    family: f.name,
+    ...(f.subnet !== undefined ? { subnet: f.subnet } : {}),
+    ...(f.subnetAddressSpace !== undefined ? { subnetCIDR: f.subnetAddressSpace } : {}),
+    primaryIPs: f.primaryIPs,
+    exhausted: f.exhausted,
+    counts: { ...f.counts },
+  };
 }

@@ -2,7 +2,8 @@
 // wake-up, a reconcile's outcome fed back) into the one state. No I/O and no
 // clock: each input carries its time, and what should be logged or reported
 // comes out as notices on the new state.
-import { dynamicContainers, invalidNnc, type NodeNetworkConfig } from '../nnc/types.ts';
+import { poolSize } from '../nnc/family.ts';
+import { invalidNnc, type NodeNetworkConfig } from '../nnc/types.ts';
 import { normaliseScaler } from '../scaling/scaler.ts';
 import { calculateTarget } from '../scaling/target.ts';
 import { backedIds, malformedSpecField, normaliseRequest, observedSpec } from './spec.ts';
@@ -160,7 +161,8 @@ function onNnc(s: MonitorState, nnc: NodeNetworkConfig, at: number): MonitorStat
     },
     backed,
     stale,
-    allocated: dynamicContainers(nnc).reduce((n, nc) => n + (nc.ipAssignments?.length ?? 0), 0),
+    // In pods: a dual-stack status holds each pod's addresses in two containers.
+    allocated: poolSize(nnc),
     ...(staleSince !== undefined ? { staleSince } : {}),
   };
   if (recreated) {

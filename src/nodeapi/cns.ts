@@ -87,7 +87,10 @@ export interface Attachment {
   infraContainerID: string;
   podName: string;
   podNamespace: string;
+  /** The first address (IPv4 first): all of a single-stack pod's. */
   IPAddress: string;
+  /** Every address of the attachment, one per family, IPv4 first. */
+  IPAddresses: string[];
 }
 
 /** Body of `/network/attachments`. */

@@ -2,6 +2,9 @@
 // the size it has. Built by a pure function from whatever the monitor's
 // snapshot holds plus the store's counts, so the JSON shape is fixed here and
 // not by the monitor's internals. Missing figures are null, never invented.
+// `ipCounts` counts every address; `families` the same per address family,
+// with its subnet and whether that subnet is exhausted (a dual-stack pod
+// takes one address of each family).
 import type { StateCounts } from '../ipstore/types.ts';
 
 /**
@@ -49,6 +52,23 @@ export interface PoolSnapshotInput {
     | undefined;
 }
 
+/** One family of the pool as the sidecar sees it (src/sidecar/families.ts). */
+export interface FamilyInput {
+  name: string;
+  subnet?: string;
+  subnetAddressSpace?: string;
+  exhausted: boolean;
+  counts: StateCounts;
+}
+
+/** One family of the pool in the document. */
+export interface DebugFamily {
+  subnet: string | null;
+  subnetAddressSpace: string | null;
+  exhausted: boolean;
+  ipCounts: StateCounts & { total: number };
+}
+
 export interface DebugPool {
   demand: number | null;
   scaler: Record<string, number> | null;
@@ -56,6 +76,8 @@ export interface DebugPool {
   target: number | null;
   request: number | null;
   ipCounts: StateCounts & { total: number };
+  /** Per address family (`IPv4`, `IPv6`), IPv4 first: each family the pool has. */
+  families: Record<string, DebugFamily>;
   lastReconcile: { at: string | null; outcome: string; delta?: number; error?: string } | null;
   ready: boolean | null;
   dryRun: boolean;
@@ -95,9 +117,20 @@ function iso(at: number | string | Date | undefined): string | null {
   return Number.isNaN(d.getTime()) ? null : d.toISOString();
 }
 
+function withTotal(counts: StateCounts): StateCounts & { total: number } {
+  return {
+    Available: counts.Available,
+    Assigned: counts.Assigned,
+    PendingRelease: counts.PendingRelease,
+    PendingProgramming: counts.PendingProgramming,
+    total: counts.Available + counts.Assigned + counts.PendingRelease + counts.PendingProgramming,
+  };
+}
+
 export function buildDebugPool(
   snapshot: PoolSnapshotInput | undefined,
   counts: StateCounts,
+  families: readonly FamilyInput[] = [],
 ): DebugPool {
   const s = snapshot ?? {};
   let scaler: Record<string, number> | null = null;
@@ -115,13 +148,18 @@ export function buildDebugPool(
     exhausted: s.exhausted === true,
     target: num(s.target),
     request: num(s.request),
-    ipCounts: {
-      Available: counts.Available,
-      Assigned: counts.Assigned,
-      PendingRelease: counts.PendingRelease,
-      PendingProgramming: counts.PendingProgramming,
-      total: counts.Available + counts.Assigned + counts.PendingRelease + counts.PendingProgramming,
-    },
+    ipCounts: withTotal(counts),
+    families: Object.fromEntries(
+      families.map((f) => [
+        f.name,
+        {
+          subnet: f.subnet ?? null,
+          subnetAddressSpace: f.subnetAddressSpace ?? null,
+          exhausted: f.exhausted,
+          ipCounts: withTotal(f.counts),
+        },
+      ]),
+    ),
     lastReconcile: last
       ? {
           at: iso(last.at),
@@ -186,10 +224,14 @@ function accountOf(
   };
 }
 
-/** A pool status source for the node API from a snapshot getter and the store. */
+/**
+ * A pool status source for the node API from a snapshot getter and the
+ * store; `families` gives the per-family view (without it, none is shown).
+ */
 export function poolStatusSource(
   snapshot: () => PoolSnapshotInput | undefined,
   store: { counts(): StateCounts },
+  families: () => readonly FamilyInput[] = () => [],
 ): { debugPool(): DebugPool } {
-  return { debugPool: () => buildDebugPool(snapshot(), store.counts()) };
+  return { debugPool: () => buildDebugPool(snapshot(), store.counts(), families()) };
 }

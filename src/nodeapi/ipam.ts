@@ -2,10 +2,12 @@
 // store: a parsed request in, an HTTP status and a CNS body out. No I/O here
 // besides the (synchronous, transactional) store, so they are tested without
 // a socket. Store failures other than "no free IP" become UnexpectedError;
-// bad input never reaches the store.
+// bad input never reaches the store. A dual-stack pod's answer holds one
+// podIPInfo per family, IPv4 first, each with its own container's subnet
+// and gateway (docs/design/contracts.md, "Address families").
 import { isIP } from 'node:net';
 import { NoAvailableIpError } from '../ipstore/types.ts';
-import type { ContainerInfo, IpRecord, IpState, NodeIpStore } from '../ipstore/types.ts';
+import type { ContainerInfo, IpRecord, IpState, NodeIpStore, Released } from '../ipstore/types.ts';
 import { ReturnCode } from './cns.ts';
 import type {
   AttachmentsResponse,
@@ -21,8 +23,11 @@ import { errorText } from '../log/error-text.ts';
 export interface Outcome<B> {
   status: number;
   body: B;
-  /** The record whose state changed, when one did. */
-  changed?: IpRecord;
+  /**
+   * The record whose state changed, when one did; an assignment or release
+   * of a dual-stack pod: the first address, all of them in `ips` (addressesOf).
+   */
+  changed?: IpRecord | Released;
   /** A server-side failure worth an error log line. */
   error?: string;
   /** Older assignments of the pod a new sandbox's request released (as they were). */
@@ -37,6 +42,11 @@ export interface Outcome<B> {
 export interface IpamChange {
   kind: 'assigned' | 'released' | 'replaced';
   record: IpRecord;
+}
+
+/** Every address a change names: those of its `ips` when it has them, else its own. */
+export function addressesOf(record: IpRecord | Released): string[] {
+  return 'ips' in record ? record.ips.map((r) => r.ip) : [record.ip];
 }
 
 function hostBits(ip: string): number {
@@ -56,6 +66,11 @@ export function podIpInfo(record: IpRecord, nc: ContainerInfo | undefined): PodI
   };
 }
 
+/** One podIPInfo per record, each with its own container. */
+function podIpInfos(store: NodeIpStore, records: readonly IpRecord[]): PodIpInfo[] {
+  return records.map((r) => podIpInfo(r, store.container(r.ncId)));
+}
+
 export function requestIpConfigs(
   store: NodeIpStore,
   req: IpConfigsRequest,
@@ -72,7 +87,7 @@ export function requestIpConfigs(
     return {
       status: 200,
       body: {
-        podIPInfo: [podIpInfo(assigned, store.container(assigned.ncId))],
+        podIPInfo: podIpInfos(store, assigned.ips),
         response: { ReturnCode: ReturnCode.Success, Message: '' },
       },
       changed: assigned,
@@ -208,8 +223,11 @@ export function lookupIpConfig(
   podInterfaceID: string,
 ): Outcome<IPConfigsResponse> {
   try {
-    const record = store.list(['Assigned']).find((r) => r.pod?.podInterfaceID === podInterfaceID);
-    if (!record) {
+    const records = store
+      .list(['Assigned'])
+      .filter((r) => r.pod?.podInterfaceID === podInterfaceID)
+      .sort((a, b) => familyRank(a) - familyRank(b));
+    if (records.length === 0) {
       return {
         status: 200,
         body: {
@@ -224,7 +242,7 @@ export function lookupIpConfig(
     return {
       status: 200,
       body: {
-        podIPInfo: [podIpInfo(record, store.container(record.ncId))],
+        podIPInfo: podIpInfos(store, records),
         response: { ReturnCode: ReturnCode.Success, Message: '' },
       },
     };
@@ -233,23 +251,37 @@ export function lookupIpConfig(
   }
 }
 
+/** IPv4 first, as every answer lists a dual-stack pod's addresses. */
+function familyRank(r: IpRecord): number {
+  return isIP(r.ip) === 4 ? 0 : 1;
+}
+
 /**
- * Every Assigned IP whose interface id starts with `prefix` (every one for
+ * Every assignment whose interface id starts with `prefix` (every one for
  * ''), with its pod: what a CNI plugin's GC compares with the attachments
- * the runtime still knows.
+ * the runtime still knows. One entry per pod interface: `IPAddress` its
+ * first address (IPv4 first), `IPAddresses` all of them.
  */
 export function listAttachments(store: NodeIpStore, prefix: string): Outcome<AttachmentsResponse> {
   try {
-    const attachments = store
-      .list(['Assigned'])
-      .filter((r) => r.pod !== undefined && r.pod.podInterfaceID.startsWith(prefix))
-      .map((r) => ({
-        podInterfaceID: r.pod!.podInterfaceID,
-        infraContainerID: r.pod!.infraContainerID,
-        podName: r.pod!.podName,
-        podNamespace: r.pod!.podNamespace,
-        IPAddress: r.ip,
-      }));
+    const byInterface = new Map<string, IpRecord[]>();
+    for (const r of store.list(['Assigned'])) {
+      const id = r.pod?.podInterfaceID;
+      if (id === undefined || !id.startsWith(prefix)) continue;
+      byInterface.set(id, [...(byInterface.get(id) ?? []), r]);
+    }
+    const attachments = [...byInterface].map(([podInterfaceID, records]) => {
+      const ips = records.sort((a, b) => familyRank(a) - familyRank(b));
+      const pod = ips[0]!.pod!;
+      return {
+        podInterfaceID,
+        infraContainerID: pod.infraContainerID,
+        podName: pod.podName,
+        podNamespace: pod.podNamespace,
+        IPAddress: ips[0]!.ip,
+        IPAddresses: ips.map((r) => r.ip),
+      };
+    });
     return {
       status: 200,
       body: { attachments, response: { ReturnCode: ReturnCode.Success, Message: '' } },

@@ -9,6 +9,7 @@ import { DEFAULT_BODY_LIMIT, readJsonBody } from './body.ts';
 import { PATHS, ReturnCode } from './cns.ts';
 import type { ErrorBody } from './cns.ts';
 import {
+  addressesOf,
   listAttachments,
   listIpAddresses,
   lookupIpConfig,
@@ -99,6 +100,12 @@ export function errorReply(
 ): Reply {
   const body: ErrorBody = { error, response: { ReturnCode: code, Message: error } };
   return { status, body };
+}
+
+/** A log line's address fields: `ip`, and `ips` when a pod holds one of each family. */
+function ipFields(record: IpRecord): { ip: string; ips?: string[] } {
+  const ips = addressesOf(record);
+  return ips.length > 1 ? { ip: record.ip, ips } : { ip: record.ip };
 }
 
 /** The endpoints by path, each with its handler per method. */
@@ -198,7 +205,7 @@ export function nodeApiRoutes(
             log.info('ip assigned', {
               podInterfaceID: request.podInterfaceID,
               pod: `${request.podNamespace}/${request.podName}`,
-              ip: outcome.changed.ip,
+              ...ipFields(outcome.changed),
             });
           } else if (outcome.error === undefined) {
             log.warn('no available ip', {
@@ -236,7 +243,7 @@ export function nodeApiRoutes(
           if (outcome.changed) {
             log.info('ip released', {
               podInterfaceID: request.podInterfaceID,
-              ip: outcome.changed.ip,
+              ...ipFields(outcome.changed),
               state: outcome.changed.state,
             });
           }

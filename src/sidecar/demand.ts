@@ -4,7 +4,8 @@
 //   finished (a completed Job pod stops counting);
 // - a subnet is exhausted when the ClusterSubnetState named as the node's
 //   dynamic network container's subnet says so, or (mode "any", as Azure CNS)
-//   when any CSS in the namespace does.
+//   when any CSS in the namespace does; a dual-stack node has a container,
+//   a subnet and a CSS per family, and either exhausted counts.
 import type { ClusterSubnetState, NodeNetworkConfig } from '../nnc/types.ts';
 import { dynamicContainers } from '../nnc/types.ts';
 import type { SubnetStateMode } from './options.ts';
@@ -66,15 +67,20 @@ export function malformedCssField(css: unknown): string | undefined {
   return exhausted === undefined || typeof exhausted === 'boolean' ? undefined : 'status.exhausted';
 }
 
-/** A subnet counts as exhausted only on `status.exhausted: true`; anything else is not. */
+/**
+ * A subnet counts as exhausted only on `status.exhausted: true`; anything
+ * else is not. Of several subnets (one per family), any one exhausted counts.
+ */
 export function subnetExhausted(
   states: readonly ClusterSubnetState[],
-  subnetName: string | undefined,
+  subnetName: string | readonly string[] | undefined,
   mode: SubnetStateMode,
 ): boolean {
+  const names: readonly string[] =
+    subnetName === undefined ? [] : typeof subnetName === 'string' ? [subnetName] : subnetName;
   return states.some(
     (css) =>
       css?.status?.exhausted === true &&
-      (mode === 'any' || (subnetName !== undefined && css.metadata?.name === subnetName)),
+      (mode === 'any' || names.includes(css.metadata?.name as string)),
   );
 }

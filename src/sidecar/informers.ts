@@ -22,13 +22,8 @@ import {
   NNC_VERSION,
   nncPath,
 } from '../nnc/types.ts';
-import {
-  countDemand,
-  malformedCssField,
-  malformedPodReason,
-  nodeSubnetName,
-  subnetExhausted,
-} from './demand.ts';
+import { countDemand, malformedCssField, malformedPodReason, subnetExhausted } from './demand.ts';
+import { subnetNames } from '../nnc/family.ts';
 import type { PodLike } from './demand.ts';
 import type { SubnetStateMode } from './options.ts';
 
@@ -134,10 +129,11 @@ export function startNodeInformers(opts: NodeInformersOptions): NodeInformers {
     ),
   );
 
+  // Every family's subnet: either one's CSS exhausted counts (a dual-stack node has two).
   const subnet$ = nnc$.pipe(
-    map((n) => nodeSubnetName(n)),
-    startWith(undefined),
-    distinctUntilChanged(),
+    map((n) => subnetNames(n)),
+    startWith([] as string[]),
+    distinctUntilChanged((a, b) => a.join('\n') === b.join('\n')),
   );
   // A subnet state whose exhaustion cannot be read counts as not exhausted,
   // and is warned about once per version.

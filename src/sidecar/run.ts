@@ -271,6 +271,7 @@ async function serveNodeApi(
   const poolSource = poolStatusSource(
     () => ({ ...monitor.snapshot(), damping: monitor.damping(), advice: advisor?.current() }),
     store,
+    () => sidecar.families(),
   );
   const api = createNodeApi({
     store,

@@ -10,7 +10,7 @@
 import type { KubeConfig } from '@kubernetes/client-node';
 import { Counter, Gauge, type Registry } from 'prom-client';
 import type { Observable } from 'rxjs';
-import type { NodeIpStore } from '../ipstore/types.ts';
+import type { NodeIpStore, StateCounts } from '../ipstore/types.ts';
 import type { EventDetails } from '../kube/events.ts';
 import { errorText } from '../log/error-text.ts';
 import type { Logger } from '../log/logger.ts';
@@ -119,6 +119,8 @@ export function scheduleSignalPart(
     storeChanged: Observable<void>;
     nnc: NncSeen;
     readiness: () => ReadinessState;
+    /** The pool per address family: a node serves only when every family can. */
+    families: () => readonly { name: string; counts: StateCounts; exhausted: boolean }[];
     metrics: MetricsCollector;
     record: RecordEvent;
     tuning: SignalTuning;
@@ -140,6 +142,7 @@ export function scheduleSignalPart(
       exhausted: snap.exhausted === true,
       max: snap.scaler?.max ?? 250,
       counts: store.counts(),
+      families: input.families(),
     });
     return { want: wantOf(usability, capacity), capacity };
   };

@@ -49,6 +49,13 @@ export interface PoolFigures {
   /** The effective maxIPCount (the scaler's max). */
   max: number;
   counts: StateCounts;
+  /**
+   * The pool per address family (families.ts), each with its own subnet's
+   * exhaustion: a pod needs one address of each, so the node can serve only
+   * when every family can. Absent or empty: `counts` and `exhausted` are the
+   * one family's.
+   */
+  families?: readonly { name: string; counts: StateCounts; exhausted: boolean }[];
 }
 
 export interface Capacity {
@@ -66,10 +73,29 @@ export interface Capacity {
   canGrow: boolean;
   /** One more pod would get an address now or soon. */
   canServe: boolean;
+  /** Of a dual-stack pool: the family these figures are (the one that serves least). */
+  family?: string;
 }
 
-/** What the node's capacity is. Pure. */
+/**
+ * What the node's capacity is: of a dual-stack pool, the family that serves
+ * least (one that cannot serve, else the one with the least headroom),
+ * since a pod needs an address of each. Pure.
+ */
 export function capacityOf(f: PoolFigures): Capacity {
+  const families = f.families ?? [];
+  if (families.length === 0) return familyCapacity(f);
+  const each = families.map((fam) => ({
+    ...familyCapacity({ ...f, counts: fam.counts, exhausted: fam.exhausted }),
+    ...(families.length > 1 ? { family: fam.name } : {}),
+  }));
+  const worst = [...each].sort(
+    (a, b) => Number(a.canServe) - Number(b.canServe) || a.headroom - b.headroom,
+  )[0] as Capacity;
+  return worst;
+}
+
+function familyCapacity(f: PoolFigures): Capacity {
   const c = f.counts;
   const total = c.Available + c.Assigned + c.PendingRelease + c.PendingProgramming;
   const free = c.Available + c.PendingProgramming;
@@ -102,7 +128,8 @@ export function wantOf(usability: Usability, capacity: Capacity | undefined): Wa
     return { kind: 'taint', reason: 'not-ready', why };
   }
   const k = capacity;
-  const figures = `${k.free} free, ${k.waiting} pod(s) waiting, ${k.total}/${k.max} addresses`;
+  const of = k.family !== undefined ? `${k.family}: ` : '';
+  const figures = `${of}${k.free} free, ${k.waiting} pod(s) waiting, ${k.total}/${k.max} addresses`;
   if (k.canServe) {
     const how = k.headroom >= 1 ? 'a free address' : 'room to grow';
     return { kind: 'clear', why: `the pool can serve another pod (${how}; ${figures})` };
@@ -117,7 +144,7 @@ export function wantOf(usability: Usability, capacity: Capacity | undefined): Wa
   return {
     kind: 'taint',
     reason: 'subnet-exhausted',
-    why: `no free address and the subnet is exhausted (${figures})`,
+    why: `no free address and the ${k.family !== undefined ? `${k.family} ` : ''}subnet is exhausted (${figures})`,
   };
 }
 

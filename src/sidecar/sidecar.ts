@@ -16,6 +16,8 @@ import { buildMonitor, type MonitorTuning, type PoolPart } from './build-monitor
 import { NncIntake } from './nnc-intake.ts';
 import { NodeWatches } from './node-watches.ts';
 import { eventsToNnc, type RecordEvent } from './nnc-events.ts';
+import { familyPools, type FamilyPool } from './families.ts';
+import type { ClusterSubnetState } from '../nnc/types.ts';
 import type { SidecarOptions } from './options.ts';
 import { PodWaitTracker } from './pod-wait.ts';
 import {
@@ -46,6 +48,8 @@ export interface Sidecar {
   readonly pool: PoolPart;
   /** 6. The schedule signal: its taint on the Node. */
   readonly signal: ScheduleSignalPart;
+  /** The pool per address family now: subnet, exhaustion, counts (families.ts). */
+  families(): FamilyPool[];
   /** What readiness is derived from, now. */
   readiness(): ReadinessState;
   /** Why the sidecar is not ready now (undefined: it is). */
@@ -98,6 +102,13 @@ export function buildSidecar(
     watches: watches.informers,
     lastWatchError: watches.lastError(),
   });
+  const families = (): FamilyPool[] =>
+    familyPools({
+      nnc: intake.current(),
+      css: (watches.informers?.css.list() ?? []) as ClusterSubnetState[],
+      mode: options.subnetState,
+      counts: store.countsByFamily(),
+    });
   const signal = scheduleSignalPart(
     {
       options,
@@ -109,6 +120,7 @@ export function buildSidecar(
       storeChanged: followers.storeChanged,
       nnc: intake,
       readiness,
+      families,
       metrics,
       record,
       tuning,
@@ -128,6 +140,7 @@ export function buildSidecar(
     intake,
     pool,
     signal,
+    families,
     readiness,
     whyNotReady: () => whyNotReady(readiness(), options.namespace, options.nodeName),
   };

@@ -118,6 +118,7 @@ function feedOutputs(sidecar: Sidecar, informers: NodeInformers): Subscription[]
       observation: poolObservation(
         { ...snap, damping: monitor.damping() },
         nnc ? dynamicContainers(nnc) : [],
+        sidecar.families(),
       ),
       counts: store.counts(),
     };

@@ -17,6 +17,7 @@ import { openIpStore } from '../../src/ipstore/sqlite-store.ts';
 import {
   fingerprint,
   HOSTS,
+  addressOf,
   NC_COUNT,
   nextIsReopen,
   prng,
@@ -128,7 +129,7 @@ describe('ipstore/crash (kill -9)', function () {
     const random = prng(20240611);
     const knownIds = new Map<string, string>();
     for (let nc = 1; nc <= NC_COUNT; nc++)
-      for (const h of HOSTS) knownIds.set(`ip-${nc}-${h}`, `10.${nc}.0.${h}`);
+      for (const h of HOSTS) knownIds.set(`ip-${nc}-${h}`, addressOf(nc, h));
     const snapshot = join(work, 'snapshot.db');
     let previous: string | undefined;
     let acknowledged = 0;

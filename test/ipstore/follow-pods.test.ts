@@ -8,7 +8,7 @@ import type { PodView } from '../../src/ipstore/pod-plan.ts';
 import { openIpStore, type SqliteIpStore } from '../../src/ipstore/sqlite-store.ts';
 import { checkStoreInvariants } from '../../src/ipstore/invariants.ts';
 import { captureLogger } from '../monitor/fakes.ts';
-import { container, pod as podRequest } from './helpers.ts';
+import { container, container6, ip6, pod as podRequest } from './helpers.ts';
 
 const GRACE = 5_000;
 
@@ -92,6 +92,42 @@ describe('ipstore/follow-pods', () => {
       ['reclaimed', GRACE, ['pod-deleted', 'pod-3', GRACE]],
     ]);
     expect(store.list(['Assigned']).map((r) => r.pod?.podName)).to.deep.equal(['pod-1']);
+  });
+
+  it("dual-stack: a lost store adopts both of a running pod's status.podIPs; a gone pod's two addresses go together", () => {
+    ts.run(() => {
+      const f = follower();
+      f.podsSynced(true);
+      // pod `a` reports both families (IPv4 first, as the kubelet writes them); the store was lost.
+      f.pods([pod('a', 'Running', ['10.1.0.3', ip6(1, 3)])]);
+      store.syncInventory([container6(1, [2, 3, 4]), container(1, [2, 3, 4])]);
+      f.inventorySynced();
+      expect(store.list(['Assigned']).map((r) => [r.ip, r.pod?.podName])).to.deep.equal([
+        ['10.1.0.3', 'a'],
+        [ip6(1, 3), 'a'],
+      ]);
+      // Neither adopted address is handed out again: pod-1 gets the others.
+      expect(store.assign(podRequest(1)).ips.map((r) => r.ip)).to.deep.equal([
+        '10.1.0.2',
+        ip6(1, 2),
+      ]);
+      // pod-1 is never on the node: both its addresses are reclaimed together after the grace.
+      ts.schedule(() => f.check(), 0);
+      ts.schedule(() => f.stop(), 3 * GRACE);
+    });
+    expect(
+      notices.map((n) => [
+        n.type,
+        n.t,
+        n.type === 'reclaimed' ? n.record.ip : n.type === 'adopted' ? n.record.ip : '',
+      ]),
+    ).to.deep.equal([
+      ['adopted', 0, '10.1.0.3'],
+      ['adopted', 0, ip6(1, 3)],
+      ['reclaimed', GRACE, '10.1.0.2'],
+      ['reclaimed', GRACE, ip6(1, 2)],
+    ]);
+    expect(store.list(['Assigned']).map((r) => r.pod?.podName)).to.deep.equal(['a', 'a']);
   });
 
   it('a lost pod watch is not a deleted pod: nothing is reclaimed until it lists again, then after the grace', () => {

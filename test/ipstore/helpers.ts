@@ -38,3 +38,28 @@ export function tickingClock(start = 1_700_000_000_000): () => number {
   let t = start;
   return () => t++;
 }
+
+/** An IPv6 dynamic network container with IPs `ip6-<n>` = fd00:<nc>::<n> (hex host). */
+export function container6(
+  ncIndex: number,
+  hosts: number[],
+  extra: Partial<NetworkContainer> = {},
+): NetworkContainer {
+  return {
+    id: `nc6-${ncIndex}`,
+    assignmentMode: 'dynamic',
+    primaryIP: `fd00:${ncIndex}::1`,
+    subnetAddressSpace: `fd00:${ncIndex}::/112`,
+    defaultGateway: `fd00:${ncIndex}::fffe`,
+    ipAssignments: hosts.map((h) => ({ name: ipId6(ncIndex, h), ip: ip6(ncIndex, h) })),
+    ...extra,
+  };
+}
+
+export function ipId6(ncIndex: number, host: number): string {
+  return `ip6-${ncIndex}-${host}`;
+}
+
+export function ip6(ncIndex: number, host: number): string {
+  return `fd00:${ncIndex}::${host.toString(16)}`;
+}

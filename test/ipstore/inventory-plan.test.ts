@@ -17,7 +17,8 @@ function nc(id: string, ips: [string, string][]): BackedContainer {
     subnetAddressSpace: '10.0.0.0/24',
     defaultGateway: '10.0.0.1',
     primaryIP: '10.0.0.2',
-    ips: ips.map(([ipId, ip]) => ({ id: ipId, ip, ncId: id })),
+    family: 4,
+    ips: ips.map(([ipId, ip]) => ({ id: ipId, ip, ncId: id, family: ip.includes(':') ? 6 : 4 })),
   };
 }
 
@@ -28,6 +29,7 @@ function row(id: string, ip: string, o: { state?: IpState; nc?: string; backed?:
     id,
     ip,
     ip_key: ipSortKey(ip),
+    family: ip.includes(':') ? 6 : 4,
     nc_id: o.nc ?? 'nc-a',
     state,
     pod_interface_id: held ? `${id}-eth0` : null,

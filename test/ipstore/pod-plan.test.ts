@@ -195,4 +195,39 @@ describe('ipstore/pod-plan', () => {
       expect(p.adopt).to.deep.equal([]);
     });
   });
+
+  describe('dual-stack pods', () => {
+    const v6 = (n: number, holder?: string): IpRecord => ({
+      ...ip(n, holder),
+      id: `id6-${n}`,
+      ip: `fd00::${n}`,
+    });
+
+    it('adopts both families a pod reports, and nothing it already holds', () => {
+      const p = plan([ip(2), v6(2)], [pod('web', { ips: ['10.0.0.2', 'fd00::2'] })]);
+      expect(p.adopt.map((a) => [a.ip, a.podName])).to.deep.equal([
+        ['10.0.0.2', 'web'],
+        ['fd00::2', 'web'],
+      ]);
+      expect(
+        plan([ip(2, 'web'), v6(2, 'web')], [pod('web', { ips: ['10.0.0.2', 'fd00::2'] })]).adopt,
+      ).to.deep.equal([]);
+    });
+
+    it('a status that reports one family of the two the store gave waits, and keeps both', () => {
+      // The kubelet has not written the new sandbox's addresses yet: IPv4 is an older one.
+      const p = plan([ip(2, 'web'), v6(2, 'web'), ip(3)], [pod('web', { ips: ['10.0.0.3'] })]);
+      expect(p.adopt).to.deep.equal([]);
+      expect(p.conflicts).to.deep.equal([]);
+      expect(p.suspects).to.deep.equal([]);
+    });
+
+    it("a gone pod's two addresses are suspects from the same moment", () => {
+      const p = plan([ip(2, 'gone'), v6(2, 'gone')], [], { now: 1_000 });
+      expect(p.suspects.map((s) => [s.record.ip, s.reclaimAt])).to.deep.equal([
+        ['10.0.0.2', 61_000],
+        ['fd00::2', 61_000],
+      ]);
+    });
+  });
 });

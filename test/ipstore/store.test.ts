@@ -46,6 +46,7 @@ describe('ipstore/SqliteIpStore', () => {
         subnetAddressSpace: '10.1.0.0/24',
         defaultGateway: '10.1.0.254',
         primaryIP: '10.1.0.1',
+        family: 4,
       });
     });
 

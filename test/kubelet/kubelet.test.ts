@@ -3,6 +3,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { V1Pod } from '@kubernetes/client-node';
 import { classifyAnswer, httpCniClient, ipConfigsRequest } from '../../harness/kubelet/cni.ts';
+import { podIpsOf, runningStatus } from '../../harness/kubelet/kube.ts';
+import { resultAddresses } from '../../harness/kubelet/netns-cni.ts';
 import {
   scheduledAt,
   SimKubelet,
@@ -296,6 +298,36 @@ describe('sim/kubelet', () => {
     expect(scheduledAt(pod('x', { at: 42 }), 7)).to.equal(42);
     expect(scheduledAt({ metadata: { creationTimestamp: new Date(1000) } }, 7)).to.equal(1000);
     expect(scheduledAt({}, 7)).to.equal(7);
+  });
+
+  it("reports a dual-stack pod's addresses as the kubelet does: primary family first, one of each", () => {
+    // The sidecar answers IPv4 first; an answer in another order is sorted the same way.
+    expect(podIpsOf(['fd00::5', '10.0.0.5'])).to.deep.equal(['10.0.0.5', 'fd00::5']);
+    expect(podIpsOf(['10.0.0.5', '10.0.0.6', 'fd00::5', 'bogus'])).to.deep.equal([
+      '10.0.0.5',
+      'fd00::5',
+    ]);
+    expect(podIpsOf(['10.0.0.5', 'fd00::5'], 6)).to.deep.equal(['fd00::5', '10.0.0.5']);
+    expect(podIpsOf(['fd00::5'])).to.deep.equal(['fd00::5']);
+    const status = runningStatus(['10.0.0.5', 'fd00::5'], new Date(0));
+    expect(status?.podIP).to.equal('10.0.0.5');
+    expect(status?.podIPs).to.deep.equal([{ ip: '10.0.0.5' }, { ip: 'fd00::5' }]);
+    expect(
+      classifyAnswer(200, {
+        podIPInfo: [
+          { PodIPConfig: { IPAddress: '10.0.0.5' } },
+          { PodIPConfig: { IPAddress: 'fd00::5' } },
+        ],
+        response: { ReturnCode: 0 },
+      }),
+    ).to.deep.equal({ kind: 'ok', ips: ['10.0.0.5', 'fd00::5'] });
+    // A real CNI result (embedded --netns): one ips entry per family, prefixes dropped.
+    const result = {
+      ips: [{ address: 'fd00::5/112' }, { address: '10.0.0.5/24' }, { address: 'x' }],
+    };
+    expect(resultAddresses(result)).to.deep.equal(['10.0.0.5', 'fd00::5']);
+    expect(resultAddresses({ ips: [{ address: '10.0.0.5/24' }] })).to.deep.equal(['10.0.0.5']);
+    expect(resultAddresses(undefined)).to.deep.equal([]);
   });
 
   it('reports an unreachable sidecar as retryable', async () => {

@@ -95,6 +95,63 @@ describe('metrics collector', () => {
     expect(series[0]?.value).to.equal(2);
   });
 
+  it('publishes each family of a dual-stack pool: IPv4 as CNS does, IPv6 with family="IPv6"', async () => {
+    const c = new MetricsCollector({ defaultMetrics: false });
+    const v4 = {
+      family: 'IPv4',
+      subnet: 'pods-v4',
+      subnetCIDR: '10.240.0.0/16',
+      primaryIPs: 1,
+      exhausted: false,
+      counts: counts(10, 7, 2, 1),
+    };
+    const single = await (async () => {
+      c.observePool({ request: 20, max: 250, batch: 16, families: [v4] }, counts(0, 0, 0, 0));
+      return c.render();
+    })();
+    c.observePool(
+      {
+        request: 20,
+        max: 250,
+        batch: 16,
+        families: [
+          v4,
+          {
+            family: 'IPv6',
+            subnet: 'pods-v6',
+            subnetCIDR: 'fd00:10::/112',
+            primaryIPs: 1,
+            exhausted: true,
+            counts: counts(3, 7, 0, 0),
+          },
+        ],
+      },
+      counts(0, 0, 0, 0),
+    );
+    const exp = await scrape(c);
+    const cns = { podnet_arm_id: '', customer_metric: 'customer metric' };
+    const ipv4 = { ...cns, subnet: 'pods-v4', subnet_cidr: '10.240.0.0/16' };
+    const ipv6 = { ...cns, subnet: 'pods-v6', subnet_cidr: 'fd00:10::/112', family: 'IPv6' };
+    for (const name of CNS_GAUGES) {
+      const series = exp.samples.filter((x) => x.name === name);
+      expect(
+        series.map((x) => x.labels),
+        name,
+      ).to.deep.equal([ipv4, ipv6]);
+    }
+    expect(value(exp, 'cx_ipam_available_ips', ipv4)).to.equal(10);
+    expect(value(exp, 'cx_ipam_available_ips', ipv6)).to.equal(3);
+    expect(value(exp, 'cx_ipam_requested_ips', ipv6)).to.equal(20);
+    expect(value(exp, 'cx_ipam_expect_available_ips', ipv6)).to.equal(13);
+    expect(value(exp, 'cx_ipam_subnet_exhaustion_state', ipv4)).to.equal(0);
+    expect(value(exp, 'cx_ipam_subnet_exhaustion_state', ipv6)).to.equal(1);
+    // The IPv4 series are the very lines a single-stack pool publishes.
+    const cnsLines = (text: string) =>
+      text.split('\n').filter((l) => l.startsWith('cx_ipam_') && !l.includes('family='));
+    const dualLines = cnsLines(await c.render()).filter((l) => !l.includes('_count_total'));
+    expect(dualLines).to.deep.equal(cnsLines(single).filter((l) => !l.includes('_count_total')));
+  });
+
   it('counts reconciles by outcome, known outcomes present at 0 from the start', async () => {
     const c = new MetricsCollector({ defaultMetrics: false });
     let exp = await scrape(c);

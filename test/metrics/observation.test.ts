@@ -44,6 +44,36 @@ describe('metrics: pool observation from a monitor snapshot', () => {
     );
   });
 
+  it('gives each address family its own observation from the pool by family', () => {
+    const counts = { Available: 1, Assigned: 2, PendingRelease: 0, PendingProgramming: 0 };
+    const obs = poolObservation(
+      { request: 3 },
+      [],
+      [
+        {
+          name: 'IPv4',
+          subnet: 's4',
+          subnetAddressSpace: '10.0.0.0/16',
+          exhausted: false,
+          primaryIPs: 1,
+          counts,
+        },
+        { name: 'IPv6', exhausted: true, primaryIPs: 0, counts },
+      ],
+    );
+    expect(obs.families).to.deep.equal([
+      {
+        family: 'IPv4',
+        subnet: 's4',
+        subnetCIDR: '10.0.0.0/16',
+        primaryIPs: 1,
+        exhausted: false,
+        counts,
+      },
+      { family: 'IPv6', primaryIPs: 0, exhausted: true, counts },
+    ]);
+  });
+
   it('leaves out what the monitor does not know yet', () => {
     expect(poolObservation({})).to.deep.equal({ exhausted: false, primaryIPs: 0 });
   });

@@ -53,6 +53,7 @@ describe('node api: /network/ipconfig and /network/attachments', () => {
       'podName',
       'podNamespace',
       'IPAddress',
+      'IPAddresses',
     );
     const all = await post(h.port, '/network/attachments', {});
     expect((all.json as { attachments: unknown[] }).attachments).to.have.length(3);

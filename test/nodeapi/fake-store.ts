@@ -1,6 +1,8 @@
 // A small in-memory NodeIpStore for the node API's unit tests: the same
 // contract as the real store (idempotent assign per podInterfaceID, release
-// keeps PendingRelease, all-or-nothing marking), no durability.
+// keeps PendingRelease, all-or-nothing marking), no durability, and one
+// address family (IPv4): dual-stack is tested against the real store
+// (sqlite.integration.test.ts).
 import {
   IP_STATES,
   InsufficientReleasableError,
@@ -10,6 +12,8 @@ import type {
   AdoptRequest,
   AdoptResult,
   AssignRequest,
+  Assignment,
+  FamilyCounts,
   Holder,
   ContainerInfo,
   InventoryChange,
@@ -17,6 +21,7 @@ import type {
   IpState,
   NodeIpStore,
   PoolView,
+  Released,
   StateCounts,
 } from '../../src/ipstore/types.ts';
 import type { NetworkContainer } from '../../src/nnc/types.ts';
@@ -96,11 +101,11 @@ export class FakeStore implements NodeIpStore {
     return undefined;
   }
 
-  assign(request: AssignRequest): IpRecord {
+  assign(request: AssignRequest): Assignment {
     const held = [...this.records.values()].find(
       (r) => r.pod?.podInterfaceID === request.podInterfaceID,
     );
-    if (held) return structuredClone(held);
+    if (held) return one(held);
     const wanted = request.desiredIPAddresses ?? [];
     const free = [...this.records.values()].find(
       (r) => r.state === 'Available' && (wanted.length === 0 || wanted.includes(r.ip)),
@@ -114,19 +119,19 @@ export class FakeStore implements NodeIpStore {
       podNamespace: request.podNamespace,
     };
     free.updatedAt = ++this.clock;
-    return structuredClone(free);
+    return one(free);
   }
 
-  release(podInterfaceID: string): IpRecord | undefined {
+  release(podInterfaceID: string): Released | undefined {
     const held = [...this.records.values()].find((r) => r.pod?.podInterfaceID === podInterfaceID);
     if (!held) return undefined;
     delete held.pod;
     if (held.state === 'Assigned') held.state = 'Available';
     held.updatedAt = ++this.clock;
-    return structuredClone(held);
+    return one(held);
   }
 
-  reclaim(id: string, holder: Holder): IpRecord | undefined {
+  reclaim(id: string, holder: Holder): Released | undefined {
     const r = this.records.get(id);
     if (
       r?.pod?.podInterfaceID !== holder.podInterfaceID ||
@@ -169,6 +174,10 @@ export class FakeStore implements NodeIpStore {
     return c;
   }
 
+  countsByFamily(): FamilyCounts[] {
+    return this.records.size === 0 ? [] : [{ family: 4, counts: this.counts() }];
+  }
+
   container(ncId: string): ContainerInfo | undefined {
     return this.containers.get(ncId);
   }
@@ -181,4 +190,10 @@ export class FakeStore implements NodeIpStore {
     r.state = state;
     r.updatedAt = ++this.clock;
   }
+}
+
+/** A record as the store answers for one address: itself, and the list of it. */
+function one(r: IpRecord): Released {
+  const copy = structuredClone(r);
+  return { ...copy, ips: [structuredClone(r)] };
 }

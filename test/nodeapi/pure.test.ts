@@ -94,4 +94,33 @@ describe('node api pure helpers', () => {
     expect(doc.lastReconcile).to.deep.equal({ at: null, outcome: 'failed', error: 'patch 409' });
     expect(buildDebugPool(undefined, zero).lastReconcile).to.equal(null);
   });
+
+  it('buildDebugPool shows each address family with its subnet, exhaustion and counts', () => {
+    const doc = buildDebugPool({ exhausted: true }, { ...zero, Assigned: 4, Available: 1 }, [
+      {
+        name: 'IPv4',
+        subnet: 'pods-v4',
+        subnetAddressSpace: '10.0.0.0/16',
+        exhausted: false,
+        counts: { ...zero, Assigned: 2, Available: 1 },
+      },
+      { name: 'IPv6', exhausted: true, counts: { ...zero, Assigned: 2 } },
+    ]);
+    expect(doc.ipCounts.total).to.equal(5);
+    expect(doc.families).to.deep.equal({
+      IPv4: {
+        subnet: 'pods-v4',
+        subnetAddressSpace: '10.0.0.0/16',
+        exhausted: false,
+        ipCounts: { ...zero, Assigned: 2, Available: 1, total: 3 },
+      },
+      IPv6: {
+        subnet: null,
+        subnetAddressSpace: null,
+        exhausted: true,
+        ipCounts: { ...zero, Assigned: 2, total: 2 },
+      },
+    });
+    expect(Object.keys(doc.families)).to.deep.equal(['IPv4', 'IPv6']);
+  });
 });

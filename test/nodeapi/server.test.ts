@@ -106,6 +106,8 @@ describe('node api: probes, metrics, debug', () => {
       target: 16,
       request: 16,
       ipCounts: { Available: 3, Assigned: 1, PendingRelease: 0, PendingProgramming: 0, total: 4 },
+      // The harness gives no per-family view (the sidecar's is tested with it).
+      families: {},
       lastReconcile: { at: '2026-01-02T00:00:00.000Z', outcome: 'scaled', delta: 16 },
       ready: true,
       dryRun: false,

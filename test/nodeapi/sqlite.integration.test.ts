@@ -105,3 +105,108 @@ describe('node api on the SQLite IP store', () => {
     );
   });
 });
+
+describe('node api on the SQLite IP store, dual-stack', () => {
+  let store: SqliteIpStore;
+  let h: Harness;
+  const v6: NetworkContainer = {
+    id: 'nc-v6',
+    assignmentMode: 'dynamic',
+    type: 'vnet',
+    primaryIP: 'fd00:10::4',
+    subnetName: 'podnet-v6',
+    subnetAddressSpace: 'fd00:10::/112',
+    defaultGateway: 'fd00:10::1',
+    version: 1,
+    ipAssignments: [
+      { name: '00000000-0000-4000-8000-0000000006a1', ip: 'fd00:10::a1' },
+      { name: '00000000-0000-4000-8000-0000000006a2', ip: 'fd00:10::a2' },
+    ],
+  };
+  beforeEach(async () => {
+    store = openIpStore({ memory: true, now: () => 1_700_000_000_000 });
+    // The IPv6 container first in the status: the answer still lists IPv4 first.
+    store.syncInventory([v6, container(3)]);
+    h = await startApi(store);
+  });
+  afterEach(async () => {
+    await h.close();
+    store.close();
+  });
+
+  it('answers one podIPInfo per family, IPv4 first, each with its own subnet and gateway', async () => {
+    const a = (await post(h.port, REQ, podRequest(1))).json as IpConfigsBody;
+    expect(a.response.ReturnCode).to.equal(0);
+    expect(a.podIPInfo).to.deep.equal([
+      {
+        PodIPConfig: { IPAddress: '10.10.1.1', PrefixLength: 16 },
+        NetworkContainerPrimaryIPConfig: {
+          IPSubnet: { IPAddress: '10.10.0.4', PrefixLength: 16 },
+          DNSServers: [],
+          GatewayIPAddress: '10.10.0.1',
+        },
+      },
+      {
+        PodIPConfig: { IPAddress: 'fd00:10::a1', PrefixLength: 112 },
+        NetworkContainerPrimaryIPConfig: {
+          IPSubnet: { IPAddress: 'fd00:10::4', PrefixLength: 112 },
+          DNSServers: [],
+          GatewayIPAddress: 'fd00:10::1',
+        },
+      },
+    ]);
+    expect((await post(h.port, REQ, podRequest(1))).json).to.deep.equal(a);
+    const check = (await post(h.port, '/network/ipconfig', { podInterfaceID: 'iface-1' }))
+      .json as IpConfigsBody;
+    expect(check.podIPInfo).to.deep.equal(a.podIPInfo);
+    const attachments = (await post(h.port, '/network/attachments', {})).json as {
+      attachments: { podInterfaceID: string; IPAddress: string; IPAddresses: string[] }[];
+    };
+    expect(attachments.attachments).to.deep.equal([
+      {
+        podInterfaceID: 'iface-1',
+        infraContainerID: 'infra-1',
+        podName: 'pod-1',
+        podNamespace: 'default',
+        IPAddress: '10.10.1.1',
+        IPAddresses: ['10.10.1.1', 'fd00:10::a1'],
+      },
+    ]);
+  });
+
+  it('with no IPv6 address left, assigns nothing (code 32, the family named)', async () => {
+    await post(h.port, REQ, podRequest(1));
+    await post(h.port, REQ, podRequest(2));
+    const before = store.list();
+    const none = (await post(h.port, REQ, podRequest(3))).json as IpConfigsBody;
+    expect(none.response.ReturnCode).to.equal(32);
+    expect(none.podIPInfo).to.deep.equal([]);
+    expect(none.response.Message).to.match(/no Available IPv6 address to assign/);
+    expect(store.list()).to.deep.equal(before);
+    expect(store.countsByFamily().map((f) => f.counts.Available)).to.deep.equal([1, 0]);
+  });
+
+  it('release frees both; the debug listing shows every address of both families', async () => {
+    await post(h.port, REQ, podRequest(1));
+    const assigned = await post(h.port, '/debug/ipaddresses', {
+      IPConfigStateFilter: ['Assigned'],
+    });
+    type Listing = { IPConfigurationStatus: { IPAddress: string; NCID: string; State: string }[] };
+    expect(
+      (assigned.json as Listing).IPConfigurationStatus.map((s) => [s.IPAddress, s.NCID]),
+    ).to.deep.equal([
+      ['10.10.1.1', 'nc-a'],
+      ['fd00:10::a1', 'nc-v6'],
+    ]);
+    await post(h.port, REL, podRequest(1));
+    expect(store.counts()).to.deep.include({ Assigned: 0, Available: 5 });
+    const all = (await post(h.port, '/debug/ipaddresses', {})).json as Listing;
+    expect(all.IPConfigurationStatus.map((s) => s.IPAddress)).to.deep.equal([
+      '10.10.1.1',
+      '10.10.1.2',
+      '10.10.1.3',
+      'fd00:10::a1',
+      'fd00:10::a2',
+    ]);
+  });
+});

@@ -132,6 +132,56 @@ describe('sidecar/schedule-signal: the decision', () => {
     expect(wantOf(usable, figures(4, { Assigned: 4, Available: 1 }, true)).kind).to.equal('clear');
   });
 
+  it('a dual-stack node serves only when every family can: the family that serves least speaks', () => {
+    const dual = (
+      v4: Partial<StateCounts>,
+      v6: Partial<StateCounts>,
+      v6Exhausted: boolean,
+      demand = 4,
+      max = 250,
+    ) =>
+      capacityOf({
+        demand,
+        exhausted: v6Exhausted,
+        max,
+        counts: counts({}),
+        families: [
+          { name: 'IPv4', counts: counts(v4), exhausted: false },
+          { name: 'IPv6', counts: counts(v6), exhausted: v6Exhausted },
+        ],
+      });
+    // IPv4 has free addresses, IPv6's subnet is dry and none is free: no pod can be served.
+    const dry = dual({ Assigned: 4, Available: 3 }, { Assigned: 4 }, true);
+    expect(dry).to.deep.include({ family: 'IPv6', free: 0, canGrow: false, canServe: false });
+    expect(wantOf(usable, dry)).to.deep.equal({
+      kind: 'taint',
+      reason: 'subnet-exhausted',
+      why: 'no free address and the IPv6 subnet is exhausted (IPv6: 0 free, 0 pod(s) waiting, 4/250 addresses)',
+    });
+    // One IPv6 address free: the node serves (IPv4 has one too).
+    expect(
+      dual({ Assigned: 4, Available: 3 }, { Assigned: 4, Available: 1 }, true).canServe,
+    ).to.equal(true);
+    // IPv6 not exhausted: it grows, the node serves even with none free now.
+    expect(dual({ Assigned: 4, Available: 3 }, { Assigned: 4 }, false)).to.deep.include({
+      family: 'IPv6',
+      canServe: true,
+    });
+    // IPv4 at its cap with nothing free: max-ip-count, whatever IPv6 has.
+    const capped = dual({ Assigned: 16 }, { Assigned: 16, Available: 2 }, false, 16, 16);
+    expect(wantOf(usable, capped)).to.deep.include({ kind: 'taint', reason: 'max-ip-count' });
+    // One family (IPv6-only): judged as before, without naming it.
+    const only = capacityOf({
+      demand: 2,
+      exhausted: true,
+      max: 250,
+      counts: counts({}),
+      families: [{ name: 'IPv6', counts: counts({ Assigned: 2 }), exhausted: true }],
+    });
+    expect(only).to.not.have.property('family');
+    expect(only.canServe).to.equal(false);
+  });
+
   it('reads the Node first, then changes at once unless a capacity change is younger than the hold', () => {
     const taint: Want = { kind: 'taint', reason: 'subnet-exhausted', why: 'dry' };
     const clear: Want = { kind: 'clear', why: 'room' };
