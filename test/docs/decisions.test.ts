@@ -20,7 +20,8 @@ const DATE = String.raw`\d{4}-\d{2}-\d{2}`;
 interface Status {
   state: 'Accepted' | 'Superseded';
   by?: string;
-  inPart?: string;
+  /** The records that supersede parts of it (said once: "Superseded in part by [A] ...; and by [B] ..."). */
+  inPart: string[];
   supersedes: string[];
   supersedesPart: string[];
 }
@@ -37,12 +38,13 @@ function status(text: string): Status | undefined {
   const whole = new RegExp(`^Superseded by \\[(\\d{4})\\]\\(\\d{4}-[^)]+\\.md\\), ${DATE}\\.`).exec(
     s,
   );
-  if (whole) return { state: 'Superseded', by: whole[1]!, supersedes: [], supersedesPart: [] };
+  if (whole)
+    return { state: 'Superseded', by: whole[1]!, inPart: [], supersedes: [], supersedesPart: [] };
   if (!new RegExp(`^Accepted, ${DATE}\\.`).test(s)) return undefined;
-  const part = /Superseded in part by \[(\d{4})\]/.exec(s);
+  const part = /Superseded in part by .*/.exec(s)?.[0] ?? '';
   return {
     state: 'Accepted',
-    ...(part ? { inPart: part[1]! } : {}),
+    inPart: [...part.matchAll(/(?:Superseded in part by|and by) \[(\d{4})\]/g)].map((m) => m[1]!),
     supersedes: ids(/Supersedes \[(\d{4})\]/g),
     supersedesPart: ids(/(?:Supersedes|and) part of \[(\d{4})\]/g),
   };
@@ -77,12 +79,12 @@ describe('docs/decisions: every record in one shape', () => {
     const broken: string[] = [];
     for (const [id, s] of byId) {
       if (s.by && !byId.get(s.by)?.supersedes.includes(id)) broken.push(`${s.by} supersedes ${id}`);
-      if (s.inPart && !byId.get(s.inPart)?.supersedesPart.includes(id))
-        broken.push(`${s.inPart} supersedes part of ${id}`);
+      for (const p of s.inPart)
+        if (!byId.get(p)?.supersedesPart.includes(id)) broken.push(`${p} supersedes part of ${id}`);
       for (const o of s.supersedes)
         if (byId.get(o)?.by !== id) broken.push(`${o} superseded by ${id}`);
       for (const o of s.supersedesPart)
-        if (byId.get(o)?.inPart !== id) broken.push(`${o} superseded in part by ${id}`);
+        if (!byId.get(o)?.inPart.includes(id)) broken.push(`${o} superseded in part by ${id}`);
     }
     expect(broken, 'said on one side only').to.deep.equal([]);
   });
@@ -107,8 +109,8 @@ describe('docs/decisions/README.md: the index', () => {
       const want =
         s.state === 'Superseded'
           ? `Superseded by ${s.by}`
-          : s.inPart
-            ? `Accepted, in part superseded by ${s.inPart}`
+          : s.inPart.length > 0
+            ? `Accepted, in part superseded by ${s.inPart.join(' and ')}`
             : 'Accepted';
       if (m[3]!.trim() !== want)
         wrong.push(`${r.id}: "${m[3]!.trim()}", the record says "${want}"`);
