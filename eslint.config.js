@@ -31,6 +31,26 @@ export default tseslint.config(
     rules: { 'layers/imports': 'error' },
   },
   {
+    // The ARM emulator stands for ARM: its rules come from Azure's published
+    // sources, never from the product it checks (issue 53), so it imports
+    // nothing of src/ (a rule written once would be trusted twice).
+    files: ['harness/azure-emulator/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '(^|/)src/',
+              message:
+                'the ARM emulator imports nothing of the product: take its rules from a cited public source (harness/azure-emulator/README.md)',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
     files: ['test/**/*.ts'],
     rules: { '@typescript-eslint/no-unused-expressions': 'off' },
   },

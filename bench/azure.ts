@@ -38,6 +38,7 @@ import {
 } from '../src/azure/settings.ts';
 import { EMBEDDED_OPERATION_MS } from '../harness/embedded/azure.ts';
 import { inBatches } from '../harness/embedded/cluster.ts';
+import { azureBackendFactory } from '../src/azure/setup.ts';
 import { makeFulfillerConfig } from '../src/fulfiller/config.ts';
 import { startFulfiller } from '../src/fulfiller/run.ts';
 import { loadKubeConfig } from '../src/kube/config.ts';
@@ -100,11 +101,8 @@ async function bench(run: Run): Promise<Record<string, unknown>> {
     logger: silentLogger(),
     events: false,
     defaultMetrics: false,
-    backend: cloud.backendFactory({
-      qps: run.qps,
-      burst: run.burst,
-      readQps: run.readQps,
-      readBurst: run.readBurst,
+    backend: azureBackendFactory(cloud.settings(run.qps, run.burst, run.readQps, run.readBurst), {
+      tokens: cloud.tokens(),
     }),
   });
   while (filled() < run.nodes) await new Promise((r) => setTimeout(r, 50));

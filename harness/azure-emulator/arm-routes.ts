@@ -5,10 +5,10 @@
 // here authenticated, within quota and authorized.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import type { ArmOperation } from '../../src/azure/arm/operations.ts';
 import type { ArmObject } from './arm-object.ts';
 import { ArmHttpError } from './errors.ts';
 import type { EmulatedNetwork } from './network.ts';
+import type { OperationName } from './operation-names.ts';
 import { OP_PATH } from './operations.ts';
 
 export const NIC_PATH =
@@ -52,7 +52,7 @@ export class ArmRoutes {
   serve(
     method: string,
     url: URL,
-    operation: ArmOperation,
+    operation: OperationName,
     req: IncomingMessage,
     body: string,
   ): Answer {

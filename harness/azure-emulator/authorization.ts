@@ -1,20 +1,63 @@
 // Role assignments of the identity calling the emulator, and the 403s ARM
-// answers when a request is outside them. The actions come from the one
-// list the backend's role table is made of (src/azure/arm/actions.ts):
-// the call's own action on the resource it names (AuthorizationFailed), and
-// linked authorization on every resource the body of a write references
-// (LinkedAuthorizationFailed): subnets, load-balancer pools and NAT rules,
-// NSGs, public IPs, ASGs, application gateway pools; in a scale-set VM body
-// also its image (a gallery in another tenant is refused whatever the
-// roles), its user-assigned identities and its Key Vault secrets.
+// answers when a request is outside them. Every action comes from Azure's
+// published resource provider operations (data/provider-operations.json,
+// with its source), never from the product's lists, so an action the
+// product's role table forgets is refused here as ARM would refuse it:
+// - the call's own action, on the resource (or list) it names: the request
+//   path's resource type (ARM's permission strings are
+//   `{Provider}/{resourceType}/{action}`, the operations page says) and
+//   `read` for a GET, `write` for a PUT (AuthorizationFailed);
+// - linked authorization on every resource a write's body references
+//   (LinkedAuthorizationFailed): for each referenced id, the action its
+//   resource type publishes for being referenced (`joinIpConfiguration`,
+//   else `join`, `assign` for an identity, `deploy` for a key vault; `read`
+//   for a type that publishes none of these, a gallery image), so subnets,
+//   load-balancer pools, NAT rules and pools, probes, NSGs, public IPs, ASGs
+//   and application gateway pools are all checked, whatever the product
+//   sends. A gallery image in another tenant is refused whatever the roles.
 // Absent assignments: everything is allowed but the other tenant's image.
 // An assignment grants its actions at its scope and everything below it
 // (ARM ids, case ignored); an action may end in `*` (e.g. `Microsoft.Network/*`).
-import type { LinkedProperty } from '../../src/azure/arm/actions.ts';
-import { CALL_ACTIONS, LINKED_ACTIONS } from '../../src/azure/arm/actions.ts';
-import type { ArmOperation } from '../../src/azure/arm/operations.ts';
+import published from './data/provider-operations.json' with { type: 'json' };
+import { resourceTypeOf } from './arm-ids.ts';
+import type { OperationName } from './operation-names.ts';
 import { OP_PATH } from './operations.ts';
 import { ArmHttpError } from './errors.ts';
+
+/** Every published action, lower case. */
+const PUBLISHED = new Set(published.operations.map((o) => o.action.toLowerCase()));
+
+/** The published action `type/verb`, as published; undefined when Azure lists no such action. */
+export function publishedAction(type: string, verb: string): string | undefined {
+  const action = `${type}/${verb}`;
+  const found = published.operations.find((o) => o.action.toLowerCase() === action.toLowerCase());
+  return found?.action;
+}
+
+/**
+ * The action that referencing `id` from a write needs: the first of these
+ * its resource type publishes (an ipConfiguration joins an ASG by
+ * `joinIpConfiguration`, a subnet or pool by `join`, an identity is
+ * `assign`ed, a vault's secrets `deploy`ed), else `read`. Undefined for an
+ * id that names no resource type.
+ */
+export function linkedActionFor(id: string): string | undefined {
+  const type = resourceTypeOf(id);
+  if (!type) return undefined;
+  for (const verb of [
+    'joinIpConfiguration/action',
+    'join/action',
+    'assign/action',
+    'deploy/action',
+  ]) {
+    const action = publishedAction(type, verb);
+    if (action) return action;
+  }
+  return publishedAction(type, 'read') ?? `${type}/read`;
+}
+
+/** Whether Azure publishes this action (tests of the data file). */
+export const isPublished = (action: string): boolean => PUBLISHED.has(action.toLowerCase());
 
 export interface RoleAssignment {
   /** e.g. /subscriptions/S/resourceGroups/nodes */
@@ -58,13 +101,6 @@ export interface ForeignLink {
   subscription: string;
 }
 
-/** A user-assigned identity's assign action (Microsoft.ManagedIdentity operations). */
-const ASSIGN_IDENTITY = 'Microsoft.ManagedIdentity/userAssignedIdentities/assign/action';
-/** "Microsoft.Compute/galleries/images/versions/read: Gets the properties of Gallery Image Version". */
-const READ_IMAGE = 'Microsoft.Compute/galleries/images/versions/read';
-/** "Microsoft.KeyVault/vaults/deploy/action: Enables access to secrets in a key vault when deploying Azure resources". */
-const DEPLOY_VAULT = 'Microsoft.KeyVault/vaults/deploy/action';
-
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -73,26 +109,27 @@ const idOf = (v: unknown): string | undefined =>
 
 /**
  * Every resource a write's body references, with the action linked to it:
- * walks the whole body, so a NIC body and a scale-set VM's network profile
- * are read alike. Each (action, id) once.
+ * every `{id}` object anywhere in the body that is not the written resource
+ * or part of it (its own ipConfigurations), and the keys of
+ * `userAssignedIdentities` (ids, as ARM's identity property has them).
+ * Each (action, id) once.
  */
-export function linkedNeeds(body: unknown): Needed[] {
+export function linkedNeeds(body: unknown, self = ''): Needed[] {
   const out = new Map<string, Needed>();
-  const add = (action: string, id: string | undefined): void => {
-    if (id) out.set(`${action} ${id}`.toLowerCase(), { action, scope: id });
+  const own = self.replace(/\/$/, '').toLowerCase();
+  const add = (id: string | undefined): void => {
+    if (!id || !id.startsWith('/subscriptions/')) return;
+    const lower = id.toLowerCase();
+    if (own && (lower === own || lower.startsWith(`${own}/`))) return;
+    const action = linkedActionFor(id);
+    if (action) out.set(`${action} ${id}`.toLowerCase(), { action, scope: id });
   };
   const walk = (v: unknown): void => {
     if (Array.isArray(v)) return v.forEach(walk);
     if (!isObject(v)) return;
+    add(idOf(v));
     for (const [k, child] of Object.entries(v)) {
-      if (k in LINKED_ACTIONS) {
-        const action = LINKED_ACTIONS[k as LinkedProperty];
-        for (const ref of Array.isArray(child) ? child : [child]) add(action, idOf(ref));
-      }
-      if (k === 'imageReference') add(READ_IMAGE, idOf(child));
-      if (k === 'sourceVault') add(DEPLOY_VAULT, idOf(child));
-      if (k === 'userAssignedIdentities' && isObject(child))
-        for (const id of Object.keys(child)) add(ASSIGN_IDENTITY, id);
+      if (k === 'userAssignedIdentities' && isObject(child)) Object.keys(child).forEach(add);
       walk(child);
     }
   };
@@ -165,25 +202,37 @@ export function foreignLinks(linked: Needed[]): ForeignLink[] {
 }
 
 /**
- * The action a request needs (CALL_ACTIONS, the backend's own list), on
- * what, and for a write the linked ones on every resource its body references.
+ * The action a request needs, on what (the call's own: its path's resource
+ * type, `read` for GET and `write` for PUT, as published), and for a write
+ * the linked ones on every resource its body references. Throws a 500 when
+ * Azure publishes no such action (the data file lacks a row the emulator needs).
  */
 export function requestNeeds(
-  operation: ArmOperation,
+  operation: OperationName,
+  method: string,
   url: URL,
   body: string,
   operationScope: (id: string) => string | undefined,
 ): [Needed | undefined, Needed[]] {
+  // Azure publishes no write action for a scale-set instance's NIC: ARM
+  // refuses the write itself (the route's 405), whatever the roles.
+  if (operation === 'Other' || operation === 'ScaleSetNetworkInterfaces.CreateOrUpdate') {
+    return [undefined, []];
+  }
   const path = url.pathname.replace(/\/$/, '');
   const rg = /^(\/subscriptions\/[^/]+\/resourceGroups\/[^/]+)/i.exec(path)?.[1] ?? path;
-  const action = CALL_ACTIONS[operation];
-  if (!action) return [undefined, []];
+  const type = resourceTypeOf(path);
+  const verb = method.toUpperCase() === 'GET' ? 'read' : 'write';
+  const action = type ? publishedAction(type, verb) : undefined;
+  if (!action) {
+    throw new ArmHttpError(500, 'InternalServerError', `no published action ${type}/${verb}`);
+  }
   switch (operation) {
     case 'NetworkInterfaces.List':
       return [{ action, scope: rg }, []];
     case 'NetworkInterfaces.CreateOrUpdate':
     case 'ScaleSetVMs.Update':
-      return [{ action, scope: path }, linkedNeeds(parsedOrUndefined(body))];
+      return [{ action, scope: path }, linkedNeeds(parsedOrUndefined(body), path)];
     // A poll is a read of the operation, authorized at the resource group of
     // the resource its write changed: ARM's status URL is not under the
     // resource, so a role at the resource alone starts the operation but

@@ -13,14 +13,9 @@
 //                scale-set instance in aks-nodes, 3 in aks-nodes... (two
 //                subnets in use, so two ClusterSubnetStates)
 // Every NIC's primary ipConfiguration is in an application security group,
-// so every new ipConfiguration must carry it too.
-import type { BackendFactory } from '../../src/fulfiller/backend.ts';
-import type { BearerTokenSource } from '../../src/azure/arm/credentials.ts';
-import type { RetryOptions } from '../../src/azure/arm/policies.ts';
-import type { AzureSettings } from '../../src/azure/settings.ts';
-import type { AzureBuildExtra } from '../../src/azure/setup.ts';
-import { azureBackendFactory } from '../../src/azure/setup.ts';
-import { ROLE_ROWS } from '../../src/azure/arm/actions.ts';
+// so every new ipConfiguration must carry it too. The cloud knows nothing of
+// the product: settings() and tokens() are plain values a test hands to the
+// Azure backend's factory, and grantRoles() takes the rows it is given.
 import type { OperationTiming, SubnetFullMode } from './network.ts';
 import type { RoleAssignment } from './authorization.ts';
 import type { QuotaSpec } from './quota.ts';
@@ -56,6 +51,24 @@ export const CLOUD_RESOURCE_GROUP = 'mc_pool-monitor';
 export const CLOUD_TOKEN = 'emulated-cloud-token';
 /** The Uniform scale set of the cloud's scale-set nodes. */
 export const SCALE_SET = 'aks-pool';
+
+/** What the Azure backend needs to reach this cloud (its settings, as plain values). */
+export interface CloudSettings {
+  subscriptionId: string;
+  resourceGroup: string;
+  podSubnetId?: string;
+  endpoint: string;
+  qps?: number;
+  burst?: number;
+  readQps?: number;
+  readBurst?: number;
+}
+
+/** A role row: an action and its scope, with the placeholders SUB, NODES_RG, POD_SUBNET_ID, VNET_ID. */
+export interface RoleRowLike {
+  action: string;
+  scope: string;
+}
 
 export class EmulatedCloud {
   readonly emulator: ArmEmulator;
@@ -162,15 +175,15 @@ export class EmulatedCloud {
   }
 
   /**
-   * Grants exactly the README's role table (ROLE_ROWS of
-   * src/azure/arm/actions.ts) on this cloud's ids, on each subnet the nodes
-   * take pod IPs in: the emulator's authorization, linked checks included, on.
+   * Grants exactly `rows` (the README's role table) on this cloud's ids, on
+   * each subnet the nodes take pod IPs in: the emulator's authorization,
+   * linked checks included, on.
    */
-  grantRoleRows(): void {
+  grantRoles(rows: readonly RoleRowLike[]): void {
     const subnets =
       this.layout === 'node-subnets' ? [this.nodeSubnetId, this.podSubnetId] : [this.podSubnetId];
     this.emulator.roleAssignments = subnets.flatMap((subnet) =>
-      ROLE_ROWS.map((r) => ({
+      rows.map((r) => ({
         actions: [r.action],
         scope: r.scope
           .replace('POD_SUBNET_ID', subnet)
@@ -202,7 +215,7 @@ export class EmulatedCloud {
   }
 
   /** The backend's settings for this cloud (token passed separately, see CLOUD_TOKEN). */
-  settings(qps?: number, burst?: number, readQps?: number, readBurst?: number): AzureSettings {
+  settings(qps?: number, burst?: number, readQps?: number, readBurst?: number): CloudSettings {
     return {
       subscriptionId: CLOUD_SUBSCRIPTION,
       resourceGroup: CLOUD_RESOURCE_GROUP,
@@ -217,34 +230,13 @@ export class EmulatedCloud {
     };
   }
 
-  /** The bearer token this cloud accepts. */
-  tokens(): BearerTokenSource {
+  /** The bearer token this cloud accepts, as a token source. */
+  tokens(): { token(): Promise<string>; invalidate(): void; description: string } {
     return {
       token: () => Promise.resolve(CLOUD_TOKEN),
       invalidate: () => {},
       description: 'the emulated cloud token',
     };
-  }
-
-  /** The fulfiller's Azure backend on this cloud (through the real SDK, over HTTP). */
-  backendFactory(
-    options: {
-      qps?: number;
-      burst?: number;
-      readQps?: number;
-      readBurst?: number;
-      retry?: Partial<RetryOptions>;
-      backend?: NonNullable<AzureBuildExtra>['backend'];
-    } = {},
-  ): BackendFactory {
-    return azureBackendFactory(
-      this.settings(options.qps, options.burst, options.readQps, options.readBurst),
-      {
-        tokens: this.tokens(),
-        ...(options.retry ? { retry: options.retry } : {}),
-        ...(options.backend ? { backend: options.backend } : {}),
-      },
-    );
   }
 
   /** The NIC that takes a node's pod IPs (or its only NIC), as the emulator holds it now. */

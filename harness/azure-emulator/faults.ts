@@ -3,11 +3,11 @@
 // fault matches an operation (or any) and optionally one NIC, and fires a
 // given number of times. A `landed` fault makes the change and still answers
 // with the error, as a gateway that lost the answer would.
-import type { ArmOperation } from '../../src/azure/arm/operations.ts';
+import type { OperationName } from './operation-names.ts';
 
 export interface FaultSpec {
   /** Which requests it hits; absent: every one. */
-  operation?: ArmOperation;
+  operation?: OperationName;
   /** Only requests on this NIC (name, case ignored). */
   nic?: string;
   /** HTTP status to answer; absent: no error, only `delayMs`. */
@@ -30,7 +30,7 @@ export interface Fault extends FaultSpec {
 
 const DEFAULT_CODES: Record<number, string> = {
   412: 'PreconditionFailed',
-  429: 'TooManyRequests',
+  429: 'SubscriptionRequestsThrottled',
   500: 'InternalServerError',
   502: 'BadGateway',
   503: 'ServiceUnavailable',
@@ -57,7 +57,7 @@ export class FaultQueue {
   }
 
   /** The first fault matching this request, consumed once; undefined when none. */
-  take(operation: ArmOperation, nic: string | undefined): Fault | undefined {
+  take(operation: OperationName, nic: string | undefined): Fault | undefined {
     const i = this.faults.findIndex(
       (f) =>
         (f.operation === undefined || f.operation === operation) &&

@@ -2,7 +2,7 @@
 // with subnets (subnets.ts), VMs with their NICs and the PUTs that change them
 // (nics.ts), scale-set instances (scale-set-vms.ts) and the long-running
 // operations the PUTs start (operations.ts). No HTTP here (server.ts serves it).
-import { vmId } from '../../src/azure/arm/ids.ts';
+import { machineId } from './arm-ids.ts';
 import type { ArmObject } from './arm-object.ts';
 import { nicKey, type AddedVm, type VmOptions } from './nic-model.ts';
 import { NetworkInterfaces, type SubnetFullMode } from './nics.ts';
@@ -101,7 +101,7 @@ export class EmulatedNetwork {
    * ipConfiguration is in that subnet (the pod NIC layout).
    */
   addVm(options: VmOptions): AddedVm {
-    const id = vmId(this.subscriptionId, options.resourceGroup, options.name);
+    const id = machineId(this.subscriptionId, options.resourceGroup, options.name);
     const primaryNicName = options.nicName ?? `${options.name}-nic`;
     const primary = this.addNic(options, primaryNicName, options.subnetId, true, id);
     let pod = primary;
@@ -128,7 +128,7 @@ export class EmulatedNetwork {
    * added before (what an operator does to a stopped VM out of band).
    */
   attachNic(options: VmOptions & { nicName: string }): { name: string; id: string } {
-    const id = vmId(this.subscriptionId, options.resourceGroup, options.name);
+    const id = machineId(this.subscriptionId, options.resourceGroup, options.name);
     const nic = { ...options, nicProperties: {}, primaryConfigProperties: {} };
     return this.addNic(nic, options.nicName, options.subnetId, false, id);
   }

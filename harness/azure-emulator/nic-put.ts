@@ -6,7 +6,7 @@
 // keep theirs. At most 256 ipConfigurations, exactly one primary. Addresses
 // are taken and given back through the subnets; on any failure every change
 // is undone before the error is thrown.
-import { sameArmId } from '../../src/azure/arm/ids.ts';
+import { sameId } from './arm-ids.ts';
 import { ArmHttpError, badRequest } from './errors.ts';
 import {
   checkOneSubnet,
@@ -56,6 +56,12 @@ export interface PutContext {
   vm?: { id: string; otherConfigs: number; cap: number };
   /** Addresses the subnet's virtual network may still hand out. */
   vnetRoom?: (subnet: EmulatedSubnet) => { name: string; room: number; cap: number };
+}
+
+/** Addresses a PUT took and gave back, to undo it (a superseded operation). */
+export interface AddressMoves {
+  taken: Array<{ subnet: EmulatedSubnet; ip: string }>;
+  freed: Array<{ subnet: EmulatedSubnet; ip: string }>;
 }
 
 function asObject(value: unknown): Record<string, unknown> | undefined {
@@ -145,7 +151,7 @@ export function applyNicPut(
   stored: ArmObject,
   body: unknown,
   ctx: PutContext,
-): { nic: ArmObject; taken: number; freed: number } {
+): { nic: ArmObject; taken: number; freed: number; moves: AddressMoves } {
   const wanted = validate(body, ctx);
   const storedConfigs = (configProps(stored).ipConfigurations as ArmObject[] | undefined) ?? [];
   checkPrimaryKept(storedConfigs, wanted);
@@ -172,7 +178,7 @@ export function applyNicPut(
     const prev = old.get(key);
     const prevIp = prev ? configProps(prev).privateIPAddress : undefined;
     const p = configProps(c);
-    const sameSubnet = prev !== undefined && sameArmId(subnetIdOf(prev), subnet.id);
+    const sameSubnet = prev !== undefined && sameId(subnetIdOf(prev), subnet.id);
     const staticMoved = p.privateIPAllocationMethod === 'Static' && p.privateIPAddress !== prevIp;
     if (sameSubnet && typeof prevIp === 'string' && !staticMoved) {
       kept.add(key);
@@ -204,7 +210,7 @@ export function applyNicPut(
     let ip: string | undefined;
     if (p.privateIPAllocationMethod === 'Static') {
       ip = String(p.privateIPAddress);
-      if (!subnet.take(ip)) {
+      if (subnet.take(ip)) {
         undo();
         throw badRequest(
           'PrivateIPAddressInUse',
@@ -232,6 +238,7 @@ export function applyNicPut(
     nic: buildNic(stored, body as ArmObject, placed, ctx),
     taken: taken.length,
     freed: freed.length,
+    moves: { taken, freed },
   };
 }
 

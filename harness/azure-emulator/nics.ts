@@ -2,7 +2,7 @@
 // resource group and name, scale-set instances' under their own keys) and the
 // PUTs that change their ipConfigurations, each accepted one starting a
 // long-running operation (operations.ts) that holds the NIC until it settles.
-import { sameArmId } from '../../src/azure/arm/ids.ts';
+import { sameId } from './arm-ids.ts';
 import type { ArmObject } from './arm-object.ts';
 import { ArmHttpError } from './errors.ts';
 import {
@@ -96,7 +96,7 @@ export class NetworkInterfaces {
     for (const [k, nic] of this.nics) {
       if (k === except) continue;
       const of = (nic.properties?.virtualMachine as { id?: string } | undefined)?.id;
-      if (sameArmId(of, vm)) n += ((nic.properties?.ipConfigurations as unknown[]) ?? []).length;
+      if (sameId(of, vm)) n += ((nic.properties?.ipConfigurations as unknown[]) ?? []).length;
     }
     return n;
   }
@@ -256,7 +256,7 @@ export class NetworkInterfaces {
   nicOfVm(id: string): ArmObject | undefined {
     for (const nic of this.nics.values()) {
       const vm = (nic.properties?.virtualMachine as { id?: string } | undefined)?.id;
-      if (sameArmId(vm, id)) return structuredClone(nic);
+      if (sameId(vm, id)) return structuredClone(nic);
     }
     return undefined;
   }

@@ -101,7 +101,9 @@ export class PerVmQuota {
   charge(
     vm: string,
     now: number,
-  ): { header: Record<string, string> } | { retryAfter: number; header: Record<string, string> } {
+  ):
+    | { header: Record<string, string> }
+    | { retryAfter: number; header: Record<string, string>; policy: string; allowed: number } {
     const k = vm.toLowerCase();
     let bucket = this.buckets.get(k);
     if (!bucket) this.buckets.set(k, (bucket = new Bucket(this.spec, now)));
@@ -111,6 +113,8 @@ export class PerVmQuota {
       return {
         retryAfter: r.retryAfter,
         header: { [REMAINING_RESOURCE_HEADER]: `${PER_VM_POLICY};0` },
+        policy: PER_VM_POLICY.split('/')[1]!,
+        allowed: this.spec.size,
       };
     }
     return { header: { [REMAINING_RESOURCE_HEADER]: `${PER_VM_POLICY};${r.left}` } };

@@ -22,11 +22,11 @@ import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ArmOperation } from '../../src/azure/arm/operations.ts';
-import { armOperationOf } from '../../src/azure/arm/operations.ts';
+import type { OperationName } from './operation-names.ts';
+import { operationOf } from './operation-names.ts';
 import { ArmRoutes, NIC_PATH, SS_PATH, type Answer } from './arm-routes.ts';
 import type { RoleAssignment } from './authorization.ts';
-import { authorize, foreignLinks, requestNeeds } from './authorization.ts';
+import { authorize, EMULATOR_CLIENT, foreignLinks, requestNeeds } from './authorization.ts';
 import { ArmHttpError } from './errors.ts';
 import type { FaultSpec } from './faults.ts';
 import type { OtherWritersOptions } from './other-writers.ts';
@@ -59,7 +59,7 @@ export interface ArmEmulatorOptions extends NetworkOptions {
 export interface ArmRequestRecord {
   at: number;
   method: string;
-  operation: ArmOperation;
+  operation: OperationName;
   nic?: string;
   status: number;
   /** An error answer's code and message. */
@@ -109,12 +109,26 @@ export class ArmEmulator {
   private chargeVm(method: string, operation: string, path: string): Record<string, string> {
     if (!this.perVm || method === 'GET' || !operation.startsWith('ScaleSetVMs')) return {};
     const charged = this.perVm.charge(path, this.now());
+    // Compute's throttling answer (Azure docs, "Troubleshooting API
+    // throttling errors", its sample: 429 OperationNotAllowed, a detail
+    // TooManyRequests whose target is the policy spent, the policy's count 0
+    // in x-ms-ratelimit-remaining-resource, Retry-After).
     if ('retryAfter' in charged) {
       throw new ArmHttpError(
         429,
         'OperationNotAllowed',
-        `The server rejected the request because too many requests have been received for this VM. Retry after ${charged.retryAfter} seconds.`,
+        'The server rejected the request because too many requests have been received for this subscription.',
         { ...charged.header, 'retry-after': String(charged.retryAfter) },
+        [
+          {
+            code: 'TooManyRequests',
+            target: charged.policy,
+            message: JSON.stringify({
+              operationGroup: charged.policy,
+              allowedRequestCount: charged.allowed,
+            }),
+          },
+        ],
       );
     }
     return charged.header;
@@ -160,7 +174,7 @@ export class ArmEmulator {
   }
 
   /** Requests of one operation (and NIC), for tests. */
-  count(operation: ArmOperation, nic?: string): number {
+  count(operation: OperationName, nic?: string): number {
     return this.requests.filter(
       (r) =>
         r.operation === operation &&
@@ -171,7 +185,7 @@ export class ArmEmulator {
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = req.method ?? 'GET';
     const url = new URL(req.url ?? '/', this.routes.base);
-    const operation = armOperationOf(method, url.pathname);
+    const operation = operationOf(method, url.pathname);
     const ss = SS_PATH.exec(url.pathname);
     // A NIC by name; a scale-set instance as vmss:SS/ID (its NIC is written through it).
     const nic =
@@ -206,12 +220,12 @@ export class ArmEmulator {
   private async operate(
     method: string,
     url: URL,
-    operation: ArmOperation,
+    operation: OperationName,
     req: IncomingMessage,
     body: string,
   ): Promise<Answer> {
     const scopeOf = (id: string): string | undefined => this.network.operationScope(id);
-    const [need, linked] = requestNeeds(operation, url, body, scopeOf);
+    const [need, linked] = requestNeeds(operation, method, url, body, scopeOf);
     authorize(this.roleAssignments, need, linked, foreignLinks(linked));
     return this.routes.serve(method, url, operation, req, body);
   }
@@ -219,7 +233,7 @@ export class ArmEmulator {
   private async answer(
     method: string,
     url: URL,
-    operation: ArmOperation,
+    operation: OperationName,
     nic: string | undefined,
     req: IncomingMessage,
     body: string,
@@ -237,11 +251,17 @@ export class ArmEmulator {
       );
     }
     const charged = this.quota?.charge(method, this.now());
+    // ARM's own throttling of the subscription: 429
+    // SubscriptionRequestsThrottled (MicrosoftDocs/SupportArticles-docs,
+    // "Troubleshoot the SubscriptionRequestsThrottled error code (429)"; the
+    // token-bucket wording as Azure/ARO-HCP's test fixtures quote ARM), the
+    // kind's remaining count 0, Retry-After.
     if (charged && 'retryAfter' in charged) {
+      const kind = method.toUpperCase() === 'GET' ? 'read' : 'write';
       throw new ArmHttpError(
         429,
-        'TooManyRequests',
-        `The request is being throttled. Retry after ${charged.retryAfter} seconds.`,
+        'SubscriptionRequestsThrottled',
+        `Number of '${kind}' requests for subscription '${this.network.subscriptionId}' actor '${EMULATOR_CLIENT}' exceeded. Please try again after '${charged.retryAfter}' seconds after additional tokens are available. Refer to https://aka.ms/arm-throttling for additional information.`,
         { ...charged.header, 'retry-after': String(charged.retryAfter) },
       );
     }

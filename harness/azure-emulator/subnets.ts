@@ -6,25 +6,29 @@
 // example: 10.0.0.10 when 10.0.0.4-10.0.0.9 are taken; learn.microsoft.com/
 // azure/virtual-network/ip-services/private-ip-addresses#allocation-method).
 // So an address ARM frees is the next one it hands out. A hint at the lowest
-// address that may be free keeps allocation O(1) amortised at 30,000.
-import { parseSubnetId } from '../../src/azure/arm/ids.ts';
-import type { Cidr } from '../../src/fulfiller/cidr.ts';
+// address that may be free keeps allocation O(1) amortised at 30,000. The
+// address arithmetic is the emulator's own (ipv4.ts).
+import { subnetParts } from './arm-ids.ts';
+import type { Prefix } from './ipv4.ts';
 import {
-  firstUsable,
+  firstHost,
   gatewayOf,
-  intToIp,
-  ipToInt,
-  isUsable,
-  lastUsable,
-  parseCidr,
-  usableCount,
-} from '../../src/fulfiller/cidr.ts';
+  hostCount,
+  inPrefix,
+  lastHost,
+  parsePrefix,
+  toInt,
+  toQuad,
+} from './ipv4.ts';
+
+/** Why a Static address cannot be taken: held by another ipConfiguration, reserved, or outside. */
+export type TakeRefusal = 'allocated' | 'reserved' | 'outside';
 
 export class EmulatedSubnet {
   readonly id: string;
   readonly name: string;
   readonly addressPrefix: string;
-  readonly cidr: Cidr;
+  readonly prefix: Prefix;
   private readonly used = new Set<number>();
   /** No address below this one is free. */
   private lowestFree: number;
@@ -32,18 +36,18 @@ export class EmulatedSubnet {
   constructor(id: string, name: string, addressPrefix: string) {
     this.id = id;
     this.name = name;
-    this.cidr = parseCidr(addressPrefix);
-    this.addressPrefix = this.cidr.text;
-    this.lowestFree = firstUsable(this.cidr);
+    this.prefix = parsePrefix(addressPrefix);
+    this.addressPrefix = this.prefix.text;
+    this.lowestFree = firstHost(this.prefix);
   }
 
   get gateway(): string {
-    return gatewayOf(this.cidr);
+    return gatewayOf(this.prefix);
   }
 
   /** Addresses that may ever be handed out (the usage API's `limit`). */
   get limit(): number {
-    return usableCount(this.cidr);
+    return hostCount(this.prefix);
   }
 
   /** Addresses held by ipConfigurations (the usage API's `currentValue`). */
@@ -58,32 +62,36 @@ export class EmulatedSubnet {
   /** Takes the lowest free address; undefined when the subnet is full. */
   allocate(): string | undefined {
     if (this.free <= 0) return undefined;
-    const last = lastUsable(this.cidr);
+    const last = lastHost(this.prefix);
     for (let value = this.lowestFree; value <= last; value++) {
       if (!this.used.has(value)) {
         this.used.add(value);
         this.lowestFree = value + 1;
-        return intToIp(value);
+        return toQuad(value);
       }
     }
     return undefined;
   }
 
-  /** Takes one given address (Static allocation); false when taken or outside. */
-  take(ip: string): boolean {
-    const value = ipToInt(ip);
-    if (!isUsable(this.cidr, value) || this.used.has(value)) return false;
+  /** Takes one given address (Static allocation); why not, when it cannot. */
+  take(ip: string): TakeRefusal | undefined {
+    const value = toInt(ip);
+    if (value === undefined || !inPrefix(this.prefix, value)) return 'outside';
+    if (value < firstHost(this.prefix) || value > lastHost(this.prefix)) return 'reserved';
+    if (this.used.has(value)) return 'allocated';
     this.used.add(value);
-    return true;
+    return undefined;
   }
 
   release(ip: string): void {
-    const value = ipToInt(ip);
+    const value = toInt(ip);
+    if (value === undefined) return;
     if (this.used.delete(value) && value < this.lowestFree) this.lowestFree = value;
   }
 
   holds(ip: string): boolean {
-    return this.used.has(ipToInt(ip));
+    const value = toInt(ip);
+    return value !== undefined && this.used.has(value);
   }
 
   /** The subnet resource as ARM returns it (without the ipConfigurations back-references). */
@@ -129,9 +137,9 @@ export class VirtualNetworks {
   /** Every subnet of one virtual network. */
   subnetsOf(resourceGroup: string, virtualNetwork: string): EmulatedSubnet[] {
     return [...this.subnets.values()].filter((s) => {
-      const ref = parseSubnetId(s.id);
+      const ref = subnetParts(s.id);
       return (
-        ref.resourceGroup.toLowerCase() === resourceGroup.toLowerCase() &&
+        ref?.resourceGroup.toLowerCase() === resourceGroup.toLowerCase() &&
         ref.virtualNetwork.toLowerCase() === virtualNetwork.toLowerCase()
       );
     });
@@ -139,7 +147,8 @@ export class VirtualNetworks {
 
   /** Addresses in use in a virtual network (every subnet of it). */
   vnetInUse(subnetId: string): { name: string; inUse: number } {
-    const ref = parseSubnetId(subnetId);
+    const ref = subnetParts(subnetId);
+    if (!ref) throw new Error(`not a subnet id: ${subnetId}`);
     const inUse = this.subnetsOf(ref.resourceGroup, ref.virtualNetwork).reduce(
       (n, s) => n + s.inUse,
       0,

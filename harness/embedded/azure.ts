@@ -20,6 +20,8 @@
 //                      minutes; the report counts what they removed and what
 //                      became of it
 import type { BackendFactory } from '../../src/fulfiller/backend.ts';
+import { ROLE_ROWS } from '../../src/azure/arm/actions.ts';
+import { azureBackendFactory } from '../../src/azure/setup.ts';
 import { EmulatedCloud } from '../azure-emulator/cloud.ts';
 import type { OperationTiming } from '../azure-emulator/network.ts';
 import type { OtherWritersOptions } from '../azure-emulator/other-writers.ts';
@@ -95,7 +97,7 @@ export async function startEmbeddedAzure(
   });
   // The fulfiller's identity has exactly the README's roles: every call and
   // every linked resource a write references is authorized as ARM would.
-  cloud.grantRoleRows();
+  cloud.grantRoles(ROLE_ROWS);
   await cloud.start();
   const ids = new Map(nodeNames.map((name) => [name, cloud.addNode(name)]));
   const unfit =
@@ -106,7 +108,9 @@ export async function startEmbeddedAzure(
         }
       : undefined;
   return {
-    backend: cloud.backendFactory({ qps, burst, readQps, readBurst }),
+    backend: azureBackendFactory(cloud.settings(qps, burst, readQps, readBurst), {
+      tokens: cloud.tokens(),
+    }),
     providerID: (node) => ids.get(node),
     ...(unfit ? { unfit } : {}),
     report() {

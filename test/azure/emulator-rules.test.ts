@@ -2,6 +2,8 @@
 // (harness/azure-emulator/README.md), through the real @azure/arm-network client.
 import { expect } from 'chai';
 import type { NetworkInterface } from '@azure/arm-network';
+import { readdirSync, readFileSync } from 'node:fs';
+import { isPublished, linkedActionFor } from '../../harness/azure-emulator/authorization.ts';
 import { addNodes, clientFor, RG, startRig } from './helpers.ts';
 import type { Rig } from './helpers.ts';
 
@@ -207,10 +209,12 @@ describe('ARM emulator: the rules ARM keeps (real SDK)', () => {
     expect(ok.ipConfigurations).to.have.length(2);
   });
 
-  it("checks linked authorization on every resource a NIC PUT references (LB pool, NSG, public IP, ASG, subnet), in ARM's words", async () => {
+  it("checks linked authorization on every resource a NIC PUT references (LB pool and NAT rule, application gateway pool, NSG, public IP, ASG, subnet), in ARM's words", async () => {
     const rg = `/subscriptions/00000000-0000-0000-0000-000000000001/resourceGroups/${RG}`;
     const net = `${rg}/providers/Microsoft.Network`;
     const pool = `${net}/loadBalancers/kubernetes/backendAddressPools/kubernetes`;
+    const nat = `${net}/loadBalancers/kubernetes/inboundNatRules/ssh-n`;
+    const agPool = `${net}/applicationGateways/ingress/backendAddressPools/web`;
     const nsg = `${net}/networkSecurityGroups/nodes-nsg`;
     const pip = `${net}/publicIPAddresses/n-pip`;
     const asg = `${net}/applicationSecurityGroups/nodes`;
@@ -229,6 +233,8 @@ describe('ARM emulator: the rules ARM keeps (real SDK)', () => {
       nicProperties: { networkSecurityGroup: { id: nsg } },
       primaryConfigProperties: {
         loadBalancerBackendAddressPools: [{ id: pool }],
+        loadBalancerInboundNatRules: [{ id: nat }],
+        applicationGatewayBackendAddressPools: [{ id: agPool }],
         publicIPAddress: { id: pip },
       },
     });
@@ -236,6 +242,8 @@ describe('ARM emulator: the rules ARM keeps (real SDK)', () => {
     const nic = await client.networkInterfaces.get(RG, vm.nicName);
     const linked = [
       ['Microsoft.Network/loadBalancers/backendAddressPools/join/action', pool],
+      ['Microsoft.Network/loadBalancers/inboundNatRules/join/action', nat],
+      ['Microsoft.Network/applicationGateways/backendAddressPools/join/action', agPool],
       ['Microsoft.Network/publicIPAddresses/join/action', pip],
       ['Microsoft.Network/applicationSecurityGroups/joinIpConfiguration/action', asg],
       ['Microsoft.Network/networkSecurityGroups/join/action', nsg],
@@ -285,6 +293,50 @@ describe('ARM emulator: the rules ARM keeps (real SDK)', () => {
     expect(one.message).to.include(
       `; however, it does not have permission to perform action '${linked[0][0]}' on the linked scope(s) '${pool}' or the linked scope(s) are invalid.`,
     );
+  });
+
+  it("takes every action from Azure's published operations list, none from the product", () => {
+    const sub = '/subscriptions/s/resourceGroups/g/providers';
+    const cases: Array<[string, string]> = [
+      [
+        `${sub}/Microsoft.Network/virtualNetworks/v/subnets/pods`,
+        'Microsoft.Network/virtualNetworks/subnets/join/action',
+      ],
+      [
+        `${sub}/Microsoft.Network/loadBalancers/lb/inboundNatRules/r`,
+        'Microsoft.Network/loadBalancers/inboundNatRules/join/action',
+      ],
+      [
+        `${sub}/Microsoft.Network/loadBalancers/lb/inboundNatPools/p`,
+        'Microsoft.Network/loadBalancers/inboundNatPools/join/action',
+      ],
+      [
+        `${sub}/Microsoft.Network/applicationGateways/ag/backendAddressPools/p`,
+        'Microsoft.Network/applicationGateways/backendAddressPools/join/action',
+      ],
+      [
+        `${sub}/Microsoft.Network/applicationSecurityGroups/a`,
+        'Microsoft.Network/applicationSecurityGroups/joinIpConfiguration/action',
+      ],
+      [
+        `${sub}/Microsoft.ManagedIdentity/userAssignedIdentities/i`,
+        'Microsoft.ManagedIdentity/userAssignedIdentities/assign/action',
+      ],
+      [`${sub}/Microsoft.KeyVault/vaults/kv`, 'Microsoft.KeyVault/vaults/deploy/action'],
+      [
+        `${sub}/Microsoft.Compute/galleries/g/images/i/versions/1`,
+        'Microsoft.Compute/galleries/images/versions/read',
+      ],
+    ];
+    for (const [id, action] of cases) {
+      expect(linkedActionFor(id), id).to.equal(action);
+      expect(isPublished(action), action).to.equal(true);
+    }
+    // The emulator's sources import nothing of the product (the lint rule keeps it so).
+    const dir = new URL('../../harness/azure-emulator/', import.meta.url);
+    for (const f of readdirSync(dir).filter((n) => n.endsWith('.ts'))) {
+      expect(readFileSync(new URL(f, dir), 'utf8'), f).to.not.match(/from '[^']*\/src\//);
+    }
   });
 
   it('answers polls InProgress with Retry-After until the operation’s time (polled at it), says what quota is left, 429 when it is spent', async () => {

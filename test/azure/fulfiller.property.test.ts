@@ -14,6 +14,7 @@ import { CustomObjectsApi } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import type { ArmOperation } from '../../src/azure/arm/operations.ts';
+import { azureBackendFactory } from '../../src/azure/setup.ts';
 import { makeFulfillerConfig } from '../../src/fulfiller/config.ts';
 import { startFulfiller } from '../../src/fulfiller/run.ts';
 import type { RunningFulfiller } from '../../src/fulfiller/run.ts';
@@ -134,9 +135,8 @@ async function run(steps: Step[]): Promise<void> {
       }),
       logger: silentLogger(),
       defaultMetrics: false,
-      backend: cluster.cloud.backendFactory({
-        qps: 1000,
-        burst: 1000,
+      backend: azureBackendFactory(cluster.cloud.settings(1000, 1000), {
+        tokens: cluster.cloud.tokens(),
         retry: { backoff: { initialMs: 10, maxMs: 100, factor: 2, jitter: 0.2 } },
       }),
     });

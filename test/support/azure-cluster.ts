@@ -16,6 +16,7 @@ import type { ApiServer } from '../../harness/apiserver/server.ts';
 import { EmulatedCloud } from '../../harness/azure-emulator/cloud.ts';
 import type { CloudLayout, EmulatedCloudOptions } from '../../harness/azure-emulator/cloud.ts';
 import type { AzureBuildExtra } from '../../src/azure/setup.ts';
+import { azureBackendFactory } from '../../src/azure/setup.ts';
 import type { ArmObject } from '../../harness/azure-emulator/nic-put.ts';
 import { NC_PRIMARY_NAME } from '../../src/azure/nic-plan.ts';
 import { makeFulfillerConfig, type FulfillerConfig } from '../../src/fulfiller/config.ts';
@@ -113,7 +114,11 @@ export function startAzureFulfiller(
     logger: createLogger({ transports: [logs], level: 'info' }),
     defaultMetrics: false,
     listen: { host: '127.0.0.1', port: 0 },
-    backend: cluster.cloud.backendFactory({ qps: 1000, burst: 1000, retry: FAST_RETRY, backend }),
+    backend: azureBackendFactory(cluster.cloud.settings(1000, 1000), {
+      tokens: cluster.cloud.tokens(),
+      retry: FAST_RETRY,
+      backend,
+    }),
   });
 }
 
