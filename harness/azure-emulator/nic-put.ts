@@ -56,6 +56,8 @@ export interface PutContext {
   vm?: { id: string; otherConfigs: number; cap: number };
   /** Addresses the subnet's virtual network may still hand out. */
   vnetRoom?: (subnet: EmulatedSubnet) => { name: string; room: number; cap: number };
+  /** The id of the NIC whose ipConfiguration holds `ip` (for PrivateIPAddressIsAllocated). */
+  holderOf?: (ip: string) => string | undefined;
 }
 
 /** Addresses a PUT took and gave back, to undo it (a superseded operation). */
@@ -210,12 +212,14 @@ export function applyNicPut(
     let ip: string | undefined;
     if (p.privateIPAllocationMethod === 'Static') {
       ip = String(p.privateIPAddress);
-      if (subnet.take(ip)) {
+      const holder = ctx.holderOf?.(ip);
+      const refused = subnet.take(ip);
+      if (refused) {
         undo();
-        throw badRequest(
-          'PrivateIPAddressInUse',
-          `${ip} is in use or outside subnet ${subnet.name}`,
-        );
+        throw staticRefused(refused, `${ctx.nicId}/ipConfigurations/${String(c.name)}`, ip, {
+          subnet,
+          holder: holder ?? ctx.nicId,
+        });
       }
     } else {
       ip = subnet.allocate();
@@ -240,6 +244,45 @@ export function applyNicPut(
     freed: freed.length,
     moves: { taken, freed },
   };
+}
+
+/**
+ * ARM's 400 for a Static address it cannot give an ipConfiguration:
+ * - held by another ipConfiguration: `PrivateIPAddressIsAllocated`, "IP
+ *   configuration <id> is using the private IP address <ip> which is already
+ *   allocated to resource <NIC id>." (code and message quoted in
+ *   daniel-rhoades/acs-engine-terraform#10; the code is listed by Azure's
+ *   "Troubleshoot common Azure deployment errors");
+ * - one of the subnet's five reserved addresses: `PrivateIPAddressInReservedRange`,
+ *   "Private static IP address <ip> falls within reserved IP range of subnet
+ *   prefix <prefix>." (hashicorp/terraform-provider-azurerm#4225 quotes ARM's
+ *   message; the same Azure page lists the code);
+ * - outside the subnet: `PrivateIPAddressNotInSubnet` (the same Azure page:
+ *   "The specified IP address is outside of the subnet range"); its message
+ *   here is written in the reserved-range one's shape, ARM's own not quoted.
+ */
+function staticRefused(
+  why: 'allocated' | 'reserved' | 'outside',
+  configId: string,
+  ip: string,
+  at: { subnet: EmulatedSubnet; holder: string },
+): ArmHttpError {
+  if (why === 'allocated') {
+    return badRequest(
+      'PrivateIPAddressIsAllocated',
+      `IP configuration ${configId} is using the private IP address ${ip} which is already allocated to resource ${at.holder}.`,
+    );
+  }
+  if (why === 'reserved') {
+    return badRequest(
+      'PrivateIPAddressInReservedRange',
+      `Private static IP address ${ip} falls within reserved IP range of subnet prefix ${at.subnet.addressPrefix}.`,
+    );
+  }
+  return badRequest(
+    'PrivateIPAddressNotInSubnet',
+    `Private static IP address ${ip} does not belong to the range of subnet prefix ${at.subnet.addressPrefix}.`,
+  );
 }
 
 function buildNic(

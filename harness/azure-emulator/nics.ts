@@ -176,6 +176,7 @@ export class NetworkInterfaces {
           const { name: vnet, inUse } = this.vnets.vnetInUse(subnet.id);
           return { name: vnet, room: this.limits.perVnetCap - inUse, cap: this.limits.perVnetCap };
         },
+        holderOf: (ip) => this.holderIdOf(ip),
       });
       nic = result.nic;
       this.counts.taken += result.taken;
@@ -239,6 +240,15 @@ export class NetworkInterfaces {
     return configsOf(before)
       .filter((c) => !after.has(String(c.name).toLowerCase()))
       .map((c) => ({ name: String(c.name), ip: String(c.properties?.privateIPAddress) }));
+  }
+
+  /** The id of the (first) NIC whose ipConfigurations hold `ip`. */
+  holderIdOf(ip: string): string | undefined {
+    for (const nic of this.nics.values()) {
+      const configs = (nic.properties?.ipConfigurations as ArmObject[] | undefined) ?? [];
+      if (configs.some((c) => c.properties?.privateIPAddress === ip)) return String(nic.id);
+    }
+    return undefined;
   }
 
   /** Every NIC whose ipConfigurations hold `ip` (more than one would be a double assignment). */

@@ -2,7 +2,7 @@
 // process's collector owns (the fulfiller's /metrics): ARM calls by
 // operation and status code, their duration, throttled waits (the token
 // bucket, Retry-After), and addresses allocated and released on NICs.
-import { Counter, Histogram } from 'prom-client';
+import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { ArmOperation } from './arm/operations.ts';
 
@@ -21,6 +21,12 @@ export interface ArmMetricsSink {
   forbidden(operation: string): void;
   /** Pod ipConfigurations another writer removed: put back with their address, or lost. */
   removedByOthers?(outcome: 'restored' | 'lost', count: number): void;
+  /**
+   * Addresses NNC statuses list that their NICs, as last listed, lack now
+   * (removed by another writer, not yet restored or reported lost): while
+   * listed, no other node's status may take them.
+   */
+  ipConfigsMissing?(count: number): void;
 }
 
 export type ArmLimit = 'nic' | 'vm' | 'vnet';
@@ -47,6 +53,7 @@ export class ArmMetrics implements ArmMetricsSink {
   private readonly limits: Counter<'limit'>;
   private readonly forbids: Counter<'operation'>;
   private readonly removed: Counter<'outcome'>;
+  private readonly missing: Gauge;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -103,6 +110,11 @@ export class ArmMetrics implements ArmMetricsSink {
       labelNames: ['outcome'],
       registers,
     });
+    this.missing = new Gauge({
+      name: 'pool_monitor_arm_ipconfigs_missing',
+      help: 'Addresses NodeNetworkConfig statuses list that their NICs, as last listed, lack now (removed by another writer, not yet restored or reported lost); no other node can be given them meanwhile.',
+      registers,
+    });
     for (const outcome of ['restored', 'lost'] as const) this.removed.inc({ outcome }, 0);
     for (const limit of ['nic', 'vm', 'vnet'] as const) this.limits.inc({ limit }, 0);
     for (const cause of ['token-bucket', 'retry-after', 'backoff', 'quota-low'] as const) {
@@ -139,5 +151,9 @@ export class ArmMetrics implements ArmMetricsSink {
 
   removedByOthers(outcome: 'restored' | 'lost', count: number): void {
     if (count > 0) this.removed.inc({ outcome }, count);
+  }
+
+  ipConfigsMissing(count: number): void {
+    this.missing.set(count);
   }
 }

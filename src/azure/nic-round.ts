@@ -21,7 +21,7 @@ import type { RemovalAudit } from './removal-audit.ts';
 import type { PodSubnets } from './pod-subnets.ts';
 import { missingConfigs, Restoration } from './restore.ts';
 import type { BackendCounters } from './stats.ts';
-import type { ApplyResult, NodeRef, PoolChange } from '../fulfiller/backend.ts';
+import type { ApplyResult, HeldContainer, NodeRef, PoolChange } from '../fulfiller/backend.ts';
 import { NodeSetupError, SubnetFullError } from '../fulfiller/backend.ts';
 
 export interface NicRoundsOptions {
@@ -136,7 +136,7 @@ export class NicRounds {
       }
       if (!plan.changed) {
         this.audit.settled(node, nic, [], fix.lost);
-        return { held: this.held(node, nic, subnet, found.nodeIP), short };
+        return this.result(this.held(node, nic, subnet, found.nodeIP), short, fix);
       }
       try {
         const written = await this.nics.put(node, found.ref, plan.nic, nic.etag);
@@ -144,7 +144,7 @@ export class NicRounds {
         const taken = plan.added.length + (plan.createsPrimary ? 1 : 0) + plan.restored.length;
         this.counters.count(pod, taken, plan.removed.length);
         this.audit.settled(node, written, fix.restore, fix.lost);
-        return { held: this.held(node, written, subnet, found.nodeIP), short };
+        return this.result(this.held(node, written, subnet, found.nodeIP), short, fix);
       } catch (err) {
         const kind = armErrorKind(err);
         // A restored address ARM has given to another NIC: lost; the rest tried again.
@@ -182,7 +182,7 @@ export class NicRounds {
             `pod subnet ${subnet.name} has no free address for node ${node.name}'s NC primary IP`,
           );
         }
-        if (fulls >= 3) return { held: this.held(node, nic, subnet, found.nodeIP), short };
+        if (fulls >= 3) return this.result(this.held(node, nic, subnet, found.nodeIP), short, fix);
         // Second try: what still fits (fewer than the first; half of it when the
         // usage is unknown); third: nothing new.
         const fits =
@@ -193,6 +193,16 @@ export class NicRounds {
         add = plan.adopted.length + Math.max(0, fresh);
       }
     }
+  }
+
+  /**
+   * The round's answer: what the NIC holds, and the addresses its status
+   * lists that are proven gone (lost, reported with an Event by the audit):
+   * the fulfiller may drop just those (ApplyResult.lost).
+   */
+  private result(held: HeldContainer, short: boolean, fix: Restoration): ApplyResult {
+    const lost = fix.lost.map((l) => l.ip);
+    return { held, short, ...(lost.length > 0 ? { lost } : {}) };
   }
 
   private notFound(node: NodeRef, ref: NicRef, err: unknown): never {

@@ -7,10 +7,12 @@
 // names its NNC lists is asked a round (BackendHooks.nodeNeedsRound): found
 // within one resync plus one list. The round re-reads the NIC and puts them
 // back with the same name and address (`Static`, restore.ts); an address ARM
-// has given to another NIC meanwhile (`PrivateIPAddressInUse`), or any on a
+// has given to another NIC meanwhile (`PrivateIPAddressIsAllocated`), or any on a
 // Uniform scale-set instance (its model cannot name an address), is lost: a
 // Warning Event `IpConfigurationsRemovedByOthers`, a log line and
 // `pool_monitor_arm_ipconfigs_removed_by_others_total{outcome}` say so.
+// Until then `pool_monitor_arm_ipconfigs_missing` counts the addresses
+// statuses list that their NICs lack (no other node may be given them).
 import type { NetworkInterface } from '@azure/arm-network';
 import type { Logger } from '../log/logger.ts';
 import type { NetworkContainer } from '../nnc/types.ts';
@@ -43,8 +45,8 @@ export class RemovalAudit {
   private readonly now: () => number;
   private readonly auditMs: number;
   private readonly logger: Logger | undefined;
-  /** Nodes whose NIC, listed after our last write, lacks what their NNC lists. */
-  private readonly disturbed = new Set<string>();
+  /** Nodes whose NIC, listed after our last write, lacks what their NNC lists: how many. */
+  private readonly disturbed = new Map<string, number>();
   /** Per node: its Node and what its NNC lists, as last asked by needsRound. */
   private readonly watched = new Map<
     string,
@@ -73,8 +75,9 @@ export class RemovalAudit {
   check(node: NodeRef, container: NetworkContainer | undefined): boolean {
     this.watched.set(node.name, { node, container });
     this.auditIfStale();
-    if (!this.removedByOthers(node, container)) return false;
-    this.disturbed.add(node.name);
+    const missing = this.removedByOthers(node, container);
+    if (missing === 0) return false;
+    this.disturb(node.name, missing);
     return true;
   }
 
@@ -89,12 +92,27 @@ export class RemovalAudit {
     lost: RemovedConfig[],
   ): void {
     this.report(node, nic, restored, lost);
-    this.disturbed.delete(node.name);
+    this.undisturb(node.name);
   }
 
   forget(node: string): void {
-    this.disturbed.delete(node);
+    this.undisturb(node);
     this.watched.delete(node);
+  }
+
+  private disturb(node: string, missing: number): void {
+    this.disturbed.set(node, missing);
+    this.counters.missing(this.missingNow());
+  }
+
+  private undisturb(node: string): void {
+    if (this.disturbed.delete(node)) this.counters.missing(this.missingNow());
+  }
+
+  private missingNow(): number {
+    let n = 0;
+    for (const m of this.disturbed.values()) n += m;
+    return n;
   }
 
   /** Lists the NICs again in the background when the list is `auditMs` old. */
@@ -105,8 +123,10 @@ export class RemovalAudit {
       .relist()
       .then(() => {
         for (const [name, { node, container }] of this.watched) {
-          if (this.disturbed.has(name) || !this.removedByOthers(node, container)) continue;
-          this.disturbed.add(name);
+          if (this.disturbed.has(name)) continue;
+          const missing = this.removedByOthers(node, container);
+          if (missing === 0) continue;
+          this.disturb(name, missing);
           this.hooks()?.nodeNeedsRound(name);
         }
       })
@@ -116,16 +136,16 @@ export class RemovalAudit {
   }
 
   /**
-   * The node's NIC as listed after our last write to it lacks ipConfigurations
-   * its NNC lists (another writer removed them). No ARM call.
+   * How many ipConfigurations its NNC lists the node's NIC, as listed after
+   * our last write to it, lacks (another writer removed them). No ARM call.
    */
-  private removedByOthers(node: NodeRef, container: NetworkContainer | undefined): boolean {
-    if (!container?.ipAssignments?.length || this.nics.busy(node.name)) return false;
-    if (this.nics.lastWrite(node.name) >= this.directory.listBegan) return false;
+  private removedByOthers(node: NodeRef, container: NetworkContainer | undefined): number {
+    if (!container?.ipAssignments?.length || this.nics.busy(node.name)) return 0;
+    if (this.nics.lastWrite(node.name) >= this.directory.listBegan) return 0;
     const listed = this.directory.peek(node);
-    if (!listed) return false;
+    if (!listed) return 0;
     const names = new Set((listed.ipConfigurations ?? []).map((c) => c.name?.toLowerCase()));
-    return container.ipAssignments.some((a) => !names.has(a.name.toLowerCase()));
+    return container.ipAssignments.filter((a) => !names.has(a.name.toLowerCase())).length;
   }
 
   /** Says what another writer removed and what became of it: log line, metric, Event. */

@@ -1,10 +1,13 @@
 // Pod ipConfigurations another writer removed from a node's NIC while its NNC
 // still lists them (cloud-provider-azure's whole-NIC PUT from a stale read;
 // a scale-set reimage): what one round puts back with the same name and
-// address (`Static`), and what it cannot (lost: the address was given to
-// another NIC, `PrivateIPAddressInUse`, or the NIC is a Uniform scale-set
-// instance's, whose model cannot name an address). Lost ones are replaced by
-// fresh addresses in the same write. Pure.
+// address (`Static`), and what it cannot (lost: ARM refused the address, or
+// the NIC is a Uniform scale-set instance's, whose model cannot name an
+// address). Lost ones are replaced by fresh addresses in the same write.
+// ARM refuses a Static address with 400 and names it in its message
+// (restoreRefusal below); each refusal drops just the address it names, so
+// one taken address never blocks the node's round, and the round tries at
+// most one PUT more than it has addresses to restore. Pure.
 import type { NetworkInterface } from '@azure/arm-network';
 import type { NetworkContainer } from '../nnc/types.ts';
 import { NC_PRIMARY_NAME } from './nic-plan.ts';
@@ -58,17 +61,56 @@ export class Restoration {
   }
 
   /**
-   * A PUT refused: with `PrivateIPAddressInUse`, the addresses it names (all
-   * still to restore when it names none) are lost, and true (try again).
+   * A PUT refused: when ARM refused a Static address (restoreRefusal), the
+   * address it names is lost (all still to restore when it names none of
+   * them), and true (try again without it).
    */
   refused(err: unknown): boolean {
-    const e = err as { code?: string; message?: string };
-    if (e?.code !== 'PrivateIPAddressInUse' || this.restore.length === 0) return false;
-    const words = new Set((e.message ?? '').split(/[^0-9.]+/));
-    const named = this.restore.filter((r) => words.has(r.ip));
+    const refusal = restoreRefusal(err);
+    if (!refusal || this.restore.length === 0) return false;
+    const named = this.restore.filter((r) => r.ip === refusal.ip);
     const gone = named.length > 0 ? named : this.restore;
     this.lost.push(...gone);
     this.restore = this.restore.filter((r) => !gone.includes(r));
     return true;
   }
+}
+
+/**
+ * The 400s ARM answers for a Static address it will not give this NIC, and
+ * where each names the address (docs/design/fulfiller.md, "Other writers of
+ * the same NICs"):
+ * - `PrivateIPAddressIsAllocated`: "IP configuration <id> is using the
+ *   private IP address <ip> which is already allocated to resource <id>."
+ *   (daniel-rhoades/acs-engine-terraform#10): another NIC holds it;
+ * - `PrivateIPAddressInReservedRange` ("Private static IP address <ip> falls
+ *   within reserved IP range ...", hashicorp/terraform-provider-azurerm#4225)
+ *   and `PrivateIPAddressNotInSubnet`: not an address of the subnet (any
+ *   more);
+ * - `PrivateIPAddressInUse`, kept from before: the code ARM uses for other
+ *   resources' private addresses.
+ */
+const STATIC_REFUSALS = new Set([
+  'PrivateIPAddressIsAllocated',
+  'PrivateIPAddressInReservedRange',
+  'PrivateIPAddressNotInSubnet',
+  'PrivateIPAddressInUse',
+]);
+
+const NAMED_ADDRESS = [
+  /\bprivate IP address (\d{1,3}(?:\.\d{1,3}){3})\b/i,
+  /\bstatic IP address (\d{1,3}(?:\.\d{1,3}){3})\b/i,
+  /\b(\d{1,3}(?:\.\d{1,3}){3})\b/,
+];
+
+/** ARM refused a Static address: its code, and the address its message names (if any). Pure. */
+export function restoreRefusal(err: unknown): { code: string; ip?: string } | undefined {
+  const e = err as { code?: unknown; message?: unknown } | undefined;
+  if (typeof e?.code !== 'string' || !STATIC_REFUSALS.has(e.code)) return undefined;
+  const message = typeof e.message === 'string' ? e.message : '';
+  for (const re of NAMED_ADDRESS) {
+    const ip = re.exec(message)?.[1];
+    if (ip) return { code: e.code, ip };
+  }
+  return { code: e.code };
 }

@@ -57,6 +57,11 @@ export class BackendCounters {
     pod.record(taken, freed);
   }
 
+  /** Addresses listed in statuses that their NICs lack now, all nodes together. */
+  missing(count: number): void {
+    this.metrics.ipConfigsMissing?.(count);
+  }
+
   /** Another writer's removals: put back with their address, or lost. */
   removedByOthers(restored: number, lost: number): void {
     this.stats.restored += restored;

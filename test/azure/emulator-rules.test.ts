@@ -295,6 +295,47 @@ describe('ARM emulator: the rules ARM keeps (real SDK)', () => {
     );
   });
 
+  it("refuses a Static address another NIC holds, a reserved one and one outside the subnet, in ARM's words", async () => {
+    rig = await startRig();
+    const [a, b] = addNodes(rig, 2);
+    const client = clientFor(rig);
+    const nicA = await client.networkInterfaces.get(RG, a!.nicName);
+    const nicB = await client.networkInterfaces.get(RG, b!.nicName);
+    const takenIp = nicA.ipConfigurations![0]!.privateIPAddress!;
+    const staticOn = (nic: NetworkInterface, ip: string): NetworkInterface => ({
+      ...nic,
+      ipConfigurations: [
+        ...(nic.ipConfigurations ?? []),
+        {
+          name: 'restored',
+          privateIPAllocationMethod: 'Static',
+          privateIPAddress: ip,
+          subnet: { id: rig.podSubnetId },
+          primary: false,
+        },
+      ],
+    });
+    const taken = await failure(
+      client.networkInterfaces.createOrUpdate(RG, b!.nicName, staticOn(nicB, takenIp)),
+    );
+    expect(taken).to.include({ statusCode: 400, code: 'PrivateIPAddressIsAllocated' });
+    expect(taken.message).to.equal(
+      `IP configuration ${nicB.id}/ipConfigurations/restored is using the private IP address ${takenIp} which is already allocated to resource ${nicA.id}.`,
+    );
+    const reserved = await failure(
+      client.networkInterfaces.createOrUpdate(RG, b!.nicName, staticOn(nicB, '10.240.0.3')),
+    );
+    expect(reserved).to.include({ statusCode: 400, code: 'PrivateIPAddressInReservedRange' });
+    expect(reserved.message).to.include('10.240.0.3');
+    const outside = await failure(
+      client.networkInterfaces.createOrUpdate(RG, b!.nicName, staticOn(nicB, '10.9.0.7')),
+    );
+    expect(outside).to.include({ statusCode: 400, code: 'PrivateIPAddressNotInSubnet' });
+    // Nothing changed.
+    const after = await client.networkInterfaces.get(RG, b!.nicName);
+    expect(after.etag).to.equal(nicB.etag);
+  });
+
   it("takes every action from Azure's published operations list, none from the product", () => {
     const sub = '/subscriptions/s/resourceGroups/g/providers';
     const cases: Array<[string, string]> = [

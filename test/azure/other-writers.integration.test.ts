@@ -64,6 +64,11 @@ describe('Azure backend beside other writers, and a full subnet recovering (issu
     return Number(m?.[1] ?? NaN);
   };
 
+  const gauge = async (name: string): Promise<number> => {
+    const text = await (await fetch(`${running!.http!.url}/metrics`)).text();
+    return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
+  };
+
   /**
    * node-0 filled with `from`, read by cloud-provider-azure, grown to `to`,
    * then written back from that read: the `to - from` added since are gone
@@ -205,6 +210,69 @@ describe('Azure backend beside other writers, and a full subnet recovering (issu
     expect(onTwo()).to.deep.equal([]);
     await holding('node-0', 8);
     await holding('node-1', 8);
+    await waitFor('safe', async () => safetyViolations(cluster).length === 0 || undefined);
+  });
+
+  it("pod-nic (issue 53): ARM gives node-0's freed addresses to node-1; with resyncs alone, node-0 reports them lost (PrivateIPAddressIsAllocated) and node-1 lists them within one resync of node-0 letting go, no node blocked", async () => {
+    const resyncMs = 1_500;
+    await start({ layout: 'pod-nic' }, { resyncMs }, { auditMs: 200 });
+    const before = await removedByStaleWrite(4, 8);
+    const freed = new Map([...before].filter(([name]) => !onNic('node-0').has(name)));
+    const freedIps = new Set(freed.values());
+    await cluster.addNode('node-1');
+    await cluster.setSpec('node-1', { requestedIPCount: 8 });
+    const onNode1 = () => new Set(onNic('node-1').values());
+    await waitFor(
+      'node-1 holding the freed addresses on its NIC',
+      async () => [...freedIps].every((ip) => onNode1().has(ip)) || undefined,
+    );
+    const onNicAt = Date.now();
+    // From here on, nothing but the fulfiller's own resyncs. What node-1's
+    // status should come to hold: the freed addresses ARM gave its managed
+    // ipConfigurations (one may be its pod NIC's own primary address).
+    const managed = /^(pool-monitor-nc-primary|[0-9a-f-]{36})$/;
+    const wanted = [...onNic('node-1')]
+      .filter(([name, ip]) => managed.test(name) && freedIps.has(ip))
+      .map(([, ip]) => ip);
+    expect(wanted.length).to.be.at.least(3);
+    const listedBy = async (node: string) => {
+      const nc = dynamicContainers((await cluster.get(node))!)[0];
+      return new Set([...(nc?.ipAssignments?.map((a) => a.ip) ?? []), nc?.primaryIP]);
+    };
+    let letGoAt: number | undefined;
+    let listedAt: number | undefined;
+    const onTwo: string[] = [];
+    await waitFor(
+      "node-1's status listing every freed address",
+      async () => {
+        onTwo.push(...safetyViolations(cluster).filter((v) => / is on the NNCs of /.test(v)));
+        const zero = await listedBy('node-0');
+        if (letGoAt === undefined && [...freedIps].every((ip) => !zero.has(ip)))
+          letGoAt = Date.now();
+        const one = await listedBy('node-1');
+        if (wanted.every((ip) => one.has(ip))) listedAt = Date.now();
+        return listedAt;
+      },
+      4 * resyncMs + 10_000,
+    );
+    expect(onTwo).to.deep.equal([]);
+    expect(letGoAt, 'node-0 let go first').to.not.equal(undefined);
+    const withheldMs = listedAt! - letGoAt!;
+    console.log(
+      `      withheld ${listedAt! - onNicAt} ms in all, ${withheldMs} ms after node-0 let go (resync ${resyncMs} ms)`,
+    );
+    expect(withheldMs).to.be.at.most(resyncMs);
+    // Lost, and said so: the code ARM answers, parsed for its address.
+    expect(await metric('lost')).to.equal(4);
+    expect(warnings('IpConfigurationsRemovedByOthers')).to.have.length(1);
+    const refused = cluster.cloud.emulator.requests.filter((r) =>
+      r.error?.startsWith('PrivateIPAddressIsAllocated'),
+    );
+    expect(refused.length).to.be.within(1, 4);
+    // No node blocked: both filled and Updated, nothing missing any more.
+    await holding('node-0', 8);
+    await holding('node-1', 8);
+    expect(await gauge('pool_monitor_arm_ipconfigs_missing')).to.equal(0);
     await waitFor('safe', async () => safetyViolations(cluster).length === 0 || undefined);
   });
 
