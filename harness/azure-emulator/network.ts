@@ -235,9 +235,18 @@ export class EmulatedNetwork {
     return this.nics.readNicAt(k);
   }
 
-  /** Another writer's PUT of a whole NIC without If-Match (nics.ts). */
-  overwriteNicAt(k: string, nic: ArmObject): Array<{ name: string; ip: string }> | undefined {
-    return this.nics.overwriteNicAt(k, nic);
+  /** Another writer's PUT of a whole NIC without If-Match (nics.ts), its operation `durationMs` long. */
+  overwriteNicAt(
+    k: string,
+    nic: ArmObject,
+    durationMs?: number,
+  ): Array<{ name: string; ip: string }> | undefined {
+    return this.nics.overwriteNicAt(k, nic, durationMs);
+  }
+
+  /** Another writer's operation supersedes the one running on the NIC at `k` (nics.ts). */
+  supersede(k: string, change?: (nic: ArmObject) => void): boolean {
+    return this.nics.supersede(k, change);
   }
 
   /** Every NIC whose ipConfigurations hold `ip` (more than one would be a double assignment). */

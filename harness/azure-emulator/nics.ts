@@ -2,6 +2,7 @@
 // resource group and name, scale-set instances' under their own keys) and the
 // PUTs that change their ipConfigurations, each accepted one starting a
 // long-running operation (operations.ts) that holds the NIC until it settles.
+import { randomUUID } from 'node:crypto';
 import { sameId } from './arm-ids.ts';
 import type { ArmObject } from './arm-object.ts';
 import { ArmHttpError } from './errors.ts';
@@ -15,7 +16,7 @@ import {
   type VmOptions,
 } from './nic-model.ts';
 import { applyNicPut } from './nic-put.ts';
-import type { ArmOperations } from './operations.ts';
+import type { ArmOperations, Operation } from './operations.ts';
 import type { VirtualNetworks } from './subnets.ts';
 
 export type SubnetFullMode = 'sync' | 'lro';
@@ -131,6 +132,7 @@ export class NetworkInterfaces {
     body: unknown,
     ifMatch: string | undefined,
     kind: 'nic' | 'vm' = 'nic',
+    durationMs?: number,
   ): { nic: ArmObject; operationId: string } {
     this.settle();
     const stored = this.nics.get(k);
@@ -148,17 +150,12 @@ export class NetworkInterfaces {
         `etag ${ifMatch} does not match the resource's current etag`,
       );
     }
-    if (this.operations.inProgressOn(k)) {
-      throw new ArmHttpError(
-        409,
-        'AnotherOperationInProgress',
-        `another operation on ${name} is in progress`,
-      );
-    }
-    const op = this.operations.begin(k, resourceGroupIdOf(String(stored.id)), kind);
-    const running = op.doneAt > this.now();
+    const running = this.operations.runningOn(k);
+    if (running) throw busy(running, this.now(), stored);
+    const op = this.operations.begin(k, resourceGroupIdOf(String(stored.id)), kind, durationMs);
+    const runs = op.doneAt > this.now();
     const etag = newEtag();
-    const state = running ? 'Updating' : 'Succeeded';
+    const state = runs ? 'Updating' : 'Succeeded';
     const vm = (stored.properties?.virtualMachine as { id?: string } | undefined)?.id;
     let nic: ArmObject;
     try {
@@ -179,6 +176,7 @@ export class NetworkInterfaces {
         holderOf: (ip) => this.holderIdOf(ip),
       });
       nic = result.nic;
+      op.undo = { before: structuredClone(stored), moves: result.moves };
       this.counts.taken += result.taken;
       this.counts.freed += result.freed;
       this.nics.set(k, nic);
@@ -196,9 +194,32 @@ export class NetworkInterfaces {
       nic = structuredClone(stored);
       setProvisioningState(nic, 'Updating');
     }
-    this.operations.add(op, running);
-    if (!running) this.settle();
+    this.operations.add(op, runs);
+    if (!runs) this.settle();
     return { nic: structuredClone(nic), operationId: op.id };
+  }
+
+  /**
+   * Another writer's operation supersedes the one running on the NIC at `k`
+   * (ARM cancels the earlier operation; its change does not take effect):
+   * the NIC and its addresses go back to what they were before that write,
+   * `change` (the later writer's) is applied, the etag moves. False when no
+   * operation runs there.
+   */
+  supersede(k: string, change: (nic: ArmObject) => void = () => {}): boolean {
+    this.settle();
+    const op = this.operations.runningOn(k);
+    if (!op?.undo) return false;
+    for (const t of op.undo.moves.taken) t.subnet.release(t.ip);
+    for (const f of op.undo.moves.freed) f.subnet.take(f.ip);
+    const nic = op.undo.before;
+    change(nic);
+    nic.etag = newEtag();
+    setProvisioningState(nic, 'Succeeded');
+    this.nics.set(k, nic);
+    this.operations.supersede(op, { id: randomUUID(), name: op.name });
+    for (const f of this.written) f(k, nic);
+    return true;
   }
 
   /** An out-of-band change (another tool editing the NIC): `change` edits it, the etag moves. */
@@ -227,11 +248,22 @@ export class NetworkInterfaces {
    * addresses freed. Returns what it removed, or undefined when ARM refused
    * (an operation in progress: the writer tries later).
    */
-  overwriteNicAt(k: string, nic: ArmObject): Array<{ name: string; ip: string }> | undefined {
+  overwriteNicAt(
+    k: string,
+    nic: ArmObject,
+    durationMs?: number,
+  ): Array<{ name: string; ip: string }> | undefined {
     const before = this.readNicAt(k);
     if (!before) return undefined;
     try {
-      this.putNicAt(k, String(before.name), { properties: nic.properties }, undefined);
+      this.putNicAt(
+        k,
+        String(before.name),
+        { properties: nic.properties },
+        undefined,
+        'nic',
+        durationMs,
+      );
     } catch (err) {
       if (err instanceof ArmHttpError) return undefined;
       throw err;
@@ -270,4 +302,30 @@ export class NetworkInterfaces {
     }
     return undefined;
   }
+}
+
+/**
+ * A write to a NIC while another operation updates it: 429 `RetryableError`
+ * with the detail `RetryableErrorDueToAnotherOperation` naming the running
+ * operation and when to try again, and Retry-After (the body as quoted in
+ * cloudfoundry/bosh-azure-cpi-release#179 and hashicorp/terraform#7986,
+ * ARM's spelling kept; Azure/azure-rest-api-specs#1124: Network answers 429
+ * for "a retryable error", not only for throttling; Azure/azure-libraries-for-net#1001:
+ * "Attempt to run an operation on a resource ... in an updating state").
+ */
+function busy(op: Operation, now: number, nic: ArmObject): ArmHttpError {
+  const seconds = Math.max(1, Math.ceil((op.doneAt - now) / 1000));
+  const guid = String(nic.properties?.resourceGuid ?? nic.id);
+  return new ArmHttpError(
+    429,
+    'RetryableError',
+    'A retryable error occured.',
+    { 'retry-after': String(seconds) },
+    [
+      {
+        code: 'RetryableErrorDueToAnotherOperation',
+        message: `Operation ${op.name} (${op.id}) is updating resource ${guid}. The call can be retried in ${seconds} seconds.`,
+      },
+    ],
+  );
 }

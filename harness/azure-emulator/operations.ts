@@ -2,7 +2,9 @@
 // through Azure-AsyncOperation. They complete lazily: whoever looks after
 // `doneAt` sees them finished, so an injected clock makes them deterministic.
 import { randomUUID } from 'node:crypto';
-import type { ArmHttpError } from './errors.ts';
+import type { ArmObject } from './arm-object.ts';
+import type { ArmHttpError, ErrorDetail } from './errors.ts';
+import type { AddressMoves } from './nic-put.ts';
 
 export type OperationTiming = 'fast' | 'realistic';
 
@@ -11,17 +13,23 @@ export const REALISTIC_OPERATION_MS = { nic: [10_000, 60_000], vm: [30_000, 120_
 
 export interface Operation {
   id: string;
+  /** What the operation is called in ARM's messages (e.g. PutNetworkInterfaceOperation). */
+  name: string;
   nicKey: string;
   /** The resource group of the resource the operation writes (where its polls are authorized). */
   resourceGroupId: string;
   doneAt: number;
   failure?: ArmHttpError;
+  /** Canceled: superseded by a later operation (`supersededBy`, its id and name). */
+  canceled?: { id: string; name: string };
+  /** The NIC before the write and the addresses it moved, to undo it when superseded. */
+  undo?: { before: ArmObject; moves: AddressMoves };
   settled: boolean;
 }
 
 export interface OperationStatus {
-  status: 'InProgress' | 'Succeeded' | 'Failed';
-  error?: { code: string; message: string };
+  status: 'InProgress' | 'Succeeded' | 'Failed' | 'Canceled';
+  error?: { code: string; message: string; details?: ErrorDetail[] };
 }
 
 export interface OperationTimes {
@@ -50,20 +58,33 @@ export class ArmOperations {
     this.times = times;
   }
 
-  /** A new operation on the NIC at `nicKey`, not recorded yet (add). */
-  begin(nicKey: string, resourceGroupId: string, kind: 'nic' | 'vm'): Operation {
+  /** A new operation on the NIC at `nicKey`, not recorded yet (add); `ms` overrides its duration. */
+  begin(nicKey: string, resourceGroupId: string, kind: 'nic' | 'vm', ms?: number): Operation {
     return {
       id: randomUUID(),
+      name:
+        kind === 'nic' ? 'PutNetworkInterfaceOperation' : 'PutVirtualMachineScaleSetVMOperation',
       nicKey,
       resourceGroupId,
-      doneAt: this.times.now() + this.track(this.durationOf(kind)),
+      doneAt: this.times.now() + this.track(ms ?? this.durationOf(kind)),
       settled: false,
     };
   }
 
-  /** Whether an operation still runs on the NIC at `nicKey`. */
-  inProgressOn(nicKey: string): boolean {
-    return this.busy.has(nicKey);
+  /** The operation still running on the NIC at `nicKey`, if one is. */
+  runningOn(nicKey: string): Operation | undefined {
+    const id = this.busy.get(nicKey);
+    return id === undefined ? undefined : this.operations.get(id);
+  }
+
+  /**
+   * Ends a running operation Canceled, superseded by a later one on the
+   * same resource (its id and name); the NIC is free again.
+   */
+  supersede(op: Operation, by: { id: string; name: string }): void {
+    op.canceled = by;
+    op.settled = true;
+    if (this.busy.get(op.nicKey) === op.id) this.busy.delete(op.nicKey);
   }
 
   /** Records an accepted operation; a running one holds its NIC until it settles. */
@@ -79,7 +100,7 @@ export class ArmOperations {
       if (op.settled || now < op.doneAt) continue;
       op.settled = true;
       if (this.busy.get(op.nicKey) === op.id) this.busy.delete(op.nicKey);
-      if (!op.failure) succeeded(op.nicKey);
+      if (!op.failure && !op.canceled) succeeded(op.nicKey);
     }
     if (this.operations.size > MAX_OPERATIONS) {
       for (const [id, op] of this.operations) {
@@ -111,6 +132,26 @@ export class ArmOperations {
     const op = this.operations.get(id);
     if (!op) return undefined;
     if (!op.settled) return { status: 'InProgress' };
+    // A superseded operation's status, as ARM's Network provider words it
+    // (quoted in radius-project/radius, its Azure load balancer handler, for
+    // a PutLoadBalancerOperation; kubernetes-sigs/cloud-provider-azure's
+    // pkg/provider/azure_backoff.go matches the code): status Canceled, code Canceled, the detail
+    // CanceledAndSupersededDueToAnotherOperation naming both operations.
+    if (op.canceled) {
+      return {
+        status: 'Canceled',
+        error: {
+          code: 'Canceled',
+          message: 'Operation was canceled.',
+          details: [
+            {
+              code: 'CanceledAndSupersededDueToAnotherOperation',
+              message: `Operation ${op.name} (${op.id}) was canceled and superseded by operation ${op.canceled.name} (${op.canceled.id}).`,
+            },
+          ],
+        },
+      };
+    }
     if (op.failure)
       return { status: 'Failed', error: { code: op.failure.code, message: op.failure.message } };
     return { status: 'Succeeded' };

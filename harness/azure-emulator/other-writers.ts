@@ -80,6 +80,29 @@ export class OtherWriters {
     return gone.length;
   }
 
+  /**
+   * Another writer's PUT of the NIC as it is now (cloud-provider-azure
+   * putting it in a pool), its operation running `durationMs`: meanwhile
+   * ARM answers every other write to the NIC 429 RetryableError. False when
+   * ARM refused it (an operation already runs).
+   */
+  occupy(key: string, durationMs: number): boolean {
+    const nic = this.network.readNicAt(key);
+    if (!nic) return false;
+    const touched = { ...nic, properties: { ...nic.properties } };
+    return this.network.overwriteNicAt(key, touched, durationMs) !== undefined;
+  }
+
+  /**
+   * Another writer's operation supersedes the one running on the NIC (ours):
+   * ARM cancels ours, its change never takes effect, the NIC's etag moves.
+   */
+  supersede(key: string): boolean {
+    return this.network.supersede(key, (nic) => {
+      nic.tags = { ...(nic.tags as Record<string, string> | undefined), superseded: 'true' };
+    });
+  }
+
   /** A reimage (or upgrade to the latest model) of a scale-set instance: its NIC back to its primary. */
   reimage(key: string): number {
     const nic = this.network.readNicAt(key);

@@ -6,7 +6,8 @@ import { Counter, Gauge, Histogram } from 'prom-client';
 import type { Registry } from 'prom-client';
 import type { ArmOperation } from './arm/operations.ts';
 
-export type ThrottleCause = 'token-bucket' | 'retry-after' | 'backoff' | 'quota-low';
+export type ThrottleCause =
+  'token-bucket' | 'retry-after' | 'backoff' | 'quota-low' | 'resource-busy';
 
 /** What the ARM client and the backend report; `noArmMetrics` drops it all. */
 export interface ArmMetricsSink {
@@ -72,7 +73,7 @@ export class ArmMetrics implements ArmMetricsSink {
     });
     this.waits = new Counter({
       name: 'pool_monitor_arm_throttled_waits_total',
-      help: 'ARM calls held back: by the token bucket, by a Retry-After, by 5xx backoff, by low remaining quota.',
+      help: "ARM calls held back: by the token bucket, by a Retry-After, by 5xx backoff, by low remaining quota, by a 429 for one busy resource (that resource's writes only).",
       labelNames: ['cause'],
       registers,
     });
@@ -117,7 +118,13 @@ export class ArmMetrics implements ArmMetricsSink {
     });
     for (const outcome of ['restored', 'lost'] as const) this.removed.inc({ outcome }, 0);
     for (const limit of ['nic', 'vm', 'vnet'] as const) this.limits.inc({ limit }, 0);
-    for (const cause of ['token-bucket', 'retry-after', 'backoff', 'quota-low'] as const) {
+    for (const cause of [
+      'token-bucket',
+      'retry-after',
+      'backoff',
+      'quota-low',
+      'resource-busy',
+    ] as const) {
       this.waits.inc({ cause }, 0);
       this.waitSeconds.inc({ cause }, 0);
     }

@@ -166,6 +166,7 @@ export function sdkNicApi(
 
 export type ArmErrorKind =
   | 'precondition-failed'
+  | 'superseded'
   | 'subnet-full'
   | 'vnet-full'
   | 'limit'
@@ -183,9 +184,18 @@ const LIMIT_CODES = new Set([
  * What an ARM error means for a round. SubnetIsFull comes two ways: a
  * RestError with that code (HTTP 400), or a failed long-running operation,
  * which core-lro reports as "The long-running operation has failed. <code>. <message>".
+ * An operation ARM ended `Canceled` (Network cancels a running operation a
+ * later one on the same resource supersedes:
+ * CanceledAndSupersededDueToAnotherOperation) is reported by core-lro as
+ * "Operation was canceled", without the body: the NIC is what the later
+ * operation made it, so it is read again, like a 412 (as
+ * kubernetes-sigs/cloud-provider-azure's azure_backoff.go drops its cached
+ * copy on that code).
  */
 export function armErrorKind(err: unknown): ArmErrorKind {
   const e = err as { statusCode?: number; code?: string; message?: string } | undefined;
+  if (e?.code === 'CanceledAndSupersededDueToAnotherOperation') return 'superseded';
+  if (e?.statusCode === undefined && e?.message === 'Operation was canceled') return 'superseded';
   if (e?.code === 'SubnetIsFull') return 'subnet-full';
   if (/long-running operation has failed\. SubnetIsFull\b/.test(e?.message ?? ''))
     return 'subnet-full';

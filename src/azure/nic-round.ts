@@ -1,6 +1,7 @@
 // One round for one node is ONE PUT of its whole NIC with If-Match:
 //   NIC as last read/written ─ planNic(add, remove) ─ PUT ─ LRO ─ re-read ─ container
-// 412: re-read and recompute (bounded). SubnetIsFull (HTTP 400 or a failed
+// 412, or an operation ARM canceled as superseded by a later one: re-read
+// and recompute (bounded, together). SubnetIsFull (HTTP 400 or a failed
 // LRO): the subnet is reported full, the usage re-read, and the round tried
 // again with what still fits, then with no additions; never more than three
 // PUTs for one full round, so nothing loops hot (the fulfiller's backoff
@@ -157,8 +158,10 @@ export class NicRounds {
             /Machine/.test((err as { code?: string }).code ?? '') ? 'vm' : 'nic',
           );
         }
-        if (kind === 'precondition-failed' && preconditions++ < this.preconditionRetries) {
-          this.counters.preconditionFailed();
+        const reread = kind === 'precondition-failed' || kind === 'superseded';
+        if (reread && preconditions++ < this.preconditionRetries) {
+          if (kind === 'superseded') this.counters.superseded();
+          else this.counters.preconditionFailed();
           nic = await this.nics.reread(node, found.ref);
           continue;
         }

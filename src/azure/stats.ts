@@ -14,6 +14,8 @@ export interface AzureBackendStats {
   restored: number;
   /** ...that could not be (their address taken, or a scale-set instance). */
   lost: number;
+  /** Our operations ARM canceled, superseded by a later one: the NIC read again. */
+  superseded: number;
 }
 
 export class BackendCounters {
@@ -25,6 +27,7 @@ export class BackendCounters {
     released: 0,
     restored: 0,
     lost: 0,
+    superseded: 0,
   };
   private readonly metrics: ArmMetricsSink;
 
@@ -38,6 +41,10 @@ export class BackendCounters {
 
   preconditionFailed(): void {
     this.stats.preconditionFailed++;
+  }
+
+  superseded(): void {
+    this.stats.superseded++;
   }
 
   subnetFull(): void {

@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import type { NetworkInterface } from '@azure/arm-network';
 import { readdirSync, readFileSync } from 'node:fs';
 import { isPublished, linkedActionFor } from '../../harness/azure-emulator/authorization.ts';
+import { nicKey } from '../../harness/azure-emulator/nic-model.ts';
 import { addNodes, clientFor, RG, startRig } from './helpers.ts';
 import type { Rig } from './helpers.ts';
 
@@ -334,6 +335,37 @@ describe('ARM emulator: the rules ARM keeps (real SDK)', () => {
     // Nothing changed.
     const after = await client.networkInterfaces.get(RG, b!.nicName);
     expect(after.etag).to.equal(nicB.etag);
+  });
+
+  it("answers a write to a NIC another operation is updating 429 RetryableError, with ARM's detail and Retry-After", async () => {
+    rig = await startRig({ quota: false });
+    const [vm] = addNodes(rig, 1);
+    const client = clientFor(rig, { retry: { maxRetries: 0 } });
+    const nic = await client.networkInterfaces.get(RG, vm!.nicName);
+    expect(rig.em.otherWriters.occupy(nicKey(RG, vm!.nicName), 5_000)).to.equal(true);
+    let retryAfter: string | undefined;
+    let body: unknown;
+    const busy = await failure(
+      client.networkInterfaces.createOrUpdate(
+        RG,
+        vm!.nicName,
+        { ...nic, tags: { a: 'b' } },
+        {
+          onResponse: (r) => {
+            retryAfter = r.headers.get('retry-after');
+            body = r.parsedBody;
+          },
+        },
+      ),
+    );
+    expect(busy).to.include({ statusCode: 429, code: 'RetryableError' });
+    expect(Number(retryAfter)).to.be.within(4, 5);
+    const detail = (body as { error: { details: Array<{ code: string; message: string }> } }).error
+      .details[0]!;
+    expect(detail.code).to.equal('RetryableErrorDueToAnotherOperation');
+    expect(detail.message).to.match(
+      /^Operation PutNetworkInterfaceOperation \([0-9a-f-]{36}\) is updating resource [0-9a-f-]{36}\. The call can be retried in [45] seconds\.$/,
+    );
   });
 
   it("takes every action from Azure's published operations list, none from the product", () => {

@@ -96,6 +96,20 @@ export class ArmBudget {
     return kind === 'read' ? this.reads : this.writes;
   }
 
+  /** The remaining-quota floor of a kind (below it, calls of that kind slow down). */
+  floor(kind: CallKind): number {
+    return kind === 'read' ? this.lowWater.reads : this.lowWater.writes;
+  }
+
+  /** Holds writes to one resource for `ms` (a 429 for that resource alone). */
+  holdResource(url: string, ms: number): void {
+    const key = resourceOf(url);
+    const until = this.clock.now() + ms;
+    if ((this.resourceHeld.get(key) ?? -Infinity) >= until) return;
+    if (this.resourceHeld.size > 10_000) this.resourceHeld.clear();
+    this.resourceHeld.set(key, until);
+  }
+
   /**
    * What Compute said is left for one resource after a write: when low, the
    * next write to it waits a refill per update short. Returns that wait (ms).

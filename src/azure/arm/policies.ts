@@ -1,8 +1,10 @@
 // The ARM client's own pipeline policies, in the order a request meets them:
-//   retry (phase Retry)  429/503 wait for Retry-After (a 429 pauses every call
-//                        of its kind, read or write), other 5xx and connection
-//                        errors back off exponentially with jitter; bounded
-//                        attempts. Polls go through here too.
+//   retry (phase Retry)  429/503 wait for Retry-After; a 429 for one busy
+//                        resource holds that resource's writes, any other
+//                        pauses every call of its kind (throttle-scope.ts);
+//                        other 5xx and connection errors back off
+//                        exponentially with jitter; bounded attempts. Polls
+//                        go through here too.
 //   bearer (phase Sign)  Authorization from the token source; a 401 forgets
 //                        the cached token and retries once with a new one
 //   token bucket         every HTTP request that leaves (reads, writes, polls,
@@ -22,6 +24,7 @@ import type { BearerTokenSource } from './credentials.ts';
 import { armOperationOf } from './operations.ts';
 import type { ArmBudget } from './budget.ts';
 import { kindOf, REMAINING_HEADER, REMAINING_RESOURCE_HEADER } from './budget.ts';
+import { throttleScope } from './throttle-scope.ts';
 
 export interface RetryOptions {
   /** Retries after the first attempt (default 4). */
@@ -100,7 +103,7 @@ export function retryPolicy(
         }
         const status = response?.status;
         let waitMs: number;
-        let cause: 'retry-after' | 'backoff';
+        let cause: 'retry-after' | 'backoff' | 'resource-busy';
         if (failure !== undefined) {
           waitMs = backoffDelay(attempt, options.backoff, random);
           cause = 'backoff';
@@ -111,8 +114,18 @@ export function retryPolicy(
               ? backoffDelay(attempt, options.backoff, random)
               : Math.min(asked, options.maxRetryAfterMs);
           cause = asked === undefined ? 'backoff' : 'retry-after';
-          // ARM throttles the subscription, not one call: hold every call of the kind back.
-          if (status === 429) budget.bucket(kindOf(request.method)).pauseFor(waitMs);
+          if (status === 429) {
+            const kind = kindOf(request.method);
+            if (throttleScope(response!, kind, budget.floor(kind)) === 'resource') {
+              // One resource busy (another operation on it, its own Compute
+              // budget spent): its writes wait, every other resource's go on.
+              budget.holdResource(request.url, waitMs);
+              cause = 'resource-busy';
+            } else {
+              // The subscription (or the provider) throttles: hold every call of the kind back.
+              budget.bucket(kind).pauseFor(waitMs);
+            }
+          }
         } else if (status !== undefined && status >= 500 && status !== 501 && status !== 505) {
           waitMs = backoffDelay(attempt, options.backoff, random);
           cause = 'backoff';
