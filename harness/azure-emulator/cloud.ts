@@ -130,7 +130,7 @@ export class EmulatedCloud {
         instanceId: String(this.scaleSetInstances++),
         subnetId: ownSubnet,
         asgIds: [this.asgId],
-        ...this.nodeNicRefs(),
+        ...this.nodeNicRefs({ scaleSet: true }),
       });
       this.providerIDs.set(name, instance.providerID);
       this.nicKeys.set(name, { scaleSet: instance.vmId.split('/').pop()!, nic: instance.nicName });
@@ -142,7 +142,7 @@ export class EmulatedCloud {
       subnetId: chosen === 'node-subnet' ? ownSubnet : this.nodeSubnetId,
       ...(chosen === 'pod-nic' ? { podNicSubnetId: this.podSubnetId } : {}),
       asgIds: [this.asgId],
-      ...this.nodeNicRefs(chosen === 'node-subnet' ? name : undefined),
+      ...this.nodeNicRefs(chosen === 'node-subnet' ? { own: name } : {}),
     });
     this.providerIDs.set(name, vm.providerID);
     this.nicKeys.set(name, { nic: vm.nicName });
@@ -152,24 +152,35 @@ export class EmulatedCloud {
   /**
    * What a node's primary NIC references besides its subnet and ASG, as on
    * an AKS-style node: cloud-provider-azure's load balancer pool (on the
-   * primary ipConfiguration) and the nodes' NSG, and with `publicIp` a
-   * public IP of its own (an instance-level public IP). A write sends them
-   * back, so it needs their linked join actions.
+   * primary ipConfiguration) and the nodes' NSG; a node subnet VM (`own`)
+   * also a public IP of its own, an SSH inbound NAT rule and an application
+   * gateway's backend pool; a scale-set instance the scale set's inbound
+   * NAT pool. A write sends them back, so it needs their linked actions.
    */
-  private nodeNicRefs(publicIp?: string): {
+  private nodeNicRefs(of: { own?: string; scaleSet?: boolean }): {
     nicProperties: Record<string, unknown>;
     primaryConfigProperties: Record<string, unknown>;
   } {
     const rg = `/subscriptions/${CLOUD_SUBSCRIPTION}/resourceGroups/${CLOUD_RESOURCE_GROUP}/providers/Microsoft.Network`;
+    const lb = `${rg}/loadBalancers/kubernetes`;
     return {
       nicProperties: {
         networkSecurityGroup: { id: `${rg}/networkSecurityGroups/aks-agentpool-nsg` },
       },
       primaryConfigProperties: {
-        loadBalancerBackendAddressPools: [
-          { id: `${rg}/loadBalancers/kubernetes/backendAddressPools/kubernetes` },
-        ],
-        ...(publicIp ? { publicIPAddress: { id: `${rg}/publicIPAddresses/${publicIp}-pip` } } : {}),
+        loadBalancerBackendAddressPools: [{ id: `${lb}/backendAddressPools/kubernetes` }],
+        ...(of.own
+          ? {
+              publicIPAddress: { id: `${rg}/publicIPAddresses/${of.own}-pip` },
+              loadBalancerInboundNatRules: [{ id: `${lb}/inboundNatRules/ssh-${of.own}` }],
+              applicationGatewayBackendAddressPools: [
+                { id: `${rg}/applicationGateways/ingress/backendAddressPools/web` },
+              ],
+            }
+          : {}),
+        ...(of.scaleSet
+          ? { loadBalancerInboundNatPools: [{ id: `${lb}/inboundNatPools/ssh` }] }
+          : {}),
       },
     };
   }

@@ -162,6 +162,9 @@ function scaleSetVmModel(nic: ArmObject, ss: string, id: string, location: strin
                     ...(p.loadBalancerBackendAddressPools
                       ? { loadBalancerBackendAddressPools: p.loadBalancerBackendAddressPools }
                       : {}),
+                    ...(p.loadBalancerInboundNatPools
+                      ? { loadBalancerInboundNatPools: p.loadBalancerInboundNatPools }
+                      : {}),
                   },
                 };
               }),

@@ -3,8 +3,10 @@
 // permissions for Networking" and "Azure permissions for Compute",
 // learn.microsoft.com/azure/role-based-access-control/permissions/): the
 // README's role table is checked against ROLE_ROWS
-// (test/azure/readme-roles.test.ts), and the ARM emulator authorizes every
-// request with CALL_ACTIONS and LINKED_ACTIONS (harness/azure-emulator/).
+// (test/azure/readme-roles.test.ts). The ARM emulator does not read this
+// list: it authorizes from Azure's published operations on its own
+// (harness/azure-emulator/authorization.ts), so a row missing here is a 403
+// there, as on ARM.
 import type { ArmOperation } from './operations.ts';
 
 /** The action each call needs, on the resource (or list) the call names. */
@@ -48,6 +50,8 @@ export const LINKED_ACTIONS = {
     'Microsoft.Network/loadBalancers/backendAddressPools/join/action',
   // "Joins a load balancer inbound nat rule. Not Alertable."
   loadBalancerInboundNatRules: 'Microsoft.Network/loadBalancers/inboundNatRules/join/action',
+  // "Joins a load balancer inbound NAT pool. Not alertable." (a Uniform scale set's network profile)
+  loadBalancerInboundNatPools: 'Microsoft.Network/loadBalancers/inboundNatPools/join/action',
   // "Joins a network security group. Not Alertable."
   networkSecurityGroup: 'Microsoft.Network/networkSecurityGroups/join/action',
   // "Joins a public IP address. Not Alertable."
@@ -106,6 +110,21 @@ export const ROLE_ROWS: readonly RoleRow[] = [
     action: LINKED_ACTIONS.loadBalancerBackendAddressPools,
     scope: RG,
     for: "the load balancer pools cloud-provider-azure put the node's primary ipConfiguration in (linked; the load balancers' resource group)",
+  },
+  {
+    action: LINKED_ACTIONS.loadBalancerInboundNatRules,
+    scope: RG,
+    for: "the load balancer inbound NAT rules a node's primary ipConfiguration is in (an SSH rule; linked)",
+  },
+  {
+    action: LINKED_ACTIONS.loadBalancerInboundNatPools,
+    scope: RG,
+    for: "a Uniform scale set's inbound NAT pools, in the network profile each update sends back (linked)",
+  },
+  {
+    action: LINKED_ACTIONS.applicationGatewayBackendAddressPools,
+    scope: RG,
+    for: "the application gateway backend pools a node's NIC is in (linked; the gateways' resource group)",
   },
   {
     action: LINKED_ACTIONS.networkSecurityGroup,
