@@ -90,6 +90,11 @@ export class ArmRoutes {
           "The operation 'write' on resource type 'virtualMachineScaleSets/virtualMachines/networkInterfaces' is disallowed.",
         );
       }
+      if (operation === 'ScaleSets.Get') {
+        const set = net.getScaleSet(rg!, ss!);
+        if (!set) throw new ArmHttpError(404, 'NotFound', `scale set ${ss} not found`);
+        return { status: 200, body: set };
+      }
       if (operation === 'ScaleSetVMs.Get') {
         const vm = net.getScaleSetVm(rg!, ss!, id!);
         if (!vm) throw new ArmHttpError(404, 'NotFound', `scale set VM ${ss}/${id} not found`);

@@ -16,7 +16,7 @@
 // so every new ipConfiguration must carry it too. The cloud knows nothing of
 // the product: settings() and tokens() are plain values a test hands to the
 // Azure backend's factory, and grantRoles() takes the rows it is given.
-import type { OperationTiming, SubnetFullMode } from './network.ts';
+import type { OperationTiming, SubnetFullMode, UpgradeMode } from './network.ts';
 import type { RoleAssignment } from './authorization.ts';
 import type { QuotaSpec } from './quota.ts';
 import type { OtherWritersOptions } from './other-writers.ts';
@@ -44,6 +44,8 @@ export interface EmulatedCloudOptions {
   log?: boolean;
   /** cloud-provider-azure's stale whole-NIC PUTs and scale-set reimages (other-writers.ts). */
   otherWriters?: OtherWritersOptions;
+  /** The Uniform scale set's upgradePolicy.mode (default Manual). */
+  scaleSetUpgradePolicy?: UpgradeMode;
 }
 
 export const CLOUD_SUBSCRIPTION = '00000000-0000-0000-0000-0000000c10d0';
@@ -76,6 +78,7 @@ export class EmulatedCloud {
   readonly podSubnetId: string;
   readonly asgId: string;
   private readonly layout: CloudLayout | 'mixed' | 'node-subnets';
+  private readonly upgradePolicy: UpgradeMode;
   private readonly providerIDs = new Map<string, string>();
   /** Per node: its NIC's name, and its scale-set instance id when it is one. */
   private readonly nicKeys = new Map<string, { nic: string; scaleSet?: string }>();
@@ -96,6 +99,7 @@ export class EmulatedCloud {
       ...(options.otherWriters ? { otherWriters: options.otherWriters } : {}),
     });
     this.layout = options.layout ?? 'mixed';
+    this.upgradePolicy = options.scaleSetUpgradePolicy ?? 'Manual';
     this.asgId = `/subscriptions/${CLOUD_SUBSCRIPTION}/resourceGroups/${CLOUD_RESOURCE_GROUP}/providers/Microsoft.Network/applicationSecurityGroups/aks-nodes`;
     const ids = this.emulator.network.addVirtualNetwork(CLOUD_RESOURCE_GROUP, 'aks-vnet', {
       'aks-nodes': options.nodePrefix ?? '10.224.0.0/16',
@@ -130,6 +134,7 @@ export class EmulatedCloud {
         instanceId: String(this.scaleSetInstances++),
         subnetId: ownSubnet,
         asgIds: [this.asgId],
+        upgradePolicy: this.upgradePolicy,
         ...this.nodeNicRefs({ scaleSet: true }),
       });
       this.providerIDs.set(name, instance.providerID);

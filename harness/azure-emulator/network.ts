@@ -7,12 +7,13 @@ import type { ArmObject } from './arm-object.ts';
 import { nicKey, type AddedVm, type VmOptions } from './nic-model.ts';
 import { NetworkInterfaces, type SubnetFullMode } from './nics.ts';
 import { ArmOperations, type OperationStatus, type OperationTiming } from './operations.ts';
-import { ScaleSetVms, type ScaleSetVmOptions } from './scale-set-vms.ts';
+import { ScaleSetVms, type ScaleSetVmOptions, type UpgradeMode } from './scale-set-vms.ts';
 import { VirtualNetworks, type EmulatedSubnet } from './subnets.ts';
 
 export { REALISTIC_OPERATION_MS } from './operations.ts';
 export type { OperationStatus, OperationTiming } from './operations.ts';
 export type { AddedVm, VmOptions } from './nic-model.ts';
+export type { UpgradeMode } from './scale-set-vms.ts';
 export type { SubnetFullMode } from './nics.ts';
 
 export interface NetworkOptions {
@@ -182,6 +183,33 @@ export class EmulatedNetwork {
 
   getScaleSetNic(rg: string, ss: string, id: string, nic: string): ArmObject | undefined {
     return this.scaleSets.nic(rg, ss, id, nic);
+  }
+
+  /** The scale set (its upgrade policy), as Compute returns it. */
+  getScaleSet(rg: string, ss: string): ArmObject | undefined {
+    return this.scaleSets.scaleSet(rg, ss);
+  }
+
+  setUpgradePolicy(rg: string, ss: string, mode: UpgradeMode): void {
+    this.scaleSets.setUpgradePolicy(rg, ss, mode);
+  }
+
+  /**
+   * The scale set's model changes; by its upgrade policy, instances are
+   * upgraded to it now (scale-set-vms.ts): their NICs, batch after batch.
+   */
+  updateScaleSetModel(rg: string, ss: string): string[][] {
+    return this.scaleSets.updateModel(rg, ss);
+  }
+
+  /** The NICs of the instances a manual upgrade resets (all when `instanceIds` is absent). */
+  manualUpgrade(rg: string, ss: string, instanceIds?: string[]): string[] {
+    return this.scaleSets.manualUpgrade(rg, ss, instanceIds);
+  }
+
+  /** The instance whose NIC is at `k` now runs its scale set's latest model. */
+  modelApplied(k: string): void {
+    this.scaleSets.applied(k);
   }
 
   /** The scale-set VM's model: its network profile mirrors its NIC; its etag is the NIC's. */

@@ -23,7 +23,7 @@ export interface OtherWritersOptions {
 }
 
 export interface RemovedConfig {
-  by: 'cloud-provider' | 'reimage';
+  by: 'cloud-provider' | 'reimage' | 'model-upgrade';
   nic: string;
   name: string;
   ip: string;
@@ -104,7 +104,7 @@ export class OtherWriters {
   }
 
   /** A reimage (or upgrade to the latest model) of a scale-set instance: its NIC back to its primary. */
-  reimage(key: string): number {
+  reimage(key: string, by: RemovedConfig['by'] = 'reimage'): number {
     const nic = this.network.readNicAt(key);
     if (!nic) return 0;
     const model = { ...nic, properties: { ...nic.properties } };
@@ -114,8 +114,32 @@ export class OtherWriters {
       this.skipped++;
       return 0;
     }
-    this.record('reimage', key, nic, gone);
+    this.network.modelApplied(key);
+    this.record(by, key, nic, gone);
     return gone.length;
+  }
+
+  /**
+   * A change of a Uniform scale set's model (a new image: a node-image
+   * upgrade's first step): by its upgrade policy, its instances are reset
+   * to it now (Automatic, Rolling) or stay behind until upgraded (Manual).
+   * Returns the ipConfigurations removed.
+   */
+  changeModel(resourceGroup: string, scaleSet: string): number {
+    let n = 0;
+    for (const batch of this.network.updateScaleSetModel(resourceGroup, scaleSet)) {
+      for (const key of batch) n += this.reimage(key, 'model-upgrade');
+    }
+    return n;
+  }
+
+  /** A manual upgrade of instances to the latest model (all when absent). Returns what it removed. */
+  upgradeInstances(resourceGroup: string, scaleSet: string, instanceIds?: string[]): number {
+    let n = 0;
+    for (const key of this.network.manualUpgrade(resourceGroup, scaleSet, instanceIds)) {
+      n += this.reimage(key, 'model-upgrade');
+    }
+    return n;
   }
 
   /** Runs the switched-on actors on timers until stop(). */

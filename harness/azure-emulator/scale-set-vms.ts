@@ -3,6 +3,22 @@
 // Compute returns for it, whose network profile mirrors that NIC. A PUT of
 // the VM writes its network profile's ipConfigurations to the NIC, by the
 // same rules as a NIC PUT.
+//
+// The scale set itself has a model (its network profile: the primary
+// ipConfiguration only) and an upgrade policy, as Azure documents them
+// ("Upgrade policy modes for Virtual Machine Scale Sets",
+// learn.microsoft.com/azure/virtual-machine-scale-sets/virtual-machine-scale-sets-upgrade-policy;
+// the REST API's UpgradeMode): a change of the model reaches the instances
+// - Automatic: all at once ("the scale set might take down all virtual
+//   machines at the same time to perform upgrades");
+// - Rolling: in batches (maxBatchInstancePercent, 20 by default), one
+//   after the other (the pause between batches is not modelled);
+// - Manual: when someone upgrades them to the latest model (the
+//   manualUpgrade action, `az vmss update-instances`; a node-image upgrade
+//   does the same); until then an instance's latestModelApplied is false.
+// Upgrading an instance to the latest model resets its network profile to
+// the scale set's: the ipConfigurations written into the instance's own
+// model are removed and their addresses freed.
 import { createHash } from 'node:crypto';
 import type { ArmObject } from './arm-object.ts';
 import { OTHER_TENANT_SUBSCRIPTION } from './authorization.ts';
@@ -23,11 +39,15 @@ export type NicBook = Pick<
   | 'firstUnder'
 >;
 
+export type UpgradeMode = 'Automatic' | 'Manual' | 'Rolling';
+
 export interface ScaleSetVmOptions {
   resourceGroup: string;
   scaleSet: string;
   instanceId: string;
   subnetId: string;
+  /** The scale set's upgradePolicy.mode, set by its first instance (default Manual). */
+  upgradePolicy?: UpgradeMode;
   asgIds?: string[];
   /** As addVm's: the NIC's networkSecurityGroup, its primary's load-balancer pools... */
   nicProperties?: Record<string, unknown>;
@@ -37,11 +57,100 @@ export interface ScaleSetVmOptions {
 const scaleSetKey = (rg: string, ss: string, id: string, nic: string): string =>
   `vmss:${rg.toLowerCase()}/${ss.toLowerCase()}/${id.toLowerCase()}/${nic.toLowerCase()}`;
 
+interface ScaleSetState {
+  resourceGroup: string;
+  name: string;
+  upgradePolicy: UpgradeMode;
+  /** The model's version: bumped by each model change. */
+  model: number;
+  /** Per instance NIC key: the model version it runs. */
+  applied: Map<string, number>;
+}
+
+/** Rolling upgrades' batch size: maxBatchInstancePercent, 20 by default (REST API, RollingUpgradePolicy). */
+const ROLLING_BATCH_PERCENT = 20;
+
 export class ScaleSetVms {
   private readonly book: NicBook;
+  private readonly sets = new Map<string, ScaleSetState>();
 
   constructor(book: NicBook) {
     this.book = book;
+  }
+
+  /** The scale set resource as Compute returns it (its upgrade policy and model's network profile). */
+  scaleSet(rg: string, ss: string): ArmObject | undefined {
+    const set = this.sets.get(`${rg}/${ss}`.toLowerCase());
+    if (!set) return undefined;
+    const id = `/subscriptions/${this.book.subscriptionId}/resourceGroups/${set.resourceGroup}/providers/Microsoft.Compute/virtualMachineScaleSets/${set.name}`;
+    return {
+      name: set.name,
+      id,
+      type: 'Microsoft.Compute/virtualMachineScaleSets',
+      location: this.book.location,
+      sku: { name: 'Standard_D4s_v5', tier: 'Standard', capacity: set.applied.size },
+      properties: {
+        provisioningState: 'Succeeded',
+        orchestrationMode: 'Uniform',
+        upgradePolicy: { mode: set.upgradePolicy },
+        virtualMachineProfile: { networkProfile: { networkInterfaceConfigurations: [] } },
+      },
+    };
+  }
+
+  /** Changes the scale set's upgrade policy (an operator's `az vmss update --set upgradePolicy.mode=`). */
+  setUpgradePolicy(rg: string, ss: string, mode: UpgradeMode): void {
+    const set = this.sets.get(`${rg}/${ss}`.toLowerCase());
+    if (!set) throw new Error(`no scale set ${ss}`);
+    set.upgradePolicy = mode;
+  }
+
+  /**
+   * A change of the scale set's model (a new image, an extension): by its
+   * upgrade policy, the instance NICs to reset now, in order (Automatic: all;
+   * Rolling: all, batch after batch; Manual: none).
+   */
+  updateModel(rg: string, ss: string): string[][] {
+    const set = this.sets.get(`${rg}/${ss}`.toLowerCase());
+    if (!set) throw new Error(`no scale set ${ss}`);
+    set.model++;
+    const keys = [...set.applied.keys()].sort();
+    if (set.upgradePolicy === 'Manual') return [];
+    if (set.upgradePolicy === 'Automatic') return [keys];
+    const size = Math.max(1, Math.floor((keys.length * ROLLING_BATCH_PERCENT) / 100));
+    const batches: string[][] = [];
+    for (let i = 0; i < keys.length; i += size) batches.push(keys.slice(i, i + size));
+    return batches;
+  }
+
+  /**
+   * The instance NICs a manual upgrade of `instanceIds` (all when absent)
+   * resets: those not on the latest model (an instance on it is left alone).
+   */
+  manualUpgrade(rg: string, ss: string, instanceIds?: string[]): string[] {
+    const set = this.sets.get(`${rg}/${ss}`.toLowerCase());
+    if (!set) throw new Error(`no scale set ${ss}`);
+    const prefix = `vmss:${rg.toLowerCase()}/${ss.toLowerCase()}/`;
+    return [...set.applied.entries()]
+      .filter(([k, version]) => {
+        const id = k.slice(prefix.length).split('/')[0]!;
+        const named = !instanceIds || instanceIds.map((i) => i.toLowerCase()).includes(id);
+        return named && version < set.model;
+      })
+      .map(([k]) => k);
+  }
+
+  /** The instance at NIC key `k` now runs its scale set's latest model. */
+  applied(k: string): void {
+    for (const set of this.sets.values()) if (set.applied.has(k)) set.applied.set(k, set.model);
+  }
+
+  private latestApplied(k: string): boolean {
+    for (const set of this.sets.values()) {
+      const v = set.applied.get(k);
+      if (v !== undefined) return v === set.model;
+    }
+    return true;
   }
 
   /**
@@ -62,6 +171,19 @@ export class ScaleSetVms {
       true,
       vm,
     );
+    const setKey = `${options.resourceGroup}/${options.scaleSet}`.toLowerCase();
+    let set = this.sets.get(setKey);
+    if (!set) {
+      set = {
+        resourceGroup: options.resourceGroup,
+        name: options.scaleSet,
+        upgradePolicy: options.upgradePolicy ?? 'Manual',
+        model: 1,
+        applied: new Map(),
+      };
+      this.sets.set(setKey, set);
+    }
+    set.applied.set(k, set.model);
     return {
       vmId: vm,
       providerID: `azure://${vm}`,
@@ -84,7 +206,9 @@ export class ScaleSetVms {
   vm(rg: string, ss: string, id: string): ArmObject | undefined {
     this.book.settle();
     const found = this.instanceNic(rg, ss, id);
-    return found ? scaleSetVmModel(found.nic, ss, id, this.book.location) : undefined;
+    return found
+      ? scaleSetVmModel(found.nic, ss, id, this.book.location, this.latestApplied(found.key))
+      : undefined;
   }
 
   /**
@@ -109,7 +233,10 @@ export class ScaleSetVms {
       ifMatch,
       'vm',
     );
-    return { vm: scaleSetVmModel(nic, ss, id, this.book.location), operationId };
+    return {
+      vm: scaleSetVmModel(nic, ss, id, this.book.location, this.latestApplied(found.key)),
+      operationId,
+    };
   }
 
   private instanceNic(
@@ -124,7 +251,13 @@ export class ScaleSetVms {
 }
 
 /** The scale-set VM resource as Compute returns it, its network profile from its NIC. */
-function scaleSetVmModel(nic: ArmObject, ss: string, id: string, location: string): ArmObject {
+function scaleSetVmModel(
+  nic: ArmObject,
+  ss: string,
+  id: string,
+  location: string,
+  latestModelApplied: boolean,
+): ArmObject {
   const vm = (nic.properties?.virtualMachine as { id: string }).id;
   const configs = (nic.properties?.ipConfigurations as ArmObject[] | undefined) ?? [];
   const nsg = nic.properties?.networkSecurityGroup;
@@ -139,7 +272,7 @@ function scaleSetVmModel(nic: ArmObject, ss: string, id: string, location: strin
     identity: rest.identity,
     properties: {
       provisioningState: nic.properties?.provisioningState,
-      latestModelApplied: true,
+      latestModelApplied,
       ...rest.properties,
       networkProfileConfiguration: {
         networkInterfaceConfigurations: [

@@ -15,6 +15,7 @@
 //   nic-round.ts      a round's PUT: plan, 412, SubnetIsFull, caps
 //   nic-release.ts    a deleted node's release
 //   removal-audit.ts  the background list that finds other writers' removals
+//   scale-set-policy.ts  which Uniform scale sets' nodes may hold pod addresses
 //   pod-subnets.ts    the pod subnets' usage and CSS
 //   stats.ts          the counters and the ARM metrics the backend feeds
 import { randomUUID } from 'node:crypto';
@@ -29,6 +30,7 @@ import type { NicReleaseDeps } from './nic-release.ts';
 import { NicRounds } from './nic-round.ts';
 import { NodeNics } from './node-nics.ts';
 import { RemovalAudit } from './removal-audit.ts';
+import { ScaleSetPolicies } from './scale-set-policy.ts';
 import { PodSubnets } from './pod-subnets.ts';
 import { BackendCounters } from './stats.ts';
 import type { AzureBackendStats } from './stats.ts';
@@ -126,6 +128,13 @@ export class AzureBackend implements IpBackend {
       podSubnets: this.podSubnets,
       nics,
       audit,
+      scaleSets: new ScaleSetPolicies({
+        read: (rg, ss) => options.api.scaleSetUpgradeMode(rg, ss),
+        counters,
+        now,
+        ...(options.minRelistMs !== undefined ? { maxAgeMs: options.minRelistMs } : {}),
+        ...(options.logger ? { logger: options.logger } : {}),
+      }),
       counters,
       newName: options.newName ?? randomUUID,
       preconditionRetries,

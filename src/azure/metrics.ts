@@ -28,6 +28,8 @@ export interface ArmMetricsSink {
    * listed, no other node's status may take them.
    */
   ipConfigsMissing?(count: number): void;
+  /** The upgrade modes of the Uniform scale sets in use, one entry per scale set. */
+  scaleSetModes?(modes: string[]): void;
 }
 
 export type ArmLimit = 'nic' | 'vm' | 'vnet';
@@ -55,6 +57,7 @@ export class ArmMetrics implements ArmMetricsSink {
   private readonly forbids: Counter<'operation'>;
   private readonly removed: Counter<'outcome'>;
   private readonly missing: Gauge;
+  private readonly scaleSets: Gauge<'upgrade_mode'>;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -116,6 +119,12 @@ export class ArmMetrics implements ArmMetricsSink {
       help: 'Addresses NodeNetworkConfig statuses list that their NICs, as last listed, lack now (removed by another writer, not yet restored or reported lost); no other node can be given them meanwhile.',
       registers,
     });
+    this.scaleSets = new Gauge({
+      name: 'pool_monitor_arm_scale_sets',
+      help: 'Uniform scale sets whose instances are nodes, by upgradePolicy.mode: the nodes of any but Manual are refused pod addresses (an upgrade to the latest model would remove them under running pods).',
+      labelNames: ['upgrade_mode'],
+      registers,
+    });
     for (const outcome of ['restored', 'lost'] as const) this.removed.inc({ outcome }, 0);
     for (const limit of ['nic', 'vm', 'vnet'] as const) this.limits.inc({ limit }, 0);
     for (const cause of [
@@ -162,5 +171,10 @@ export class ArmMetrics implements ArmMetricsSink {
 
   ipConfigsMissing(count: number): void {
     this.missing.set(count);
+  }
+
+  scaleSetModes(modes: string[]): void {
+    this.scaleSets.reset();
+    for (const mode of modes) this.scaleSets.inc({ upgrade_mode: mode });
   }
 }

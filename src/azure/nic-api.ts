@@ -52,6 +52,8 @@ export interface NicApi {
    * re-read: resolves to the NIC as written.
    */
   put(ref: NicRef, nic: NetworkInterface, etag: string | undefined): Promise<NetworkInterface>;
+  /** A Uniform scale set's upgradePolicy.mode (undefined: ARM gives none). */
+  scaleSetUpgradeMode(resourceGroup: string, scaleSet: string): Promise<string | undefined>;
   /** A pod subnet (its name and prefix). */
   subnet(ref: SubnetRef): Promise<Subnet>;
   /** The subnet's entry of its virtual network's listUsage; undefined when absent. */
@@ -151,6 +153,8 @@ export function sdkNicApi(
       // The poller's last read is the VM as written: its etag is the next If-Match.
       return scaleSetNic(ref, written.etag);
     },
+    scaleSetUpgradeMode: async (rg, ss) =>
+      (await computeOf().virtualMachineScaleSets.get(rg, ss)).upgradePolicy?.mode,
     subnet: (ref) => client.subnets.get(ref.resourceGroup, ref.virtualNetwork, ref.subnet),
     subnetUsage: async (ref) => {
       for await (const usage of client.virtualNetworks.listUsage(

@@ -19,6 +19,7 @@ import type { NicDirectory } from './nic-directory.ts';
 import { planNic } from './nic-plan.ts';
 import type { NodeNics } from './node-nics.ts';
 import type { RemovalAudit } from './removal-audit.ts';
+import type { ScaleSetPolicies } from './scale-set-policy.ts';
 import type { PodSubnets } from './pod-subnets.ts';
 import { missingConfigs, Restoration } from './restore.ts';
 import type { BackendCounters } from './stats.ts';
@@ -30,6 +31,8 @@ export interface NicRoundsOptions {
   podSubnets: PodSubnets;
   nics: NodeNics;
   audit: RemovalAudit;
+  /** Uniform scale sets' upgrade policies (their nodes are refused unless Manual). */
+  scaleSets: ScaleSetPolicies;
   counters: BackendCounters;
   newName: () => string;
   /** 412s in a row before a round gives up (the fulfiller backs off). */
@@ -43,6 +46,7 @@ export class NicRounds {
   private readonly podSubnets: PodSubnets;
   private readonly nics: NodeNics;
   private readonly audit: RemovalAudit;
+  private readonly scaleSets: ScaleSetPolicies;
   private readonly counters: BackendCounters;
   private readonly newName: () => string;
   private readonly preconditionRetries: number;
@@ -53,6 +57,7 @@ export class NicRounds {
     this.podSubnets = options.podSubnets;
     this.nics = options.nics;
     this.audit = options.audit;
+    this.scaleSets = options.scaleSets;
     this.counters = options.counters;
     this.newName = options.newName;
     this.preconditionRetries = options.preconditionRetries;
@@ -86,6 +91,8 @@ export class NicRounds {
 
   private async round(node: NodeRef, change: PoolChange): Promise<ApplyResult> {
     const found = await this.directory.lookup(node);
+    // Before any write: a scale set whose upgrades would take the addresses away refuses.
+    if (found.ref.kind === 'scale-set') await this.scaleSets.check(node, found.ref);
     const pod = this.podSubnets.of(found.podSubnetId);
     const subnet = await pod.get();
     await pod.refreshIfStale().catch((e: unknown) => this.podSubnets.readFailed('usage', e));

@@ -16,6 +16,7 @@
 import type { NetworkInterface } from '@azure/arm-network';
 import type { Logger } from '../log/logger.ts';
 import type { NetworkContainer } from '../nnc/types.ts';
+import { parseScaleSetNicId } from './arm/ids.ts';
 import type { NicDirectory } from './nic-directory.ts';
 import type { NodeNics } from './node-nics.ts';
 import type { RemovedConfig } from './restore.ts';
@@ -167,11 +168,19 @@ export class RemovalAudit {
       this.logger?.info('ipConfigurations removed by another writer restored', fields);
       return;
     }
-    this.logger?.warn('ipConfigurations removed by another writer lost', fields);
+    // A Uniform instance's NIC loses them only to a reset of its model.
+    const scaleSet = parseScaleSetNicId(nic.id);
+    const who = scaleSet
+      ? `a reimage or an upgrade to the latest model of scale set ${scaleSet.scaleSet} (instance ${scaleSet.instanceId}) removed`
+      : 'another writer removed';
+    this.logger?.warn('ipConfigurations removed by another writer lost', {
+      ...fields,
+      ...(scaleSet ? { scaleSet: scaleSet.scaleSet, instance: scaleSet.instanceId } : {}),
+    });
     this.hooks()?.warn(
       node.name,
       'IpConfigurationsRemovedByOthers',
-      `another writer removed ${restored.length + lost.length} pod ipConfigurations from NIC ${nic.name}: ` +
+      `${who} ${restored.length + lost.length} pod ipConfigurations from NIC ${nic.name}: ` +
         `${restored.length} restored with their addresses; ${lost.length} lost (${lost
           .map((r) => r.ip)
           .join(', ')}), their addresses now held elsewhere or not assignable: ` +

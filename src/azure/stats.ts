@@ -64,6 +64,11 @@ export class BackendCounters {
     pod.record(taken, freed);
   }
 
+  /** The upgrade modes of the Uniform scale sets read so far, one entry each. */
+  scaleSetModes(modes: string[]): void {
+    this.metrics.scaleSetModes?.(modes);
+  }
+
   /** Addresses listed in statuses that their NICs lack now, all nodes together. */
   missing(count: number): void {
     this.metrics.ipConfigsMissing?.(count);

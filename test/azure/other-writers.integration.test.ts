@@ -22,7 +22,7 @@ import {
 } from '../support/azure-cluster.ts';
 import { waitFor } from '../support/wait.ts';
 import type { EmulatedCloudOptions } from '../../harness/azure-emulator/cloud.ts';
-import { CLOUD_RESOURCE_GROUP } from '../../harness/azure-emulator/cloud.ts';
+import { CLOUD_RESOURCE_GROUP, SCALE_SET } from '../../harness/azure-emulator/cloud.ts';
 import type { ArmObject } from '../../harness/azure-emulator/arm-object.ts';
 
 describe('Azure backend beside other writers, and a full subnet recovering (issue 45)', function () {
@@ -287,6 +287,62 @@ describe('Azure backend beside other writers, and a full subnet recovering (issu
     await holding('node-0', 4);
     await waitFor('safe', async () => safetyViolations(cluster).length === 0 || undefined);
     expect(warnings('IpConfigurationsRemovedByOthers').length).to.be.at.least(1);
+  });
+
+  it('scale-set, upgradePolicy Manual (issue 53): served with a warning; a model change, then the instance upgraded to it: its addresses reported lost (Event, metric), the node refilled', async () => {
+    await start({ layout: 'scale-set' }, { resyncMs: 500 }, { auditMs: 200 });
+    await cluster.addNode('node-0');
+    await cluster.setSpec('node-0', { requestedIPCount: 4 });
+    const before = assignments(await holding('node-0', 4));
+    const said = logged(
+      'scale set served: upgrading an instance to the latest model (manual upgrade, node-image upgrade, reimage) removes its pod addresses; drain the node first',
+    );
+    expect(said).to.have.length(1);
+    expect(said[0]).to.include({ scaleSet: SCALE_SET, upgradeMode: 'Manual' });
+    const writers = cluster.cloud.emulator.otherWriters;
+    // A new image in the model: nothing happens to the instance yet (Manual)...
+    expect(writers.changeModel(CLOUD_RESOURCE_GROUP, SCALE_SET)).to.equal(0);
+    // ...until it is upgraded to it (a node-image upgrade does that).
+    expect(writers.upgradeInstances(CLOUD_RESOURCE_GROUP, SCALE_SET)).to.equal(5);
+    await waitFor('the loss reported', async () => (await metric('lost')) >= 4 || undefined);
+    const after = assignments(await holding('node-0', 4));
+    for (const name of before.keys()) expect(after.has(name)).to.equal(false);
+    const events = warnings('IpConfigurationsRemovedByOthers') as Array<{ message?: string }>;
+    expect(events[0]?.message).to.match(
+      /^a reimage or an upgrade to the latest model of scale set aks-pool \(instance 0\) removed/,
+    );
+    await waitFor('safe', async () => safetyViolations(cluster).length === 0 || undefined);
+  });
+
+  it('scale-set, upgradePolicy Automatic (issue 53): its node is refused (Warning Event, no write, no address); once the mode is Manual, served at the next resync', async () => {
+    await start(
+      { layout: 'scale-set', scaleSetUpgradePolicy: 'Automatic' },
+      { resyncMs: 500 },
+      { auditMs: 200, minRelistMs: 200 },
+    );
+    await cluster.addNode('node-0');
+    await cluster.setSpec('node-0', { requestedIPCount: 4 });
+    await waitFor(
+      'the refusal',
+      async () => warnings('ScaleSetUpgradePolicy').length > 0 || undefined,
+    );
+    expect(
+      logged(
+        'scale set refused: its upgrade policy would remove pod addresses under running pods',
+      )[0],
+    ).to.include({
+      scaleSet: SCALE_SET,
+      upgradeMode: 'Automatic',
+    });
+    const text = await (await fetch(`${running!.http!.url}/metrics`)).text();
+    expect(text).to.match(/^pool_monitor_arm_scale_sets\{upgrade_mode="Automatic"\} 1$/m);
+    expect(cluster.cloud.writesFor('node-0')).to.equal(0);
+    expect(
+      dynamicContainers((await cluster.get('node-0'))!)[0]?.ipAssignments ?? [],
+    ).to.have.length(0);
+    cluster.cloud.emulator.network.setUpgradePolicy(CLOUD_RESOURCE_GROUP, SCALE_SET, 'Manual');
+    await holding('node-0', 4);
+    await waitFor('safe', async () => safetyViolations(cluster).length === 0 || undefined);
   });
 
   for (const layout of ['pod-nic', 'node-subnet'] as const) {

@@ -10,12 +10,13 @@ import { parseProviderId } from '../../src/azure/arm/ids.ts';
 import { TokenBucket } from '../../src/azure/arm/token-bucket.ts';
 import { AzureBackend } from '../../src/azure/backend.ts';
 import { sdkNicApi } from '../../src/azure/nic-api.ts';
+import { NodeSetupError } from '../../src/fulfiller/backend.ts';
 import { clientFor, RG, startRig, staticToken, SUB, TOKEN } from './helpers.ts';
 import type { Rig } from './helpers.ts';
 
 const ASG = `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Network/applicationSecurityGroups/pool`;
 
-function backendFor(rig: Rig) {
+function backendFor(rig: Rig, extra: { minRelistMs?: number } = {}) {
   const compute = createComputeClient({
     endpoint: rig.em.endpoint,
     subscriptionId: SUB,
@@ -25,6 +26,7 @@ function backendFor(rig: Rig) {
   return new AzureBackend({
     api: sdkNicApi(clientFor(rig), RG, 10, compute),
     podSubnetId: rig.podSubnetId,
+    ...extra,
   });
 }
 
@@ -207,5 +209,92 @@ describe('Azure backend: scale sets (real SDKs, strict emulator)', function () {
     expect(held.ipAssignments).to.have.length(3);
     expect(rig.em.count('NetworkInterfaces.CreateOrUpdate')).to.equal(1);
     expect(rig.em.count('ScaleSetVMs.Update')).to.equal(0);
+  });
+
+  it('the emulator keeps upgradePolicy.mode: Automatic and Rolling reset every instance on a model change, Manual only an instance upgraded', async () => {
+    rig = await startRig();
+    const add = (ss: string, id: string, mode: 'Automatic' | 'Manual' | 'Rolling') =>
+      rig.em.network.addScaleSetVm({
+        resourceGroup: RG,
+        scaleSet: ss,
+        instanceId: id,
+        subnetId: rig.podSubnetId,
+        upgradePolicy: mode,
+      });
+    const backend = backendFor(rig);
+    // A pod address on each instance, written into its own model.
+    const fill = async (vm: { providerID: string }, name: string) =>
+      (await backend.apply({ name, providerID: vm.providerID }, { add: 1, remove: [] })).held;
+    const compute = createComputeClient({
+      endpoint: rig.em.endpoint,
+      subscriptionId: SUB,
+      tokens: staticToken(),
+      bucket: new TokenBucket({ qps: 1000, burst: 1000 }),
+    });
+    for (const mode of ['Automatic', 'Rolling', 'Manual'] as const) {
+      const ss = mode.toLowerCase();
+      // Filled while Manual (the backend serves no other mode), then switched.
+      const vms = ['0', '1', '2', '3', '4', '5'].map((id) => add(ss, id, 'Manual'));
+      for (const [i, vm] of vms.entries()) await fill(vm, `${ss}-${i}`);
+      rig.em.network.setUpgradePolicy(RG, ss, mode);
+      expect((await compute.virtualMachineScaleSets.get(RG, ss)).upgradePolicy?.mode).to.equal(
+        mode,
+      );
+      const held = () =>
+        vms.map(
+          (_, i) =>
+            (
+              rig.em.network.getScaleSetNic(RG, ss, String(i), `${ss}-nic`)!.properties!
+                .ipConfigurations as unknown[]
+            ).length,
+        );
+      expect(held()).to.deep.equal([3, 3, 3, 3, 3, 3]);
+      const removed = rig.em.otherWriters.changeModel(RG, ss);
+      if (mode === 'Manual') {
+        expect(removed).to.equal(0);
+        expect(held()).to.deep.equal([3, 3, 3, 3, 3, 3]);
+        const vm = await compute.virtualMachineScaleSetVMs.get(RG, ss, '2');
+        expect(vm.latestModelApplied).to.equal(false);
+        expect(rig.em.otherWriters.upgradeInstances(RG, ss, ['2'])).to.equal(2);
+        expect(held()).to.deep.equal([3, 3, 1, 3, 3, 3]);
+        expect(
+          (await compute.virtualMachineScaleSetVMs.get(RG, ss, '2')).latestModelApplied,
+        ).to.equal(true);
+        // An instance on the latest model is left alone.
+        expect(rig.em.otherWriters.upgradeInstances(RG, ss, ['2'])).to.equal(0);
+      } else {
+        expect(removed).to.equal(12); // every instance: its pod address and NC primary
+        expect(held()).to.deep.equal([1, 1, 1, 1, 1, 1]);
+      }
+    }
+    expect(rig.em.otherWriters.removed.filter((r) => r.by === 'model-upgrade').length).to.equal(26);
+  });
+
+  it('refuses the nodes of a scale set whose upgrade policy is Automatic or Rolling (no write), serves them once it is Manual', async () => {
+    rig = await startRig();
+    const vm = rig.em.network.addScaleSetVm({
+      resourceGroup: RG,
+      scaleSet: 'pool',
+      instanceId: '0',
+      subnetId: rig.podSubnetId,
+      upgradePolicy: 'Automatic',
+    });
+    const backend = backendFor(rig, { minRelistMs: 0 });
+    const node = { name: 'pool000000', providerID: vm.providerID };
+    for (const mode of ['Automatic', 'Rolling'] as const) {
+      rig.em.network.setUpgradePolicy(RG, 'pool', mode);
+      const refused = await backend.apply(node, { add: 2, remove: [] }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(refused).to.be.instanceOf(NodeSetupError);
+      expect(refused).to.include({ reason: 'ScaleSetUpgradePolicy', waitsForChange: true });
+      expect((refused as Error).message).to.include(`upgradePolicy.mode ${mode}`);
+    }
+    expect(rig.em.count('ScaleSetVMs.Update')).to.equal(0);
+    rig.em.network.setUpgradePolicy(RG, 'pool', 'Manual');
+    const { held } = await backend.apply(node, { add: 2, remove: [] });
+    expect(held.ipAssignments).to.have.length(2);
+    expect(rig.em.count('ScaleSets.Get')).to.equal(3);
   });
 });

@@ -22,6 +22,8 @@ export const CALL_ACTIONS: Partial<Record<ArmOperation, string>> = {
   'Subnets.Get': 'Microsoft.Network/virtualNetworks/subnets/read',
   // "Microsoft.Network/virtualNetworks/usages/read: Get the IP usage for each subnet of the virtual network"
   'VirtualNetworks.ListUsage': 'Microsoft.Network/virtualNetworks/usages/read',
+  // "Microsoft.Compute/virtualMachineScaleSets/read: Get the properties of a Virtual Machine Scale Set"
+  'ScaleSets.Get': 'Microsoft.Compute/virtualMachineScaleSets/read',
   // "Microsoft.Compute/virtualMachineScaleSets/networkInterfaces/read: Get properties of all network interfaces of a virtual machine scale set"
   'ScaleSetNetworkInterfaces.List':
     'Microsoft.Compute/virtualMachineScaleSets/networkInterfaces/read',
@@ -135,6 +137,11 @@ export const ROLE_ROWS: readonly RoleRow[] = [
     action: LINKED_ACTIONS.publicIPAddress,
     scope: RG,
     for: "a node's public IP, when its NIC has one (linked; the public IPs' resource group)",
+  },
+  {
+    action: CALL_ACTIONS['ScaleSets.Get']!,
+    scope: RG,
+    for: "a Uniform scale set's upgrade policy (nodes of one not Manual are refused)",
   },
   {
     action: CALL_ACTIONS['ScaleSetVMs.Get']!,

@@ -9,6 +9,7 @@ export const ARM_OPERATIONS = [
   'AsyncOperation.Get',
   'Subnets.Get',
   'VirtualNetworks.ListUsage',
+  'ScaleSets.Get',
   'ScaleSetNetworkInterfaces.List',
   'ScaleSetNetworkInterfaces.Get',
   'ScaleSetNetworkInterfaces.CreateOrUpdate',
@@ -31,6 +32,7 @@ const COMPUTE_OP =
   /^\/subscriptions\/[^/]+\/providers\/Microsoft\.Compute\/locations\/[^/]+\/operations\/[^/]+\/?$/i;
 const SS =
   '/subscriptions/[^/]+/resourceGroups/[^/]+/providers/Microsoft\\.Compute/virtualMachineScaleSets/[^/]+';
+const SS_ONE = new RegExp(`^${SS}/?$`, 'i');
 const SS_NICS = new RegExp(`^${SS}/networkInterfaces/?$`, 'i');
 const SS_VM = new RegExp(`^${SS}/virtualMachines/[^/]+/?$`, 'i');
 const SS_VM_NIC = new RegExp(`^${SS}/virtualMachines/[^/]+/networkInterfaces/[^/]+/?$`, 'i');
@@ -47,6 +49,7 @@ export function armOperationOf(method: string, url: string): ArmOperation {
     if (ASYNC_OP.test(path)) return 'AsyncOperation.Get';
     if (SUBNET.test(path)) return 'Subnets.Get';
     if (USAGES.test(path)) return 'VirtualNetworks.ListUsage';
+    if (SS_ONE.test(path)) return 'ScaleSets.Get';
     if (SS_NICS.test(path)) return 'ScaleSetNetworkInterfaces.List';
     if (SS_VM_NIC.test(path)) return 'ScaleSetNetworkInterfaces.Get';
     if (SS_VM.test(path)) return 'ScaleSetVMs.Get';
