@@ -42,7 +42,7 @@ import { startSimScheduler, type RunningSimScheduler } from '../scheduler/schedu
 import { inProcessHost, type ComponentHost, type ControlPlane } from './components.ts';
 import { NodeAgents, type EmbeddedNode } from './node-agents.ts';
 import { createNodeObjects } from './node-objects.ts';
-import { NodeNetworks } from './node-networks.ts';
+import { NodeNetworks, nncPrimaryAddress } from './node-networks.ts';
 
 export { inBatches } from './batches.ts';
 export { embeddedNodeStatus, NODE_PODS, nodeAddress } from './node-objects.ts';
@@ -318,7 +318,12 @@ async function startNodes(
   const stateRoot = opts.stateRoot ?? join(opts.runDir, 'state');
   let networks: NodeNetworks | undefined;
   if (opts.netns === true) {
-    networks = await NodeNetworks.create(opts.nodeNames, stateRoot, opts.logger);
+    networks = await NodeNetworks.create(
+      opts.nodeNames,
+      stateRoot,
+      opts.logger,
+      nncPrimaryAddress(kc),
+    );
     // Removed last of the nodes: after the sidecars stopped.
     const nets = networks;
     stops.push('node namespaces', async () => void (await nets.removeAll()));

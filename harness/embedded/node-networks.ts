@@ -1,26 +1,36 @@
-// The networks of `embedded --netns` (root only): each simulated node gets
-// a network namespace standing for its host, with the reference bridge
-// plugin and pool-monitor-cni as its IPAM in a conflist (written beside the
-// node's state), its sidecar on a unix socket with a token of its own; a
-// "fabric" namespace with a bridge links the nodes (169.254.123.0/24, one
-// veth each, made inside the namespaces: nothing in the host's own). The
-// nodes route each other's pod addresses as the README's "On any cluster"
-// asks: each address a node's pod gets is routed (/32) from every other
-// node through that node, and the route goes with the pod (a routing daemon
-// announcing /32s does the same). The kubelets' CniClient is a NodeRuntime
-// (harness/kubelet/netns-cni.ts): a pod namespace and the real plugin chain
-// for each pod. Everything is named after this process (pm<pid>-...) so
-// runs never collide, and removed at the end - on a second signal or an
-// unexpected exit too (a synchronous last resort on process exit).
+// The networks of `embedded --netns` (root only), the README's L2 recipe
+// (docs/decisions/0037): each simulated node gets a network namespace
+// standing for its host, its uplink `eth0` a port of one bridge in a
+// "switch" namespace (one L2 segment, made inside the namespaces: nothing in
+// the host's own); the reference macvlan plugin (bridge mode, on eth0) with
+// pool-monitor-cni as its IPAM, from manifests/examples/cni/macvlan.conflist
+// (written beside the node's state); its sidecar on a unix socket with a
+// token of its own. No route is added, by anyone: every pod's address is
+// on-link on the segment. A macvlan pod cannot reach its parent, so each
+// node reaches its pods through a macvlan of its own on the uplink (`pm0`)
+// carrying its NNC's primaryIP, made once the fulfiller gave the NNC one.
+// The kubelets' CniClient is a NodeRuntime (harness/kubelet/netns-cni.ts): a
+// pod namespace and the real plugin chain for each pod. Everything is named
+// after this process (pm<pid>-...) so runs never collide, and removed at the
+// end - on a second signal or an unexpected exit too (a synchronous last
+// resort on process exit).
 import { randomBytes } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import {
+  DEFAULT_NAMESPACE,
+  dynamicContainers,
+  GROUP,
+  NNC_PLURAL,
+  NNC_VERSION,
+  type NodeNetworkConfig,
+} from '../../src/nnc/types.ts';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Logger } from '../../src/log/logger.ts';
 import {
   CNI_DIR,
-  inNs,
   NodeRuntime,
   run,
   type Conflist,
@@ -32,7 +42,35 @@ export { MAX_NETNS_NODES, MAX_NETNS_PODS, NETNS_SCENARIO } from './netns-limits.
 
 /** The repository's bin/: the pool-monitor-cni launcher a runtime finds on CNI_PATH. */
 const PLUGIN_DIR = fileURLToPath(new URL('../../bin', import.meta.url));
-const FABRIC_NET = '169.254.123';
+/** The recipe's configuration, as the README documents it. */
+const RECIPE = fileURLToPath(
+  new URL('../../manifests/examples/cni/macvlan.conflist', import.meta.url),
+);
+/** The node's side on the segment: a macvlan of the uplink. */
+const SHIM = 'pm0';
+
+/** The node's own addresses on the pod subnets (its NNC's primaryIPs, with each subnet's prefix). */
+export type NodeAddressOf = (node: string) => Promise<string[]>;
+
+/** Reads the node's NNC: `primaryIP/prefix` of each dynamic container (one per family). */
+export function nncPrimaryAddress(kc: KubeConfig): NodeAddressOf {
+  const api = kc.makeApiClient(CustomObjectsApi);
+  return async (node) => {
+    const nnc = (await api
+      .getNamespacedCustomObject({
+        group: GROUP,
+        version: NNC_VERSION,
+        namespace: DEFAULT_NAMESPACE,
+        plural: NNC_PLURAL,
+        name: node,
+      })
+      .catch(() => undefined)) as NodeNetworkConfig | undefined;
+    return (nnc ? dynamicContainers(nnc) : []).flatMap((nc) => {
+      const prefix = nc.subnetAddressSpace?.split('/')[1];
+      return nc.primaryIP && prefix ? [`${nc.primaryIP}/${prefix}`] : [];
+    });
+  };
+}
 
 /**
  * Why pool-monitor-cni cannot run here, or undefined when it can: the
@@ -61,8 +99,9 @@ export function whyNoPlugin(): string | undefined {
 export function whyNoNetns(): string | undefined {
   if (process.getuid?.() !== 0)
     return 'it needs root (network namespaces need CAP_NET_ADMIN); run it with sudo';
-  if (!existsSync(`${CNI_DIR}/bridge`))
-    return `no ${CNI_DIR}/bridge (apt-get install containernetworking-plugins)`;
+  for (const plugin of ['bridge', 'macvlan'])
+    if (!existsSync(`${CNI_DIR}/${plugin}`))
+      return `no ${CNI_DIR}/${plugin} (apt-get install containernetworking-plugins)`;
   for (const tool of ['ip', 'ping']) {
     try {
       execFileSync('sh', ['-c', `command -v ${tool}`], { stdio: 'ignore' });
@@ -109,23 +148,44 @@ export class NodeNetworks {
   private readonly onExit = (): void => this.removeAllSync();
   private leftBehind: string[] = [];
 
+  /** The addresses on each node's pm0, once it has them (one per family). */
+  private readonly shims: (string[] | undefined)[] = [];
+  private readonly shimming: Promise<void>[] = [];
+
   private readonly nodeNames: readonly string[];
   private readonly stateRoot: string;
   private readonly log: Logger;
+  private readonly addressOf: NodeAddressOf;
 
-  private constructor(nodeNames: readonly string[], stateRoot: string, log: Logger) {
+  private constructor(
+    nodeNames: readonly string[],
+    stateRoot: string,
+    log: Logger,
+    addressOf: NodeAddressOf,
+  ) {
     this.nodeNames = nodeNames;
     this.stateRoot = stateRoot;
     this.log = log;
+    this.addressOf = addressOf;
   }
 
-  /** The fabric and every node's namespace, conflist, socket place and token. */
+  /**
+   * The switch and every node's namespace, conflist, socket place and token;
+   * `addressOf` gives a node its own address on the segment (its NNC's
+   * primaryIP: nncPrimaryAddress).
+   */
   static async create(
     nodeNames: readonly string[],
     stateRoot: string,
     logger: Logger,
+    addressOf: NodeAddressOf,
   ): Promise<NodeNetworks> {
-    const nets = new NodeNetworks(nodeNames, stateRoot, logger.child({ component: 'netns' }));
+    const nets = new NodeNetworks(
+      nodeNames,
+      stateRoot,
+      logger.child({ component: 'netns' }),
+      addressOf,
+    );
     process.on('exit', nets.onExit);
     try {
       await nets.build();
@@ -153,7 +213,6 @@ export class NodeNetworks {
     if (existing) return existing;
     const others = (): number[] =>
       this.nodeNs.map((_, j) => j).filter((j) => j !== index && this.nodeNs[j]);
-    const via = `${FABRIC_NET}.${index + 1}`;
     const node = this.nodeNames[index] ?? `node-${index}`;
     const rt = new NodeRuntime({
       nodeNs: this.nodeNs[index] ?? '',
@@ -165,16 +224,10 @@ export class NodeNetworks {
         return this.addNs(`p${this.podSeq}`);
       },
       removePodNs: (ns) => this.removeNs(ns),
-      onConfigured: async (ip) => {
-        for (const j of others())
-          await checked(
-            run('ip', ['-n', this.nodeNs[j]!, 'route', 'replace', `${ip}/32`, 'via', via]),
-          );
-      },
-      onRemoved: async (ip) => {
-        // The route may be gone with a failed ADD's undo: not an error.
-        for (const j of others())
-          await run('ip', ['-n', this.nodeNs[j]!, 'route', 'del', `${ip}/32`]);
+      // No route for the pod: the nodes' sides on the segment, before the pings.
+      onConfigured: async () => {
+        await this.shim(index);
+        for (const j of others()) await this.shim(j);
       },
       pingFrom: () => {
         const o = others();
@@ -209,43 +262,30 @@ export class NodeNetworks {
   report(): NetnsReport {
     return {
       nodes: this.nodeNames.length,
-      chain: 'bridge (cni0, isGateway) + pool-monitor-cni',
-      routing:
-        this.nodeNames.length > 1
-          ? `per-node /32 routes over a fabric bridge (${FABRIC_NET}.0/24)`
-          : 'one node: none needed',
+      chain: 'macvlan (bridge mode, on eth0) + pool-monitor-cni',
+      routing: `none: the nodes' uplinks on one bridge, each node on its NNC's primaryIP (${SHIM})`,
       ...this.counters,
       leftBehind: this.leftBehind,
     };
   }
 
   private async build(): Promise<void> {
-    const n = this.nodeNames.length;
-    const fabric = n > 1 ? await this.addNs('fabric') : undefined;
-    if (fabric) {
-      await checked(run('ip', ['-n', fabric, 'link', 'add', 'fab', 'type', 'bridge']));
-      await checked(run('ip', ['-n', fabric, 'link', 'set', 'fab', 'up']));
-    }
-    for (let i = 0; i < n; i += 1) {
+    // The switch: one bridge, a port per node's uplink.
+    const sw = await this.addNs('fabric');
+    await checked(run('ip', ['-n', sw, 'link', 'add', 'fab', 'type', 'bridge']));
+    await checked(run('ip', ['-n', sw, 'link', 'set', 'fab', 'up']));
+    for (let i = 0; i < this.nodeNames.length; i += 1) {
       const ns = await this.addNs(`n${i}`);
       this.nodeNs[i] = ns;
-      await checked(inNs(ns, ['sysctl', '-qw', 'net.ipv4.ip_forward=1']));
-      // The bridge made later answers ARP for other nodes' pods (routed, same subnet).
-      await checked(inNs(ns, ['sysctl', '-qw', 'net.ipv4.conf.default.proxy_arp=1']));
-      if (fabric) {
-        const port = `n${i}`;
-        await checked(
-          run('ip', [
-            ...['link', 'add', 'fabric0', 'netns', ns, 'type', 'veth'],
-            ...['peer', 'name', port, 'netns', fabric],
-          ]),
-        );
-        await checked(run('ip', ['-n', fabric, 'link', 'set', port, 'master', 'fab', 'up']));
-        await checked(
-          run('ip', ['-n', ns, 'addr', 'add', `${FABRIC_NET}.${i + 1}/24`, 'dev', 'fabric0']),
-        );
-        await checked(run('ip', ['-n', ns, 'link', 'set', 'fabric0', 'up']));
-      }
+      const port = `n${i}`;
+      await checked(
+        run('ip', [
+          ...['link', 'add', 'eth0', 'netns', ns, 'type', 'veth'],
+          ...['peer', 'name', port, 'netns', sw],
+        ]),
+      );
+      await checked(run('ip', ['-n', sw, 'link', 'set', port, 'master', 'fab', 'up']));
+      await checked(run('ip', ['-n', ns, 'link', 'set', 'eth0', 'up']));
       const { tokenFile } = this.nodeApi(i);
       const dir = join(this.stateRoot, this.nodeNames[i]!);
       mkdirSync(dir, { recursive: true });
@@ -255,29 +295,83 @@ export class NodeNetworks {
         `${JSON.stringify(this.conflist(i), null, 2)}\n`,
       );
     }
-    this.log.info('node namespaces ready', { nodes: this.nodeNs, fabric: fabric ?? null });
+    this.log.info('node namespaces ready', { nodes: this.nodeNs, switch: sw });
   }
 
-  /** The node's conflist: bridge with pool-monitor-cni as its IPAM, asking the node's sidecar. */
+  /**
+   * The node's side on the segment: pm0, a macvlan (bridge mode) of its
+   * uplink, with the node's own addresses (its NNC's primaryIPs, one per
+   * family). Made once the NNC has them; they follow the NNC's. One
+   * at a time per node (pods are configured concurrently); a failure is
+   * logged, and the pings it leaves unanswered say the rest.
+   */
+  private shim(index: number): Promise<void> {
+    const next = (this.shimming[index] ?? Promise.resolve())
+      .then(() => this.shimNow(index))
+      .catch((err: unknown) => {
+        this.log.error('node not on the segment', {
+          node: this.nodeNames[index],
+          error: (err as Error).message,
+        });
+      });
+    this.shimming[index] = next;
+    return next;
+  }
+
+  private async shimNow(index: number): Promise<void> {
+    const ns = this.nodeNs[index];
+    const want = await this.addressOf(this.nodeNames[index] ?? '');
+    const had = this.shims[index];
+    if (!ns || want.length === 0 || had?.join() === want.join()) return;
+    if (had === undefined)
+      await checked(
+        run('ip', [
+          '-n',
+          ns,
+          'link',
+          'add',
+          SHIM,
+          'link',
+          'eth0',
+          'type',
+          'macvlan',
+          'mode',
+          'bridge',
+        ]),
+      );
+    for (const gone of (had ?? []).filter((a) => !want.includes(a)))
+      await checked(run('ip', ['-n', ns, 'addr', 'del', gone, 'dev', SHIM]));
+    for (const added of want.filter((a) => !(had ?? []).includes(a)))
+      await checked(run('ip', ['-n', ns, 'addr', 'add', added, 'dev', SHIM]));
+    await checked(run('ip', ['-n', ns, 'link', 'set', SHIM, 'up']));
+    this.shims[index] = want;
+    this.log.info('node on the segment', {
+      node: this.nodeNames[index],
+      shim: SHIM,
+      addresses: want,
+    });
+  }
+
+  /**
+   * The node's conflist: the README's recipe (macvlan with pool-monitor-cni)
+   * at 1.0.0 for Debian's 1.1.1 plugins, asking the node's sidecar.
+   */
   private conflist(index: number): Conflist {
     const { socket, tokenFile } = this.nodeApi(index);
+    const recipe = JSON.parse(readFileSync(RECIPE, 'utf8')) as Conflist;
     return {
       cniVersion: '1.0.0',
-      name: 'pool-monitor',
-      plugins: [
-        {
-          type: 'bridge',
-          bridge: 'cni0',
-          isGateway: true,
-          ipam: {
-            type: 'pool-monitor-cni',
-            nodeAPI: `unix:${socket}`,
-            tokenFile,
-            // The kubelet retries a sandbox whose ADD timed out, as a runtime does.
-            addTimeoutSeconds: 10,
-          },
+      name: recipe.name,
+      plugins: recipe.plugins.map((p) => ({
+        ...p,
+        ipam: {
+          ...(p.ipam as object),
+          nodeAPI: `unix:${socket}`,
+          tokenFile,
+          // The kubelet retries a sandbox whose ADD timed out, as a runtime does.
+          addTimeoutSeconds: 10,
         },
-      ],
+      })),
     };
   }
 

@@ -5,8 +5,9 @@
 // environment and the plugin's configuration (name, cniVersion and the
 // previous plugin's result added) on stdin; the addresses the chain reports
 // (one per family, IPv4 first: a dual-stack pod has two) are read back from
-// the pod's eth0, pinged from the node's namespace (and from another node's,
-// over its routes), and are what the kubelet reports as the pod IPs. DEL: the chain in reverse order, then the namespace goes. A failed
+// the pod's eth0, pinged from the node's namespace (and from another
+// node's), and are what the kubelet reports as the pod IPs. DEL: the chain
+// in reverse order, then the namespace goes. A failed
 // ADD is undone (DEL, namespace removed) and retried by the kubelet, as a
 // runtime retries a sandbox. Root only (CAP_NET_ADMIN); what it creates is
 // named after the run (`prefix`) so that runs never collide.
@@ -70,7 +71,7 @@ export interface NetnsCounters {
   mismatched: number;
   /** Pinged from the node's namespace. */
   pingedOnNode: number;
-  /** Pinged from another node's namespace, over the per-node routes. */
+  /** Pinged from another node's namespace. */
   pingedAcross: number;
   pingFailed: number;
   /** DELs the chain completed. */
@@ -88,7 +89,7 @@ export interface NodeRuntimeOptions {
   newPodNs(): Promise<string>;
   /** Removes a pod's namespace. */
   removePodNs(ns: string): Promise<void>;
-  /** Told of an address now on the node (routes it from the other nodes); resolves when done. */
+  /** Told of an address now on the node, before it is pinged; resolves when done. */
   onConfigured?(ip: string): Promise<void>;
   /** Told of an address gone from the node. */
   onRemoved?(ip: string): Promise<void>;

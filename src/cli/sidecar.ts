@@ -24,6 +24,10 @@ export function sidecarCommand(): Command {
       'also serve /metrics alone here, for a cluster Prometheus (default: off)',
     )
     .option(
+      '--health-listen <host:port>',
+      'also serve /healthz and /readyz alone here, for the kubelet (default: off)',
+    )
+    .option(
       '--node-api-token-file <file>',
       'require this bearer token on the IPAM and /debug/ipaddresses endpoints',
     )

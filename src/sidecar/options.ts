@@ -25,6 +25,8 @@ export interface SidecarOptions {
   listenGroup?: number;
   /** --metrics-listen: /metrics alone on this address too (off when absent). */
   metricsListen?: { host: string; port: number };
+  /** --health-listen: /healthz and /readyz alone on this address too (off when absent). */
+  healthListen?: { host: string; port: number };
   /** --node-api-token-file: its token is needed on the IPAM and pod-identity endpoints. */
   nodeApiTokenFile?: string;
   logLevel: LogLevel;
@@ -55,6 +57,7 @@ export interface SidecarFlags {
   listen?: string;
   listenGroup?: string;
   metricsListen?: string;
+  healthListen?: string;
   nodeApiTokenFile?: string;
   logLevel?: string;
   subnetState?: string;
@@ -103,6 +106,23 @@ export function parseListen(value: string): { host: string; port: number } {
     throw new ConfigError(`--listen: port must be 0-65535, got "${portText}"`);
   }
   return { host, port };
+}
+
+/** A listener of its own (--health-listen): HOST:PORT, both given; absent or empty: off. */
+function secondListener(
+  flag: string,
+  value: string | undefined,
+): { host: string; port: number } | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (!/:\d+$/.test(value.trim()))
+    throw new ConfigError(
+      `${flag}: "${value}" is not HOST:PORT with HOST an IP address or localhost`,
+    );
+  try {
+    return parseListen(value);
+  } catch (err) {
+    throw new ConfigError((err as Error).message.replace(/^--listen/, flag));
+  }
 }
 
 const DNS_LABELS = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -182,6 +202,13 @@ export function resolveSidecarOptions(
     if (socket === undefined && metricsListen.host === host && metricsListen.port === port)
       throw new ConfigError('--metrics-listen must differ from --listen');
   }
+  const healthListen = secondListener('--health-listen', flags.healthListen);
+  const same = (a: { host: string; port: number }, b: { host: string; port: number }) =>
+    a.host === b.host && a.port === b.port;
+  if (healthListen && socket === undefined && same(healthListen, { host, port }))
+    throw new ConfigError('--health-listen must differ from --listen');
+  if (healthListen && metricsListen && same(healthListen, metricsListen))
+    throw new ConfigError('--health-listen must differ from --metrics-listen');
   if (flags.nodeApiTokenFile !== undefined) {
     try {
       readTokenFile(flags.nodeApiTokenFile);
@@ -200,6 +227,7 @@ export function resolveSidecarOptions(
     ...(socket !== undefined ? { listenSocket: socket } : {}),
     ...(listenGroup !== undefined ? { listenGroup } : {}),
     ...(metricsListen !== undefined ? { metricsListen } : {}),
+    ...(healthListen !== undefined ? { healthListen } : {}),
     ...(flags.nodeApiTokenFile !== undefined ? { nodeApiTokenFile: flags.nodeApiTokenFile } : {}),
     logLevel,
     subnetState,

@@ -34,6 +34,7 @@ import type { LeakReporter } from './leaks.ts';
 import type { SidecarOptions } from './options.ts';
 import { ConfigError, DEFAULT_LEAK_GRACE_SECONDS } from './options.ts';
 import { startMetricsListener } from './metrics-listen.ts';
+import { startHealthListener, type HealthSource } from './health-listen.ts';
 import { StopSteps } from './stop-steps.ts';
 import { TokenFile } from '../secrets/token-file.ts';
 import { wireWatches } from './wire-watches.ts';
@@ -138,9 +139,11 @@ export async function runSidecar(
   const sidecar = buildSidecar({ options, tuning: deps, root, log, kc: config.kc, store }, stops);
   let bound: Bound;
   let metricsUrl: string | undefined;
+  let healthUrl: string | undefined;
   try {
     bound = await serveNodeApi(sidecar, deps, config, stops);
     metricsUrl = await serveMetrics(options, sidecar.metrics, stops);
+    healthUrl = await serveHealth(options, sidecar, stops);
   } catch (err) {
     await stops.run(log, boundMs);
     throw err;
@@ -152,6 +155,7 @@ export async function runSidecar(
     listen: bound.socket !== undefined ? `unix:${bound.socket}` : `${bound.host}:${bound.port}`,
     nodeApiToken: config.tokenFile !== undefined,
     ...(metricsUrl !== undefined ? { metrics: metricsUrl } : {}),
+    ...(healthUrl !== undefined ? { health: healthUrl } : {}),
     stateDir: options.stateDir,
     subnetState: options.subnetState,
     releaseDelay: formatReleaseDelay(options.releaseDelay),
@@ -191,6 +195,32 @@ export async function runSidecar(
     stopped,
     stop,
   };
+}
+
+/** What /healthz and /readyz say, on the node API and on --health-listen alike. */
+function healthOf(sidecar: Sidecar): HealthSource {
+  return {
+    healthy: () => !sidecar.readiness().stopping && sidecar.followers.nnc.healthy(),
+    ready: () => sidecar.whyNotReady() === undefined,
+    notReadyReason: () => sidecar.whyNotReady()?.reason,
+  };
+}
+
+/** Step 3c: /healthz and /readyz alone on --health-listen, when given; a port in use fails the start. */
+async function serveHealth(
+  options: SidecarOptions,
+  sidecar: Sidecar,
+  stops: StopSteps,
+): Promise<string | undefined> {
+  const at = options.healthListen;
+  if (!at) return undefined;
+  try {
+    const listener = await startHealthListener(at.host, at.port, healthOf(sidecar));
+    stops.push('health listener', () => listener.close());
+    return listener.url;
+  } catch (err) {
+    throw new ConfigError(`--health-listen ${at.host}:${at.port}: ${errorText(err)}`);
+  }
 }
 
 /** Step 3b: /metrics alone on --metrics-listen, when given; a port in use fails the start. */
@@ -266,7 +296,7 @@ async function serveNodeApi(
 ): Promise<Bound> {
   const { options, root, store, signal, podWaits, metrics } = sidecar;
   const { monitor, advisor } = sidecar.pool;
-  const { nnc: follower, pods, leaks } = sidecar.followers;
+  const { pods, leaks } = sidecar.followers;
   const tokenFile = config.tokenFile;
   const poolSource = poolStatusSource(
     () => ({ ...monitor.snapshot(), damping: monitor.damping(), advice: advisor?.current() }),
@@ -275,11 +305,7 @@ async function serveNodeApi(
   );
   const api = createNodeApi({
     store,
-    health: {
-      healthy: () => !sidecar.readiness().stopping && follower.healthy(),
-      ready: () => sidecar.whyNotReady() === undefined,
-      notReadyReason: () => sidecar.whyNotReady()?.reason,
-    },
+    health: healthOf(sidecar),
     pool: {
       debugPool: () => ({
         ...poolSource.debugPool(),

@@ -229,7 +229,7 @@ describe('pool-monitor-cni, the binary, against the node API over HTTP', functio
     expect(await stateOf(ips[1]!)).to.deep.include({ State: 'Available', PodInfo: null });
   });
 
-  for (const example of ['bridge.conflist', 'ptp.conflist']) {
+  for (const example of ['bridge.conflist', 'macvlan.conflist', 'ptp.conflist']) {
     it(`GC and STATUS as libcni sends them for ${example} (1.1.0): the stale attachment released, the live one kept`, async () => {
       const list = JSON.parse(
         readFileSync(new URL(`../../manifests/examples/cni/${example}`, import.meta.url), 'utf8'),

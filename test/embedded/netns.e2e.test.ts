@@ -1,10 +1,12 @@
 // `bin/pool-monitor embedded --netns` as a user runs it, as root with the
-// reference plugins: two nodes, each a network namespace, every pod a
-// namespace of its own configured by the real bridge plugin with
-// pool-monitor-cni as its IPAM. While it serves, the pods' status IPs are
-// the addresses on their namespaces' eth0; SIGTERM ends it with a report
-// where every pod started was configured and answered pings from its node
-// and from the other, and nothing is left behind (namespaces, veths).
+// reference plugins: two nodes, each a network namespace whose uplink is a
+// port of one bridge, every pod a namespace of its own configured by the
+// real macvlan plugin with pool-monitor-cni as its IPAM (README "On any
+// cluster"). While it serves, the pods' status IPs are the addresses on
+// their namespaces' eth0 and the nodes have no route but the connected one
+// of their pm0; SIGTERM ends it with a report where every pod started was
+// configured and answered pings from its node and from the other, and
+// nothing is left behind (namespaces, veths).
 // Elsewhere one line says it was skipped and why; a user without root gets
 // a clear error (checked whenever setpriv can drop root).
 import { expect } from 'chai';
@@ -104,6 +106,11 @@ describe('embedded --netns: the real plugin chain for every pod, in real namespa
         )
         .sort();
       expect(onEth0).to.deep.equal(statusIps);
+      // No route for any pod: each node has its segment's connected route only.
+      for (const node of [`${prefix}n0`, `${prefix}n1`])
+        expect(sh('ip', ['-n', node, '-4', 'route', 'show']), node).to.match(
+          /^10\.\d+\.0\.0\/16 dev pm0 proto kernel scope link src \S+ \n$/,
+        );
     } finally {
       run.child.kill('SIGTERM');
     }
@@ -119,7 +126,10 @@ describe('embedded --netns: the real plugin chain for every pod, in real namespa
     // Four deleted by the scenario, six torn down at the end.
     expect(n.deleted).to.equal(10);
     expect(n.leftBehind).to.deep.equal([]);
-    expect(run.stdout()).to.match(/pod networks \(--netns\) +10 pods configured/);
+    expect(run.stdout()).to.match(
+      /pod networks \(--netns\) +10 pods configured by macvlan \(bridge mode, on eth0\) \+ pool-monitor-cni/,
+    );
+    expect(run.stdout()).to.match(/routing: none: the nodes' uplinks on one bridge/);
     expect(run.stdout()).to.match(
       /pings +10 pods answered from their node, 10 from another node; 0 failed/,
     );

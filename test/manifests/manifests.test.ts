@@ -4,7 +4,7 @@
 import { expect } from 'chai';
 import { execFile, execFileSync } from 'node:child_process';
 import { promisify } from 'node:util';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -131,6 +131,9 @@ describe('manifests', () => {
     );
     expect(c?.livenessProbe.httpGet.path).to.equal('/healthz');
     expect(c?.readinessProbe.httpGet.path).to.equal('/readyz');
+    // The probes go where --health-listen serves them: the node API is a socket.
+    for (const probe of [c!.livenessProbe, c!.readinessProbe])
+      expect(c?.args).to.include(`--health-listen=127.0.0.1:${probe.httpGet.port}`);
     expect(c?.resources.requests).to.not.be.empty;
     expect(c?.resources.limits).to.not.be.empty;
     expect(c?.securityContext.readOnlyRootFilesystem).to.equal(true);
@@ -193,10 +196,11 @@ describe('manifests', () => {
       const images = [...out.matchAll(/^\s+image: (\S+)$/gm)].map((m) => m[1]);
       expect(images).to.include('registry.example.com/platform/ipam-pool-monitor:1.2.3');
       // Every container (the sidecar, its init containers owning the state
-      // dir and installing the CNI plugin, the fulfiller) runs it: no other
-      // image to mirror, and nothing runs the default any more.
+      // dir, installing the CNI plugin and writing the node API's token and
+      // the conflist, the fulfiller) runs it: no other image to mirror, and
+      // nothing runs the default any more.
       expect(images).to.deep.equal(
-        Array(4).fill('registry.example.com/platform/ipam-pool-monitor:1.2.3'),
+        Array(5).fill('registry.example.com/platform/ipam-pool-monitor:1.2.3'),
       );
     } finally {
       rmSync(overlay, { recursive: true, force: true });
@@ -423,10 +427,28 @@ describe('manifests', () => {
             join(overlay, 'kustomization.yaml'),
             text!.replace('  - ../manifests', `  - ${relative(overlay, MANIFESTS)}`),
           );
+          // The conflist it asks the DaemonSet to write, copied as the README says.
+          const cp = /^mkdir -p deploy && cp (\S+) deploy\/(\S+)$/m.exec(readme);
+          expect(cp, 'the cp of README "Install"').to.not.equal(null);
+          copyFileSync(join(ROOT, cp![1]!), join(overlay, cp![2]!));
           const bin = mustKubectl(version);
           const rendered = parseAllDocuments(
             execFileSync(bin, ['kustomize', overlay], { encoding: 'utf8' }),
           ).map((d) => d.toJS() as Workload);
+          // The generated ConfigMap (its name hashed) is the one the DaemonSet mounts.
+          const cm = rendered.find((o) => o.kind === 'ConfigMap') as unknown as {
+            metadata: { name: string; namespace: string };
+            data: Record<string, string>;
+          };
+          expect(cm.metadata.namespace).to.equal('kube-system');
+          expect(cm.data).to.deep.equal({
+            [cp![2]!]: readFileSync(join(ROOT, cp![1]!), 'utf8'),
+          });
+          const ds = rendered.find((o) => o.kind === 'DaemonSet')!;
+          const vol = ds.spec.template.spec.volumes.find((v) => v.name === 'cni-conflist') as {
+            configMap?: { name: string; optional: boolean };
+          };
+          expect(vol.configMap).to.deep.equal({ name: cm.metadata.name, optional: true });
           const deploy = rendered.find((o) => o.kind === 'Deployment')!;
           const c = deploy.spec.template.spec.containers[0]!;
           // The base's args and other variables are all still there.
