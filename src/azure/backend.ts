@@ -21,6 +21,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../log/logger.ts';
 import type { NetworkContainer } from '../nnc/types.ts';
+import type { IpFamily } from '../nnc/family.ts';
 import type { ArmMetricsSink } from './metrics.ts';
 import { noArmMetrics } from './metrics.ts';
 import type { NicApi } from './nic-api.ts';
@@ -28,6 +29,7 @@ import { NicDirectory } from './nic-directory.ts';
 import { releaseNic } from './nic-release.ts';
 import type { NicReleaseDeps } from './nic-release.ts';
 import { NicRounds } from './nic-round.ts';
+import type { NicChange, NicResult } from './nic-round.ts';
 import { NodeNics } from './node-nics.ts';
 import { RemovalAudit } from './removal-audit.ts';
 import { ScaleSetPolicies } from './scale-set-policy.ts';
@@ -172,7 +174,22 @@ export class AzureBackend implements IpBackend {
     return this.podSubnets.info();
   }
 
-  apply(node: NodeRef, change: PoolChange): Promise<ApplyResult> {
+  /** The pod subnets' families: IPv4 (an IPv6 pod prefix is not served yet). */
+  families(): IpFamily[] {
+    return [4];
+  }
+
+  async apply(node: NodeRef, change: PoolChange): Promise<ApplyResult> {
+    const [f] = change.families;
+    if (!f || f.family !== 4 || change.families.length > 1)
+      throw new Error(`node ${node.name}: the Azure backend serves IPv4 pod addresses only`);
+    const { family: _family, ...nic } = f;
+    const r = await this.applyNic(node, nic);
+    return { ...r, held: [r.held] };
+  }
+
+  /** One round of the node's NIC (its IPv4 pod addresses). */
+  applyNic(node: NodeRef, change: NicChange): Promise<NicResult> {
     return this.nics.serial(node.name, () => this.rounds.apply(node, change));
   }
 
@@ -181,13 +198,14 @@ export class AzureBackend implements IpBackend {
    * addresses its NNC does not list, or its last round failed so nobody can
    * tell: it needs a round, whatever its spec asks (docs/decisions/0019).
    */
-  needsRound(node: NodeRef, container: NetworkContainer | undefined): boolean {
+  needsRound(node: NodeRef, containers: readonly NetworkContainer[]): boolean {
+    const container = containers[0];
     if (this.nics.isDoubtful(node.name) || this.audit.isDisturbed(node.name)) return true;
     if (this.audit.check(node, container)) return true;
     return this.nics.holdsUnlisted(node, container);
   }
 
-  releaseAll(node: NodeRef, container: NetworkContainer | undefined): Promise<void> {
-    return this.nics.serial(node.name, () => releaseNic(this.release, node, container));
+  releaseAll(node: NodeRef, containers: readonly NetworkContainer[]): Promise<void> {
+    return this.nics.serial(node.name, () => releaseNic(this.release, node, containers[0]));
   }
 }

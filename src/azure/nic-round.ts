@@ -23,7 +23,7 @@ import type { ScaleSetPolicies } from './scale-set-policy.ts';
 import type { PodSubnets } from './pod-subnets.ts';
 import { missingConfigs, Restoration } from './restore.ts';
 import type { BackendCounters } from './stats.ts';
-import type { ApplyResult, HeldContainer, NodeRef, PoolChange } from '../fulfiller/backend.ts';
+import type { FamilyChange, HeldContainer, NodeRef } from '../fulfiller/backend.ts';
 import { NodeSetupError, SubnetFullError } from '../fulfiller/backend.ts';
 
 export interface NicRoundsOptions {
@@ -39,6 +39,16 @@ export interface NicRoundsOptions {
   preconditionRetries: number;
   /** Drops all this process knows of the node. */
   forget: (node: string) => void;
+}
+
+/** One round's change of the node's IPv4 pod addresses on its NIC (one family: backend.ts). */
+export type NicChange = Omit<FamilyChange, 'family'>;
+
+/** What the NIC holds after the round, as the fulfiller's ApplyResult has it for one family. */
+export interface NicResult {
+  held: HeldContainer;
+  short: boolean;
+  lost?: string[];
 }
 
 export class NicRounds {
@@ -65,7 +75,7 @@ export class NicRounds {
   }
 
   /** One round; a failure after a write may have landed leaves the node in doubt. */
-  async apply(node: NodeRef, change: PoolChange): Promise<ApplyResult> {
+  async apply(node: NodeRef, change: NicChange): Promise<NicResult> {
     try {
       const result = await this.round(node, change);
       this.nics.trust(node.name);
@@ -89,7 +99,7 @@ export class NicRounds {
     }
   }
 
-  private async round(node: NodeRef, change: PoolChange): Promise<ApplyResult> {
+  private async round(node: NodeRef, change: NicChange): Promise<NicResult> {
     const found = await this.directory.lookup(node);
     // Before any write: a scale set whose upgrades would take the addresses away refuses.
     if (found.ref.kind === 'scale-set') await this.scaleSets.check(node, found.ref);
@@ -210,7 +220,7 @@ export class NicRounds {
    * lists that are proven gone (lost, reported with an Event by the audit):
    * the fulfiller may drop just those (ApplyResult.lost).
    */
-  private result(held: HeldContainer, short: boolean, fix: Restoration): ApplyResult {
+  private result(held: HeldContainer, short: boolean, fix: Restoration): NicResult {
     const lost = fix.lost.map((l) => l.ip);
     return { held, short, ...(lost.length > 0 ? { lost } : {}) };
   }

@@ -200,6 +200,7 @@ export class PodSubnet {
     return [
       {
         name: this.facts.name,
+        family: 4,
         cidr: cidr.text,
         defaultGateway: gatewayOf(cidr),
         capacity,

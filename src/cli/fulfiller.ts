@@ -8,7 +8,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import type { AzureFlags } from './azure-options.ts';
 import { azureOptions, azureSettingsFromFlags } from './azure-options.ts';
 import { makeFulfillerConfig } from '../fulfiller/config.ts';
-import { parseCidr } from '../fulfiller/cidr.ts';
+import { canonicalSubnet } from '../fulfiller/families.ts';
 import { parseListen } from '../fulfiller/http.ts';
 import { nodeSelector } from '../fulfiller/nodes.ts';
 import { CLIENT_GO_TIMINGS, validateTimings } from '../leader/lease.ts';
@@ -20,7 +20,7 @@ import { booleanOption, durationOption, integerOption } from './parse.ts';
 interface FulfillerFlags extends AzureFlags {
   kubeconfig?: string;
   namespace: string;
-  subnet: string;
+  subnet?: string[];
   subnetName?: string;
   batch: number;
   requestThreshold: number;
@@ -40,9 +40,10 @@ interface FulfillerFlags extends AzureFlags {
   nodeSelector?: string;
 }
 
-function cidrOption(value: string): string {
+/** `--subnet`, once per address family: each value added to those given before it. */
+function cidrOption(value: string, previous: string[] | undefined): string[] {
   try {
-    return parseCidr(value).text;
+    return [...(previous ?? []), canonicalSubnet(value)];
   } catch (err) {
     throw new InvalidArgumentError((err as Error).message);
   }
@@ -81,9 +82,8 @@ export function fulfillerCommand(): Command {
     .option('--namespace <ns>', 'namespace of the NNCs and CSSs', DEFAULT_NAMESPACE)
     .option(
       '--subnet <cidr>',
-      'pod subnet to allocate from (--backend cidr)',
+      'pod subnet to allocate from (--backend cidr); twice for dual-stack, once with an IPv4 and once with an IPv6 CIDR (default: 10.240.0.0/16)',
       cidrOption,
-      '10.240.0.0/16',
     )
     .option(
       '--subnet-name <name>',
@@ -178,7 +178,8 @@ export function fulfillerCommand(): Command {
     if (flags.leaderElect) validateTimings(timings);
     const config = makeFulfillerConfig({
       namespace: flags.namespace,
-      subnet: flags.subnet,
+      subnet: (flags.subnet ?? ['10.240.0.0/16'])[0]!,
+      subnets: flags.subnet ?? ['10.240.0.0/16'],
       ...(flags.subnetName !== undefined ? { subnetName: flags.subnetName } : {}),
       scaler: {
         batchSize: flags.batch,
@@ -219,7 +220,7 @@ export function fulfillerCommand(): Command {
             azureReadQps: azure.readQps,
             azureReadBurst: azure.readBurst,
           }
-        : { subnet: config.subnet }),
+        : { subnet: (config.subnets ?? [config.subnet]).join(',') }),
     });
     const running = await startFulfiller({
       kc,

@@ -29,11 +29,14 @@
 import type { Registry } from 'prom-client';
 import type { Logger } from '../log/logger.ts';
 import type { NetworkContainer } from '../nnc/types.ts';
+import type { IpFamily } from '../nnc/family.ts';
 import type { AddressIndex } from './address-index.ts';
 
 export interface SubnetInfo {
   /** Name used as the NC's `subnetName` and as the ClusterSubnetState name. */
   name: string;
+  /** Its address family (a dual-stack pool has one subnet of each). */
+  family: IpFamily;
   /** Address space, e.g. "10.240.0.0/16". */
   cidr: string;
   defaultGateway: string;
@@ -71,24 +74,36 @@ export interface HeldContainer {
   ipAssignments: Array<{ name: string; ip: string }>;
 }
 
-export interface PoolChange {
-  /** The node's current dynamic container in its NNC status (absent: none yet). */
+/** What one round changes in one address family's container of a node. */
+export interface FamilyChange {
+  family: IpFamily;
+  /** The node's container of this family in its NNC status (absent: none yet). */
   container?: NetworkContainer;
-  /**
-   * Holds addresses the backend picks from the addresses in use (the CIDR
-   * backend), before it returns: no other round can pick them until this
-   * round's status write is answered.
-   */
-  hold?(ips: readonly string[]): void;
   /** How many new IPs this round. */
   add: number;
   /** Assignments to release (ids from spec.ipsNotInUse). */
   remove: Array<{ name: string; ip: string }>;
 }
 
+export interface PoolChange {
+  /**
+   * One per address family of the node's pool, IPv4 first (docs/design/contracts.md,
+   * "Address families"): each family's container holds as many addresses as
+   * the node asks for.
+   */
+  families: FamilyChange[];
+  /**
+   * Holds addresses the backend picks from the addresses in use (the CIDR
+   * backend), before it returns: no other round can pick them until this
+   * round's status write is answered.
+   */
+  hold?(ips: readonly string[]): void;
+}
+
 export interface ApplyResult {
-  held: HeldContainer;
-  /** Fewer added than asked: the subnet is full. */
+  /** Each family's container as the backend now holds it, in the order of `families`. */
+  held: HeldContainer[];
+  /** Fewer added than asked in some family: its subnet is full. */
   short: boolean;
   /**
    * Addresses the node's status lists that the backend proves gone for good
@@ -105,10 +120,12 @@ export interface IpBackend {
   readonly kind: string;
   /** Every subnet the backend allocates from, with its current free count (for the CSS). */
   subnets(): SubnetInfo[];
-  /** One round for one node: release `remove`, add up to `add`, as ONE backend write. */
+  /** The address families every node's pool has, IPv4 first. */
+  families(): IpFamily[];
+  /** One round for one node: in each family release `remove`, add up to `add`, as ONE backend write. */
   apply(node: NodeRef, change: PoolChange): Promise<ApplyResult>;
-  /** Node deleted: free everything it held (secondaries and primary). */
-  releaseAll(node: NodeRef, container: NetworkContainer | undefined): Promise<void>;
+  /** Node deleted: free everything it held (secondaries and primaries), every family. */
+  releaseAll(node: NodeRef, containers: readonly NetworkContainer[]): Promise<void>;
   /** Reads what subnets() reports; awaited before the fulfiller first leads. */
   start?(): Promise<void>;
   /**
@@ -118,7 +135,7 @@ export interface IpBackend {
    * asks for nothing, so what it holds ends up in its status. Sync and cheap
    * (asked on every resync); absent: never.
    */
-  needsRound?(node: NodeRef, container: NetworkContainer | undefined): boolean;
+  needsRound?(node: NodeRef, containers: readonly NetworkContainer[]): boolean;
   /**
    * Called once by the fulfiller with the ways a backend may ask it for work
    * from its own background reads (docs/decisions/0019): optional.
@@ -131,16 +148,16 @@ export interface IpBackend {
    */
   validId?(id: string): boolean;
   /**
-   * A new dynamic container holding `ips`, addresses a node's pods report
+   * New dynamic containers (one per family of `ips`) holding `ips`, addresses a node's pods report
    * that no record holds any more (pod-rescue.ts), with a fresh primary IP
    * and new ids; undefined when the subnet has no address left for the
    * primary. Optional: a backend whose own store still holds what its nodes
    * have (the Azure NICs) rebuilds from it at the node's next round.
    */
-  rebuild?(node: NodeRef, ips: readonly string[]): NetworkContainer | undefined;
+  rebuild?(node: NodeRef, ips: readonly string[]): NetworkContainer[] | undefined;
   /**
    * Whether `ip` is an address this backend could have handed out (optional:
-   * any IPv4 address when absent). A status holding others is refused.
+   * any address of its families when absent). A status holding others is refused.
    */
   validAddress?(ip: string): boolean;
 }

@@ -7,11 +7,18 @@ import type { ScalerSpec } from '../nnc/types.ts';
 import { DEFAULT_NAMESPACE } from '../nnc/types.ts';
 import type { BackoffOptions } from '../kube/backoff.ts';
 import { nodeSelector } from './nodes.ts';
+import { subnetsByFamily } from './families.ts';
 
 export interface FulfillerConfig {
   namespace: string;
-  /** Pod subnet of the CIDR backend. */
+  /** Pod subnet of the CIDR backend (the first of `subnets`). */
   subnet: string;
+  /**
+   * Every pod subnet of the CIDR backend, at most one per address family,
+   * IPv4 first (`--subnet` given once or twice; docs/design/contracts.md,
+   * "Address families"). Absent: `subnet` alone.
+   */
+  subnets?: string[];
   /** Subnet / CSS name; derived from the CIDR when absent. */
   subnetName?: string;
   /** Written to every NNC's `status.scaler`. */
@@ -118,5 +125,10 @@ export function makeFulfillerConfig(overrides: Partial<FulfillerConfig> = {}): F
     throw new Error(`invalid subnet name "${config.subnetName}": must be a DNS-1123 name`);
   }
   if (config.nodeSelector !== undefined) nodeSelector(config.nodeSelector); // throws on bad syntax
+  if (config.subnets !== undefined) {
+    // One per family, IPv4 first; `subnet` is the first of them.
+    const ordered = subnetsByFamily(config.subnets).map(([, cidr]) => cidr);
+    return { ...config, subnets: ordered, subnet: ordered[0]! };
+  }
   return config;
 }

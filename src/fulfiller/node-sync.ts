@@ -310,7 +310,7 @@ async function releaseNnc(ctx: SyncContext, r: RecordView, asks: SyncAsks): Prom
   const nnc = r.nnc()!;
   const containers = dynamicContainers(nnc);
   ctx.guard();
-  await ctx.backend.releaseAll(nodeRef(r.name, undefined), containers[0]);
+  await ctx.backend.releaseAll(nodeRef(r.name, undefined), containers);
   ctx.book.letGo(r);
   if (!(await patchFinalizers(ctx, r, nnc, false))) return 'noop';
   ctx.log.info('addresses of a deleted node freed', {
@@ -460,7 +460,7 @@ function quarantineKept(ctx: SyncContext, r: RecordView, asks: SyncAsks): SyncOu
 async function forget(ctx: SyncContext, r: RecordView, asks: SyncAsks): Promise<SyncOutcome> {
   const containers = r.kept?.containers ?? [];
   ctx.guard();
-  await ctx.backend.releaseAll(nodeRef(r.name, undefined), containers[0]);
+  await ctx.backend.releaseAll(nodeRef(r.name, undefined), containers);
   ctx.book.keep(r, undefined);
   ctx.book.quarantine(r, undefined);
   ctx.log.info('addresses of a deleted node freed', {

@@ -1,12 +1,35 @@
-// What one node needs, read from its NNC alone: how many secondary IPs to
-// add, which ones the node gave back (`spec.ipsNotInUse`) and which to keep.
+// What one node needs, read from its NNC alone: in each address family its
+// pool has, how many secondary IPs to add, which ones the node gave back
+// (`spec.ipsNotInUse`, ids of either family) and which to keep. A pod needs
+// an address of each family, so each family's container holds the request
+// (docs/design/contracts.md, "Address families").
 // Only IPs the spec lists are ever removed; a pool above its request simply
 // waits for the node to list its surplus. A malformed spec, or a status the
 // fulfiller could not have written (its record: see statusProblem), is
 // reported naming the field and nothing is done for that node.
 import { isIP } from 'node:net';
+import type { IpFamily } from '../nnc/family.ts';
+import { containerFamily } from '../nnc/family.ts';
 import { dynamicContainers } from '../nnc/types.ts';
 import type { IpAssignment, NetworkContainer, NodeNetworkConfig } from '../nnc/types.ts';
+
+/** What one address family's container of the node needs. */
+export interface FamilyPlan {
+  family: IpFamily;
+  /** Its dynamic network container, when it exists. */
+  container?: NetworkContainer;
+  /** Assignments that stay, in their current order. */
+  keep: IpAssignment[];
+  /** Assignments listed in `spec.ipsNotInUse`: to be removed. */
+  release: IpAssignment[];
+  /** How many new secondary IPs to allocate. */
+  allocate: number;
+  /**
+   * The backend serves this family; a container of a family it does not
+   * (any more) is carried in the status as it is, never dropped.
+   */
+  served: boolean;
+}
 
 export interface NodePlan {
   node: string;
@@ -16,13 +39,14 @@ export interface NodePlan {
   invalidField?: string;
   /** `spec.requestedIPCount`, capped at the maximum. */
   requested: number;
-  /** The dynamic network container the fulfiller manages, when it exists. */
+  /** The families: those the backend serves in its order, then any other the status has. */
+  families: FamilyPlan[];
+  /** The first family's container (a single-stack node's only one). */
   container?: NetworkContainer;
-  /** Assignments that stay, in their current order. */
+  /** Over every family: the assignments that stay, and those to be removed. */
   keep: IpAssignment[];
-  /** Assignments listed in `spec.ipsNotInUse`: to be removed. */
   release: IpAssignment[];
-  /** How many new secondary IPs to allocate. */
+  /** The most new IPs a served family needs. */
   allocate: number;
 }
 
@@ -53,12 +77,13 @@ function isObject(v: unknown): v is Record<string, unknown> {
 /**
  * What makes a status unlike any the fulfiller writes (its record, which it
  * would otherwise carry over): a container list or container that is not an
- * object, an assignment mode other than dynamic or static, more than one
- * dynamic container, or in the dynamic one a primary IP that is missing, not
- * IPv4 or not the backend's, an IP assignment that is not an object, an id
- * that is empty, repeated or not the backend's (`validId`), an address that
- * is not IPv4, not one the backend hands out (`validAddress`: the CIDR
- * backend's pod subnet), repeated, or the container's primary IP.
+ * object, an assignment mode other than dynamic or static, two dynamic
+ * containers of one address family, or in a dynamic one a primary IP that
+ * is missing, not of the container's family or not the backend's, an IP
+ * assignment that is not an object, an id that is empty, repeated (in any
+ * container) or not the backend's (`validId`), an address that is not of
+ * the container's family, not one the backend hands out (`validAddress`:
+ * the CIDR backend's pod subnets), repeated, or the container's primary IP.
  * Undefined when none, naming the first field otherwise.
  */
 export function statusProblem(
@@ -73,7 +98,8 @@ export function statusProblem(
   if (list === undefined || list === null) return undefined;
   if (!Array.isArray(list))
     return { field: 'status.networkContainers', reason: 'status.networkContainers is not a list' };
-  let dynamic = 0;
+  const families = new Set<IpFamily>();
+  const names = new Set<string>();
   for (const [i, nc] of list.entries()) {
     const at = `status.networkContainers[${i}]`;
     const bad = (field: string, reason: string) => ({
@@ -85,21 +111,26 @@ export function statusProblem(
     if (mode !== 'dynamic' && mode !== 'static')
       return bad('.assignmentMode', `is ${JSON.stringify(mode)}, not dynamic or static`);
     if (mode !== 'dynamic') continue;
-    if (++dynamic > 1) return bad('', 'is a second dynamic network container');
     if (nc.id !== undefined && (typeof nc.id !== 'string' || nc.id === ''))
       return bad('.id', 'is not a non-empty string');
     const primary = nc.primaryIP;
     if (primary === undefined || primary === null || primary === '')
       return bad('.primaryIP', 'is missing (a dynamic container always has one)');
-    if (typeof primary !== 'string' || isIP(primary) !== 4)
-      return bad('.primaryIP', `${JSON.stringify(primary)} is not an IPv4 address`);
-    if (!validAddress(primary))
-      return bad('.primaryIP', `${primary} is not an address of this backend`);
+    const family = typeof primary === 'string' ? isIP(primary) : 0;
+    if (family !== 4 && family !== 6)
+      return bad('.primaryIP', `${JSON.stringify(primary)} is not an IP address`);
+    const primaryIp = primary as string;
+    const v = `IPv${family}`;
+    if (containerFamily(nc as unknown as NetworkContainer) !== family)
+      return bad('.primaryIP', `${primaryIp} is not of the container's subnet's family`);
+    if (families.has(family)) return bad('', `is a second ${v} dynamic network container`);
+    families.add(family);
+    if (!validAddress(primaryIp))
+      return bad('.primaryIP', `${primaryIp} is not an address of this backend`);
     const ips = nc.ipAssignments;
     if (ips === undefined || ips === null) continue;
     if (!Array.isArray(ips)) return bad('.ipAssignments', 'is not a list');
-    const names = new Set<string>();
-    const addresses = new Set<string>([primary]);
+    const addresses = new Set<string>([primaryIp]);
     for (const [j, a] of ips.entries()) {
       const where = `.ipAssignments[${j}]`;
       if (!isObject(a)) return bad(where, 'is not an object');
@@ -107,8 +138,8 @@ export function statusProblem(
         return bad(`${where}.name`, `${JSON.stringify(a.name)} is not an IP id of this backend`);
       if (names.has(a.name)) return bad(`${where}.name`, `${a.name} is listed twice`);
       names.add(a.name);
-      if (typeof a.ip !== 'string' || isIP(a.ip) !== 4)
-        return bad(`${where}.ip`, `${JSON.stringify(a.ip)} is not an IPv4 address`);
+      if (typeof a.ip !== 'string' || isIP(a.ip) !== family)
+        return bad(`${where}.ip`, `${JSON.stringify(a.ip)} is not an ${v} address`);
       if (!validAddress(a.ip))
         return bad(`${where}.ip`, `${a.ip} is not an address of this backend`);
       if (addresses.has(a.ip)) return bad(`${where}.ip`, `${a.ip} is listed twice`);
@@ -123,44 +154,63 @@ function specField(message: string): string {
   return message.startsWith('spec.ipsNotInUse') ? 'spec.ipsNotInUse' : 'spec.requestedIPCount';
 }
 
-/** The plan for one NNC; `maxIPCount` caps the request; `validId` says which IP ids the backend makes. */
+/**
+ * The plan for one NNC; `maxIPCount` caps the request; `families` are the
+ * backend's (IPv4 first); `validId` says which IP ids the backend makes.
+ */
 export function planNode(
   nnc: NodeNetworkConfig,
   maxIPCount: number,
+  families: readonly IpFamily[] = [4],
   validId?: (id: string) => boolean,
   validAddress?: (ip: string) => boolean,
 ): NodePlan {
   const node = nnc.metadata.name;
-  const empty = { node, requested: 0, keep: [], release: [], allocate: 0 };
+  const empty = { node, requested: 0, families: [], keep: [], release: [], allocate: 0 };
   const problem = statusProblem(nnc, validId, validAddress);
   if (problem) return { ...empty, invalid: problem.reason, invalidField: problem.field };
-  const container = dynamicContainers(nnc)[0];
+  const containers = dynamicContainers(nnc);
   const requestedOrError = readRequested(nnc);
   const notInUse = readNotInUse(nnc);
-  if (typeof requestedOrError === 'string')
+  const invalid = typeof requestedOrError === 'string' ? requestedOrError : notInUse;
+  if (typeof invalid === 'string')
     return {
       ...empty,
-      container,
-      invalid: requestedOrError,
-      invalidField: specField(requestedOrError),
+      ...(containers[0] ? { container: containers[0] } : {}),
+      invalid,
+      invalidField: specField(invalid),
     };
-  if (typeof notInUse === 'string')
-    return { ...empty, container, invalid: notInUse, invalidField: specField(notInUse) };
-  const requested = Math.min(requestedOrError, maxIPCount);
-  const assignments = Array.isArray(container?.ipAssignments) ? container.ipAssignments : [];
-  const keep: IpAssignment[] = [];
-  const release: IpAssignment[] = [];
-  for (const a of assignments) {
-    if (notInUse.has(a?.name)) release.push(a);
-    else keep.push(a);
-  }
+  const requested = Math.min(requestedOrError as number, maxIPCount);
+  const others = containers
+    .map((nc) => containerFamily(nc)!)
+    .filter((f) => !families.includes(f))
+    .sort();
+  const plans = [...families, ...others].map((family): FamilyPlan => {
+    const container = containers.find((nc) => containerFamily(nc) === family);
+    const keep: IpAssignment[] = [];
+    const release: IpAssignment[] = [];
+    for (const a of Array.isArray(container?.ipAssignments) ? container.ipAssignments : []) {
+      if ((notInUse as Set<string>).has(a?.name)) release.push(a);
+      else keep.push(a);
+    }
+    const served = families.includes(family);
+    return {
+      family,
+      ...(container ? { container } : {}),
+      keep,
+      release: served ? release : [],
+      allocate: served ? Math.max(0, requested - keep.length) : 0,
+      served,
+    };
+  });
   return {
     node,
     requested,
-    container,
-    keep,
-    release,
-    allocate: Math.max(0, requested - keep.length),
+    families: plans,
+    ...(plans[0]?.container ? { container: plans[0].container } : {}),
+    keep: plans.flatMap((f) => f.keep),
+    release: plans.flatMap((f) => f.release),
+    allocate: Math.max(0, ...plans.map((f) => f.allocate)),
   };
 }
 
@@ -173,7 +223,7 @@ export function neededAddresses(plan: NodePlan): number {
   if (plan.invalid) return 0;
   if (plan.allocate > 0) return plan.allocate;
   if (plan.release.length > 0) return -plan.release.length;
-  return plan.container ? 0 : 1;
+  return plan.families.every((f) => f.container || !f.served) ? 0 : 1;
 }
 
 /**

@@ -10,6 +10,7 @@
 // written back into its NNC, or quarantined when its Node is gone).
 // Pure: which addresses are orphaned; `keepRescued` puts them in the ledger.
 import type { Logger } from '../log/logger.ts';
+import { addressFamily, containerFamily } from '../nnc/family.ts';
 import type { NetworkContainer } from '../nnc/types.ts';
 import type { IpBackend } from './backend.ts';
 import type { NodeBook } from './node-book.ts';
@@ -54,9 +55,10 @@ export function orphanedAddresses(
 }
 
 /**
- * Kept containers with rescued addresses added to the first one (a node
- * whose successor's restore annotation is known but whose pods report more
- * addresses than it names), each under a new id.
+ * Kept containers with rescued addresses added, each to the container of
+ * its family (the first when none is: a node whose successor's restore
+ * annotation is known but whose pods report more addresses than it names),
+ * each under a new id.
  */
 export function withRescued<C extends { ipAssignments?: Array<{ name: string; ip: string }> }>(
   containers: readonly C[],
@@ -64,12 +66,13 @@ export function withRescued<C extends { ipAssignments?: Array<{ name: string; ip
   newId: () => string,
 ): C[] {
   const out = structuredClone(containers) as C[];
-  const first = out[0];
-  if (!first) return out;
-  first.ipAssignments = [
-    ...(first.ipAssignments ?? []),
-    ...ips.map((ip) => ({ name: newId(), ip })),
-  ];
+  if (out.length === 0) return out;
+  for (const ip of ips) {
+    const into =
+      out.find((nc) => containerFamily(nc as unknown as NetworkContainer) === addressFamily(ip)) ??
+      out[0]!;
+    into.ipAssignments = [...(into.ipAssignments ?? []), { name: newId(), ip }];
+  }
   return out;
 }
 
@@ -106,7 +109,7 @@ export function keepRescued(
         });
         continue;
       }
-      containers = [rebuilt];
+      containers = rebuilt;
     }
     book.keep(record, { containers, why: record.kept?.why ?? 'rescued' });
     log.warn('addresses running pods hold were in no record: kept for their node', {

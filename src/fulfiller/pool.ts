@@ -3,11 +3,12 @@
 // address that was just released is handed out again only after the rest of
 // the subnet has been used: a node's sidecar gets time to forget an IP before
 // another node receives it. Reserved addresses can never be marked or handed
-// out. In the fulfiller the bitmap only mirrors the AddressLedger (which
-// addresses NNCs hold or writes in doubt may hold); it decides nothing alone.
+// out. In the fulfiller the bitmap only mirrors the addresses in use
+// (address-index.ts); it decides nothing alone. IPv6: pool6.ts.
 import {
   contains,
   firstUsable,
+  gatewayOf,
   intToIp,
   isUsable,
   lastUsable,
@@ -26,6 +27,14 @@ export class SubnetPool {
     this.cidr = cidr;
     this.used = new Uint8Array(cidr.size);
     this.cursor = firstUsable(cidr);
+  }
+
+  get text(): string {
+    return this.cidr.text;
+  }
+
+  get gateway(): string {
+    return gatewayOf(this.cidr);
   }
 
   /** Addresses that may be handed out in total. */

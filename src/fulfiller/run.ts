@@ -60,7 +60,7 @@ export interface StartFulfillerOptions {
   kc: KubeConfig;
   config: FulfillerConfig;
   logger: Logger;
-  /** Builds the backend (then awaits its start()); defaults to a CIDR backend on `config.subnet`. */
+  /** Builds the backend (then awaits its start()); defaults to a CIDR backend on `config.subnets`. */
   backend?: BackendFactory;
   /** Record Kubernetes Events (default true). */
   events?: boolean;
@@ -152,7 +152,10 @@ export async function startFulfiller(options: StartFulfillerOptions): Promise<Ru
   try {
     backend = options.backend
       ? await options.backend({ addresses: book.addresses, registry: metrics.registry, logger })
-      : new CidrBackend({ cidr: config.subnet, subnetName: config.subnetName }, book.addresses);
+      : new CidrBackend(
+          { cidrs: config.subnets ?? [config.subnet], subnetName: config.subnetName },
+          book.addresses,
+        );
     // Before any term: the first CSS published carries the backend's real free count.
     await backend.start?.();
   } catch (err) {

@@ -5,7 +5,7 @@
 // when the NNC moved on, or, once the request timeout is over, when it has
 // not. What the round asks of the term (the CSS) goes into its SyncAsks.
 import { isNotFound } from '../kube/errors.ts';
-import type { NodeNetworkConfig } from '../nnc/types.ts';
+import type { NetworkContainer, NodeNetworkConfig } from '../nnc/types.ts';
 import { dynamicContainers } from '../nnc/types.ts';
 import { NodeSetupError, SubnetFullError } from './backend.ts';
 import { addressesOf } from './address-index.ts';
@@ -20,35 +20,47 @@ import type { SyncAsks, SyncContext, SyncOutcome } from './sync-context.ts';
 
 /** Whether a status round must call the backend; false when only the status may change. */
 export function needsBackend(ctx: SyncContext, record: RecordView, plan: NodePlan): boolean {
-  if (!plan.container || plan.release.length > 0) return true;
-  if (ctx.backend.needsRound?.(nodeRef(record.name, record.nodeInfo()), plan.container))
-    return true;
+  const served = plan.families.filter((f) => f.served);
+  if (served.some((f) => !f.container) || plan.release.length > 0) return true;
+  const containers = served.map((f) => f.container!);
+  if (ctx.backend.needsRound?.(nodeRef(record.name, record.nodeInfo()), containers)) return true;
   if (plan.allocate === 0) return false;
-  // Waiting for a free address: ask the backend again only once it has one.
+  // Waiting for a free address: ask the backend again only once a short family's subnet has one.
   if (record.nnc()?.status?.status !== STATUS_SUBNET_FULL) return true;
-  const subnet = ctx.backend.subnets().find((s) => s.name === plan.container?.subnetName);
-  return subnet === undefined || subnet.free > 0;
+  const subnets = ctx.backend.subnets();
+  return served.some((f) => {
+    if (f.allocate === 0) return false;
+    const subnet = subnets.find((s) => s.name === f.container?.subnetName);
+    return subnet === undefined || subnet.free > 0;
+  });
 }
 
 /** The containers when the backend is not called: the same ones, the current nodeIP. */
-export function containersWithoutBackend(ctx: SyncContext, record: RecordView, plan: NodePlan) {
-  const nc = plan.container!;
+export function containersWithoutBackend(
+  ctx: SyncContext,
+  record: RecordView,
+  plan: NodePlan,
+): NetworkContainer[] {
   const internalIP = record.nodeInfo()?.internalIP;
-  return [
-    containerFrom({
-      held: {
-        primaryIP: nc.primaryIP ?? '',
-        subnetName: nc.subnetName ?? '',
-        subnetAddressSpace: nc.subnetAddressSpace ?? '',
-        defaultGateway: nc.defaultGateway ?? '',
-        type: nc.type ?? 'vnet',
-        ipAssignments: [...(nc.ipAssignments ?? [])],
-      },
-      existing: nc,
-      newId: ctx.newId,
-      ...(internalIP ? { nodeIP: internalIP } : {}),
-    }),
-  ];
+  return plan.families.flatMap(({ container: nc, served }) => {
+    if (!nc) return [];
+    if (!served) return [nc];
+    return [
+      containerFrom({
+        held: {
+          primaryIP: nc.primaryIP ?? '',
+          subnetName: nc.subnetName ?? '',
+          subnetAddressSpace: nc.subnetAddressSpace ?? '',
+          defaultGateway: nc.defaultGateway ?? '',
+          type: nc.type ?? 'vnet',
+          ipAssignments: [...(nc.ipAssignments ?? [])],
+        },
+        existing: nc,
+        newId: ctx.newId,
+        ...(internalIP ? { nodeIP: internalIP } : {}),
+      }),
+    ];
+  });
 }
 
 /** Reads the NNC afresh (after a conflict, or a write in doubt): the answer goes into the book. */
@@ -153,11 +165,13 @@ async function backendRound(
   // A new address (or a first container) may be one a previous leader's late
   // write puts on another NNC, or one a view that misses changes does not
   // show: it waits; releases go on (docs/decisions/0022).
-  const why = plan.allocate > 0 || !plan.container ? ctx.allocationWait(record) : undefined;
+  const served = plan.families.filter((f) => f.served);
+  const settingUp = served.some((f) => !f.container);
+  const why = plan.allocate > 0 || settingUp ? ctx.allocationWait(record) : undefined;
   ctx.book.wait(record, why);
   if (why !== undefined) {
-    if (!plan.container || plan.release.length === 0) return 'waiting';
-    plan = { ...plan, allocate: 0 };
+    if (settingUp || plan.release.length === 0) return 'waiting';
+    plan = { ...plan, allocate: 0, families: plan.families.map((f) => ({ ...f, allocate: 0 })) };
   }
   const node = record.nodeInfo();
   const scaler = scalerFor(ctx, record);
@@ -165,10 +179,13 @@ async function backendRound(
   let result;
   try {
     result = await ctx.backend.apply(nodeRef(name, node), {
-      ...(plan.container ? { container: plan.container } : {}),
+      families: served.map((f) => ({
+        family: f.family,
+        ...(f.container ? { container: f.container } : {}),
+        add: plan.families.find((p) => p.family === f.family)!.allocate,
+        remove: f.release.map((a) => ({ name: a.name, ip: a.ip })),
+      })),
       hold: (ips) => ctx.book.reserve(record, ips),
-      add: plan.allocate,
-      remove: plan.release.map((a) => ({ name: a.name, ip: a.ip })),
     });
   } catch (err) {
     if (err instanceof SubnetFullError)
@@ -180,24 +197,28 @@ async function backendRound(
     throw err;
   }
   ctx.book.verdict(record, { setup: undefined });
-  const before = addressesOf(plan.container ? [plan.container] : []);
-  const heldNow = addressesOf([{ id: '', ...result.held }]);
+  const before = addressesOf(served.flatMap((f) => (f.container ? [f.container] : [])));
+  const heldNow = addressesOf(result.held.map((h) => ({ id: '', ...h })));
   const fresh = [...heldNow].filter((ip) => !before.has(ip));
   // What the node let go (and the backend freed), or the backend proves gone, may leave its status.
   const mayDrop = new Set<string>([
     ...plan.release.map((a) => a.ip).filter((ip) => !heldNow.has(ip)),
     ...(result.lost ?? []),
   ]);
-  const container = containerFrom({
-    held: result.held,
-    ...(plan.container ? { existing: plan.container } : {}),
-    newId: ctx.newId,
-    ...(node?.internalIP ? { nodeIP: node.internalIP } : {}),
-  });
+  const containers = served.map((f, i) =>
+    containerFrom({
+      held: result.held[i]!,
+      ...(f.container ? { existing: f.container } : {}),
+      newId: ctx.newId,
+      ...(node?.internalIP ? { nodeIP: node.internalIP } : {}),
+    }),
+  );
+  // A container of a family the backend does not serve stays as it is.
+  const carried = plan.families.flatMap((f) => (!f.served && f.container ? [f.container] : []));
   let written;
   try {
     written = await writeThroughGate(ctx, record, nnc, seen, {
-      containers: [container],
+      containers: [...containers, ...carried],
       requested: plan.requested,
       short: result.short,
       scaler,
@@ -209,10 +230,13 @@ async function backendRound(
   }
   if (written.kind === 'conflict') return 'conflict';
   if (written.kind !== 'written') return written.kind === 'waiting' ? 'waiting' : 'noop';
-  const kept = new Set((plan.container?.ipAssignments ?? []).map((a) => a.name));
+  const kept = new Set(
+    served.flatMap((f) => (f.container?.ipAssignments ?? []).map((a) => a.name)),
+  );
   const status = written.nnc.status;
+  const ids = new Set(containers.map((nc) => nc.id));
   const newIps = (status?.networkContainers ?? [])
-    .filter((nc) => nc.id === container.id)
+    .filter((nc) => ids.has(nc.id))
     .flatMap((nc) => nc.ipAssignments ?? [])
     .filter((a) => !kept.has(a.name)).length;
   ctx.counters.allocated += newIps;
@@ -232,7 +256,7 @@ async function backendRound(
       ctx,
       written.nnc,
       'SubnetFull',
-      `allocated ${newIps} of ${plan.allocate} requested IPs: subnet ${container.subnetName} is full`,
+      `allocated ${newIps} of ${plan.allocate * containers.length} requested IPs: subnet ${containers.map((nc) => nc.subnetName).join(', ')} is full`,
     );
   }
   subnetsChanged(asks, plan.release.length > 0 || (result.lost?.length ?? 0) > 0);

@@ -129,7 +129,8 @@ export function scalerFor(ctx: SyncContext, record: RecordView): Required<Scaler
 export function planFor(ctx: SyncContext, record: RecordView, nnc: NodeNetworkConfig): NodePlan {
   const validId = ctx.backend.validId?.bind(ctx.backend);
   const validAddress = ctx.backend.validAddress?.bind(ctx.backend);
-  return planNode(nnc, scalerFor(ctx, record).maxIPCount, validId, validAddress);
+  const max = scalerFor(ctx, record).maxIPCount;
+  return planNode(nnc, max, ctx.backend.families(), validId, validAddress);
 }
 
 export function involved(ctx: SyncContext, nnc: NodeNetworkConfig): InvolvedObject {

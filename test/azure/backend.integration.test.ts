@@ -58,7 +58,7 @@ describe('Azure backend against the ARM emulator (real SDK, HTTP)', function () 
     const [vm] = addNodes(rig, 1);
     const backend = backendFor(rig);
     await backend.start();
-    const { held, short } = await backend.apply(nodeOf(vm!, 'node-0'), { add: 32, remove: [] });
+    const { held, short } = await backend.applyNic(nodeOf(vm!, 'node-0'), { add: 32, remove: [] });
     expect(short).to.equal(false);
     expect(held.ipAssignments).to.have.length(32);
     expect(held).to.include({
@@ -80,6 +80,7 @@ describe('Azure backend against the ARM emulator (real SDK, HTTP)', function () 
     expect(backend.subnets()).to.deep.equal([
       {
         name: 'pods',
+        family: 4,
         cidr: '10.240.0.0/16',
         defaultGateway: '10.240.0.1',
         capacity: 65531,
@@ -94,9 +95,9 @@ describe('Azure backend against the ARM emulator (real SDK, HTTP)', function () 
     const [vm] = addNodes(rig, 1);
     const backend = backendFor(rig);
     const node = nodeOf(vm!, 'node-0');
-    const first = await backend.apply(node, { add: 32, remove: [] });
+    const first = await backend.applyNic(node, { add: 32, remove: [] });
     const remove = first.held.ipAssignments.slice(3, 8);
-    const { held } = await backend.apply(node, {
+    const { held } = await backend.applyNic(node, {
       container: asContainer(first.held),
       add: 0,
       remove,
@@ -118,12 +119,12 @@ describe('Azure backend against the ARM emulator (real SDK, HTTP)', function () 
     const [vm] = addNodes(rig, 1);
     const backend = backendFor(rig);
     const node = nodeOf(vm!, 'node-0');
-    const first = await backend.apply(node, { add: 8, remove: [] });
+    const first = await backend.applyNic(node, { add: 8, remove: [] });
     rig.em.network.modifyNic(RG, vm!.nicName, (nic) => {
       nic.tags = { 'changed-by': 'operator' };
       nic.properties!.dnsSettings = { dnsServers: ['10.0.0.53'] };
     });
-    const { held } = await backend.apply(node, {
+    const { held } = await backend.applyNic(node, {
       container: asContainer(first.held),
       add: 8,
       remove: [],
@@ -146,7 +147,7 @@ describe('Azure backend against the ARM emulator (real SDK, HTTP)', function () 
       status: 429,
       retryAfterSeconds: 1,
     });
-    const { held } = await backend.apply(nodeOf(vm!, 'node-0'), { add: 4, remove: [] });
+    const { held } = await backend.applyNic(nodeOf(vm!, 'node-0'), { add: 4, remove: [] });
     expect(held.ipAssignments).to.have.length(4);
     const puts = rig.em.requests.filter((r) => r.operation === 'NetworkInterfaces.CreateOrUpdate');
     expect(puts.map((p) => p.status)).to.deep.equal([429, 200]);
@@ -171,15 +172,15 @@ describe('Azure backend against the ARM emulator (real SDK, HTTP)', function () 
       const [c] = addNodes(rig, 1, 'late');
       const backend = backendFor(rig, {}, { fullHoldMs: 60_000, minRelistMs: 0 });
       await backend.start();
-      const first = await backend.apply(nodeOf(a!, 'node-0'), { add: 40, remove: [] }); // 41 taken, 15 free
+      const first = await backend.applyNic(nodeOf(a!, 'node-0'), { add: 40, remove: [] }); // 41 taken, 15 free
       const nodeB = nodeOf(b!, 'node-1');
-      const r = await backend.apply(nodeB, { add: 32, remove: [] });
+      const r = await backend.applyNic(nodeB, { add: 32, remove: [] });
       expect(r.short).to.equal(true);
       expect(r.held.ipAssignments).to.have.length(14); // 15 free, one is B's NC primary
       expect(rig.em.count('NetworkInterfaces.CreateOrUpdate', b!.nicName)).to.equal(2);
       expect(backend.subnets()[0]).to.include({ free: 0 });
       // Known full: asking again costs no PUT at all.
-      const again = await backend.apply(nodeB, {
+      const again = await backend.applyNic(nodeB, {
         container: asContainer(r.held),
         add: 10,
         remove: [],
@@ -187,12 +188,12 @@ describe('Azure backend against the ARM emulator (real SDK, HTTP)', function () 
       expect(again).to.deep.equal({ held: r.held, short: true });
       expect(rig.em.count('NetworkInterfaces.CreateOrUpdate', b!.nicName)).to.equal(2);
       // Another node gives 5 back: B gets those 5 in one PUT, still short.
-      await backend.apply(nodeOf(a!, 'node-0'), {
+      await backend.applyNic(nodeOf(a!, 'node-0'), {
         container: asContainer(first.held),
         add: 0,
         remove: first.held.ipAssignments.slice(0, 5),
       });
-      const more = await backend.apply(nodeB, {
+      const more = await backend.applyNic(nodeB, {
         container: asContainer(r.held),
         add: 10,
         remove: [],
@@ -202,7 +203,7 @@ describe('Azure backend against the ARM emulator (real SDK, HTTP)', function () 
       expect(rig.em.count('NetworkInterfaces.CreateOrUpdate', b!.nicName)).to.equal(3);
       // A node with no address left for its NC primary: a typed error, no container.
       const err = await backend
-        .apply(nodeOf(c!, 'late-0'), { add: 1, remove: [] })
+        .applyNic(nodeOf(c!, 'late-0'), { add: 1, remove: [] })
         .catch((e: unknown) => e);
       expect(err).to.be.instanceOf(SubnetFullError);
       expect(rig.em.count('NetworkInterfaces.CreateOrUpdate', c!.nicName)).to.equal(0);
@@ -225,10 +226,10 @@ describe('Azure backend against the ARM emulator (real SDK, HTTP)', function () 
       rig.em.acceptTokens(['token-one']);
       const backend = backendFor(rig, { tokens: new TokenFileSource(join(dir, 'token')) });
       const node = nodeOf(vm!, 'node-0');
-      const first = await backend.apply(node, { add: 2, remove: [] });
+      const first = await backend.applyNic(node, { add: 2, remove: [] });
       await write('..v2', 'token-two');
       rig.em.acceptTokens(['token-two']);
-      const second = await backend.apply(node, {
+      const second = await backend.applyNic(node, {
         container: asContainer(first.held),
         add: 2,
         remove: [],
@@ -237,7 +238,7 @@ describe('Azure backend against the ARM emulator (real SDK, HTTP)', function () 
       expect(rig.em.requests.filter((r) => r.status === 401)).to.deep.equal([]);
       rig.em.acceptTokens(['token-three']);
       const err = (await backend
-        .apply(node, { container: asContainer(second.held), add: 2, remove: [] })
+        .applyNic(node, { container: asContainer(second.held), add: 2, remove: [] })
         .catch((e: unknown) => e)) as Error & { statusCode?: number };
       expect(err.statusCode).to.equal(401);
       expect(`${err.message} ${err.stack ?? ''} ${JSON.stringify(err)}`).not.to.include(
@@ -252,10 +253,10 @@ describe('Azure backend against the ARM emulator (real SDK, HTTP)', function () 
     rig = await startRig();
     const [vm] = addNodes(rig, 1);
     const node = nodeOf(vm!, 'node-0');
-    await backendFor(rig).apply(node, { add: 16, remove: [] }); // the status write never happened
+    await backendFor(rig).applyNic(node, { add: 16, remove: [] }); // the status write never happened
     const taken = rig.em.network.counts.taken;
     const restarted = backendFor(rig);
-    const { held } = await restarted.apply(node, { add: 16, remove: [] });
+    const { held } = await restarted.applyNic(node, { add: 16, remove: [] });
     expect(held.ipAssignments).to.have.length(16);
     expect(rig.em.network.counts.taken).to.equal(taken);
     expect(restarted.stats.puts).to.equal(0);
@@ -272,7 +273,7 @@ describe('Azure backend against the ARM emulator (real SDK, HTTP)', function () 
     const stalls = monitorEventLoopDelay({ resolution: 10 });
     stalls.enable();
     const results = await Promise.all(
-      vms.map((vm, i) => backend.apply(nodeOf(vm, `node-${i}`), { add: 10, remove: [] })),
+      vms.map((vm, i) => backend.applyNic(nodeOf(vm, `node-${i}`), { add: 10, remove: [] })),
     );
     stalls.disable();
     const slackMs = 100 + stalls.max / 1e6;
@@ -308,7 +309,7 @@ describe("EmulatedCloud (the embedded cluster's Azure)", () => {
       const ids = new Map(['aks-0', 'aks-1'].map((n) => [n, cloud.addNode(n)]));
       for (const [name, providerID] of ids) {
         expect(cloud.addNode(name)).to.equal(providerID);
-        const { held } = await backend.apply({ name, providerID }, { add: 5, remove: [] });
+        const { held } = await backend.applyNic({ name, providerID }, { add: 5, remove: [] });
         expect(held.subnetName).to.equal('aks-pods');
         expect(held.ipAssignments).to.have.length(5);
       }

@@ -41,13 +41,13 @@ describe('Azure backend: one busy NIC, one superseded operation (issue 53)', fun
     await backend.start();
     // cloud-provider-azure's write to node-0's NIC runs 2 s.
     expect(rig.em.otherWriters.occupy(nicKey(RG, a!.nicName), 2_000)).to.equal(true);
-    const zero = backend.apply(nodeOf(a!, 'node-0'), { add: 4, remove: [] });
+    const zero = backend.applyNic(nodeOf(a!, 'node-0'), { add: 4, remove: [] });
     const refused = await waitFor('the 429 on node-0', () =>
       rig.em.requests.find((r) => r.status === 429 && r.nic === a!.nicName),
     );
     expect(refused.error).to.match(/^RetryableError: A retryable error occured\.$/);
     // node-1's round meanwhile: written at once, not after node-0's Retry-After.
-    const { held } = await backend.apply(nodeOf(b!, 'node-1'), { add: 4, remove: [] });
+    const { held } = await backend.applyNic(nodeOf(b!, 'node-1'), { add: 4, remove: [] });
     expect(held.ipAssignments).to.have.length(4);
     const oneAt = rig.em.requests.find(
       (r) => r.operation === 'NetworkInterfaces.CreateOrUpdate' && r.nic === b!.nicName,
@@ -73,7 +73,7 @@ describe('Azure backend: one busy NIC, one superseded operation (issue 53)', fun
       new ArmBudget({ reads: { qps: 1000, burst: 1000 }, writes: { qps: 1000, burst: 1000 } }),
     );
     await backend.start();
-    const round = backend.apply(nodeOf(a!, 'node-0'), { add: 4, remove: [] });
+    const round = backend.applyNic(nodeOf(a!, 'node-0'), { add: 4, remove: [] });
     await waitFor('our operation running', () =>
       rig.em.requests.some(
         (r) => r.operation === 'NetworkInterfaces.CreateOrUpdate' && r.status === 200,

@@ -45,7 +45,7 @@ describe('Azure backend: layouts and NIC rules on the strict emulator', function
       });
       const backend = backendFor(rig);
       await backend.start();
-      const { held } = await backend.apply(
+      const { held } = await backend.applyNic(
         { name: 'vm-0', providerID: vm.providerID },
         { add: 8, remove: [] },
       );
@@ -61,7 +61,7 @@ describe('Azure backend: layouts and NIC rules on the strict emulator', function
       if (layout === 'pod-nic') {
         expect(configs(rig.em.network.getNic(RG, vm.primaryNicName))).to.have.length(1);
       }
-      await backend.releaseAll({ name: 'vm-0', providerID: vm.providerID }, undefined);
+      await backend.releaseAll({ name: 'vm-0', providerID: vm.providerID }, []);
       expect(configs(rig.em.network.getNic(RG, vm.nicName))).to.have.length(1);
     });
   }
@@ -84,7 +84,7 @@ describe('Azure backend: layouts and NIC rules on the strict emulator', function
     const held = new Map<string, HeldContainer>();
     for (const vm of [a, b, c]) {
       const name = vm.providerID.split('/').pop()!;
-      const r = await backend.apply({ name, providerID: vm.providerID }, { add: 3, remove: [] });
+      const r = await backend.applyNic({ name, providerID: vm.providerID }, { add: 3, remove: [] });
       held.set(name, r.held);
     }
     expect(held.get('a')).to.include({ subnetName: 'nodes', subnetAddressSpace: '10.224.0.0/16' });
@@ -110,7 +110,7 @@ describe('Azure backend: layouts and NIC rules on the strict emulator', function
     await again.start();
     expect(again.subnets().map((x) => x.name)).to.have.members(['nodes', 'pods']);
     // Release takes them back from each NIC's own subnet.
-    await again.releaseAll({ name: 'a', providerID: a.providerID }, undefined);
+    await again.releaseAll({ name: 'a', providerID: a.providerID }, []);
     expect(configs(rig.em.network.getNic(RG, a.nicName))).to.have.length(1);
   });
 
@@ -121,14 +121,14 @@ describe('Azure backend: layouts and NIC rules on the strict emulator', function
     await backend.start();
     const node = { name: 'odd', providerID: vm.providerID };
     for (let i = 0; i < 3; i++) {
-      const err = await backend.apply(node, { add: 4, remove: [] }).catch((e: unknown) => e);
+      const err = await backend.applyNic(node, { add: 4, remove: [] }).catch((e: unknown) => e);
       expect(err).to.be.instanceOf(NodeSetupError).and.include({ reason: 'NicNotInPodSubnet' });
       expect((err as Error).message).to.include('NIC odd-nic is in subnet nodes');
       expect((err as Error).message).to.include('pod subnet pods');
     }
     expect(rig.em.count('NetworkInterfaces.CreateOrUpdate')).to.equal(0);
     expect(rig.em.count('NetworkInterfaces.List')).to.equal(1);
-    expect(backend.needsRound(node, undefined)).to.equal(false);
+    expect(backend.needsRound(node, [])).to.equal(false);
   });
 
   it('a node without a providerID, or with one that names no Azure VM, waits for a change (no backoff retry), no ARM call', async () => {
@@ -144,7 +144,7 @@ describe('Azure backend: layouts and NIC rules on the strict emulator', function
     ];
     for (const [providerID, reason] of cases) {
       const err = await backend
-        .apply({ name: 'n', ...(providerID ? { providerID } : {}) }, { add: 2, remove: [] })
+        .applyNic({ name: 'n', ...(providerID ? { providerID } : {}) }, { add: 2, remove: [] })
         .catch((e: unknown) => e);
       expect(err, providerID)
         .to.be.instanceOf(NodeSetupError)
@@ -159,12 +159,12 @@ describe('Azure backend: layouts and NIC rules on the strict emulator', function
     const registry = new Registry();
     const backend = backendFor(rig, registry);
     const node = { name: 'node-0', providerID: vm!.providerID };
-    const first = await backend.apply(node, { add: 300, remove: [] });
+    const first = await backend.applyNic(node, { add: 300, remove: [] });
     // 256 − 1 (primary NIC) − 1 (pod NIC's own) − 1 (NC primary) = 253.
     expect(first.held.ipAssignments).to.have.length(253);
     const puts = rig.em.count('NetworkInterfaces.CreateOrUpdate');
     const err = await backend
-      .apply(node, {
+      .applyNic(node, {
         container: {
           id: 'nc',
           primaryIP: first.held.primaryIP,
@@ -189,9 +189,9 @@ describe('Azure backend: layouts and NIC rules on the strict emulator', function
     const backend = backendFor(rig, registry);
     await backend.start();
     const node = { name: 'node-0', providerID: vm!.providerID };
-    const r = await backend.apply(node, { add: 4, remove: [] });
+    const r = await backend.applyNic(node, { add: 4, remove: [] });
     expect(r.held.ipAssignments).to.have.length(4);
-    const more = await backend.apply(node, {
+    const more = await backend.applyNic(node, {
       container: { id: 'nc', primaryIP: r.held.primaryIP, ipAssignments: r.held.ipAssignments },
       add: 10,
       remove: [],
@@ -231,6 +231,7 @@ describe('Azure backend: layouts and NIC rules on the strict emulator', function
     expect(backend.subnets()).to.deep.equal([
       {
         name: 'pods',
+        family: 4,
         cidr: '10.240.0.0/27',
         defaultGateway: '10.240.0.1',
         capacity: 27,
@@ -241,7 +242,7 @@ describe('Azure backend: layouts and NIC rules on the strict emulator', function
     expect(await registry.metrics()).to.match(
       /pool_monitor_arm_forbidden_total\{operation="VirtualNetworks.ListUsage"\} 1/,
     );
-    const r = await backend.apply(
+    const r = await backend.applyNic(
       { name: 'node-0', providerID: vm!.providerID },
       { add: 30, remove: [] },
     );
@@ -271,7 +272,7 @@ describe('Azure backend: layouts and NIC rules on the strict emulator', function
     const backend = backendFor(rig, registry);
     await backend.start();
     const err = await backend
-      .apply({ name: 'node-0', providerID: vm!.providerID }, { add: 2, remove: [] })
+      .applyNic({ name: 'node-0', providerID: vm!.providerID }, { add: 2, remove: [] })
       .catch((e: unknown) => e);
     expect(err).to.be.instanceOf(NodeSetupError).and.include({ reason: 'ArmForbidden' });
     expect((err as Error).message).to.include('subnets/join/action');

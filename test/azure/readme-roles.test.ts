@@ -197,7 +197,7 @@ describe("README's Azure role assignments, on the strict emulator", function () 
         const served: string[] = [];
         for (const n of ['node-0', 'node-1', 'node-2']) {
           const providerID = cloud.addNode(n);
-          await backend.apply({ name: n, providerID }, { add: 2, remove: [] }).then(
+          await backend.applyNic({ name: n, providerID }, { add: 2, remove: [] }).then(
             () => served.push(n),
             () => undefined,
           );

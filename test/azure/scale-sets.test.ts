@@ -61,7 +61,7 @@ describe('Azure backend: scale sets (real SDKs, strict emulator)', function () {
     const backend = backendFor(rig);
     await backend.start();
     const node = { name: 'pool000000', providerID: vm.providerID };
-    const first = await backend.apply(node, { add: 8, remove: [] });
+    const first = await backend.applyNic(node, { add: 8, remove: [] });
     expect(first.held.ipAssignments).to.have.length(8);
     expect(first.held.nodeIP).to.equal('10.240.0.4');
     const nic = rig.em.network.getScaleSetNic(RG, 'pool', '0', vm.nicName)!;
@@ -71,7 +71,7 @@ describe('Azure backend: scale sets (real SDKs, strict emulator)', function () {
     expect(configs).to.have.length(10);
     for (const c of configs)
       expect(c.properties.applicationSecurityGroups).to.deep.equal([{ id: ASG }]);
-    const { held } = await backend.apply(node, {
+    const { held } = await backend.applyNic(node, {
       container: {
         id: 'nc',
         primaryIP: first.held.primaryIP,
@@ -81,7 +81,7 @@ describe('Azure backend: scale sets (real SDKs, strict emulator)', function () {
       remove: first.held.ipAssignments.slice(0, 3),
     });
     expect(held.ipAssignments).to.have.length(5);
-    await backend.releaseAll(node, undefined);
+    await backend.releaseAll(node, []);
     const after = rig.em.network.getScaleSetNic(RG, 'pool', '0', vm.nicName)!;
     expect(after.properties!.ipConfigurations).to.have.length(1);
     expect(rig.em.count('ScaleSetVMs.Update')).to.equal(3);
@@ -100,9 +100,9 @@ describe('Azure backend: scale sets (real SDKs, strict emulator)', function () {
     });
     const backend = backendFor(rig);
     const node = { name: 'n', providerID: vm.providerID };
-    const first = await backend.apply(node, { add: 2, remove: [] });
+    const first = await backend.applyNic(node, { add: 2, remove: [] });
     rig.em.inject({ operation: 'ScaleSetVMs.Update', status: 412 });
-    const { held } = await backend.apply(node, {
+    const { held } = await backend.applyNic(node, {
       container: {
         id: 'nc',
         primaryIP: first.held.primaryIP,
@@ -158,7 +158,7 @@ describe('Azure backend: scale sets (real SDKs, strict emulator)', function () {
     const seen: string[] = [];
     const backend = backendFor(rig);
     const before = rig.em.requests.length;
-    const { held } = await backend.apply(
+    const { held } = await backend.applyNic(
       { name: 'pool000000', providerID: vm.providerID },
       { add: 2, remove: [] },
     );
@@ -202,7 +202,7 @@ describe('Azure backend: scale sets (real SDKs, strict emulator)', function () {
     });
     expect(vm.providerID).to.match(/\/virtualMachines\/pool_1a2b3c4d$/);
     const backend = backendFor(rig);
-    const { held } = await backend.apply(
+    const { held } = await backend.applyNic(
       { name: 'pool-1', providerID: vm.providerID },
       { add: 3, remove: [] },
     );
@@ -224,7 +224,7 @@ describe('Azure backend: scale sets (real SDKs, strict emulator)', function () {
     const backend = backendFor(rig);
     // A pod address on each instance, written into its own model.
     const fill = async (vm: { providerID: string }, name: string) =>
-      (await backend.apply({ name, providerID: vm.providerID }, { add: 1, remove: [] })).held;
+      (await backend.applyNic({ name, providerID: vm.providerID }, { add: 1, remove: [] })).held;
     const compute = createComputeClient({
       endpoint: rig.em.endpoint,
       subscriptionId: SUB,
@@ -283,7 +283,7 @@ describe('Azure backend: scale sets (real SDKs, strict emulator)', function () {
     const node = { name: 'pool000000', providerID: vm.providerID };
     for (const mode of ['Automatic', 'Rolling'] as const) {
       rig.em.network.setUpgradePolicy(RG, 'pool', mode);
-      const refused = await backend.apply(node, { add: 2, remove: [] }).then(
+      const refused = await backend.applyNic(node, { add: 2, remove: [] }).then(
         () => undefined,
         (e: unknown) => e,
       );
@@ -293,7 +293,7 @@ describe('Azure backend: scale sets (real SDKs, strict emulator)', function () {
     }
     expect(rig.em.count('ScaleSetVMs.Update')).to.equal(0);
     rig.em.network.setUpgradePolicy(RG, 'pool', 'Manual');
-    const { held } = await backend.apply(node, { add: 2, remove: [] });
+    const { held } = await backend.applyNic(node, { add: 2, remove: [] });
     expect(held.ipAssignments).to.have.length(2);
     expect(rig.em.count('ScaleSets.Get')).to.equal(3);
   });

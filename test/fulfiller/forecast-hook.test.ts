@@ -25,6 +25,7 @@ describe('fulfiller: exhaustion forecast on /metrics from any backend', () => {
       wrap: (cidr) => ({
         kind: 'usage-reporting',
         subnets: () => cidr.subnets().map((s) => ({ ...s, name: 'pods', capacity: 4000, free })),
+        families: () => cidr.families(),
         apply: (node, change) => cidr.apply(node, change),
         releaseAll: (node, container) => cidr.releaseAll(node, container),
       }),

@@ -126,10 +126,11 @@ describe("fulfiller: the previous term's fence", () => {
       wrap: (cidr) => ({
         kind: 'test',
         subnets: () => cidr.subnets(),
+        families: () => cidr.families(),
         releaseAll: (node, nc) => cidr.releaseAll(node, nc),
         apply: async (node, change) => {
           if (node.name === 'node-a' && rounds++ === 0) {
-            expect(change.add).to.equal(0); // it waits for the fence
+            expect(change.families[0]!.add).to.equal(0); // it waits for the fence
             answerB();
             await flush();
           }

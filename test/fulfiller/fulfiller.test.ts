@@ -304,6 +304,7 @@ describe('fulfiller/controller (in-memory API)', () => {
     const h = start({}, new FakeCluster(), new FakeClock(), (cidr) => ({
       kind: 'test',
       subnets: () => cidr.subnets(),
+      families: () => cidr.families(),
       releaseAll: (node, nc) => cidr.releaseAll(node, nc),
       apply: async (node, change) => {
         if (!node.providerID)

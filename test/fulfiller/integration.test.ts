@@ -144,6 +144,7 @@ describe('fulfiller over the local API server', function () {
       return {
         kind: cidr.kind,
         subnets: () => cidr.subnets(),
+        families: () => cidr.families(),
         apply: (node) =>
           Promise.reject(new NodeSetupError('NoProviderID', `node ${node.name} has no providerID`)),
         releaseAll: (node, container) => cidr.releaseAll(node, container),

@@ -53,6 +53,7 @@ describe('fulfiller: --listen endpoints and metrics', function () {
         return {
           kind: cidr.kind,
           subnets: () => cidr.subnets(),
+          families: () => cidr.families(),
           apply: (node, change) => {
             calls!.inc();
             return cidr.apply(node, change);

@@ -82,7 +82,8 @@ describe('pod rescue: orphaned addresses', () => {
     );
     // 10.0.0.1-6 usable; 10.0.0.1 and .2 are the pods', .3 is recorded elsewhere.
     book.reserve(liveNode(book, 'other'), ['10.0.0.3']);
-    const nc = backend.rebuild({ name: 'a' }, ['10.0.0.1', '10.0.0.2'])!;
+    const [nc] = backend.rebuild({ name: 'a' }, ['10.0.0.1', '10.0.0.2'])!;
+    if (!nc) throw new Error('no container rebuilt');
     expect(nc.primaryIP).to.equal('10.0.0.4');
     expect(nc.ipAssignments!.map((a) => a.ip)).to.deep.equal(['10.0.0.1', '10.0.0.2']);
     expect(new Set([nc.id, ...nc.ipAssignments!.map((a) => a.name)]).size).to.equal(3);
