@@ -107,7 +107,7 @@ export class ConflictLoopError extends Error {
  * A lifecycle write (create, finalizer patch) answered 409: the NNC changed
  * or exists. Not a failure: the queue runs the node again after its backoff,
  * by when its newer version is normally read (node-sync.ts). Only these: a
- * 409 from elsewhere (ARM's AnotherOperationInProgress) stays a failure.
+ * 409 from elsewhere (a backend's, such as ARM's Conflict) stays a failure.
  */
 export class NncConflictError extends Error {
   override readonly name = 'NncConflictError';
