@@ -40,10 +40,13 @@ interface FulfillerFlags extends AzureFlags {
   nodeSelector?: string;
 }
 
-/** `--subnet`, once per address family: each value added to those given before it. */
+/**
+ * `--subnet`, once per address family: each value added to those given
+ * before it; a comma separates two in one value (`POOL_MONITOR_SUBNET`).
+ */
 function cidrOption(value: string, previous: string[] | undefined): string[] {
   try {
-    return [...(previous ?? []), canonicalSubnet(value)];
+    return [...(previous ?? []), ...value.split(',').map((v) => canonicalSubnet(v.trim()))];
   } catch (err) {
     throw new InvalidArgumentError((err as Error).message);
   }

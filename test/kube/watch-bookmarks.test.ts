@@ -80,7 +80,7 @@ describe('kube/watch: quiet watches kept as client-go keeps them', function () {
     const { events, counts, stillLive } = await nncWatch(BOOKMARK_MS);
     await sleep(INACTIVITY_MS + 1000);
     expect(counts()).to.deep.equal({ lists: 1, watches: 1 });
-    expect(events.map((e) => e.type)).to.deep.equal(['add', 'synced']);
+    expect(events.map((e) => e.type)).to.deep.equal(['listed', 'add', 'synced']);
     await stillLive('b');
     expect(counts()).to.deep.equal({ lists: 1, watches: 1 });
   });

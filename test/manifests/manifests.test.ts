@@ -474,7 +474,7 @@ describe('manifests', () => {
             if (saved === undefined) delete process.env.POOL_MONITOR_SUBNET;
             else process.env.POOL_MONITOR_SUBNET = saved;
           }
-          expect(flags.subnet).to.equal('10.244.0.0/16');
+          expect(flags.subnet).to.deep.equal(['10.244.0.0/16']);
         } finally {
           rmSync(overlay, { recursive: true, force: true });
         }
