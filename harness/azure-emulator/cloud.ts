@@ -16,7 +16,7 @@
 // so every new ipConfiguration must carry it too. The cloud knows nothing of
 // the product: settings() and tokens() are plain values a test hands to the
 // Azure backend's factory, and grantRoles() takes the rows it is given.
-import type { OperationTiming, SubnetFullMode, UpgradeMode } from './network.ts';
+import type { Ipv6PerNic, OperationTiming, SubnetFullMode, UpgradeMode } from './network.ts';
 import type { RoleAssignment } from './authorization.ts';
 import type { QuotaSpec } from './quota.ts';
 import type { OtherWritersOptions } from './other-writers.ts';
@@ -27,6 +27,12 @@ export type CloudLayout = 'pod-nic' | 'node-subnet' | 'scale-set' | 'unfit';
 export interface EmulatedCloudOptions {
   nodePrefix?: string;
   podPrefix?: string;
+  /** The pod subnet's IPv6 /64: a dual-stack pod subnet. */
+  podPrefix6?: string;
+  /** The node subnet's IPv6 /64 (its NICs take pod IPs in the node-subnets layout). */
+  nodePrefix6?: string;
+  /** How many IPv6 ipConfigurations a NIC may hold (default `one`, as Azure documents). */
+  ipv6PerNic?: Ipv6PerNic;
   /** The pod subnet's ARM name (default aks-pods). */
   podSubnetName?: string;
   subnetFullMode?: SubnetFullMode;
@@ -97,13 +103,18 @@ export class EmulatedCloud {
       ...(options.roleAssignments ? { roleAssignments: options.roleAssignments } : {}),
       ...(options.quota !== undefined ? { quota: options.quota } : {}),
       ...(options.otherWriters ? { otherWriters: options.otherWriters } : {}),
+      ...(options.ipv6PerNic ? { ipv6PerNic: options.ipv6PerNic } : {}),
     });
     this.layout = options.layout ?? 'mixed';
     this.upgradePolicy = options.scaleSetUpgradePolicy ?? 'Manual';
     this.asgId = `/subscriptions/${CLOUD_SUBSCRIPTION}/resourceGroups/${CLOUD_RESOURCE_GROUP}/providers/Microsoft.Network/applicationSecurityGroups/aks-nodes`;
+    const prefixes = (v4: string, v6: string | undefined) => (v6 ? [v4, v6] : v4);
     const ids = this.emulator.network.addVirtualNetwork(CLOUD_RESOURCE_GROUP, 'aks-vnet', {
-      'aks-nodes': options.nodePrefix ?? '10.224.0.0/16',
-      [options.podSubnetName ?? 'aks-pods']: options.podPrefix ?? '10.240.0.0/16',
+      'aks-nodes': prefixes(options.nodePrefix ?? '10.224.0.0/16', options.nodePrefix6),
+      [options.podSubnetName ?? 'aks-pods']: prefixes(
+        options.podPrefix ?? '10.240.0.0/16',
+        options.podPrefix6,
+      ),
     });
     this.nodeSubnetId = ids['aks-nodes']!;
     this.podSubnetId = ids[options.podSubnetName ?? 'aks-pods']!;

@@ -6,6 +6,7 @@ import { machineId } from './arm-ids.ts';
 import type { ArmObject } from './arm-object.ts';
 import { nicKey, type AddedVm, type VmOptions } from './nic-model.ts';
 import { NetworkInterfaces, type SubnetFullMode } from './nics.ts';
+import type { Ipv6PerNic } from './nic-rules.ts';
 import { ArmOperations, type OperationStatus, type OperationTiming } from './operations.ts';
 import { ScaleSetVms, type ScaleSetVmOptions, type UpgradeMode } from './scale-set-vms.ts';
 import { VirtualNetworks, type EmulatedSubnet } from './subnets.ts';
@@ -15,6 +16,7 @@ export type { OperationStatus, OperationTiming } from './operations.ts';
 export type { AddedVm, VmOptions } from './nic-model.ts';
 export type { UpgradeMode } from './scale-set-vms.ts';
 export type { SubnetFullMode } from './nics.ts';
+export type { Ipv6PerNic } from './nic-rules.ts';
 
 export interface NetworkOptions {
   subscriptionId: string;
@@ -28,6 +30,11 @@ export interface NetworkOptions {
   perVmCap?: number;
   /** Private IP addresses per virtual network (Azure: 65,536). */
   perVnetCap?: number;
+  /**
+   * How many IPv6 ipConfigurations a NIC may hold: `one` (default: what
+   * Azure documents) or `many` (1 + 254, Azure/AKS#5722): nic-rules.ts.
+   */
+  ipv6PerNic?: Ipv6PerNic;
   /**
    * `fast` (default): every operation runs `operationMs`. `realistic`: as
    * ARM's run (azure-cli#25253): a NIC PUT 10–60 s, a scale-set VM update
@@ -71,6 +78,7 @@ export class EmulatedNetwork {
         subnetFullMode: options.subnetFullMode ?? 'sync',
         perVmCap: options.perVmCap ?? 256,
         perVnetCap: options.perVnetCap ?? 65_536,
+        ipv6PerNic: options.ipv6PerNic ?? 'one',
       },
     });
     this.scaleSets = new ScaleSetVms(this.nics);
@@ -78,11 +86,14 @@ export class EmulatedNetwork {
     this.written = this.nics.written;
   }
 
-  /** Adds a virtual network; returns the subnet ids by name. */
+  /**
+   * Adds a virtual network; returns the subnet ids by name. A subnet is its
+   * IPv4 prefix, or that and an IPv6 /64 (dual-stack).
+   */
   addVirtualNetwork(
     resourceGroup: string,
     name: string,
-    subnets: Record<string, string>,
+    subnets: Record<string, string | string[]>,
   ): Record<string, string> {
     return this.vnets.add(resourceGroup, name, subnets);
   }

@@ -5,14 +5,23 @@
 // freed, new Dynamic ones get the subnet's next free address, existing ones
 // keep theirs. At most 256 ipConfigurations, exactly one primary. Addresses
 // are taken and given back through the subnets; on any failure every change
-// is undone before the error is thrown.
+// is undone before the error is thrown. An ipConfiguration's family is its
+// `privateIPAddressVersion` (IPv4 by default): an IPv6 one gets its address
+// from its subnet's IPv6 prefix (nic-rules.ts for what ARM refuses of it).
 import { sameId } from './arm-ids.ts';
 import { ArmHttpError, badRequest } from './errors.ts';
+import { canonical6 } from './ipv6.ts';
+import type { Ipv6PerNic } from './nic-rules.ts';
 import {
+  checkIPv6PerNic,
   checkOneSubnet,
   checkPerVm,
+  checkPrimaryIsIPv4,
   checkPrimaryKept,
   checkSameAsgs,
+  checkVersion,
+  noIPv6Prefix,
+  versionOf,
   vnetFull,
 } from './nic-rules.ts';
 import type { ArmObject } from './arm-object.ts';
@@ -58,6 +67,8 @@ export interface PutContext {
   vnetRoom?: (subnet: EmulatedSubnet) => { name: string; room: number; cap: number };
   /** The id of the NIC whose ipConfiguration holds `ip` (for PrivateIPAddressIsAllocated). */
   holderOf?: (ip: string) => string | undefined;
+  /** How many IPv6 ipConfigurations a NIC may hold (nic-rules.ts; default `one`, as documented). */
+  ipv6PerNic?: Ipv6PerNic;
 }
 
 /** Addresses a PUT took and gave back, to undo it (a superseded operation). */
@@ -120,6 +131,10 @@ function validate(body: unknown, ctx: PutContext): ArmObject[] {
         `ipConfiguration ${name}: unknown subnet ${subnetId}`,
       );
     }
+    checkVersion(c, name);
+    if (versionOf(c) === 'IPv6' && !ctx.subnetById(subnetId)!.prefix6) {
+      throw noIPv6Prefix(`${ctx.nicId}/ipConfigurations/${name}`, subnetId);
+    }
     const method = p.privateIPAllocationMethod ?? 'Dynamic';
     if (method !== 'Dynamic' && method !== 'Static') {
       throw badRequest(
@@ -135,6 +150,7 @@ function validate(body: unknown, ctx: PutContext): ArmObject[] {
     }
     if (p.primary === true) primaries++;
   }
+  checkPrimaryIsIPv4(list as ArmObject[], ctx.nicId);
   if (primaries !== 1) {
     throw badRequest(
       'NetworkInterfaceMustHaveOnePrimaryIpConfiguration',
@@ -159,6 +175,7 @@ export function applyNicPut(
   checkPrimaryKept(storedConfigs, wanted);
   checkOneSubnet(wanted);
   checkSameAsgs(wanted, ctx.nicId);
+  checkIPv6PerNic(wanted, ctx.ipv6PerNic ?? 'one', ctx.nicId);
   if (ctx.vm) checkPerVm(ctx.vm.otherConfigs + wanted.length, ctx.vm.cap, ctx.vm.id);
   const old = new Map<string, ArmObject>();
   for (const c of storedConfigs) {
@@ -181,8 +198,9 @@ export function applyNicPut(
     const prevIp = prev ? configProps(prev).privateIPAddress : undefined;
     const p = configProps(c);
     const sameSubnet = prev !== undefined && sameId(subnetIdOf(prev), subnet.id);
-    const staticMoved = p.privateIPAllocationMethod === 'Static' && p.privateIPAddress !== prevIp;
-    if (sameSubnet && typeof prevIp === 'string' && !staticMoved) {
+    const sameVersion = prev !== undefined && versionOf(prev) === versionOf(c);
+    const staticMoved = p.privateIPAllocationMethod === 'Static' && addressText(c) !== prevIp;
+    if (sameSubnet && sameVersion && typeof prevIp === 'string' && !staticMoved) {
       kept.add(key);
       placed.push({ name: String(c.name), input: c, subnet, address: prevIp, fresh: false });
     } else {
@@ -206,30 +224,33 @@ export function applyNicPut(
       throw vnetFull(name, cap);
     }
   }
-  // Pass 2: new (or moved) ipConfigurations get an address.
+  // Pass 2: new (or moved) ipConfigurations get an address of their family.
   for (const { c, subnet } of pending) {
     const p = configProps(c);
+    const family = versionOf(c) === 'IPv6' ? 6 : 4;
     let ip: string | undefined;
     if (p.privateIPAllocationMethod === 'Static') {
-      ip = String(p.privateIPAddress);
+      ip = addressText(c);
       const holder = ctx.holderOf?.(ip);
-      const refused = subnet.take(ip);
+      const refused = subnet.take(ip, family);
       if (refused) {
         undo();
         throw staticRefused(refused, `${ctx.nicId}/ipConfigurations/${String(c.name)}`, ip, {
           subnet,
           holder: holder ?? ctx.nicId,
+          family,
         });
       }
     } else {
-      ip = subnet.allocate();
+      ip = subnet.allocate(family);
       if (ip === undefined) {
         undo();
-        const need = pending.length;
+        const need = pending.filter((x) => versionOf(x.c) === versionOf(c)).length;
+        const prefix = family === 6 ? subnet.prefix6!.text : subnet.addressPrefix;
         throw new ArmHttpError(
           400,
           'SubnetIsFull',
-          `Subnet ${subnet.name} with address prefix ${subnet.addressPrefix} does not have enough capacity for ${need} IP addresses.`,
+          `Subnet ${subnet.name} with address prefix ${prefix} does not have enough capacity for ${need} IP addresses.`,
         );
       }
     }
@@ -265,8 +286,10 @@ function staticRefused(
   why: 'allocated' | 'reserved' | 'outside',
   configId: string,
   ip: string,
-  at: { subnet: EmulatedSubnet; holder: string },
+  at: { subnet: EmulatedSubnet; holder: string; family: 4 | 6 },
 ): ArmHttpError {
+  // An IPv6 ipConfiguration's address is judged against the IPv6 prefix.
+  const prefix = at.family === 6 ? at.subnet.prefix6!.text : at.subnet.addressPrefix;
   if (why === 'allocated') {
     return badRequest(
       'PrivateIPAddressIsAllocated',
@@ -276,13 +299,19 @@ function staticRefused(
   if (why === 'reserved') {
     return badRequest(
       'PrivateIPAddressInReservedRange',
-      `Private static IP address ${ip} falls within reserved IP range of subnet prefix ${at.subnet.addressPrefix}.`,
+      `Private static IP address ${ip} falls within reserved IP range of subnet prefix ${prefix}.`,
     );
   }
   return badRequest(
     'PrivateIPAddressNotInSubnet',
-    `Private static IP address ${ip} does not belong to the range of subnet prefix ${at.subnet.addressPrefix}.`,
+    `Private static IP address ${ip} does not belong to the range of subnet prefix ${prefix}.`,
   );
+}
+
+/** A Static ipConfiguration's address as given, an IPv6 one in ARM's text (RFC 5952). */
+function addressText(c: ArmObject): string {
+  const given = String(configProps(c).privateIPAddress);
+  return versionOf(c) === 'IPv6' ? (canonical6(given) ?? given) : given;
 }
 
 function buildNic(
@@ -309,7 +338,7 @@ function buildNic(
         ...inputProps,
         privateIPAddress: pl.address,
         privateIPAllocationMethod: inputProps.privateIPAllocationMethod ?? 'Dynamic',
-        privateIPAddressVersion: 'IPv4',
+        privateIPAddressVersion: versionOf(pl.input),
         subnet: { id: pl.subnet.id },
         primary: inputProps.primary === true,
         provisioningState: ctx.provisioningState,

@@ -15,7 +15,9 @@ import {
   setProvisioningState,
   type VmOptions,
 } from './nic-model.ts';
+import { canonical6 } from './ipv6.ts';
 import { applyNicPut } from './nic-put.ts';
+import type { Ipv6PerNic } from './nic-rules.ts';
 import type { ArmOperations, Operation } from './operations.ts';
 import type { VirtualNetworks } from './subnets.ts';
 
@@ -29,6 +31,8 @@ export interface NicLimits {
   perVmCap: number;
   /** Private IP addresses per virtual network (Azure: 65,536). */
   perVnetCap: number;
+  /** How many IPv6 ipConfigurations a NIC may hold (nic-rules.ts). */
+  ipv6PerNic: Ipv6PerNic;
 }
 
 export interface NicBookOptions {
@@ -174,6 +178,7 @@ export class NetworkInterfaces {
           return { name: vnet, room: this.limits.perVnetCap - inUse, cap: this.limits.perVnetCap };
         },
         holderOf: (ip) => this.holderIdOf(ip),
+        ipv6PerNic: this.limits.ipv6PerNic,
       });
       nic = result.nic;
       op.undo = { before: structuredClone(stored), moves: result.moves };
@@ -276,19 +281,21 @@ export class NetworkInterfaces {
 
   /** The id of the (first) NIC whose ipConfigurations hold `ip`. */
   holderIdOf(ip: string): string | undefined {
+    const want = sameAddress(ip);
     for (const nic of this.nics.values()) {
       const configs = (nic.properties?.ipConfigurations as ArmObject[] | undefined) ?? [];
-      if (configs.some((c) => c.properties?.privateIPAddress === ip)) return String(nic.id);
+      if (configs.some((c) => want(c.properties?.privateIPAddress))) return String(nic.id);
     }
     return undefined;
   }
 
   /** Every NIC whose ipConfigurations hold `ip` (more than one would be a double assignment). */
   holdersOf(ip: string): string[] {
+    const want = sameAddress(ip);
     const out: string[] = [];
     for (const nic of this.nics.values()) {
       for (const c of (nic.properties?.ipConfigurations as ArmObject[] | undefined) ?? []) {
-        if (c.properties?.privateIPAddress === ip) out.push(String(nic.name));
+        if (want(c.properties?.privateIPAddress)) out.push(String(nic.name));
       }
     }
     return out;
@@ -302,6 +309,13 @@ export class NetworkInterfaces {
     }
     return undefined;
   }
+}
+
+/** Whether an address is `ip` (an IPv6 one compared as a value, not as text). */
+function sameAddress(ip: string): (other: unknown) => boolean {
+  const v6 = canonical6(ip);
+  return (other) =>
+    typeof other === 'string' && (v6 === undefined ? other === ip : canonical6(other) === v6);
 }
 
 /**

@@ -288,7 +288,7 @@ function scaleSetVmModel(
                   properties: {
                     subnet: p.subnet,
                     primary: p.primary === true,
-                    privateIPAddressVersion: 'IPv4',
+                    privateIPAddressVersion: p.privateIPAddressVersion ?? 'IPv4',
                     ...(p.applicationSecurityGroups
                       ? { applicationSecurityGroups: p.applicationSecurityGroups }
                       : {}),
@@ -385,8 +385,11 @@ function nicConfigsOfVmBody(body: unknown, nic: string): ArmObject[] {
       `networkProfileConfiguration has no network interface configuration ${nic}`,
     );
   }
-  return list.map((c) => {
-    const { privateIPAddressVersion: _v, ...p } = c.properties ?? {};
-    return { name: c.name, properties: { ...p, privateIPAllocationMethod: 'Dynamic' } };
-  });
+  // The model names no address: every ipConfiguration is Dynamic, of the
+  // family its privateIPAddressVersion says (IPv4 by default; Azure docs,
+  // "Deploy virtual machine scale sets with IPv6 in Azure").
+  return list.map((c) => ({
+    name: c.name,
+    properties: { ...c.properties, privateIPAllocationMethod: 'Dynamic' },
+  }));
 }

@@ -22,13 +22,20 @@ export interface Rig {
   close(): Promise<void>;
 }
 
+/** `podPrefix6`, `nodePrefix6`: the subnet is dual-stack, with that IPv6 /64. */
 export async function startRig(
-  options: Partial<ArmEmulatorOptions> & { podPrefix?: string } = {},
+  options: Partial<ArmEmulatorOptions> & {
+    podPrefix?: string;
+    podPrefix6?: string;
+    nodePrefix6?: string;
+  } = {},
 ): Promise<Rig> {
-  const em = new ArmEmulator({ subscriptionId: SUB, tokens: [TOKEN], ...options });
+  const { podPrefix, podPrefix6, nodePrefix6, ...emulator } = options;
+  const em = new ArmEmulator({ subscriptionId: SUB, tokens: [TOKEN], ...emulator });
+  const both = (v4: string, v6: string | undefined) => (v6 ? [v4, v6] : v4);
   const ids = em.network.addVirtualNetwork(RG, 'vnet', {
-    nodes: '10.224.0.0/16',
-    pods: options.podPrefix ?? '10.240.0.0/16',
+    nodes: both('10.224.0.0/16', nodePrefix6),
+    pods: both(podPrefix ?? '10.240.0.0/16', podPrefix6),
   });
   await em.listen();
   return {
