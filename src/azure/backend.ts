@@ -7,7 +7,10 @@
 // subnet in use has its own usage and CSS (pod-subnets.ts). A 403 on a read
 // is reported and counted, never fatal: without the usage, the CSS follows
 // what SubnetIsFull answers tell. Other writers' removals are found by a
-// background list and put back (removal-audit.ts).
+// background list and put back (removal-audit.ts). A dual-stack pod subnet
+// (an IPv6 prefix besides its IPv4 one) gives every node an IPv6 container
+// too, its addresses IPv6 ipConfigurations changed in the same PUT
+// (docs/design/fulfiller.md, "Dual-stack on Azure").
 //
 // This file composes the parts; each holds one concern:
 //   nic-directory.ts  which NIC is a node's (one list of the resource group)
@@ -174,38 +177,42 @@ export class AzureBackend implements IpBackend {
     return this.podSubnets.info();
   }
 
-  /** The pod subnets' families: IPv4 (an IPv6 pod prefix is not served yet). */
+  /**
+   * The families of the pod subnet(s): IPv4, and IPv6 when every pod subnet
+   * in use has an IPv6 prefix (pod-subnets.ts). IPv4 always: ARM wants an
+   * IPv4 primary on every NIC, so a pod subnet is never IPv6 alone.
+   */
   families(): IpFamily[] {
-    return [4];
+    return this.podSubnets.families();
   }
 
+  /** One round: every family's change in ONE write of the node's NIC (nic-round.ts). */
   async apply(node: NodeRef, change: PoolChange): Promise<ApplyResult> {
-    const [f] = change.families;
-    if (!f || f.family !== 4 || change.families.length > 1)
-      throw new Error(`node ${node.name}: the Azure backend serves IPv4 pod addresses only`);
-    const { family: _family, ...nic } = f;
-    const r = await this.applyNic(node, nic);
-    return { ...r, held: [r.held] };
+    if (change.families[0]?.family !== 4) {
+      throw new Error(`node ${node.name}: a round's families start with IPv4 on Azure`);
+    }
+    return this.nics.serial(node.name, () => this.rounds.apply(node, change));
   }
 
-  /** One round of the node's NIC (its IPv4 pod addresses). */
-  applyNic(node: NodeRef, change: NicChange): Promise<NicResult> {
-    return this.nics.serial(node.name, () => this.rounds.apply(node, change));
+  /** One round of the node's IPv4 pod addresses alone (tests of single-stack behaviour). */
+  async applyNic(node: NodeRef, change: NicChange): Promise<NicResult> {
+    const r = await this.apply(node, { families: [{ family: 4, ...change }] });
+    return { ...r, held: r.held[0]! };
   }
 
   /**
    * The node's NIC (as this process last wrote or listed it) holds managed
    * addresses its NNC does not list, or its last round failed so nobody can
    * tell: it needs a round, whatever its spec asks (docs/decisions/0019).
+   * Every family's container counts.
    */
   needsRound(node: NodeRef, containers: readonly NetworkContainer[]): boolean {
-    const container = containers[0];
     if (this.nics.isDoubtful(node.name) || this.audit.isDisturbed(node.name)) return true;
-    if (this.audit.check(node, container)) return true;
-    return this.nics.holdsUnlisted(node, container);
+    if (this.audit.check(node, containers)) return true;
+    return this.nics.holdsUnlisted(node, containers, this.families());
   }
 
   releaseAll(node: NodeRef, containers: readonly NetworkContainer[]): Promise<void> {
-    return this.nics.serial(node.name, () => releaseNic(this.release, node, containers[0]));
+    return this.nics.serial(node.name, () => releaseNic(this.release, node, containers));
   }
 }

@@ -32,7 +32,7 @@ export interface ArmMetricsSink {
   scaleSetModes?(modes: string[]): void;
 }
 
-export type ArmLimit = 'nic' | 'vm' | 'vnet';
+export type ArmLimit = 'nic' | 'vm' | 'vnet' | 'ipv6';
 
 export const noArmMetrics: ArmMetricsSink = {
   call: () => {},
@@ -98,7 +98,7 @@ export class ArmMetrics implements ArmMetricsSink {
     });
     this.limits = new Counter({
       name: 'pool_monitor_arm_limit_reached_total',
-      help: "Rounds that could not add addresses because of Azure's caps: per NIC, per VM, per virtual network.",
+      help: "Rounds that could not add addresses because of Azure's caps: per NIC, per VM, per virtual network, IPv6 per NIC.",
       labelNames: ['limit'],
       registers,
     });
@@ -126,7 +126,7 @@ export class ArmMetrics implements ArmMetricsSink {
       registers,
     });
     for (const outcome of ['restored', 'lost'] as const) this.removed.inc({ outcome }, 0);
-    for (const limit of ['nic', 'vm', 'vnet'] as const) this.limits.inc({ limit }, 0);
+    for (const limit of ['nic', 'vm', 'vnet', 'ipv6'] as const) this.limits.inc({ limit }, 0);
     for (const cause of [
       'token-bucket',
       'retry-after',

@@ -122,7 +122,8 @@ export function sdkNicApi(
             name: c.name!,
             subnet: { id: c.subnet!.id! },
             primary: c.primary === true,
-            privateIPAddressVersion: 'IPv4',
+            // The model names no address: each new one is Dynamic, of its family.
+            privateIPAddressVersion: c.privateIPAddressVersion === 'IPv6' ? 'IPv6' : 'IPv4',
             ...(c.applicationSecurityGroups?.length
               ? {
                   applicationSecurityGroups: c.applicationSecurityGroups.map((a) => ({
@@ -178,10 +179,15 @@ export type ArmErrorKind =
   | 'not-found'
   | 'other';
 
-/** Codes of Azure's caps on a NIC's or a VM's addresses (see emulator/README.md). */
+/**
+ * Codes of Azure's caps on a NIC's or a VM's addresses (see emulator/README.md:
+ * ARM's codes are not public, these are the emulator's; another code is an
+ * error like any other, retried with backoff, its message in the log).
+ */
 const LIMIT_CODES = new Set([
   'NetworkInterfaceIpConfigurationLimitReached',
   'PrivateIPAddressesPerVirtualMachineLimitReached',
+  'NetworkInterfaceIPv6IpConfigurationLimitReached',
 ]);
 
 /**

@@ -18,7 +18,7 @@ import { parseProviderId } from './arm/ids.ts';
 import type { NicRef } from './nic-api.ts';
 import { nicRefOf } from './nic-api.ts';
 import { chooseNic } from './nic-choice.ts';
-import { NC_PRIMARY_NAME } from './nic-plan.ts';
+import { isNcPrimaryName, NC_PRIMARY_NAME } from './ip-family.ts';
 import type { NetworkContainer } from '../nnc/types.ts';
 import type { NodeRef } from '../fulfiller/backend.ts';
 import { NodeSetupError } from '../fulfiller/backend.ts';
@@ -63,12 +63,12 @@ export function mapVmsToNics(nics: NetworkInterface[]): Map<string, NetworkInter
   return byVm;
 }
 
-/** NC primary address → NIC, for every NIC that has one. */
+/** NC primary address (either family's) → NIC, for every NIC that has one. */
 export function ncPrimaries(nics: NetworkInterface[]): Map<string, NetworkInterface> {
   const out = new Map<string, NetworkInterface>();
   for (const nic of nics) {
     for (const c of nic.ipConfigurations ?? []) {
-      if (c.name === NC_PRIMARY_NAME && c.privateIPAddress && nic.name) {
+      if (isNcPrimaryName(c.name) && c.privateIPAddress && nic.name) {
         out.set(c.privateIPAddress, nic);
       }
     }
@@ -209,7 +209,7 @@ export class NicDirectory {
    */
   async locate(
     node: NodeRef,
-    container: NetworkContainer | undefined,
+    containers: readonly NetworkContainer[],
   ): Promise<NicRef | undefined> {
     if (node.providerID) {
       try {
@@ -219,6 +219,8 @@ export class NicDirectory {
         throw err;
       }
     }
+    // Any family's NC primary names the NIC (IPv4 first).
+    const container = containers.find((nc) => nc.primaryIP);
     if (!container?.primaryIP) return undefined;
     const nic = await this.findByNcPrimary(container.primaryIP);
     // Azure may have handed a gone VM's NC primary address to another NIC:

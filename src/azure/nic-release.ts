@@ -1,5 +1,6 @@
 // A deleted node's release: ONE PUT of its NIC without the pod
-// ipConfigurations (nic-plan.ts planRelease), retried on 412 (bounded).
+// ipConfigurations of either family (nic-plan.ts planRelease), retried on
+// 412 (bounded).
 // Releases never need an address and always go through; a NIC already gone
 // (the VM went with the node) has had its addresses freed by Azure.
 import type { NetworkContainer } from '../nnc/types.ts';
@@ -20,14 +21,14 @@ export interface NicReleaseDeps {
   forget: (node: string) => void;
 }
 
-/** Frees everything the node's NIC holds (secondaries and NC primary), then forgets the node. */
+/** Frees everything the node's NIC holds (secondaries and NC primaries), then forgets the node. */
 export async function releaseNic(
   deps: NicReleaseDeps,
   node: NodeRef,
-  container: NetworkContainer | undefined,
+  containers: readonly NetworkContainer[],
 ): Promise<void> {
   const { nics, podSubnets, counters } = deps;
-  const ref = await nics.locate(node, container);
+  const ref = await nics.locate(node, containers);
   // No NIC (the VM went with the node): Azure freed its addresses with it.
   if (!ref) return deps.forget(node.name);
   let nic = await nics.reread(node, ref).catch((err: unknown) => {
@@ -40,7 +41,10 @@ export async function releaseNic(
     if (!subnet || !plan || plan.removed.length === 0) break;
     try {
       await nics.put(node, ref, plan.nic, nic.etag);
-      counters.count(podSubnets.of(subnet), 0, plan.removed.length);
+      for (const [family, freed] of plan.byFamily) {
+        const pod = family === 4 ? podSubnets.of(subnet) : podSubnets.peek(subnet, family);
+        if (pod) counters.count(pod, 0, freed);
+      }
       break;
     } catch (err) {
       const kind = armErrorKind(err);

@@ -10,20 +10,38 @@
 // retried: the node is told why (NodeSetupError → a Warning Event) and the
 // limit counted. What another writer removed is put back in the same PUT
 // (restore.ts, removal-audit.ts).
+//
+// On a dual-stack pod subnet the round changes both families' pod
+// addresses in that one PUT (docs/design/fulfiller.md, "Dual-stack on
+// Azure"): each family has its own subnet figures (pod-subnets.ts), its own
+// NC primary and its own restorations; a SubnetIsFull is the family's whose
+// prefix ARM's message names (every family that was adding when it names
+// none), and only that family's request is cut on the retry.
 import type { NetworkInterface } from '@azure/arm-network';
+import type { IpFamily } from '../nnc/family.ts';
+import { cidrFamily } from '../nnc/family.ts';
 import { heldContainer } from './container.ts';
 import type { PodSubnetFacts } from './container.ts';
 import type { NicRef } from './nic-api.ts';
 import { armErrorKind, nicLabel } from './nic-api.ts';
 import type { NicDirectory } from './nic-directory.ts';
-import { planNic } from './nic-plan.ts';
+import type { FamilyPlan } from './nic-plan.ts';
+import { planNicFamilies } from './nic-plan.ts';
 import type { NodeNics } from './node-nics.ts';
+import type { PodSubnet } from './pod-subnet.ts';
 import type { RemovalAudit } from './removal-audit.ts';
 import type { ScaleSetPolicies } from './scale-set-policy.ts';
 import type { PodSubnets } from './pod-subnets.ts';
-import { missingConfigs, Restoration } from './restore.ts';
+import { missingConfigs, Restoration, restoreRefusal, sameIp } from './restore.ts';
+import type { RemovedConfig } from './restore.ts';
 import type { BackendCounters } from './stats.ts';
-import type { FamilyChange, HeldContainer, NodeRef } from '../fulfiller/backend.ts';
+import type {
+  ApplyResult,
+  FamilyChange,
+  HeldContainer,
+  NodeRef,
+  PoolChange,
+} from '../fulfiller/backend.ts';
 import { NodeSetupError, SubnetFullError } from '../fulfiller/backend.ts';
 
 export interface NicRoundsOptions {
@@ -51,6 +69,20 @@ export interface NicResult {
   lost?: string[];
 }
 
+/** One family's part of a round. */
+interface FamilyRound {
+  change: FamilyChange;
+  family: IpFamily;
+  pod: PodSubnet;
+  subnet: PodSubnetFacts;
+  remove: string[];
+  known: string[];
+  fix: Restoration;
+  /** New addresses asked (cut after a SubnetIsFull of this family). */
+  add: number;
+  short: boolean;
+}
+
 export class NicRounds {
   private readonly directory: NicDirectory;
   private readonly podSubnets: PodSubnets;
@@ -75,7 +107,7 @@ export class NicRounds {
   }
 
   /** One round; a failure after a write may have landed leaves the node in doubt. */
-  async apply(node: NodeRef, change: NicChange): Promise<NicResult> {
+  async apply(node: NodeRef, change: PoolChange): Promise<ApplyResult> {
     try {
       const result = await this.round(node, change);
       this.nics.trust(node.name);
@@ -99,82 +131,110 @@ export class NicRounds {
     }
   }
 
-  private async round(node: NodeRef, change: NicChange): Promise<NicResult> {
+  /** Each family's part: its subnet figures read (a family the subnet lacks: NodeSetupError). */
+  private async families(change: PoolChange, podSubnetId: string, named: boolean) {
+    // The subnet's prefixes first: a family it lacks gets no figures of its own.
+    const offered = (await this.podSubnets.of(podSubnetId).get()).families ?? [4];
+    const out: FamilyRound[] = [];
+    for (const f of change.families) {
+      if (!offered.includes(f.family)) {
+        throw new NodeSetupError(
+          `NoIPv${f.family}Prefix`,
+          `pod subnet ${podSubnetId.split('/').pop()} has no IPv${f.family} address prefix`,
+        );
+      }
+      const pod = this.podSubnets.of(podSubnetId, f.family);
+      const subnet = await pod.get();
+      await pod.refreshIfStale().catch((e: unknown) => this.podSubnets.readFailed('usage', e));
+      out.push({
+        change: f,
+        family: f.family,
+        pod,
+        subnet,
+        remove: f.remove.map((r) => r.name),
+        known: (f.container?.ipAssignments ?? []).map((a) => a.name),
+        fix: new Restoration([], named),
+        add: f.add,
+        short: false,
+      });
+    }
+    return out;
+  }
+
+  private async round(node: NodeRef, change: PoolChange): Promise<ApplyResult> {
+    if (change.families.length === 0) throw new Error(`node ${node.name}: a round of no family`);
     const found = await this.directory.lookup(node);
     // Before any write: a scale set whose upgrades would take the addresses away refuses.
     if (found.ref.kind === 'scale-set') await this.scaleSets.check(node, found.ref);
-    const pod = this.podSubnets.of(found.podSubnetId);
-    const subnet = await pod.get();
-    await pod.refreshIfStale().catch((e: unknown) => this.podSubnets.readFailed('usage', e));
-    let nic = await this.nics.roundNic(node, found, this.audit.isDisturbed(node.name));
-    const remove = change.remove.map((r) => r.name);
-    const known = (change.container?.ipAssignments ?? []).map((a) => a.name);
     // Another writer's removals: put back with their addresses, or lost and
     // replaced in the same write (restore.ts).
     const named = found.ref.kind !== 'scale-set';
-    const fix = new Restoration([], named);
-    let add = change.add;
-    let short = false;
+    const fams = await this.families(change, found.podSubnetId, named);
+    let nic = await this.nics.roundNic(node, found, this.audit.isDisturbed(node.name));
     let preconditions = 0;
     let fulls = 0;
+    const finish = (at: NetworkInterface) =>
+      this.result(
+        fams.map((s) => this.held(node, at, s.subnet, found.nodeIP)),
+        fams.some((s) => s.short),
+        fams.flatMap((s) => s.fix.lost),
+      );
     for (;;) {
       // The NIC as read now (after a 412 too): what it lacks of the NNC.
-      fix.update(missingConfigs(nic, change.container, remove), named);
-      // While the subnet is known full, ask for no more than it has free:
-      // a node asking again costs no failing PUT. (Free count unknown: this
-      // round's own retries ask what they computed; other rounds nothing.)
-      const free = pod.free;
-      const limit = pod.lifted
-        ? free
-        : !pod.full
-          ? undefined
-          : free !== undefined
-            ? free
-            : fulls > 0
-              ? undefined
-              : 0;
-      const plan = planNic({
+      for (const s of fams) {
+        s.fix.update(missingConfigs(nic, s.change.container, s.remove, s.family), named);
+      }
+      const limits = fams.map((s) => limitOf(s.pod, fulls));
+      const plan = planNicFamilies({
         nic,
         podSubnetId: found.podSubnetId,
-        add: add + fix.replacements,
-        remove,
-        known,
         newName: this.newName,
         otherConfigs: found.otherConfigs,
-        ...(limit !== undefined ? { limit } : {}),
-        ...(fix.restore.length > 0 ? { restore: fix.restore } : {}),
+        families: fams.map((s, i) => ({
+          family: s.family,
+          add: s.add + s.fix.replacements,
+          remove: s.remove,
+          known: s.known,
+          ...(limits[i] !== undefined ? { limit: limits[i] } : {}),
+          ...(s.fix.restore.length > 0 ? { restore: s.fix.restore } : {}),
+        })),
       });
-      if (plan.limited) short = true;
-      if (plan.cap && plan.added.length === 0 && !plan.changed)
-        this.capReached(node, nic, plan.cap);
-      if (plan.createsPrimary && limit !== undefined && limit < 1) {
-        throw new SubnetFullError(
-          `pod subnet ${subnet.name} has no free address for node ${node.name}'s NC primary IP`,
-        );
-      }
+      const planOf = (i: number): FamilyPlan => plan.families[i]!;
+      fams.forEach((s, i) => {
+        if (planOf(i).limited) s.short = true;
+      });
+      const addedAny = plan.families.some((p) => p.added.length > 0);
+      if (plan.cap && !addedAny && !plan.changed) this.capReached(node, nic, plan.cap);
+      fams.forEach((s, i) => {
+        const limit = limits[i];
+        if (planOf(i).createsPrimary && limit !== undefined && limit < 1) {
+          throw new SubnetFullError(
+            `pod subnet ${s.subnet.name} has no free address for node ${node.name}'s NC primary IP`,
+          );
+        }
+      });
+      const restored = fams.flatMap((s) => s.fix.restore);
+      const lost = fams.flatMap((s) => s.fix.lost);
       if (!plan.changed) {
-        this.audit.settled(node, nic, [], fix.lost);
-        return this.result(this.held(node, nic, subnet, found.nodeIP), short, fix);
+        this.audit.settled(node, nic, [], lost);
+        return finish(nic);
       }
       try {
         const written = await this.nics.put(node, found.ref, plan.nic, nic.etag);
         this.nics.keep(node, written);
-        const taken = plan.added.length + (plan.createsPrimary ? 1 : 0) + plan.restored.length;
-        this.counters.count(pod, taken, plan.removed.length);
-        this.audit.settled(node, written, fix.restore, fix.lost);
-        return this.result(this.held(node, written, subnet, found.nodeIP), short, fix);
+        fams.forEach((s, i) => {
+          const p = planOf(i);
+          const taken = p.added.length + (p.createsPrimary ? 1 : 0) + p.restored.length;
+          this.counters.count(s.pod, taken, p.removed.length);
+        });
+        this.audit.settled(node, written, restored, lost);
+        return finish(written);
       } catch (err) {
         const kind = armErrorKind(err);
         // A restored address ARM has given to another NIC: lost; the rest tried again.
-        if (fix.refused(err)) continue;
+        if (refusedIn(fams, err)) continue;
         if (kind === 'not-found') this.notFound(node, found.ref, err);
-        if (kind === 'limit') {
-          this.capReached(
-            node,
-            nic,
-            /Machine/.test((err as { code?: string }).code ?? '') ? 'vm' : 'nic',
-          );
-        }
+        if (kind === 'limit') this.capReached(node, nic, limitOfError(err));
         const reread = kind === 'precondition-failed' || kind === 'superseded';
         if (reread && preconditions++ < this.preconditionRetries) {
           if (kind === 'superseded') this.counters.superseded();
@@ -184,8 +244,19 @@ export class NicRounds {
         }
         if (kind !== 'subnet-full' && kind !== 'vnet-full') throw err;
         this.counters.subnetFull();
-        pod.markFull();
-        short = true;
+        // The family whose prefix ARM names; when it names none, every family that was adding.
+        const which = fullFamily(err);
+        const full = fams
+          .map((s, i) => ({ s, p: planOf(i) }))
+          .filter(({ s, p }) =>
+            which !== undefined
+              ? s.family === which
+              : p.added.length > 0 || p.createsPrimary || p.restored.length > 0,
+          );
+        for (const { s } of full) {
+          s.pod.markFull();
+          s.short = true;
+        }
         fulls++;
         // The virtual network's cap: no address anywhere in it, nothing new this round.
         if (kind === 'vnet-full') {
@@ -193,36 +264,41 @@ export class NicRounds {
           fulls = Math.max(fulls, 2);
         }
         // A read sent after this refusal, not one in flight from before it.
-        await pod.refreshAfter().catch((e: unknown) => this.podSubnets.readFailed('usage', e));
-        nic = await this.nics.reread(node, found.ref);
-        // Undefined: the usage is unknown (its read refused); the answer alone must do.
-        const free = pod.free;
-        if (plan.createsPrimary && ((free !== undefined && free < 1) || fulls >= 3)) {
-          throw new SubnetFullError(
-            `pod subnet ${subnet.name} has no free address for node ${node.name}'s NC primary IP`,
-          );
+        for (const { s } of full) {
+          await s.pod.refreshAfter().catch((e: unknown) => this.podSubnets.readFailed('usage', e));
         }
-        if (fulls >= 3) return this.result(this.held(node, nic, subnet, found.nodeIP), short, fix);
+        nic = await this.nics.reread(node, found.ref);
+        for (const { s, p } of full) {
+          // Undefined: the usage is unknown (its read refused, or an IPv6 prefix); the answer alone must do.
+          const free = s.pod.free;
+          if (p.createsPrimary && ((free !== undefined && free < 1) || fulls >= 3)) {
+            throw new SubnetFullError(
+              `pod subnet ${s.subnet.name} has no free address for node ${node.name}'s NC primary IP`,
+            );
+          }
+        }
+        if (fulls >= 3) return finish(nic);
         // Second try: what still fits (fewer than the first; half of it when the
         // usage is unknown); third: nothing new.
-        const fits =
-          free === undefined
-            ? Math.floor(plan.added.length / 2)
-            : free - (plan.createsPrimary ? 1 : 0);
-        const fresh = fulls === 1 ? Math.min(plan.added.length - 1, fits) : 0;
-        add = plan.adopted.length + Math.max(0, fresh);
+        for (const { s, p } of full) {
+          const free = s.pod.free;
+          const fits =
+            free === undefined ? Math.floor(p.added.length / 2) : free - (p.createsPrimary ? 1 : 0);
+          const fresh = fulls === 1 ? Math.min(p.added.length - 1, fits) : 0;
+          s.add = p.adopted.length + Math.max(0, fresh);
+        }
       }
     }
   }
 
   /**
-   * The round's answer: what the NIC holds, and the addresses its status
-   * lists that are proven gone (lost, reported with an Event by the audit):
-   * the fulfiller may drop just those (ApplyResult.lost).
+   * The round's answer: what the NIC holds of each family, and the addresses
+   * the status lists that are proven gone (lost, reported with an Event by
+   * the audit): the fulfiller may drop just those (ApplyResult.lost).
    */
-  private result(held: HeldContainer, short: boolean, fix: Restoration): NicResult {
-    const lost = fix.lost.map((l) => l.ip);
-    return { held, short, ...(lost.length > 0 ? { lost } : {}) };
+  private result(held: HeldContainer[], short: boolean, lost: RemovedConfig[]): ApplyResult {
+    const ips = lost.map((l) => l.ip);
+    return { held, short, ...(ips.length > 0 ? { lost: ips } : {}) };
   }
 
   private notFound(node: NodeRef, ref: NicRef, err: unknown): never {
@@ -235,12 +311,14 @@ export class NicRounds {
   }
 
   /** A cap leaves no room for one more address: say so on the node, count it, no write. */
-  private capReached(node: NodeRef, nic: NetworkInterface, cap: 'nic' | 'vm'): never {
+  private capReached(node: NodeRef, nic: NetworkInterface, cap: 'nic' | 'vm' | 'ipv6'): never {
     this.counters.limitReached(cap);
     const what =
       cap === 'nic'
         ? `NIC ${nic.name} holds ${nic.ipConfigurations?.length ?? 0} ipConfigurations, Azure's limit per NIC is 256`
-        : `its VM's NICs hold 256 private IP addresses, Azure's limit per VM`;
+        : cap === 'vm'
+          ? `its VM's NICs hold 256 private IP addresses, Azure's limit per VM`
+          : `ARM lets NIC ${nic.name} hold no more IPv6 ipConfigurations (Azure documents one private IPv6 address per NIC)`;
     throw new NodeSetupError(
       'IpConfigurationLimit',
       `node ${node.name}: no more pod IPs fit: ${what}`,
@@ -249,7 +327,60 @@ export class NicRounds {
 
   private held(node: NodeRef, nic: NetworkInterface, subnet: PodSubnetFacts, nodeIP?: string) {
     const held = heldContainer(nic, subnet, nodeIP);
-    if (!held) throw new Error(`node ${node.name}: NIC ${nic.name} has no NC primary address yet`);
+    if (!held) {
+      throw new Error(
+        `node ${node.name}: NIC ${nic.name} has no IPv${subnet.family ?? 4} NC primary address yet`,
+      );
+    }
     return held;
   }
+}
+
+/**
+ * The most a family may take now: while its subnet is known full, no more
+ * than it has free (a node asking again costs no failing PUT); free count
+ * unknown: this round's own retries ask what they computed, other rounds
+ * nothing. Undefined: no limit.
+ */
+function limitOf(pod: PodSubnet, fulls: number): number | undefined {
+  const free = pod.free;
+  if (pod.lifted) return free;
+  if (!pod.full) return undefined;
+  if (free !== undefined) return free;
+  return fulls > 0 ? undefined : 0;
+}
+
+/** Which cap an ARM limit answer is: the VM's, the NIC's IPv6, or the NIC's. */
+function limitOfError(err: unknown): 'nic' | 'vm' | 'ipv6' {
+  const code = (err as { code?: string }).code ?? '';
+  if (/IPv6/.test(code)) return 'ipv6';
+  return /Machine/.test(code) ? 'vm' : 'nic';
+}
+
+/**
+ * The family of the prefix a SubnetIsFull names ("Subnet X with address
+ * prefix P does not have enough capacity for N IP addresses."); undefined
+ * when it names none.
+ */
+function fullFamily(err: unknown): IpFamily | undefined {
+  const message = (err as { message?: unknown }).message;
+  const prefix = /address prefix (\S+?)[\s.,]*(?:does|$)/.exec(
+    typeof message === 'string' ? message : '',
+  )?.[1];
+  return cidrFamily(prefix);
+}
+
+/**
+ * A PUT refused for a Static address (restore.ts): the family whose
+ * restorations hold the address it names drops it; when it names none of
+ * them, every family with restorations drops them all. True: try again.
+ */
+function refusedIn(fams: FamilyRound[], err: unknown): boolean {
+  const refusal = restoreRefusal(err);
+  if (!refusal) return false;
+  const restoring = fams.filter((s) => s.fix.restore.length > 0);
+  const owner = restoring.find((s) => s.fix.restore.some((r) => sameIp(r.ip, refusal.ip)));
+  let retried = false;
+  for (const s of owner ? [owner] : restoring) retried = s.fix.refused(err) || retried;
+  return retried;
 }

@@ -5,6 +5,7 @@
 // the other. The reads and writes of one NIC go through here; which NIC is a
 // node's is nic-directory.ts.
 import type { NetworkInterface } from '@azure/arm-network';
+import type { IpFamily } from '../nnc/family.ts';
 import type { NetworkContainer } from '../nnc/types.ts';
 import type { NicApi, NicRef } from './nic-api.ts';
 import { nicRefOf, sameNicRef } from './nic-api.ts';
@@ -90,25 +91,34 @@ export class NodeNics {
 
   /**
    * The node's NIC, as this process last wrote or listed it, holds managed
-   * addresses its NNC does not list. No ARM call.
+   * addresses of the families served that its NNC (any container) does not
+   * list. No ARM call.
    */
-  holdsUnlisted(node: NodeRef, container: NetworkContainer | undefined): boolean {
+  holdsUnlisted(
+    node: NodeRef,
+    containers: readonly NetworkContainer[],
+    families: readonly IpFamily[] = [4],
+  ): boolean {
     const nic = this.nics.get(node.name) ?? this.directory.peek(node);
     if (!nic) return false;
-    const listed = new Set((container?.ipAssignments ?? []).map((a) => a.name));
+    const listed = new Set(containers.flatMap((nc) => nc.ipAssignments ?? []).map((a) => a.name));
     const subnet = this.subnetOf(nic);
     return (nic.ipConfigurations ?? []).some(
-      (c) => subnet && isManagedSecondary(c, subnet) && c.privateIPAddress && !listed.has(c.name!),
+      (c) =>
+        subnet &&
+        families.some((f) => isManagedSecondary(c, subnet, f)) &&
+        c.privateIPAddress &&
+        !listed.has(c.name!),
     );
   }
 
   /** The NIC of a node being let go (nic-directory.ts), or the one this process last wrote. */
   async locate(
     node: NodeRef,
-    container: NetworkContainer | undefined,
+    containers: readonly NetworkContainer[],
   ): Promise<NicRef | undefined> {
     const cached = node.providerID ? undefined : this.nics.get(node.name);
-    return cached?.name ? nicRefOf(cached) : this.directory.locate(node, container);
+    return cached?.name ? nicRefOf(cached) : this.directory.locate(node, containers);
   }
 
   /**

@@ -8,9 +8,18 @@
 // `onFreed` wakes the nodes left short (issue 45, item 7). While the subnet
 // is held full or has nothing free, its usage is read every `fullPollMs`
 // (default 5 s), so addresses another workload frees are seen within that.
-import { gatewayOf, parseCidr, usableCount } from '../fulfiller/cidr.ts';
+//
+// One PodSubnet is one family of an ARM subnet (a dual-stack subnet has two,
+// docs/design/fulfiller.md, "Dual-stack on Azure"). The usage ARM lists for a
+// subnet is not published for its IPv6 prefix, so an IPv6 PodSubnet reads
+// none: its capacity is the prefix's usable addresses, its free count that
+// less what this process's rounds took since it started, and 0 while a
+// SubnetIsFull naming its prefix is held.
+import type { IpFamily } from '../nnc/family.ts';
+import { parseCidr, usableCount } from '../fulfiller/cidr.ts';
+import { parseCidr6, usableCount6 } from '../fulfiller/cidr6.ts';
 import type { PodSubnetFacts } from './container.ts';
-import { podSubnetFacts } from './container.ts';
+import { gatewayOfPrefix, podSubnetFacts } from './container.ts';
 import type { SubnetRef } from './arm/ids.ts';
 import type { NicApi } from './nic-api.ts';
 import type { SubnetInfo } from '../fulfiller/backend.ts';
@@ -19,6 +28,8 @@ export interface PodSubnetOptions {
   api: NicApi;
   /** Which subnet. */
   ref: SubnetRef;
+  /** Which of its prefixes (default IPv4). */
+  family?: IpFamily;
   now?: () => number;
   usageRefreshMs?: number;
   fullHoldMs?: number;
@@ -32,6 +43,7 @@ export interface PodSubnetOptions {
 
 export class PodSubnet {
   readonly ref: SubnetRef;
+  readonly family: IpFamily;
   private readonly api: NicApi;
   private readonly now: () => number;
   private readonly usageRefreshMs: number;
@@ -49,6 +61,8 @@ export class PodSubnet {
   private fullSeq = -1;
   /** A usage read sent after the last SubnetIsFull found addresses free. */
   private freedAfterFull = false;
+  /** What this process's rounds took, net, since it started (an IPv6 prefix's only count). */
+  private taken = 0;
   private readonly fullPollMs: number;
   private readonly onFreed: (() => void) | undefined;
   private readonly onPollError: ((err: unknown) => void) | undefined;
@@ -57,6 +71,7 @@ export class PodSubnet {
   constructor(options: PodSubnetOptions) {
     this.api = options.api;
     this.ref = options.ref;
+    this.family = options.family ?? 4;
     this.now = options.now ?? Date.now;
     this.usageRefreshMs = options.usageRefreshMs ?? 30_000;
     this.fullHoldMs = options.fullHoldMs ?? 30_000;
@@ -70,7 +85,7 @@ export class PodSubnet {
     if (this.facts) return this.facts;
     this.factsInFlight ??= this.api
       .subnet(this.ref)
-      .then((s) => (this.facts = podSubnetFacts(s)))
+      .then((s) => (this.facts = podSubnetFacts(s, this.family)))
       .finally(() => (this.factsInFlight = undefined));
     return this.factsInFlight;
   }
@@ -100,6 +115,8 @@ export class PodSubnet {
    * read a round makes to size its own retry).
    */
   refresh(wake = true): Promise<void> {
+    // No usage is published for an IPv6 prefix: nothing to read.
+    if (this.family === 6) return Promise.resolve();
     this.usageInFlight ??= (async () => {
       this.deltaDuringRead = 0;
       const sent = ++this.seq;
@@ -139,7 +156,15 @@ export class PodSubnet {
     return this.facts !== undefined;
   }
 
-  /** Free addresses as last known (undefined before the first usage read). */
+  /** The families the subnet has prefixes of (undefined before it is read). */
+  get families(): IpFamily[] | undefined {
+    return this.facts ? (this.facts.families ?? [4]) : undefined;
+  }
+
+  /**
+   * Free addresses as last known (undefined before the first usage read; an
+   * IPv6 prefix's: undefined, no usage being published for it).
+   */
   get free(): number | undefined {
     if (!this.usage) return undefined;
     return Math.max(0, this.usage.limit - this.usage.inUse);
@@ -147,6 +172,7 @@ export class PodSubnet {
 
   /** A round took `taken` and gave back `freed` addresses. */
   record(taken: number, freed: number): void {
+    this.taken += taken - freed;
     if (this.usage) this.usage.inUse += taken - freed;
     if (this.usageInFlight) this.deltaDuringRead += taken - freed;
   }
@@ -160,7 +186,7 @@ export class PodSubnet {
 
   /** Reads the usage every fullPollMs while the subnet is held full or has nothing free. */
   private poll(): void {
-    if (this.fullPollMs <= 0 || this.pollTimer) return;
+    if (this.fullPollMs <= 0 || this.pollTimer || this.family === 6) return;
     this.pollTimer = setTimeout(() => {
       this.pollTimer = undefined;
       void this.refresh()
@@ -189,22 +215,27 @@ export class PodSubnet {
   }
 
   /**
-   * The subnet for the CSS. Without a usage (its read refused, 403) the
-   * capacity is the prefix's usable addresses and the free count follows
-   * what SubnetIsFull answers tell: all free, 0 while one is held.
+   * The subnet for the CSS. Without a usage (its read refused, 403; an IPv6
+   * prefix, whose usage is not published) the capacity is the prefix's usable
+   * addresses and the free count follows what SubnetIsFull answers tell: all
+   * free (an IPv6 prefix: less what this process took), 0 while one is held.
    */
   info(): SubnetInfo[] {
     if (!this.facts) return [];
-    const cidr = parseCidr(this.facts.addressPrefix);
-    const capacity = this.usage?.limit ?? usableCount(cidr);
+    const prefix = this.facts.addressPrefix;
+    const cidr = this.family === 6 ? parseCidr6(prefix).text : parseCidr(prefix).text;
+    const usable =
+      this.family === 6 ? Number(usableCount6(parseCidr6(prefix))) : usableCount(parseCidr(prefix));
+    const capacity = this.usage?.limit ?? usable;
+    const free = this.free ?? (this.family === 6 ? Math.max(0, capacity - this.taken) : capacity);
     return [
       {
         name: this.facts.name,
-        family: 4,
-        cidr: cidr.text,
-        defaultGateway: gatewayOf(cidr),
+        family: this.family,
+        cidr,
+        defaultGateway: gatewayOfPrefix(prefix, this.family),
         capacity,
-        free: this.full ? 0 : (this.free ?? capacity),
+        free: this.full ? 0 : free,
         armSubnet: { name: this.facts.armName, id: this.facts.id },
       },
     ];

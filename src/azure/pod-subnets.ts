@@ -6,7 +6,12 @@
 // NIC's subnet: the subnets of NICs that already hold pod IPs are read at
 // start, the others as their first node is served. A 403 on these reads is
 // reported, never fatal: without the usage, the CSS follows SubnetIsFull.
+// A dual-stack subnet is two PodSubnets, one per prefix, so two
+// ClusterSubnetStates (the IPv6 one named with `-ipv6`: container.ts
+// cssNameFor); the families every node's pool has are those every pod subnet
+// in use has (families()).
 import type { Logger } from '../log/logger.ts';
+import type { IpFamily } from '../nnc/family.ts';
 import { parseSubnetId } from './arm/ids.ts';
 import { armErrorKind } from './nic-api.ts';
 import type { NicApi } from './nic-api.ts';
@@ -37,15 +42,16 @@ export class PodSubnets {
     this.options = options;
   }
 
-  /** The subnet with this ARM id (added when first asked for). */
-  of(id: string): PodSubnet {
-    const k = id.toLowerCase();
+  /** The family of the subnet with this ARM id (added when first asked for; IPv4 by default). */
+  of(id: string, family: IpFamily = 4): PodSubnet {
+    const k = `${id.toLowerCase()}#${family}`;
     let subnet = this.byId.get(k);
     if (!subnet) {
       const { api, now, usageRefreshMs, fullHoldMs, fullPollMs } = this.options;
       subnet = new PodSubnet({
         api,
         ref: parseSubnetId(id),
+        family,
         ...(now ? { now } : {}),
         ...(usageRefreshMs !== undefined ? { usageRefreshMs } : {}),
         ...(fullHoldMs !== undefined ? { fullHoldMs } : {}),
@@ -61,11 +67,37 @@ export class PodSubnets {
     return subnet;
   }
 
-  /** Reads a subnet's name, prefix and usage now (a 403 is reported, not thrown). */
+  /** The family of a subnet when it is known already (no PodSubnet made). */
+  peek(id: string, family: IpFamily): PodSubnet | undefined {
+    return this.byId.get(`${id.toLowerCase()}#${family}`);
+  }
+
+  /**
+   * Reads a subnet's name, prefixes and usage now (a 403 is reported, not
+   * thrown); a dual-stack subnet's IPv6 prefix too, so its CSS is published
+   * from the first term.
+   */
   async read(id: string): Promise<void> {
     const subnet = this.of(id);
     await subnet.get().catch((e: unknown) => this.readFailed('subnet', e));
     await subnet.refresh().catch((e: unknown) => this.readFailed('usage', e));
+    if (subnet.families?.includes(6)) {
+      await this.of(id, 6)
+        .get()
+        .catch((e: unknown) => this.readFailed('subnet', e));
+    }
+  }
+
+  /**
+   * The families every pod subnet read so far has prefixes of, IPv4 first
+   * (IPv4 alone before any is read). A pod subnet in use without an IPv6
+   * prefix means no node is served IPv6: the families a pool has are the
+   * same on every node.
+   */
+  families(): IpFamily[] {
+    const known = [...this.byId.values()].filter((s) => s.family === 4 && s.families);
+    if (known.length === 0) return [4];
+    return ([4, 6] as const).filter((f) => known.every((s) => s.families!.includes(f)));
   }
 
   /**

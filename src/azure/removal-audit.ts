@@ -13,6 +13,7 @@
 // `pool_monitor_arm_ipconfigs_removed_by_others_total{outcome}` say so.
 // Until then `pool_monitor_arm_ipconfigs_missing` counts the addresses
 // statuses list that their NICs lack (no other node may be given them).
+// Every family's container counts (their ids are unique across families).
 import type { NetworkInterface } from '@azure/arm-network';
 import type { Logger } from '../log/logger.ts';
 import type { NetworkContainer } from '../nnc/types.ts';
@@ -48,10 +49,10 @@ export class RemovalAudit {
   private readonly logger: Logger | undefined;
   /** Nodes whose NIC, listed after our last write, lacks what their NNC lists: how many. */
   private readonly disturbed = new Map<string, number>();
-  /** Per node: its Node and what its NNC lists, as last asked by needsRound. */
+  /** Per node: its Node and what its NNC lists (each family's container), as last asked by needsRound. */
   private readonly watched = new Map<
     string,
-    { node: NodeRef; container: NetworkContainer | undefined }
+    { node: NodeRef; containers: readonly NetworkContainer[] }
   >();
 
   constructor(options: RemovalAuditOptions) {
@@ -73,10 +74,10 @@ export class RemovalAudit {
    * Watches the node (what its NNC lists, for the background list) and says
    * whether its NIC as listed already lacks some of it. No ARM call.
    */
-  check(node: NodeRef, container: NetworkContainer | undefined): boolean {
-    this.watched.set(node.name, { node, container });
+  check(node: NodeRef, containers: readonly NetworkContainer[]): boolean {
+    this.watched.set(node.name, { node, containers });
     this.auditIfStale();
-    const missing = this.removedByOthers(node, container);
+    const missing = this.removedByOthers(node, containers);
     if (missing === 0) return false;
     this.disturb(node.name, missing);
     return true;
@@ -123,9 +124,9 @@ export class RemovalAudit {
     void this.directory
       .relist()
       .then(() => {
-        for (const [name, { node, container }] of this.watched) {
+        for (const [name, { node, containers }] of this.watched) {
           if (this.disturbed.has(name)) continue;
-          const missing = this.removedByOthers(node, container);
+          const missing = this.removedByOthers(node, containers);
           if (missing === 0) continue;
           this.disturb(name, missing);
           this.hooks()?.nodeNeedsRound(name);
@@ -140,13 +141,14 @@ export class RemovalAudit {
    * How many ipConfigurations its NNC lists the node's NIC, as listed after
    * our last write to it, lacks (another writer removed them). No ARM call.
    */
-  private removedByOthers(node: NodeRef, container: NetworkContainer | undefined): number {
-    if (!container?.ipAssignments?.length || this.nics.busy(node.name)) return 0;
+  private removedByOthers(node: NodeRef, containers: readonly NetworkContainer[]): number {
+    const assigned = containers.flatMap((nc) => nc.ipAssignments ?? []);
+    if (assigned.length === 0 || this.nics.busy(node.name)) return 0;
     if (this.nics.lastWrite(node.name) >= this.directory.listBegan) return 0;
     const listed = this.directory.peek(node);
     if (!listed) return 0;
     const names = new Set((listed.ipConfigurations ?? []).map((c) => c.name?.toLowerCase()));
-    return container.ipAssignments.filter((a) => !names.has(a.name.toLowerCase())).length;
+    return assigned.filter((a) => !names.has(a.name.toLowerCase())).length;
   }
 
   /** Says what another writer removed and what became of it: log line, metric, Event. */

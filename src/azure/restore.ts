@@ -7,29 +7,36 @@
 // ARM refuses a Static address with 400 and names it in its message
 // (restoreRefusal below); each refusal drops just the address it names, so
 // one taken address never blocks the node's round, and the round tries at
-// most one PUT more than it has addresses to restore. Pure.
+// most one PUT more than it has addresses to restore. Each address family's
+// container is restored on its own (its own NC primary: ip-family.ts), in the
+// same PUT. Pure.
+import { isIP } from 'node:net';
 import type { NetworkInterface } from '@azure/arm-network';
+import type { IpFamily } from '../nnc/family.ts';
 import type { NetworkContainer } from '../nnc/types.ts';
-import { NC_PRIMARY_NAME } from './nic-plan.ts';
+import { tryIp6ToBig } from '../fulfiller/cidr6.ts';
+import { isNcPrimaryName, ncPrimaryName } from './ip-family.ts';
 
 export interface RemovedConfig {
   name: string;
   ip: string;
 }
 
-/** What the NNC lists that the NIC lacks, and this round does not release. */
+/** What the family's container lists that the NIC lacks, and this round does not release. */
 export function missingConfigs(
   nic: NetworkInterface,
   container: NetworkContainer | undefined,
   remove: string[],
+  family: IpFamily = 4,
 ): RemovedConfig[] {
   const on = new Set((nic.ipConfigurations ?? []).map((c) => c.name?.toLowerCase()));
   const released = new Set(remove.map((r) => r.toLowerCase()));
   const out = (container?.ipAssignments ?? [])
     .filter((a) => !on.has(a.name.toLowerCase()) && !released.has(a.name.toLowerCase()))
     .map((a) => ({ name: a.name, ip: a.ip }));
-  if (out.length > 0 && container?.primaryIP && !on.has(NC_PRIMARY_NAME)) {
-    out.unshift({ name: NC_PRIMARY_NAME, ip: container.primaryIP });
+  const primary = ncPrimaryName(family);
+  if (out.length > 0 && container?.primaryIP && !on.has(primary)) {
+    out.unshift({ name: primary, ip: container.primaryIP });
   }
   return out;
 }
@@ -57,7 +64,7 @@ export class Restoration {
 
   /** Fresh secondaries that replace the lost ones (the NC primary is made anew anyway). */
   get replacements(): number {
-    return this.lost.filter((l) => l.name !== NC_PRIMARY_NAME).length;
+    return this.lost.filter((l) => !isNcPrimaryName(l.name)).length;
   }
 
   /**
@@ -68,7 +75,7 @@ export class Restoration {
   refused(err: unknown): boolean {
     const refusal = restoreRefusal(err);
     if (!refusal || this.restore.length === 0) return false;
-    const named = this.restore.filter((r) => r.ip === refusal.ip);
+    const named = this.restore.filter((r) => sameIp(r.ip, refusal.ip));
     const gone = named.length > 0 ? named : this.restore;
     this.lost.push(...gone);
     this.restore = this.restore.filter((r) => !gone.includes(r));
@@ -97,11 +104,21 @@ const STATIC_REFUSALS = new Set([
   'PrivateIPAddressInUse',
 ]);
 
+/** Where ARM's messages name the address (IPv4 or IPv6), the likeliest first. */
 const NAMED_ADDRESS = [
-  /\bprivate IP address (\d{1,3}(?:\.\d{1,3}){3})\b/i,
-  /\bstatic IP address (\d{1,3}(?:\.\d{1,3}){3})\b/i,
+  /\bprivate IP address ([0-9A-Fa-f:.]*[0-9A-Fa-f])/i,
+  /\bstatic IP address ([0-9A-Fa-f:.]*[0-9A-Fa-f])/i,
   /\b(\d{1,3}(?:\.\d{1,3}){3})\b/,
+  /(?:^|[\s(])([0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7})(?=[\s.,)]|$)/,
 ];
+
+/** Two texts of one address (an IPv6 one written either way). */
+export function sameIp(a: string, b: string | undefined): boolean {
+  if (b === undefined) return false;
+  if (a === b) return true;
+  const [x, y] = [tryIp6ToBig(a), tryIp6ToBig(b)];
+  return x !== undefined && x === y;
+}
 
 /** ARM refused a Static address: its code, and the address its message names (if any). Pure. */
 export function restoreRefusal(err: unknown): { code: string; ip?: string } | undefined {
@@ -110,7 +127,7 @@ export function restoreRefusal(err: unknown): { code: string; ip?: string } | un
   const message = typeof e.message === 'string' ? e.message : '';
   for (const re of NAMED_ADDRESS) {
     const ip = re.exec(message)?.[1];
-    if (ip) return { code: e.code, ip };
+    if (ip && isIP(ip)) return { code: e.code, ip };
   }
   return { code: e.code };
 }
