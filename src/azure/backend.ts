@@ -82,9 +82,13 @@ export class AzureBackend implements IpBackend {
   private readonly rounds: NicRounds;
   private readonly release: NicReleaseDeps;
   private hooks: BackendHooks | undefined;
+  /** Why ARM refused IPv6 ipConfigurations (then IPv4 alone is served until a restart). */
+  private ipv6RefusedBy: string | undefined;
+  private readonly logger: Logger | undefined;
 
   constructor(options: AzureBackendOptions) {
     this.podSubnetId = options.podSubnetId;
+    this.logger = options.logger;
     const now = options.now ?? Date.now;
     const counters = new BackendCounters(options.metrics ?? noArmMetrics);
     this.stats = counters.stats;
@@ -144,6 +148,7 @@ export class AzureBackend implements IpBackend {
       newName: options.newName ?? randomUUID,
       preconditionRetries,
       forget,
+      ipv6Refused: (node, message) => this.refuseIpv6(node, message),
     });
     this.release = { podSubnets: this.podSubnets, nics, counters, preconditionRetries, forget };
   }
@@ -183,7 +188,23 @@ export class AzureBackend implements IpBackend {
    * IPv4 primary on every NIC, so a pod subnet is never IPv6 alone.
    */
   families(): IpFamily[] {
-    return this.podSubnets.families();
+    const families = this.podSubnets.families();
+    return this.ipv6RefusedBy === undefined ? families : families.filter((f) => f !== 6);
+  }
+
+  /**
+   * ARM refused IPv6 ipConfigurations (nic-round.ts): IPv4 alone from now on,
+   * said once in the log (the node that met it gets a Warning Event), so
+   * IPv4 pods are served where ARM keeps Azure's documented one IPv6 address
+   * per NIC. A restart tries IPv6 again.
+   */
+  private refuseIpv6(node: NodeRef, message: string): void {
+    if (this.ipv6RefusedBy !== undefined) return;
+    this.ipv6RefusedBy = message;
+    this.logger?.error('IPv6 pod addresses refused by ARM: serving IPv4 alone', {
+      node: node.name,
+      error: message,
+    });
   }
 
   /** One round: every family's change in ONE write of the node's NIC (nic-round.ts). */

@@ -57,6 +57,8 @@ export interface NicRoundsOptions {
   preconditionRetries: number;
   /** Drops all this process knows of the node. */
   forget: (node: string) => void;
+  /** ARM refused IPv6 ipConfigurations on a NIC: the backend serves IPv4 alone from now on. */
+  ipv6Refused?: (node: NodeRef, message: string) => void;
 }
 
 /** One round's change of the node's IPv4 pod addresses on its NIC (one family: backend.ts). */
@@ -93,6 +95,7 @@ export class NicRounds {
   private readonly newName: () => string;
   private readonly preconditionRetries: number;
   private readonly forget: (node: string) => void;
+  private readonly ipv6Refused: ((node: NodeRef, message: string) => void) | undefined;
 
   constructor(options: NicRoundsOptions) {
     this.directory = options.directory;
@@ -104,6 +107,7 @@ export class NicRounds {
     this.newName = options.newName;
     this.preconditionRetries = options.preconditionRetries;
     this.forget = options.forget;
+    this.ipv6Refused = options.ipv6Refused;
   }
 
   /** One round; a failure after a write may have landed leaves the node in doubt. */
@@ -234,6 +238,8 @@ export class NicRounds {
         // A restored address ARM has given to another NIC: lost; the rest tried again.
         if (refusedIn(fams, err)) continue;
         if (kind === 'not-found') this.notFound(node, found.ref, err);
+        const v6 = fams.findIndex((f) => f.family === 6);
+        if (v6 >= 0 && refusesIpv6(err, kind, planOf(v6))) this.refuseIpv6(node, nic, err);
         if (kind === 'limit') this.capReached(node, nic, limitOfError(err));
         const reread = kind === 'precondition-failed' || kind === 'superseded';
         if (reread && preconditions++ < this.preconditionRetries) {
@@ -310,15 +316,29 @@ export class NicRounds {
     );
   }
 
+  /**
+   * ARM refused the IPv6 ipConfigurations a round adds (Azure documents one
+   * private IPv6 address per NIC): the backend serves IPv4 alone from now on
+   * (backend.ts), so IPv4 pod addresses go on; this node says why and is
+   * retried, IPv4 alone.
+   */
+  private refuseIpv6(node: NodeRef, nic: NetworkInterface, err: unknown): never {
+    this.counters.limitReached('ipv6');
+    const message =
+      `ARM refused IPv6 ipConfigurations on NIC ${nic.name} (${(err as Error).message}); ` +
+      `Azure documents one private IPv6 address per NIC: the pod subnet's IPv6 prefix is not ` +
+      `served until the fulfiller restarts, IPv4 goes on`;
+    this.ipv6Refused?.(node, message);
+    throw new NodeSetupError('IPv6Refused', `node ${node.name}: ${message}`);
+  }
+
   /** A cap leaves no room for one more address: say so on the node, count it, no write. */
-  private capReached(node: NodeRef, nic: NetworkInterface, cap: 'nic' | 'vm' | 'ipv6'): never {
+  private capReached(node: NodeRef, nic: NetworkInterface, cap: 'nic' | 'vm'): never {
     this.counters.limitReached(cap);
     const what =
       cap === 'nic'
         ? `NIC ${nic.name} holds ${nic.ipConfigurations?.length ?? 0} ipConfigurations, Azure's limit per NIC is 256`
-        : cap === 'vm'
-          ? `its VM's NICs hold 256 private IP addresses, Azure's limit per VM`
-          : `ARM lets NIC ${nic.name} hold no more IPv6 ipConfigurations (Azure documents one private IPv6 address per NIC)`;
+        : `its VM's NICs hold 256 private IP addresses, Azure's limit per VM`;
     throw new NodeSetupError(
       'IpConfigurationLimit',
       `node ${node.name}: no more pod IPs fit: ${what}`,
@@ -350,11 +370,23 @@ function limitOf(pod: PodSubnet, fulls: number): number | undefined {
   return fulls > 0 ? undefined : 0;
 }
 
-/** Which cap an ARM limit answer is: the VM's, the NIC's IPv6, or the NIC's. */
-function limitOfError(err: unknown): 'nic' | 'vm' | 'ipv6' {
-  const code = (err as { code?: string }).code ?? '';
-  if (/IPv6/.test(code)) return 'ipv6';
-  return /Machine/.test(code) ? 'vm' : 'nic';
+/** Which cap an ARM limit answer is: the VM's or the NIC's. */
+function limitOfError(err: unknown): 'nic' | 'vm' {
+  return /Machine/.test((err as { code?: string }).code ?? '') ? 'vm' : 'nic';
+}
+
+/**
+ * ARM refused the IPv6 ipConfigurations the plan adds or puts back: its
+ * limit code for them (the emulator's: ARM's is not public), or any other
+ * 400 ARM gives no known meaning whose message speaks of IPv6. A
+ * SubnetIsFull, a limit of the NIC or VM, a Static refusal are not.
+ */
+function refusesIpv6(err: unknown, kind: string, v6: FamilyPlan): boolean {
+  const e = err as { statusCode?: number; code?: string; message?: string };
+  const adds = v6.added.length > 0 || v6.createsPrimary || v6.restored.length > 0;
+  if (!adds) return false;
+  if (kind === 'limit') return /IPv6/i.test(e.code ?? '');
+  return kind === 'other' && e.statusCode === 400 && /IPv6/i.test(`${e.code} ${e.message}`);
 }
 
 /**

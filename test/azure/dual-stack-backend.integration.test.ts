@@ -1,7 +1,7 @@
 // The Azure backend on a dual-stack pod subnet, through the real SDK against
 // the ARM emulator: which families it serves, each family's container from
 // the one NIC write, what ARM refuses (the documented one IPv6 address per
-// NIC), another writer's removals put back per family (IPv6 Static too),
+// NIC: then IPv4 alone), another writer's removals put back per family (IPv6 Static too),
 // a SubnetIsFull of one family cutting that family alone, needsRound and the
 // release of a deleted node, both families.
 import { expect } from 'chai';
@@ -11,6 +11,8 @@ import { ArmMetrics } from '../../src/azure/metrics.ts';
 import { sdkNicApi } from '../../src/azure/nic-api.ts';
 import type { FamilyChange, HeldContainer, NodeRef } from '../../src/fulfiller/backend.ts';
 import { NodeSetupError } from '../../src/fulfiller/backend.ts';
+import { CaptureTransport } from '../../src/log/capture.ts';
+import { createLogger } from '../../src/log/logger.ts';
 import type { NetworkContainer } from '../../src/nnc/types.ts';
 import type { ArmObject } from '../../harness/azure-emulator/arm-object.ts';
 import { nicKey } from '../../harness/azure-emulator/nic-model.ts';
@@ -153,22 +155,42 @@ describe('Azure backend: a dual-stack pod subnet (real SDK, HTTP)', function () 
     });
   }
 
-  it('as Azure documents it (one IPv6 address per NIC): refused, an IpConfigurationLimit, nothing changed', async () => {
+  it('as Azure documents it (one IPv6 address per NIC): refused once, said, then IPv4 alone is served', async () => {
     rig = await startRig({ podPrefix6: POD6 }); // ipv6PerNic 'one', the emulator's default
-    const [vm] = addNodes(rig, 1, 'node', 'node-subnet');
+    const [a, b] = addNodes(rig, 2, 'node', 'node-subnet');
     const registry = new Registry();
-    const backend = backendFor(rig, {}, registry);
+    const logs = new CaptureTransport();
+    const backend = backendFor(
+      rig,
+      { logger: createLogger({ transports: [logs], level: 'info' }) },
+      registry,
+    );
     await backend.start();
-    const etag = rig.em.network.getNic(RG, vm!.nicName)!.etag;
+    expect(backend.families()).to.deep.equal([4, 6]);
+    const etag = rig.em.network.getNic(RG, a!.nicName)!.etag;
     const err = await backend
-      .apply({ name: 'node-0', providerID: vm!.providerID }, both(4))
+      .apply({ name: 'node-0', providerID: a!.providerID }, both(4))
       .catch((e: unknown) => e);
-    expect(err).to.be.instanceOf(NodeSetupError).and.include({ reason: 'IpConfigurationLimit' });
-    expect((err as Error).message).to.include('no more IPv6 ipConfigurations');
-    expect(rig.em.network.getNic(RG, vm!.nicName)!.etag).to.equal(etag);
+    expect(err).to.be.instanceOf(NodeSetupError).and.include({ reason: 'IPv6Refused' });
+    expect((err as Error).message).to.include('Azure documents one private IPv6 address per NIC');
+    expect(rig.em.network.getNic(RG, a!.nicName)!.etag).to.equal(etag);
     expect(await registry.metrics()).to.match(
       /pool_monitor_arm_limit_reached_total\{limit="ipv6"\} 1/,
     );
+    // From now on IPv4 alone: both nodes are served, said once in the log.
+    expect(backend.families()).to.deep.equal([4]);
+    for (const [name, vm] of [
+      ['node-0', a],
+      ['node-1', b],
+    ] as const) {
+      const r = await backend.apply(
+        { name, providerID: vm!.providerID },
+        { families: [{ family: 4, add: 4, remove: [] }] },
+      );
+      expect(r.held[0]!.ipAssignments).to.have.length(4);
+    }
+    expect(rig.em.network.subnet(rig.podSubnetId)!.inUse6).to.equal(0);
+    expect(logs.find('IPv6 pod addresses refused by ARM: serving IPv4 alone')).to.have.length(1);
   });
 
   it("another writer's removals are put back per family, IPv6 ones Static with their addresses", async () => {
