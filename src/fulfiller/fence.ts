@@ -50,6 +50,8 @@ export async function markEveryNnc(d: FenceMarkDeps): Promise<void> {
     const next = async (): Promise<void> => {
       for (let name = names.pop(); name !== undefined; name = names.pop()) {
         if (!d.current()) return;
+        // Known past its listed version meanwhile (its own round's write): no mark owed.
+        if (!d.book.isFenced(name)) continue;
         const sent = nextSeq();
         try {
           d.book.answered('nnc', name, await d.lifecycleApi.markTerm(name, d.term), sent);

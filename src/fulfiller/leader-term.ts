@@ -214,10 +214,13 @@ export class LeaderTerm {
     this.parts?.resynced();
   }
 
-  /** Nodes whose allocation waited (for the fence) get another go. */
+  /** Nodes whose allocation waited (for the fence) get another go, once: each waits again if it must. */
   wakeWaiting(): void {
     if (!this.current) return;
-    for (const r of this.d.book.waiting()) this.touch(r.name);
+    for (const r of this.d.book.waiting()) {
+      this.d.book.wait(r, undefined);
+      this.touch(r.name);
+    }
   }
 
   /** Starts a term when everything it needs is there. */

@@ -112,6 +112,8 @@ export class NodeRecord implements RecordView {
   letGo: string | undefined;
   /** What the address index counts for it (the book keeps it equal to holdings()). */
   holding: ReadonlySet<string> = new Set();
+  /** The Node's info, read once per state of it. */
+  private infoOf: { node: NodeObject; info: NodeInfo | undefined } | undefined;
   /** Since when (ms) it holds and knows nothing: dropped after a while (node-book.ts). */
   emptySince: number | undefined;
 
@@ -125,7 +127,8 @@ export class NodeRecord implements RecordView {
 
   nodeInfo(): NodeInfo | undefined {
     const node = this.node.latest();
-    return node ? nodeInfo(node) : undefined;
+    if (node !== this.infoOf?.node) this.infoOf = node ? { node, info: nodeInfo(node) } : undefined;
+    return this.infoOf?.info;
   }
 
   nodeGone(): boolean {

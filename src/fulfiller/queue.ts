@@ -113,10 +113,13 @@ export class NodeQueue {
   enqueue(node: string): void {
     if (this.stopped) return;
     const state = this.stateOf(node);
+    // Queued already and not running: it waits for a worker or its interval,
+    // and the run that frees one (or the timer) picks again.
+    const waiting = state.dirty && !state.running && !state.removed;
     this.mark(node, state, true);
     state.priority = this.options.priority(node);
     state.removed = false;
-    this.pump();
+    if (!waiting) this.pump();
   }
 
   private mark(name: string, state: NodeState, dirty: boolean): void {

@@ -48,6 +48,8 @@ export class RecordStore {
   protected readonly fenced = new Set<NodeRecord>();
   private readonly withholders = new Set<NodeRecord>();
   private readonly waiters = new Set<NodeRecord>();
+  /** Derived: records that know an NNC (the count the gauges and logs give). */
+  private readonly withNnc = new Set<NodeRecord>();
   protected readonly listeners: BookListener[] = [];
   protected readonly now: () => number;
   nodesListed = false;
@@ -97,9 +99,7 @@ export class RecordStore {
   }
 
   get nncCount(): number {
-    let n = 0;
-    for (const r of this.records.values()) if (r.nnc()) n++;
-    return n;
+    return this.withNnc.size;
   }
 
   get nodeCount(): number {
@@ -202,6 +202,8 @@ export class RecordStore {
     else this.withholders.delete(r);
     if (r.waits) this.waiters.add(r);
     else this.waiters.delete(r);
+    if (r.nnc()) this.withNnc.add(r);
+    else this.withNnc.delete(r);
     if (r.isEmpty) r.emptySince ??= this.now();
     else r.emptySince = undefined;
   }
@@ -214,5 +216,6 @@ export class RecordStore {
     this.fenced.delete(r);
     this.withholders.delete(r);
     this.waiters.delete(r);
+    this.withNnc.delete(r);
   }
 }

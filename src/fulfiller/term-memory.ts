@@ -19,10 +19,15 @@ export class TermMemory extends RecordStore {
     const term = this.term;
     if (!term || this.fenceOver()) return undefined;
     const now = this.now();
-    const open = [...this.fenced].filter((r) => r !== target);
-    if (open.length === 0) return undefined;
-    const shown = open.slice(0, 3).map((r) => r.name);
-    return `${open.length} NodeNetworkConfig(s) (${shown.join(', ')}${open.length > 3 ? ', ...' : ''}) may still receive a status write the previous leader sent; new addresses wait until each is read at another version or ${Math.ceil((term.fenceUntil - now) / 1000)} s have passed`;
+    // Cheap on every round: a count, and the first few names.
+    const open = this.fenced.size - (this.fenced.has(target as NodeRecord) ? 1 : 0);
+    if (open === 0) return undefined;
+    const shown: string[] = [];
+    for (const r of this.fenced) {
+      if (r !== target) shown.push(r.name);
+      if (shown.length === 3) break;
+    }
+    return `${open} NodeNetworkConfig(s) (${shown.join(', ')}${open > 3 ? ', ...' : ''}) may still receive a status write the previous leader sent; new addresses wait until each is read at another version or ${Math.ceil((term.fenceUntil - now) / 1000)} s have passed`;
   }
 
   /** True once no NNC is fenced any more (each known past its listed version, or the time is over). */
@@ -36,6 +41,12 @@ export class TermMemory extends RecordStore {
   /** The fence holds at most one NNC open: nodes that waited for it may try again. */
   get fenceMostlyOpen(): boolean {
     return this.fenceOver() || this.fenced.size <= 1;
+  }
+
+  /** Whether the fence still holds the name's NNC open (its mark is still owed). */
+  isFenced(name: string): boolean {
+    if (this.fenceOver()) return false;
+    return (this.byName.get(name) ?? []).some((r) => this.fenced.has(r));
   }
 
   /** Every NNC the fence still holds open (the term's mark goes to each). */
