@@ -12,10 +12,14 @@ import { chaosLines, chaosProblems, type ChaosSummary } from './chaos/chaos.ts';
 import { leakLines, type LeakReport } from './leaks.ts';
 import type { ExhaustionSummary } from './sampler.ts';
 import type { NetnsReport } from './node-networks.ts';
+import { familyLine, familyProblems, type FamilyReport } from './family-tally.ts';
 
 /** The JSON report: the shared report plus what the embedded run adds. */
 export interface EmbeddedReport extends Report {
+  /** The first pod subnet (IPv4 unless IPv6-only); every one is in `families`. */
   podSubnet: string;
+  /** The address families: subnets, pods served by family, NNC addresses by family. */
+  families: FamilyReport;
   exhaustion: ExhaustionSummary;
   scaling: { up: boolean; down: boolean };
   violations: Violation[];
@@ -120,6 +124,7 @@ export function renderEmbeddedReport(r: EmbeddedReport): string[] {
     0,
     exhaustionLine(r.exhaustion),
     scaling,
+    familyLine(r.families),
     ...(r.leaks ? leakLines(r.leaks) : []),
     accessLine(productAccess(r)),
     watchRequestsLine(r.watchRequests),
@@ -169,6 +174,7 @@ export function failureLines(r: EmbeddedReport): string[] {
     problems.push(`${r.pods?.waitingAtEnd} pod(s) still waiting for an IP at the end`);
   for (const p of problems) out.push(`FAILED: ${p}`);
   if (r.netns) for (const p of netnsProblems(r.netns)) out.push(`FAILED: ${p}`);
+  for (const p of familyProblems(r.families)) out.push(`FAILED: ${p}`);
   return out;
 }
 

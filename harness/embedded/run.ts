@@ -50,6 +50,7 @@ import {
   type EmbeddedIo,
   type EmbeddedOptions,
 } from './run-options.ts';
+import { familiesOf, podSubnets } from './ip-family.ts';
 import { setUp, type RunPlace, type RunPlan, type Session, type SetUp } from './run-setup.ts';
 import { MAX_CHAOS_NODES } from './chaos/chaos.ts';
 import { fulfillerLease, someReplicaLeads } from './chaos/lease-holder.ts';
@@ -184,13 +185,20 @@ function planRun(opts: EmbeddedOptions): RunPlan {
   workload.actions = workload.actions.filter((a) => a.atMs <= durationMs);
   if (opts.netns) checkNetns(opts, nodeCount, workload.actions, leaks !== undefined);
   workload.durationMs = durationMs;
-  const podSubnet = scenario.podSubnet ?? DEFAULT_POD_SUBNET;
+  const ipFamily = opts.ipFamily ?? 'ipv4';
+  if (ipFamily !== 'ipv4' && opts.backend === 'azure')
+    throw new Error(
+      `--ip-family ${ipFamily}: the Azure backend serves IPv4 pod subnets only so far (use --backend cidr)`,
+    );
+  const subnets = podSubnets(scenario.podSubnet ?? DEFAULT_POD_SUBNET, ipFamily);
   return {
     scenario,
     nodeCount,
     durationSeconds,
     durationMs,
-    podSubnet,
+    podSubnet: subnets[0]!,
+    podSubnets: subnets,
+    ipFamily,
     nodeNames,
     workload,
     leaks,
@@ -247,6 +255,8 @@ async function runScenario(session: Session, up: SetUp): Promise<Outcome> {
     bar,
     err: io.err,
     log,
+    families: familiesOf(plan.ipFamily),
+    onNncs: (nncs) => up.families.observe(nncs),
     ...(chaos
       ? {
           fulfillerLeads: () =>
@@ -346,6 +356,7 @@ async function report(session: Session, up: SetUp, outcome: Outcome): Promise<Em
   const result: EmbeddedReport = {
     ...base,
     podSubnet: plan.podSubnet,
+    families: up.families.report(),
     exhaustion: s.exhaustionSummary(),
     scaling: s.scaling(),
     violations: s.violations,
