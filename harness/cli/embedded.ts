@@ -151,7 +151,7 @@ export function embeddedCommand(): Command {
     )
     .option(
       '--netns',
-      `root: each node a network namespace, each pod one configured by the real bridge plugin with pool-monitor-cni as IPAM, pinged, removed at the end; at most ${MAX_NETNS_NODES} nodes and ${MAX_NETNS_PODS} pods (scenario ${NETNS_SCENARIO} unless told)`,
+      `root: each node a network namespace, each pod one configured by the real macvlan plugin with pool-monitor-cni as IPAM, pinged in each family, removed at the end; at most ${MAX_NETNS_NODES} nodes and ${MAX_NETNS_PODS} pods (scenario ${NETNS_SCENARIO} unless told)`,
     )
     .action(async (flags: EmbeddedFlags) => {
       if (flags.seed !== undefined && flags.chaos === undefined)

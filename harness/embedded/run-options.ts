@@ -43,7 +43,7 @@ export interface EmbeddedOptions {
   chaos?: ChaosOptions;
   /**
    * Real networks (root): each node a network namespace, each pod one with
-   * the bridge plugin and pool-monitor-cni run for it (node-networks.ts).
+   * the macvlan plugin and pool-monitor-cni run for it (node-networks.ts).
    */
   netns?: boolean;
   /**

@@ -129,7 +129,7 @@ export async function setUp(session: Session): Promise<SetUp> {
     const nets = cluster.networks;
     say(
       `  netns: each node a network namespace (${plan.nodeNames.map((_, i) => nets.nodeNamespace(i)).join(', ')}), ` +
-        `each pod one, the real chain bridge + pool-monitor-cni for every ADD and DEL; ` +
+        `each pod one, the real chain macvlan + pool-monitor-cni for every ADD and DEL; ` +
         `conflists in ${place.runDir}/state/<node>/10-pool-monitor.conflist`,
     );
   }
