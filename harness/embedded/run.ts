@@ -186,9 +186,14 @@ function planRun(opts: EmbeddedOptions): RunPlan {
   if (opts.netns) checkNetns(opts, nodeCount, workload.actions, leaks !== undefined);
   workload.durationMs = durationMs;
   const ipFamily = opts.ipFamily ?? 'ipv4';
+  // Azure has no IPv6-only subnet; a dual-stack pod subnet (an IPv6 /64 beside
+  // the IPv4 prefix, one IPv6 ipConfiguration per NIC unless ARM allows
+  // more) is not laid out in the emulated cloud of this command yet.
   if (ipFamily !== 'ipv4' && opts.backend === 'azure')
     throw new Error(
-      `--ip-family ${ipFamily}: the Azure backend serves IPv4 pod subnets only so far (use --backend cidr)`,
+      ipFamily === 'ipv6'
+        ? '--ip-family ipv6: an Azure subnet has an IPv4 prefix, alone or with an IPv6 one; use --backend cidr'
+        : '--ip-family dual: the embedded Azure emulator has no dual-stack pod subnet yet; use --backend cidr',
     );
   const subnets = podSubnets(scenario.podSubnet ?? DEFAULT_POD_SUBNET, ipFamily);
   return {

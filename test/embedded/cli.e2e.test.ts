@@ -401,7 +401,7 @@ describe('embedded: bin/pool-monitor embedded end to end', function () {
       [
         '--ip-family dual --backend azure',
         ['--ip-family', 'dual', '--backend', 'azure'],
-        /--ip-family dual: the Azure backend serves IPv4 pod subnets only so far/,
+        /--ip-family dual: the embedded Azure emulator has no dual-stack pod subnet yet/,
       ],
       ['unknown flag', ['--frobnicate'], /unknown option/],
       ['unknown scenario', ['--scenario', 'nope'], /unknown scenario "nope"/],
