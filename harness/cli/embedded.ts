@@ -9,6 +9,7 @@ import { BUILT_IN_SCENARIO_NAMES, DEFAULT_SCENARIO } from '../workload/builtins.
 import { ScenarioError } from '../workload/scenario.ts';
 import { integerOption, numberOption, writableFileOption } from '../../src/cli/parse.ts';
 import { listenError } from '../../src/cli/signals.ts';
+import { IP_FAMILY_CHOICES, type IpFamilyChoice } from '../embedded/ip-family.ts';
 import { MAX_NETNS_NODES, MAX_NETNS_PODS, NETNS_SCENARIO } from '../embedded/netns-limits.ts';
 
 interface EmbeddedFlags {
@@ -29,6 +30,7 @@ interface EmbeddedFlags {
   chaos?: number;
   seed?: number;
   netns?: boolean;
+  ipFamily: IpFamilyChoice;
 }
 
 function logLevelOption(value: string): LogLevel {
@@ -80,6 +82,14 @@ export function embeddedCommand(): Command {
       new Option('--api-port <port>', 'API server port on 127.0.0.1')
         .argParser(portOption)
         .default(0, '0, a free one'),
+    )
+    .addOption(
+      new Option(
+        '--ip-family <family>',
+        "the pods' addresses: ipv4, ipv6 (a unique local subnet as large as the scenario's IPv4 one) or dual (one of each)",
+      )
+        .choices([...IP_FAMILY_CHOICES])
+        .default('ipv4'),
     )
     .option('--serve', 'keep everything up after the scenario until SIGINT/SIGTERM')
     .option('--tls', 'the API server serves HTTPS with a CA made at start (in its kubeconfig)')
@@ -141,7 +151,7 @@ export function embeddedCommand(): Command {
     )
     .option(
       '--netns',
-      `root: each node a network namespace, each pod one configured by the real bridge plugin with pool-monitor-cni as IPAM, pinged, removed at the end; at most ${MAX_NETNS_NODES} nodes and ${MAX_NETNS_PODS} pods (scenario ${NETNS_SCENARIO} unless told)`,
+      `root: each node a network namespace, each pod one configured by the real macvlan plugin with pool-monitor-cni as IPAM, pinged in each family, removed at the end; at most ${MAX_NETNS_NODES} nodes and ${MAX_NETNS_PODS} pods (scenario ${NETNS_SCENARIO} unless told)`,
     )
     .action(async (flags: EmbeddedFlags) => {
       if (flags.seed !== undefined && flags.chaos === undefined)
@@ -171,6 +181,7 @@ export function embeddedCommand(): Command {
           {
             scenario: flags.scenario ?? (flags.netns ? NETNS_SCENARIO : DEFAULT_SCENARIO),
             ...(flags.netns ? { netns: true } : {}),
+            ...(flags.ipFamily !== 'ipv4' ? { ipFamily: flags.ipFamily } : {}),
             ...(flags.nodes !== undefined ? { nodes: flags.nodes } : {}),
             ...(flags.duration !== undefined ? { durationSeconds: flags.duration } : {}),
             apiPort: flags.apiPort,

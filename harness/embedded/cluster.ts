@@ -61,8 +61,13 @@ export const STOP_STEP_BOUND_MS = 30_000;
 
 export interface EmbeddedClusterOptions {
   nodeNames: readonly string[];
-  /** Pod subnet of the fulfiller's CIDR backend. */
+  /** Pod subnet of the fulfiller's CIDR backend (the first of podSubnets). */
   podSubnet: string;
+  /**
+   * Every pod subnet of the CIDR backend, one per address family (IPv4
+   * first; dual-stack: two). Absent: podSubnet alone.
+   */
+  podSubnets?: readonly string[];
   /** Where state dirs and the kubeconfig go. */
   runDir: string;
   /** Parent of the per-node state dirs (default runDir/state); a tmpfs makes SQLite syncs cheap. */
@@ -138,12 +143,14 @@ export interface EmbeddedCluster {
  * addresses, held at least 10 s so a short scenario still shows the recovery.
  */
 export function embeddedFulfillerConfig(
-  podSubnet: string,
+  podSubnet: string | readonly string[],
   overrides: Partial<FulfillerConfig> = {},
 ): FulfillerConfig {
   const batch = overrides.scaler?.batchSize ?? 16;
+  const subnets = typeof podSubnet === 'string' ? [podSubnet] : [...podSubnet];
   return makeFulfillerConfig({
-    subnet: podSubnet,
+    subnet: subnets[0] ?? '',
+    subnets,
     exhaustionThreshold: batch,
     recoveryMargin: batch,
     exhaustionHoldMs: 10_000,
@@ -166,7 +173,10 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
     const admin = connectAdmin(server, stops);
     const access = await applyManifests(admin.kc, admin.connections, opts, log);
     await registerNodes(admin.kc, opts, log);
-    const fulfillerConfig = embeddedFulfillerConfig(opts.podSubnet, opts.fulfiller);
+    const fulfillerConfig = embeddedFulfillerConfig(
+      opts.podSubnets ?? opts.podSubnet,
+      opts.fulfiller,
+    );
     const host = opts.host ?? inProcessHost(opts.sidecar);
     // What the host itself runs ends once the components in it stopped.
     if (host.close) stops.push('component host', () => host.close?.());

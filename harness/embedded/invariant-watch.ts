@@ -7,7 +7,9 @@
 // pod on node A reports in status.podIPs is in the status of another node
 // B's NNC: the address of a deleted node (its NNC terminating, or already
 // gone) must not go to another node while a pod bound to it still runs
-// with it (docs/design/fulfiller.md#quarantine).
+// with it (docs/design/fulfiller.md#quarantine). And, in a run of more than
+// IPv4, that every Running pod reports one address of each of the run's
+// families and none of another (ip-family.ts): never half a dual-stack pod.
 import { GROUP, CSS_PLURAL, DEFAULT_NAMESPACE, NNC_PLURAL } from '../../src/nnc/types.ts';
 import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
 import type { Logger } from '../../src/log/logger.ts';
@@ -21,6 +23,8 @@ import {
 } from '../../src/sim/invariants.ts';
 import type { ProgressBar } from '../../src/sim/report/progress.ts';
 import type { ApiServer } from '../apiserver/server.ts';
+import type { IpFamily } from '../../src/nnc/family.ts';
+import { familyProblem } from './ip-family.ts';
 import { ClusterSampler, type SubnetStateSnapshot } from './sampler.ts';
 
 /** The kind of a pod's address found on another node's NNC (not one of the shared kinds). */
@@ -60,6 +64,35 @@ export function podIpsOnOtherNncs(
   return out;
 }
 
+/** The kind of a Running pod without one address of each of the run's families. */
+export const POD_ADDRESS_FAMILIES = 'pod-address-families' as ViolationKind;
+
+/**
+ * Running pods (not host-network) whose status.podIPs are not one address
+ * of each of `families` (a pod without any is running-without-ip). Pure.
+ */
+export function podFamilyViolations(
+  pods: readonly PodSnapshot[],
+  families: readonly IpFamily[],
+): Violation[] {
+  const out: Violation[] = [];
+  for (const pod of pods) {
+    if (pod.spec?.hostNetwork === true || pod.status?.phase !== 'Running') continue;
+    const ips = podIps(pod);
+    const problem = ips.length === 0 ? undefined : familyProblem(ips, families);
+    if (problem === undefined) continue;
+    const key = `${pod.metadata?.namespace ?? 'default'}/${pod.metadata?.name ?? '?'}`;
+    out.push({
+      kind: POD_ADDRESS_FAMILIES,
+      pods: [key],
+      ...(pod.spec?.nodeName ? { node: pod.spec.nodeName } : {}),
+      ip: ips.join(','),
+      message: `pod ${key} runs with ${ips.join(', ')}: ${problem}`,
+    });
+  }
+  return out;
+}
+
 export class InvariantWatch {
   readonly sampler = new ClusterSampler();
   private previousOwn: Violation[] = [];
@@ -74,6 +107,10 @@ export class InvariantWatch {
     log: Logger;
     /** Whether some fulfiller replica leads now (chaos kills them; default: always). */
     fulfillerLeads?: () => boolean;
+    /** The run's address families (default IPv4): each Running pod has one address of each. */
+    families?: readonly IpFamily[];
+    /** Told of every snapshot's NNCs (the report's addresses by family). */
+    onNncs?: (nncs: readonly NodeNetworkConfig[]) => void;
   };
 
   constructor(deps: InvariantWatch['deps']) {
@@ -93,7 +130,11 @@ export class InvariantWatch {
       nncs: server.objects(GROUP, NNC_PLURAL, DEFAULT_NAMESPACE) as unknown as NodeNetworkConfig[],
       subnets: server.objects(GROUP, CSS_PLURAL, DEFAULT_NAMESPACE) as SubnetStateSnapshot[],
     };
-    const current = podIpsOnOtherNncs(snap.pods, snap.nncs);
+    this.deps.onNncs?.(snap.nncs);
+    const current = [
+      ...podIpsOnOtherNncs(snap.pods, snap.nncs),
+      ...podFamilyViolations(snap.pods, this.deps.families ?? [4]),
+    ];
     const own = persistentViolations(this.previousOwn, current).filter((v) => {
       const key = violationKey(v);
       if (this.seenOwn.has(key)) return false;

@@ -8,7 +8,8 @@
 // token of its own. No route is added, by anyone: every pod's address is
 // on-link on the segment. A macvlan pod cannot reach its parent, so each
 // node reaches its pods through a macvlan of its own on the uplink (`pm0`)
-// carrying its NNC's primaryIP, made once the fulfiller gave the NNC one.
+// carrying its NNC's primaryIP of each family, made once the fulfiller gave
+// the NNC one.
 // The kubelets' CniClient is a NodeRuntime (harness/kubelet/netns-cni.ts): a
 // pod namespace and the real plugin chain for each pod. Everything is named
 // after this process (pm<pid>-...) so runs never collide, and removed at the
@@ -138,6 +139,9 @@ export class NodeNetworks {
     pingedOnNode: 0,
     pingedAcross: 0,
     pingFailed: 0,
+    pingedByFamily: {},
+    dadFailed: 0,
+    dadWaitMaxMs: 0,
     deleted: 0,
     delFailed: 0,
   };
@@ -341,8 +345,16 @@ export class NodeNetworks {
       );
     for (const gone of (had ?? []).filter((a) => !want.includes(a)))
       await checked(run('ip', ['-n', ns, 'addr', 'del', gone, 'dev', SHIM]));
+    // An IPv6 address without duplicate address detection (nodad): the
+    // fulfiller gave it to this node alone, and a tentative one would hold
+    // the node's first pings back by a second.
     for (const added of want.filter((a) => !(had ?? []).includes(a)))
-      await checked(run('ip', ['-n', ns, 'addr', 'add', added, 'dev', SHIM]));
+      await checked(
+        run('ip', [
+          ...['-n', ns, 'addr', 'add', added, 'dev', SHIM],
+          ...(added.includes(':') ? ['nodad'] : []),
+        ]),
+      );
     await checked(run('ip', ['-n', ns, 'link', 'set', SHIM, 'up']));
     this.shims[index] = want;
     this.log.info('node on the segment', {

@@ -12,10 +12,14 @@ import { chaosLines, chaosProblems, type ChaosSummary } from './chaos/chaos.ts';
 import { leakLines, type LeakReport } from './leaks.ts';
 import type { ExhaustionSummary } from './sampler.ts';
 import type { NetnsReport } from './node-networks.ts';
+import { familyLine, familyProblems, type FamilyReport } from './family-tally.ts';
 
 /** The JSON report: the shared report plus what the embedded run adds. */
 export interface EmbeddedReport extends Report {
+  /** The first pod subnet (IPv4 unless IPv6-only); every one is in `families`. */
   podSubnet: string;
+  /** The address families: subnets, pods served by family, NNC addresses by family. */
+  families: FamilyReport;
   exhaustion: ExhaustionSummary;
   scaling: { up: boolean; down: boolean };
   violations: Violation[];
@@ -120,6 +124,7 @@ export function renderEmbeddedReport(r: EmbeddedReport): string[] {
     0,
     exhaustionLine(r.exhaustion),
     scaling,
+    familyLine(r.families),
     ...(r.leaks ? leakLines(r.leaks) : []),
     accessLine(productAccess(r)),
     watchRequestsLine(r.watchRequests),
@@ -169,15 +174,27 @@ export function failureLines(r: EmbeddedReport): string[] {
     problems.push(`${r.pods?.waitingAtEnd} pod(s) still waiting for an IP at the end`);
   for (const p of problems) out.push(`FAILED: ${p}`);
   if (r.netns) for (const p of netnsProblems(r.netns)) out.push(`FAILED: ${p}`);
+  for (const p of familyProblems(r.families)) out.push(`FAILED: ${p}`);
   return out;
 }
 
 /** The --netns lines of the report. */
 export function netnsLines(n: NetnsReport): string[] {
   const across = n.nodes > 1 ? `, ${n.pingedAcross} from another node` : '';
+  const families = (['IPv4', 'IPv6'] as const)
+    .filter((f) => n.pingedByFamily[f] !== undefined)
+    .map((f) => {
+      const p = n.pingedByFamily[f]!;
+      return `${f} ${p.onNode}${n.nodes > 1 ? ` + ${p.across}` : ''}`;
+    });
+  const dad =
+    n.pingedByFamily.IPv6 !== undefined || n.dadFailed > 0
+      ? `; IPv6 duplicate address detection: ${n.dadFailed} duplicates, waited ${n.dadWaitMaxMs} ms at most`
+      : '';
   return [
-    `  pod networks (--netns)       ${n.configured} pods configured by ${n.chain}, ${n.addFailed} ADDs failed (${n.mismatched} address mismatches); ${n.deleted} DELs, ${n.delFailed} failed`,
-    `  pings                        ${n.pingedOnNode} pods answered from their node${across}; ${n.pingFailed} failed  (routing: ${n.routing})`,
+    `  pod networks (--netns)       ${n.configured} pods configured by ${n.chain}, ${n.addFailed} ADDs failed (${n.mismatched} address mismatches); ${n.deleted} DELs, ${n.delFailed} failed${dad}`,
+    `  pings                        ${n.pingedOnNode} pods answered from their node${across}; ${n.pingFailed} failed` +
+      `${families.length ? ` (addresses answering: ${families.join(', ')})` : ''}  (routing: ${n.routing})`,
     `  namespaces left behind       ${n.leftBehind.length === 0 ? 'none' : n.leftBehind.join(', ')}`,
   ];
 }
@@ -188,6 +205,10 @@ export function netnsProblems(n: NetnsReport): string[] {
   if (n.pingFailed > 0) out.push(`${n.pingFailed} ping(s) to configured pods unanswered`);
   if (n.mismatched > 0)
     out.push(`${n.mismatched} pod(s) with an address other than the chain's result`);
+  if (n.dadFailed > 0)
+    out.push(
+      `${n.dadFailed} IPv6 address(es) found on the segment twice (duplicate address detection)`,
+    );
   if (n.leftBehind.length > 0) out.push(`namespaces left behind: ${n.leftBehind.join(', ')}`);
   return out;
 }

@@ -5,6 +5,7 @@ import type { LogLevel } from '../../src/log/logger.ts';
 import type { ProgressStream } from '../../src/sim/report/progress.ts';
 import type { EmbeddedAzureLayout, EmbeddedBackend } from './azure-report.ts';
 import type { ChaosOptions } from './chaos/chaos.ts';
+import type { IpFamilyChoice } from './ip-family.ts';
 
 export const DEFAULT_POD_SUBNET = '10.240.0.0/16';
 
@@ -42,9 +43,14 @@ export interface EmbeddedOptions {
   chaos?: ChaosOptions;
   /**
    * Real networks (root): each node a network namespace, each pod one with
-   * the bridge plugin and pool-monitor-cni run for it (node-networks.ts).
+   * the macvlan plugin and pool-monitor-cni run for it (node-networks.ts).
    */
   netns?: boolean;
+  /**
+   * The pods' address families (default ipv4): the fulfiller serves the
+   * scenario's IPv4 subnet, an IPv6 one as large (ip-family.ts), or both.
+   */
+  ipFamily?: IpFamilyChoice;
 }
 
 export interface EmbeddedIo {

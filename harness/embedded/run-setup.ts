@@ -15,6 +15,8 @@ import { startEmbeddedCluster, type EmbeddedCluster } from './cluster.ts';
 import { nodeApiLines } from './report.ts';
 import { addUnfitNode } from './unfit-node.ts';
 import type { EmbeddedIo, EmbeddedOptions } from './run-options.ts';
+import { familiesOf, type IpFamilyChoice } from './ip-family.ts';
+import { FamilyTally } from './family-tally.ts';
 
 /** What the run will do, from the options and the scenario: checked before anything starts. */
 export interface RunPlan {
@@ -22,7 +24,11 @@ export interface RunPlan {
   nodeCount: number;
   durationSeconds: number;
   durationMs: number;
+  /** The first of podSubnets (IPv4 unless the run is IPv6-only). */
   podSubnet: string;
+  /** One per address family of the run, IPv4 first. */
+  podSubnets: string[];
+  ipFamily: IpFamilyChoice;
   nodeNames: string[];
   workload: WorkloadPlan;
   leaks: ScenarioLeaks | undefined;
@@ -62,14 +68,17 @@ export interface SetUp {
   waits: number[];
   /** How long each pod the workload ended before it ran had waited, ms. */
   endedWaiting: number[];
+  /** The pods served and the NNCs' addresses, by address family. */
+  families: FamilyTally;
 }
 
 /** Step 2: the Azure emulator when asked, the cluster, and the lines that say where everything is. */
 export async function setUp(session: Session): Promise<SetUp> {
   const { opts, plan, place, say, stops } = session;
-  const { scenario, nodeCount, podSubnet, nodeNames, leaks } = plan;
+  const { scenario, nodeCount, podSubnet, podSubnets, nodeNames, leaks } = plan;
   const waits: number[] = [];
   const endedWaiting: number[] = [];
+  const families = new FamilyTally(plan.ipFamily, familiesOf(plan.ipFamily), podSubnets);
   const chaos: ChaosRun | undefined = opts.chaos
     ? prepareChaos({
         chaos: opts.chaos,
@@ -83,13 +92,17 @@ export async function setUp(session: Session): Promise<SetUp> {
     : undefined;
   say(
     `embedded: scenario ${scenario.name} (${scenario.description || 'no description'}), ` +
-      `${nodeCount} node${nodeCount === 1 ? '' : 's'}, ${plan.durationSeconds} s, pod subnet ${podSubnet}`,
+      `${nodeCount} node${nodeCount === 1 ? '' : 's'}, ${plan.durationSeconds} s, ` +
+      (podSubnets.length > 1
+        ? `pod subnets ${podSubnets.join(' and ')} (dual-stack)`
+        : `pod subnet ${podSubnet}`),
   );
   say(`  component logs (JSON lines, level ${opts.logLevel}): ${place.logFile}`);
   const azure = opts.backend === 'azure' ? await startAzure(session) : undefined;
   const cluster = await startEmbeddedCluster({
     nodeNames,
     podSubnet,
+    podSubnets,
     runDir: place.runDir,
     logger: place.logger,
     apiPort: opts.apiPort,
@@ -97,7 +110,10 @@ export async function setUp(session: Session): Promise<SetUp> {
     // kubectl --server=URL for the human of --serve (over HTTPS the kubeconfig is the way).
     anonymousAdmin: opts.serve && opts.tls !== true,
     events: opts.events ?? true,
-    onRunning: (w) => waits.push(w.waitMs),
+    onRunning: (w) => {
+      waits.push(w.waitMs);
+      families.servedWith(w.ips);
+    },
     onEndedWaiting: (e) => endedWaiting.push(e.waitedMs),
     ...(leaks
       ? { leaks: { dropReleaseRate: leaks.dropReleaseRate, graceSeconds: leaks.graceSeconds } }
@@ -113,7 +129,7 @@ export async function setUp(session: Session): Promise<SetUp> {
     const nets = cluster.networks;
     say(
       `  netns: each node a network namespace (${plan.nodeNames.map((_, i) => nets.nodeNamespace(i)).join(', ')}), ` +
-        `each pod one, the real chain bridge + pool-monitor-cni for every ADD and DEL; ` +
+        `each pod one, the real chain macvlan + pool-monitor-cni for every ADD and DEL; ` +
         `conflists in ${place.runDir}/state/<node>/10-pool-monitor.conflist`,
     );
   }
@@ -126,7 +142,7 @@ export async function setUp(session: Session): Promise<SetUp> {
         `stores lost at ${losses.length ? losses.join(', ') : 'no time'}, leak grace ${leaks.graceSeconds} s`,
     );
   }
-  return { cluster, azure, chaos, kubectl, waits, endedWaiting };
+  return { cluster, azure, chaos, kubectl, waits, endedWaiting, families };
 }
 
 /** The ARM emulator as the fulfiller's backend (--backend azure). */

@@ -50,6 +50,7 @@ import {
   type EmbeddedIo,
   type EmbeddedOptions,
 } from './run-options.ts';
+import { familiesOf, podSubnets } from './ip-family.ts';
 import { setUp, type RunPlace, type RunPlan, type Session, type SetUp } from './run-setup.ts';
 import { MAX_CHAOS_NODES } from './chaos/chaos.ts';
 import { fulfillerLease, someReplicaLeads } from './chaos/lease-holder.ts';
@@ -184,13 +185,25 @@ function planRun(opts: EmbeddedOptions): RunPlan {
   workload.actions = workload.actions.filter((a) => a.atMs <= durationMs);
   if (opts.netns) checkNetns(opts, nodeCount, workload.actions, leaks !== undefined);
   workload.durationMs = durationMs;
-  const podSubnet = scenario.podSubnet ?? DEFAULT_POD_SUBNET;
+  const ipFamily = opts.ipFamily ?? 'ipv4';
+  // Azure has no IPv6-only subnet; a dual-stack pod subnet (an IPv6 /64 beside
+  // the IPv4 prefix, one IPv6 ipConfiguration per NIC unless ARM allows
+  // more) is not laid out in the emulated cloud of this command yet.
+  if (ipFamily !== 'ipv4' && opts.backend === 'azure')
+    throw new Error(
+      ipFamily === 'ipv6'
+        ? '--ip-family ipv6: an Azure subnet has an IPv4 prefix, alone or with an IPv6 one; use --backend cidr'
+        : '--ip-family dual: the embedded Azure emulator has no dual-stack pod subnet yet; use --backend cidr',
+    );
+  const subnets = podSubnets(scenario.podSubnet ?? DEFAULT_POD_SUBNET, ipFamily);
   return {
     scenario,
     nodeCount,
     durationSeconds,
     durationMs,
-    podSubnet,
+    podSubnet: subnets[0]!,
+    podSubnets: subnets,
+    ipFamily,
     nodeNames,
     workload,
     leaks,
@@ -247,6 +260,8 @@ async function runScenario(session: Session, up: SetUp): Promise<Outcome> {
     bar,
     err: io.err,
     log,
+    families: familiesOf(plan.ipFamily),
+    onNncs: (nncs) => up.families.observe(nncs),
     ...(chaos
       ? {
           fulfillerLeads: () =>
@@ -346,6 +361,7 @@ async function report(session: Session, up: SetUp, outcome: Outcome): Promise<Em
   const result: EmbeddedReport = {
     ...base,
     podSubnet: plan.podSubnet,
+    families: up.families.report(),
     exhaustion: s.exhaustionSummary(),
     scaling: s.scaling(),
     violations: s.violations,

@@ -6,7 +6,11 @@
 // previous plugin's result added) on stdin; the addresses the chain reports
 // (one per family, IPv4 first: a dual-stack pod has two) are read back from
 // the pod's eth0, pinged from the node's namespace (and from another
-// node's), and are what the kubelet reports as the pod IPs. DEL: the chain
+// node's) in their own family (`ping -4`, `ping -6`), and are what the
+// kubelet reports as the pod IPs. An IPv6 address is pinged once the
+// kernel's duplicate address detection is done with it (RFC 4862: until
+// then it is "tentative" and takes no traffic); a duplicate it finds fails
+// the ADD, as two pods holding one address would. DEL: the chain
 // in reverse order, then the namespace goes. A failed
 // ADD is undone (DEL, namespace removed) and retried by the kubelet, as a
 // runtime retries a sandbox. Root only (CAP_NET_ADMIN); what it creates is
@@ -14,6 +18,7 @@
 import { execFile } from 'node:child_process';
 import { isIP } from 'node:net';
 import type { CniClient, IpamResult, PodRef } from './cni.ts';
+import { addressFamily, familyName, type FamilyName } from '../../src/nnc/family.ts';
 
 /** The reference plugins' directory (Debian's containernetworking-plugins). */
 export const CNI_DIR = '/usr/lib/cni';
@@ -69,11 +74,18 @@ export interface NetnsCounters {
   addFailed: number;
   /** The address on eth0 differed from the chain's result (counted as failed ADDs too). */
   mismatched: number;
-  /** Pinged from the node's namespace. */
+  /** Pods whose every address answered a ping from the node's namespace. */
   pingedOnNode: number;
-  /** Pinged from another node's namespace. */
+  /** Pods whose every address answered a ping from another node's namespace. */
   pingedAcross: number;
+  /** Pings unanswered (one per address and place). */
   pingFailed: number;
+  /** Addresses that answered, by family: from their node, from another node. */
+  pingedByFamily: Partial<Record<FamilyName, { onNode: number; across: number }>>;
+  /** IPv6 addresses the kernel found a duplicate of on the segment (the ADD failed). */
+  dadFailed: number;
+  /** The longest wait for an IPv6 address to leave "tentative", ms. */
+  dadWaitMaxMs: number;
   /** DELs the chain completed. */
   deleted: number;
   delFailed: number;
@@ -142,6 +154,19 @@ export class NodeRuntime implements CniClient {
         ips = [];
       }
     }
+    const t3 = performance.now();
+    if (ips.some((ip) => isIP(ip) === 6)) {
+      const dad = await settled(ns, 'eth0');
+      this.o.counters.dadWaitMaxMs = Math.max(
+        this.o.counters.dadWaitMaxMs,
+        Math.round(performance.now() - t3),
+      );
+      if (dad !== undefined) {
+        if (/dadfailed/.test(dad)) this.o.counters.dadFailed += 1;
+        why = `IPv6 duplicate address detection on eth0: ${dad}`;
+        ips = [];
+      }
+    }
     if (ips.length === 0) {
       this.o.counters.addFailed += 1;
       this.o.log('warn', 'pod network ADD failed; undone, retried', {
@@ -156,10 +181,10 @@ export class NodeRuntime implements CniClient {
     }
     this.attached.set(pod.podUid, { ref: pod, ns, ips });
     this.o.counters.configured += 1;
-    const t3 = performance.now();
-    for (const ip of ips) await this.o.onConfigured?.(ip);
     const t4 = performance.now();
-    for (const ip of ips) await this.ping(pod, ip);
+    for (const ip of ips) await this.o.onConfigured?.(ip);
+    const t5 = performance.now();
+    await this.ping(pod, ips);
     this.o.log('info', 'pod network configured', {
       pod: `${pod.podNamespace}/${pod.podName}`,
       ip: ips[0],
@@ -169,8 +194,9 @@ export class NodeRuntime implements CniClient {
         netns: Math.round(t1 - t0),
         add: Math.round(t2 - t1),
         check: Math.round(t3 - t2),
-        routes: Math.round(t4 - t3),
-        ping: Math.round(performance.now() - t4),
+        dad: Math.round(t4 - t3),
+        node: Math.round(t5 - t4),
+        ping: Math.round(performance.now() - t5),
       },
     });
     return { kind: 'ok', ips: [...ips] };
@@ -201,22 +227,34 @@ export class NodeRuntime implements CniClient {
     await Promise.all(Array.from({ length: limit }, next));
   }
 
-  private async ping(pod: PodRef, ip: string): Promise<void> {
+  /** Each address pinged in its family from the pod's node, then from another node. */
+  private async ping(pod: PodRef, ips: readonly string[]): Promise<void> {
     const name = `${pod.podNamespace}/${pod.podName}`;
-    const onNode = await inNs(this.o.nodeNs, ['ping', '-c', '1', '-W', '2', ip]);
-    if (onNode.code === 0) this.o.counters.pingedOnNode += 1;
-    else {
-      this.o.counters.pingFailed += 1;
-      this.o.log('error', 'pod not answering ping from its node', { pod: name, ip });
-    }
     const other = this.o.pingFrom?.();
-    if (other === undefined) return;
-    const across = await inNs(other, ['ping', '-c', '1', '-W', '2', ip]);
-    if (across.code === 0) this.o.counters.pingedAcross += 1;
-    else {
-      this.o.counters.pingFailed += 1;
-      this.o.log('error', 'pod not answering ping from another node', { pod: name, ip, other });
+    const { counters } = this.o;
+    let onNode = 0;
+    let across = 0;
+    for (const ip of ips) {
+      const family = familyName(addressFamily(ip) ?? 4);
+      const tally = (counters.pingedByFamily[family] ??= { onNode: 0, across: 0 });
+      if (await pingOnce(this.o.nodeNs, ip)) {
+        onNode += 1;
+        tally.onNode += 1;
+      } else {
+        counters.pingFailed += 1;
+        this.o.log('error', 'pod not answering ping from its node', { pod: name, ip });
+      }
+      if (other === undefined) continue;
+      if (await pingOnce(other, ip)) {
+        across += 1;
+        tally.across += 1;
+      } else {
+        counters.pingFailed += 1;
+        this.o.log('error', 'pod not answering ping from another node', { pod: name, ip, other });
+      }
     }
+    if (onNode === ips.length) counters.pingedOnNode += 1;
+    if (other !== undefined && across === ips.length) counters.pingedAcross += 1;
   }
 
   /**
@@ -272,6 +310,37 @@ export class NodeRuntime implements CniClient {
       } else if (verb === 'ADD') last = parsed;
     }
     return failure ? { last, failure } : { last };
+  }
+}
+
+/** One echo request to `ip` from namespace `ns`, in the address's family; whether it was answered. */
+async function pingOnce(ns: string, ip: string): Promise<boolean> {
+  const family = isIP(ip) === 6 ? '-6' : '-4';
+  return (await inNs(ns, ['ping', family, '-c', '1', '-W', '2', ip])).code === 0;
+}
+
+/** How often, and how long at most, an interface's IPv6 addresses are looked at until none is tentative. */
+const DAD_POLL_MS = 50;
+const DAD_WAIT_MS = 10_000;
+
+/**
+ * Waits until no IPv6 address of `dev` in `ns` is tentative (RFC 4862's
+ * duplicate address detection; about a second with the kernel's defaults,
+ * one probe a second). Undefined when they all settled; else what is wrong:
+ * a duplicate found (`dadfailed`) or still tentative after DAD_WAIT_MS.
+ */
+export async function settled(ns: string, dev: string): Promise<string | undefined> {
+  const deadline = Date.now() + DAD_WAIT_MS;
+  for (;;) {
+    const res = await run('ip', ['-n', ns, '-6', '-o', 'addr', 'show', 'dev', dev]);
+    const lines = res.stdout.split('\n').filter((l) => / scope global /.test(l));
+    const failed = lines.find((l) => / dadfailed/.test(l));
+    if (failed) return `dadfailed: ${failed.replace(/\s+/g, ' ').trim()}`;
+    const tentative = lines.filter((l) => / tentative/.test(l));
+    if (res.code === 0 && tentative.length === 0) return undefined;
+    if (Date.now() > deadline)
+      return `still tentative after ${DAD_WAIT_MS} ms: ${tentative.join('; ').replace(/\s+/g, ' ').trim() || res.stderr.trim()}`;
+    await new Promise((r) => setTimeout(r, DAD_POLL_MS));
   }
 }
 

@@ -35,10 +35,10 @@ describe('bin/pool-monitor start-up', function () {
       // Command definitions and the pure modules their flags need (the
       // authorization modes and feature gates, the label selector parser behind
       // --node-selector, option parsers and values, the embedded scenarios'
-      // names and Azure layouts, --netns's limits, the --azure-* flags and their settings check
+      // names and Azure layouts, --netns's limits and --ip-family's choices, the --azure-* flags and their settings check
       // without the Azure SDK), nothing that runs.
       const pure =
-        /^(src|harness)\/cli\/.*|^harness\/apiserver\/auth\/(modes|feature-gates)\.ts$|^src\/kube\/(selectors|json-object)\.ts$|^src\/scaling\/(release-delay|idle-budget)-value\.ts$|^harness\/workload\/(builtins|scenario|leaks)\.ts$|^harness\/embedded\/(azure-report|netns-limits)\.ts$/;
+        /^(src|harness)\/cli\/.*|^harness\/apiserver\/auth\/(modes|feature-gates)\.ts$|^src\/kube\/(selectors|json-object)\.ts$|^src\/scaling\/(release-delay|idle-budget)-value\.ts$|^harness\/workload\/(builtins|scenario|leaks)\.ts$|^harness\/embedded\/(azure-report|netns-limits|ip-family)\.ts$/;
       const running = src.filter((f) =>
         /^harness\/|^src\/(ipstore|kube|metrics|monitor|nodeapi|scaling)\/|^src\/log\/logger|run\.ts$|simulate\.ts$/.test(
           f.replace(pure, ''),

@@ -132,16 +132,25 @@ export class Netns {
     return ns;
   }
 
-  /** A node namespace: forwarding on, and (for the bridge) proxy ARP on new links. */
+  /**
+   * A node namespace: forwarding on in both families, and (for the bridge)
+   * proxy ARP on new links and proxy NDP for the addresses proxyNdp() names.
+   */
   addNode(name: string): string {
     const ns = this.add(name);
     inNs(ns, ['sysctl', '-qw', 'net.ipv4.ip_forward=1']);
     inNs(ns, ['sysctl', '-qw', 'net.ipv4.conf.default.proxy_arp=1']);
+    inNs(ns, ['sysctl', '-qw', 'net.ipv6.conf.all.forwarding=1']);
+    inNs(ns, ['sysctl', '-qw', 'net.ipv6.conf.all.proxy_ndp=1']);
     return ns;
   }
 
-  /** A veth pair between two namespaces, addressed /30 each side. */
-  link(a: string, aAddr: string, b: string, bAddr: string): void {
+  /**
+   * A veth pair between two namespaces, addressed /30 each side, and /126
+   * each side when `v6` gives the two IPv6 addresses (nodad: the link is
+   * the test's, its two ends known distinct).
+   */
+  link(a: string, aAddr: string, b: string, bAddr: string, v6?: [string, string]): void {
     const ea = `${this.id}x`;
     const eb = `${this.id}y`;
     sh('ip', ['link', 'add', ea, 'type', 'veth', 'peer', 'name', eb]);
@@ -155,11 +164,28 @@ export class Netns {
       inNs(ns, ['ip', 'addr', 'add', `${addr}/30`, 'dev', dev]);
       inNs(ns, ['ip', 'link', 'set', dev, 'up']);
     }
+    if (v6) {
+      inNs(a, ['ip', '-6', 'addr', 'add', `${v6[0]}/126`, 'dev', ea, 'nodad']);
+      inNs(b, ['ip', '-6', 'addr', 'add', `${v6[1]}/126`, 'dev', eb, 'nodad']);
+    }
   }
 
-  /** Host routes in `ns` to each address, through `via`. */
+  /** Host routes in `ns` to each address (either family), through `via` (of the same family). */
   routes(ns: string, addresses: string[], via: string): void {
-    for (const ip of addresses) inNs(ns, ['ip', 'route', 'replace', `${ip}/32`, 'via', via]);
+    for (const ip of addresses)
+      inNs(ns, [
+        ...['ip', ip.includes(':') ? '-6' : '-4', 'route', 'replace'],
+        ...[`${ip}/${ip.includes(':') ? 128 : 32}`, 'via', via],
+      ]);
+  }
+
+  /**
+   * Answers neighbour solicitations on `dev` for `addresses` (IPv6's proxy
+   * ARP, one entry per address): a pod on a bridge finds another node's
+   * pods of its on-link subnet through its node.
+   */
+  proxyNdp(ns: string, dev: string, addresses: string[]): void {
+    for (const ip of addresses) inNs(ns, ['ip', '-6', 'neigh', 'replace', 'proxy', ip, 'dev', dev]);
   }
 
   forget(ns: string): void {

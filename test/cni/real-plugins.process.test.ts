@@ -1,23 +1,25 @@
 // The real reference plugins (Debian's containernetworking-plugins 1.1.1:
 // bridge and ptp, CNI up to 1.0.0) delegating IPAM to bin/pool-monitor-cni,
-// in real network namespaces: two simulated nodes, each its own namespace
-// and its own `bin/pool-monitor sidecar` process (unix socket + token)
-// against the local API server, a veth between the nodes and per-node host
-// routes built from each node's NNC. Pods get addresses from their node's
-// NNC, ping each other on a node and across nodes; DEL releases; GC
-// reclaims what the runtime forgot (and nothing without a list), GC and
-// STATUS with the stdin libcni builds at 1.1.0; a stopped sidecar fails
-// STATUS and ADD clearly. Root only, with /usr/lib/cni/bridge; otherwise
-// one line says why.
+// in real network namespaces, dual-stack and IPv6-only (IPv4 alone is the
+// dual run less a family): two simulated nodes, each its own namespace and
+// its own `bin/pool-monitor sidecar` process (unix socket + token) against
+// the local API server, a veth between the nodes and per-node host routes
+// built from each node's NNC (and, for the bridge's on-link IPv6 subnet,
+// proxy NDP for the other node's addresses, as proxy ARP does for IPv4).
+// Pods get one address of each family from their node's NNC, ping each
+// other in each family on a node and across nodes (once the kernel's
+// duplicate address detection let their IPv6 addresses go: the plugins
+// return before); DEL releases both; GC reclaims what the runtime forgot
+// (and nothing without a list), GC and STATUS with the stdin libcni builds
+// at 1.1.0; a stopped sidecar fails STATUS and ADD clearly. Root only, with
+// /usr/lib/cni/bridge; otherwise one line says why.
 import { expect } from 'chai';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
-  container,
   createNnc,
   createPod,
   DEFAULT_SCALER,
-  ipOf,
   killStraySidecars,
   startCluster,
   tempDir,
@@ -38,6 +40,16 @@ import {
   whyNotReal,
   type CniRun,
 } from './netns.ts';
+import {
+  addressesOf,
+  containers,
+  dadDone,
+  FAMILY_RUNS,
+  ping,
+  resultIps,
+  V6_GATEWAY,
+  type Families,
+} from './families.ts';
 
 const TOKEN = 'real-plugins-node-api-token';
 const NETWORK = 'pmnet';
@@ -50,7 +62,7 @@ interface Node {
   ns: string;
   sock: string;
   sidecar: SidecarProcess;
-  /** The node's NNC addresses. */
+  /** The node's NNC addresses, both families. */
   ips: string[];
   conf: string;
 }
@@ -68,15 +80,21 @@ async function stateOf(
   return list.find((r) => r.IPAddress === ip);
 }
 
-describe('pool-monitor-cni with the reference bridge and ptp plugins in real namespaces (process)', function () {
-  this.timeout(120_000);
+for (const families of FAMILY_RUNS)
+  describe(`pool-monitor-cni with the reference bridge and ptp plugins in real namespaces, ${families === 'dual' ? 'dual-stack' : 'IPv6-only'} (process)`, function () {
+    this.timeout(120_000);
+    realPlugins(families);
+  });
+
+/** The suite's hooks and tests, for one run of `families`. */
+function realPlugins(families: Families): void {
   let c: Cluster | undefined;
   let dir: ReturnType<typeof tempDir> | undefined;
   let net: Netns | undefined;
   const nodes: Record<'a' | 'b', Node> = {} as Record<'a' | 'b', Node>;
   const pods = new Map<
     string,
-    { node: Node; ns: string; ip: string; result: Record<string, unknown> }
+    { node: Node; ns: string; ips: string[]; result: Record<string, unknown> }
   >();
 
   const env = (cmd: string, pod: string, netns?: string): Record<string, string> => ({
@@ -92,10 +110,7 @@ describe('pool-monitor-cni with the reference bridge and ptp plugins in real nam
   async function addPod(node: Node, pod: string): Promise<CniRun> {
     const ns = net!.add(pod);
     const run = await runPlugin(node.ns, plugin(node), env('ADD', pod, ns), node.conf);
-    if (run.code === 0) {
-      const ip = (run.json!.ips as { address: string }[])[0]!.address.split('/')[0]!;
-      pods.set(pod, { node, ns, ip, result: run.json! });
-    }
+    if (run.code === 0) pods.set(pod, { node, ns, ips: resultIps(run.json), result: run.json! });
     return run;
   }
 
@@ -122,7 +137,7 @@ describe('pool-monitor-cni with the reference bridge and ptp plugins in real nam
         c,
         name,
         { requestedIPCount: 10 },
-        { scaler: DEFAULT_SCALER, networkContainers: [container(numbers)] },
+        { scaler: DEFAULT_SCALER, networkContainers: containers(families, numbers) },
       );
       for (let i = 1; i <= 4; i++) await createPod(c, `${key}${i}`, name);
       const { sidecar, sock } = await spawnSocketSidecar(c, {
@@ -137,14 +152,17 @@ describe('pool-monitor-cni with the reference bridge and ptp plugins in real nam
         ns: net.addNode(`n${key}`),
         sock,
         sidecar,
-        ips: numbers.map((n) => ipOf(n).ip),
+        ips: numbers.flatMap((n) => addressesOf(families, n)),
         conf: `{"cniVersion":"1.0.0","name":"${NETWORK}","type":${type},"ipam":{"type":"pool-monitor-cni","nodeAPI":"unix:${sock}","tokenFile":"${tokenFile}"}}`,
       };
     }
     // The nodes' link, and each node's routes to the other's NNC addresses.
-    net.link(nodes.a.ns, '169.254.77.1', nodes.b.ns, '169.254.77.2');
-    net.routes(nodes.a.ns, nodes.b.ips, '169.254.77.2');
-    net.routes(nodes.b.ns, nodes.a.ips, '169.254.77.1');
+    net.link(nodes.a.ns, '169.254.77.1', nodes.b.ns, '169.254.77.2', ['fd00:77::1', 'fd00:77::2']);
+    const via = (ip: string, v4: string, v6: string) => (ip.includes(':') ? v6 : v4);
+    for (const ip of nodes.b.ips)
+      net.routes(nodes.a.ns, [ip], via(ip, '169.254.77.2', 'fd00:77::2'));
+    for (const ip of nodes.a.ips)
+      net.routes(nodes.b.ns, [ip], via(ip, '169.254.77.1', 'fd00:77::1'));
     for (const node of Object.values(nodes)) await socketReady(node, node.name, TOKEN);
   });
 
@@ -166,34 +184,50 @@ describe('pool-monitor-cni with the reference bridge and ptp plugins in real nam
       }
     }
     for (const [name, pod] of pods) {
-      expect(pod.node.ips, name).to.include(pod.ip);
-      expect(await stateOf(pod.node, pod.ip)).to.deep.include({
-        State: 'Assigned',
-        PodInfo: {
-          PodName: name,
-          PodNamespace: 'default',
-          PodInfraContainerID: `ctr-${name}`,
-          PodInterfaceID: `cni/${NETWORK}/ctr-${name}/eth0`,
-        },
-      });
-      expect(pod.result).to.have.nested.property('ips[0].gateway', '10.10.0.1');
-      expect(inNs(pod.ns, ['ip', '-4', 'addr', 'show', 'eth0'])).to.contain(`${pod.ip}/16`);
+      expect(pod.ips, name).to.have.length(families === 'dual' ? 2 : 1);
+      const eth0 = inNs(pod.ns, ['ip', 'addr', 'show', 'eth0']);
+      for (const ip of pod.ips) {
+        expect(pod.node.ips, name).to.include(ip);
+        expect(await stateOf(pod.node, ip)).to.deep.include({
+          State: 'Assigned',
+          PodInfo: {
+            PodName: name,
+            PodNamespace: 'default',
+            PodInfraContainerID: `ctr-${name}`,
+            PodInterfaceID: `cni/${NETWORK}/ctr-${name}/eth0`,
+          },
+        });
+        expect(eth0, name).to.contain(ip.includes(':') ? `${ip}/112` : `${ip}/16`);
+      }
+      const gateways = (pod.result.ips as { gateway: string }[]).map((e) => e.gateway);
+      expect(gateways).to.deep.equal(
+        families === 'dual' ? ['10.10.0.1', V6_GATEWAY] : [V6_GATEWAY],
+      );
     }
-    expect(new Set([...pods.values()].map((p) => p.ip)).size).to.equal(6);
+    expect(new Set([...pods.values()].flatMap((p) => p.ips)).size).to.equal(
+      families === 'dual' ? 12 : 6,
+    );
   });
 
-  it('pods ping each other on a node and across the nodes', () => {
-    const ping = (from: string, to: string) =>
-      inNs(pods.get(from)!.ns, ['ping', '-c', '1', '-W', '3', pods.get(to)!.ip]);
+  it('pods ping each other in each family on a node and across the nodes', async () => {
+    // The bridge's pods find node b's pods of their on-link IPv6 subnet through node a.
+    net!.proxyNdp(
+      nodes.a.ns,
+      'cni0',
+      nodes.b.ips.filter((ip) => ip.includes(':')),
+    );
+    // Before any ping: every IPv6 address out of duplicate address detection.
+    await dadDone(nodes.a.ns, 'cni0');
+    for (const pod of pods.values()) await dadDone(pod.ns);
     for (const [from, to] of [
       ['a1', 'a2'],
       ['b1', 'b2'],
       ['a1', 'b1'],
       ['b3', 'a3'],
       ['a2', 'b3'],
-    ]) {
-      expect(ping(from!, to!), `${from} -> ${to}`).to.match(/1 received/);
-    }
+    ] as const)
+      for (const ip of pods.get(to)!.ips)
+        expect(ping(pods.get(from)!.ns, ip), `${from} -> ${to} ${ip}`).to.match(/1 received/);
   });
 
   it('CHECK through the bridge plugin agrees with the sidecar', async () => {
@@ -218,10 +252,11 @@ describe('pool-monitor-cni with the reference bridge and ptp plugins in real nam
         pod.node.conf,
       );
       expect(run.code, run.out).to.equal(0);
-      expect(await stateOf(pod.node, pod.ip)).to.deep.include({
-        State: 'Available',
-        PodInfo: null,
-      });
+      for (const ip of pod.ips)
+        expect(await stateOf(pod.node, ip), ip).to.deep.include({
+          State: 'Available',
+          PodInfo: null,
+        });
       const again = await runPlugin(
         pod.node.ns,
         plugin(pod.node),
@@ -250,9 +285,9 @@ describe('pool-monitor-cni with the reference bridge and ptp plugins in real nam
       libcniConf(list, entry),
     );
     expect(none.code, none.out).to.equal(0);
-    for (const pod of ['b1', 'b2']) {
-      expect(await stateOf(nodes.b, pods.get(pod)!.ip), pod).to.deep.include({ State: 'Assigned' });
-    }
+    for (const pod of ['b1', 'b2'])
+      for (const ip of pods.get(pod)!.ips)
+        expect(await stateOf(nodes.b, ip), pod).to.deep.include({ State: 'Assigned' });
     const run = await runPlugin(
       nodes.b.ns,
       join(PLUGIN_DIR, 'pool-monitor-cni'),
@@ -260,8 +295,10 @@ describe('pool-monitor-cni with the reference bridge and ptp plugins in real nam
       libcniConf(list, entry, [{ containerID: 'ctr-b1', ifname: 'eth0' }]),
     );
     expect(run.code, run.out).to.equal(0);
-    expect(await stateOf(nodes.b, b2.ip)).to.deep.include({ State: 'Available' });
-    expect(await stateOf(nodes.b, pods.get('b1')!.ip)).to.deep.include({ State: 'Assigned' });
+    for (const ip of b2.ips)
+      expect(await stateOf(nodes.b, ip), ip).to.deep.include({ State: 'Available' });
+    for (const ip of pods.get('b1')!.ips)
+      expect(await stateOf(nodes.b, ip), ip).to.deep.include({ State: 'Assigned' });
   });
 
   it('a stopped sidecar makes STATUS fail and ADD fail clearly', async () => {
@@ -287,4 +324,4 @@ describe('pool-monitor-cni with the reference bridge and ptp plugins in real nam
     expect(add.code).to.not.equal(0);
     expect(String(add.json?.msg)).to.match(/cannot reach the node's pool-monitor sidecar/);
   });
-});
+}

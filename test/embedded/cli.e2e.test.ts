@@ -269,6 +269,62 @@ describe('embedded: bin/pool-monitor embedded end to end', function () {
     expect(lines.filter((l) => /ignoring NodeNetworkConfig/.test(l.msg))).to.deep.equal([]);
   });
 
+  for (const family of ['dual', 'ipv6'] as const)
+    it(`--ip-family ${family}: every pod served with one address of each family, no violation`, async () => {
+      const scenario = scenarioFile(
+        `family-${family}`,
+        [
+          `name: family-${family}`,
+          'durationSeconds: 10',
+          'nodes: 2',
+          'steps:',
+          '  - {at: 0, create: 10, over: 2}',
+          '  - {at: 4, create: 16, over: 2, group: burst}',
+          '  - {at: 7, delete: all, group: burst}',
+          '',
+        ].join('\n'),
+      );
+      const reportFile = join(work, `family-${family}.json`);
+      const run = start(['--scenario', scenario, '--ip-family', family, '--report', reportFile]);
+      expect(await run.exited, run.stderr()).to.equal(0);
+      const r = JSON.parse(readFileSync(reportFile, 'utf8')) as EmbeddedReport;
+      expect(r.invariantViolations).to.equal(0);
+      expect(r.violations).to.deep.equal([]);
+      expect(r.pods).to.include({ created: 52, waitingAtEnd: 0 });
+      const served = r.podWait.count;
+      expect(served + r.pods!.endedWaiting!).to.equal(52);
+      const v6 = 'fd00:10:240::/112';
+      if (family === 'dual') {
+        expect(r.families).to.deep.include({
+          ipFamily: 'dual',
+          subnets: ['10.240.0.0/16', v6],
+          podsServed: served,
+          podsWith: { IPv4: served, IPv6: served },
+          podsWithEvery: served,
+        });
+        expect(r.families.peakAddresses.IPv4).to.be.at.least(52);
+        expect(r.families.peakAddresses.IPv6).to.equal(r.families.peakAddresses.IPv4);
+        expect(run.stdout()).to.include(`pod subnets 10.240.0.0/16 and ${v6} (dual-stack)`);
+        expect(run.stdout()).to.match(
+          new RegExp(
+            `address families +dual-stack \\(10\\.240\\.0\\.0/16, ${v6}\\): ${served} pods served, ${served} with IPv4, ${served} with IPv6 \\(${served} with both\\)`,
+          ),
+        );
+      } else {
+        expect(r.families).to.deep.include({
+          ipFamily: 'ipv6',
+          subnets: [v6],
+          podsServed: served,
+          podsWith: { IPv6: served },
+          podsWithEvery: served,
+        });
+        expect(r.families.peakAddresses).to.have.keys(['IPv6']);
+        expect(r.podSubnet).to.equal(v6);
+      }
+      // The timeline counts the pool in pods: a pod takes one address of each family.
+      expect(r.peak.allocated).to.be.at.least(52).and.at.most(r.peak.requested);
+    });
+
   it('does the actions planned for its last second: deletes at the end are done, not cut off', async () => {
     const scenario = scenarioFile(
       'last-second',
@@ -341,6 +397,12 @@ describe('embedded: bin/pool-monitor embedded end to end', function () {
       ['--api-port 70000', ['--api-port', '70000'], /--api-port/],
       ['--log-level loud', ['--log-level', 'loud'], /--log-level/],
       ['--leak-rate 2', ['--leak-rate', '2'], /--leak-rate must be a share from 0 to 1/],
+      ['--ip-family ipv5', ['--ip-family', 'ipv5'], /--ip-family.*ipv4, ipv6, dual/],
+      [
+        '--ip-family dual --backend azure',
+        ['--ip-family', 'dual', '--backend', 'azure'],
+        /--ip-family dual: the embedded Azure emulator has no dual-stack pod subnet yet/,
+      ],
       ['unknown flag', ['--frobnicate'], /unknown option/],
       ['unknown scenario', ['--scenario', 'nope'], /unknown scenario "nope"/],
       ['bad scenario file', ['--scenario', bad], /steps\[0\]\.creat: unknown field/],

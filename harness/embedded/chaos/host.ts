@@ -53,8 +53,8 @@ export function fulfillerArgs(
     kubeconfig,
     '--namespace',
     config.namespace,
-    '--subnet',
-    config.subnet,
+    // One --subnet per address family (dual-stack: two).
+    ...(config.subnets ?? [config.subnet]).flatMap((cidr) => ['--subnet', cidr]),
     ...(config.subnetName !== undefined ? ['--subnet-name', config.subnetName] : []),
     '--batch',
     String(s.batchSize),

@@ -3,6 +3,7 @@
 // churn counted exactly by following each node's set of IPs from snapshot to
 // snapshot (a sampled total would hide an IP released and another allocated
 // between two samples only if they fall between the same snapshots).
+import { poolSize } from '../../nnc/family.ts';
 import { dynamicContainers, type NodeNetworkConfig } from '../../nnc/types.ts';
 import { holdsIps, type PodSnapshot } from '../invariants.ts';
 import type { Sample } from '../summary.ts';
@@ -19,7 +20,7 @@ export function allocatedIps(nnc: NodeNetworkConfig): string[] {
   return dynamicContainers(nnc).flatMap((nc) => (nc.ipAssignments ?? []).map((a) => a.ip));
 }
 
-/** One timeline sample over all nodes at `tSeconds`. */
+/** One timeline sample over all nodes at `tSeconds` (allocated: the pool in pods, src/nnc/family.ts). */
 export function clusterSample(
   tSeconds: number,
   pods: readonly PodSnapshot[],
@@ -29,7 +30,8 @@ export function clusterSample(
   let allocated = 0;
   for (const nnc of nncs) {
     requested += Math.max(0, nnc.spec?.requestedIPCount ?? 0);
-    allocated += allocatedIps(nnc).length;
+    // In pods, as the monitor counts it: a dual-stack pod takes one address of each family.
+    allocated += poolSize(nnc);
   }
   return { t: tSeconds, demand: demandOf(pods), requested, allocated };
 }
