@@ -13,7 +13,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { extname, join } from 'node:path';
-import { writeByRename } from './host-token.ts';
+import { writeFileByRename } from '../secrets/private-file.ts';
 
 /** The record of what was installed, in the configuration directory. */
 export const RECORD = '.pool-monitor-installed';
@@ -140,12 +140,16 @@ function reader(confDir: string): (name: string) => string | undefined {
 function apply(confDir: string, steps: Step[], say: (line: string) => void): void {
   for (const step of steps) {
     if (step.kind === 'write') {
-      writeByRename(join(confDir, step.name), step.text, 0o644);
+      writeFileByRename(join(confDir, step.name), step.text, { mode: 0o644, dirMode: 0o755 });
       say(`wrote ${join(confDir, step.name)}`);
     } else if (step.kind === 'remove') {
       rmSync(join(confDir, step.name), { force: true });
       say(`removed ${join(confDir, step.name)}`);
-    } else if (step.record) writeByRename(join(confDir, RECORD), formatRecord(step.record), 0o644);
+    } else if (step.record)
+      writeFileByRename(join(confDir, RECORD), formatRecord(step.record), {
+        mode: 0o644,
+        dirMode: 0o755,
+      });
     else rmSync(join(confDir, RECORD), { force: true });
   }
 }

@@ -4,9 +4,7 @@
 // its socket behind its token (docs/decisions/0037), as the Cilium agent
 // keeps its API on a socket and its health on a loopback port of its own.
 // No IPAM endpoint, no /debug page, no pod data.
-import { createServer } from 'node:http';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { startSideListener, type SideListener } from './side-listener.ts';
 
 export interface HealthSource {
   healthy(): boolean;
@@ -14,12 +12,7 @@ export interface HealthSource {
   notReadyReason?(): string | undefined;
 }
 
-export interface HealthListener {
-  host: string;
-  port: number;
-  url: string;
-  close(): Promise<void>;
-}
+export type HealthListener = SideListener;
 
 /** The probe's status and JSON body, as the node API's /healthz and /readyz give them. */
 export function probeAnswer(
@@ -44,23 +37,13 @@ export function probeAnswer(
 }
 
 /** Serves the probes on host:port (0: any free port); rejects when it cannot bind. */
-export async function startHealthListener(
+export function startHealthListener(
   host: string,
   port: number,
   health: HealthSource,
 ): Promise<HealthListener> {
-  const server: Server = createServer((req, res) => {
-    const answer = probeAnswer((req.url ?? '/').split('?')[0] ?? '/', health);
-    if (!answer) {
-      res.writeHead(404, { 'Content-Type': 'text/plain' });
-      res.end('not found: this listener serves /healthz and /readyz only\n');
-      return;
-    }
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405, { 'Content-Type': 'text/plain', Allow: 'GET, HEAD' });
-      res.end('GET only\n');
-      return;
-    }
+  return startSideListener(host, port, ['/healthz', '/readyz'], (path, req, res) => {
+    const answer = probeAnswer(path, health)!;
     const text = JSON.stringify(answer.body);
     res.writeHead(answer.status, {
       'Content-Type': 'application/json',
@@ -69,24 +52,4 @@ export async function startHealthListener(
     });
     res.end(req.method === 'HEAD' ? undefined : text);
   });
-  server.keepAliveTimeout = 65_000;
-  server.requestTimeout = 30_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const bound = (server.address() as AddressInfo).port;
-  return {
-    host,
-    port: bound,
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${bound}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
 }

@@ -9,18 +9,9 @@
 // file is written under a temporary name and renamed: a plugin reads the old
 // token or the new one, never half of one.
 import { randomBytes } from 'node:crypto';
-import {
-  chmodSync,
-  chownSync,
-  closeSync,
-  fsyncSync,
-  mkdirSync,
-  openSync,
-  renameSync,
-  rmSync,
-  writeSync,
-} from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { chmodSync, chownSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { writeFileByRename } from '../secrets/private-file.ts';
 
 /** The host copy's name in the run directory: the plugin's default tokenFile. */
 export const HOST_TOKEN_NAME = 'node-api-token';
@@ -39,32 +30,6 @@ export interface NodeApiTokenPlan {
   random?: () => Buffer;
 }
 
-/** Writes `text` to `path` by rename, the file created with `mode` and owned by `owner` first. */
-export function writeByRename(
-  path: string,
-  text: string,
-  mode: number,
-  owner?: { uid: number; gid: number },
-): void {
-  const tmp = join(dirname(path), `.${basename(path)}.tmp`);
-  rmSync(tmp, { force: true });
-  const fd = openSync(tmp, 'wx', mode);
-  try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  try {
-    chmodSync(tmp, mode); // the umask narrowed nothing it should keep, widened nothing
-    if (owner) chownSync(tmp, owner.uid, owner.gid);
-    renameSync(tmp, path);
-  } catch (err) {
-    rmSync(tmp, { force: true });
-    throw err;
-  }
-}
-
 /** Makes the token and writes both copies; returns the host copy's path. */
 export function writeNodeApiToken(plan: NodeApiTokenPlan): string {
   const token = (plan.random ?? (() => randomBytes(32)))().toString('hex');
@@ -72,8 +37,8 @@ export function writeNodeApiToken(plan: NodeApiTokenPlan): string {
   chownSync(plan.runDir, process.getuid?.() ?? 0, plan.sidecarGroup);
   chmodSync(plan.runDir, RUN_DIR_MODE);
   const host = join(plan.runDir, HOST_TOKEN_NAME);
-  writeByRename(host, `${token}\n`, 0o600);
+  writeFileByRename(host, `${token}\n`, { mode: 0o600 });
   mkdirSync(dirname(plan.copy), { recursive: true });
-  writeByRename(plan.copy, `${token}\n`, 0o400, plan.copyOwner);
+  writeFileByRename(plan.copy, `${token}\n`, { mode: 0o400, owner: plan.copyOwner });
   return host;
 }

@@ -6,40 +6,23 @@
 // counts, never a pod's address or a way to change the pool. As node
 // agents do it (node-exporter's :9100, the Cilium agent's :9962): a port of
 // its own, in the DaemonSet on the node's IP (status.hostIP).
-import { createServer } from 'node:http';
-import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { startSideListener, type SideListener } from './side-listener.ts';
 
 export interface MetricsSource {
   readonly contentType: string;
   render(): Promise<string>;
 }
 
-export interface MetricsListener {
-  host: string;
-  port: number;
-  url: string;
-  close(): Promise<void>;
-}
+export type MetricsListener = SideListener;
 
 /** Serves `metrics` on host:port (0: any free port); rejects when it cannot bind. */
-export async function startMetricsListener(
+export function startMetricsListener(
   host: string,
   port: number,
   metrics: MetricsSource,
 ): Promise<MetricsListener> {
-  const server: Server = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0];
-    if (path !== '/metrics') {
-      res.writeHead(404, { 'Content-Type': 'text/plain' });
-      res.end('not found: this listener serves /metrics only\n');
-      return;
-    }
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.writeHead(405, { 'Content-Type': 'text/plain', Allow: 'GET, HEAD' });
-      res.end('GET only\n');
-      return;
-    }
+  const serve = (_path: string, req: IncomingMessage, res: ServerResponse): void => {
     metrics.render().then(
       (text) => {
         res.writeHead(200, { 'Content-Type': metrics.contentType });
@@ -50,26 +33,6 @@ export async function startMetricsListener(
         res.end(`${String(err)}\n`);
       },
     );
-  });
-  // A scraper keeps its connection; an idle one is not kept forever.
-  server.keepAliveTimeout = 65_000;
-  server.requestTimeout = 30_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const bound = (server.address() as AddressInfo).port;
-  return {
-    host,
-    port: bound,
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${bound}/metrics`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
   };
+  return startSideListener(host, port, ['/metrics'], serve, '/metrics');
 }
