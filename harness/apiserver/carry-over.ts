@@ -48,6 +48,18 @@ export function carryOver(
     }
   }
   const m = out.metadata;
+  // A patch or apply that names another uid is refused, not carried over
+  // (apimachinery/pkg/api/validation/objectmeta.go, ValidateObjectMetaUpdate:
+  // metadata.uid is immutable); an update's uid was its precondition.
+  const uid = m.uid;
+  if (typeof uid === 'string' && uid !== '' && uid !== prev.metadata.uid)
+    throw invalid(res.kind, res.group, String(prev.metadata.name), [
+      {
+        reason: 'FieldValueInvalid',
+        field: 'metadata.uid',
+        message: `Invalid value: ${JSON.stringify(uid)}: field is immutable`,
+      },
+    ]);
   for (const k of [
     'uid',
     'creationTimestamp',

@@ -205,6 +205,17 @@ export class Registry {
   ): KObject {
     const obj = checkBody(res, body, ns, name);
     const prev = this.get(res, ns, name);
+    // An update's uid is its precondition, checked before its
+    // resourceVersion (apiserver/pkg/registry/rest/update.go,
+    // defaultUpdatedObjectInfo.Preconditions; storage.Preconditions.Check).
+    const uid = obj.metadata.uid;
+    if (typeof uid === 'string' && uid !== '' && uid !== prev.metadata.uid)
+      throw conflict(
+        res.group,
+        res.plural,
+        name,
+        `Precondition failed: UID in precondition: ${uid}, UID in object meta: ${String(prev.metadata.uid)}`,
+      );
     const rv = obj.metadata.resourceVersion;
     if (rv === undefined || rv === '') {
       if (res.crdName !== undefined)

@@ -382,6 +382,42 @@ describe('apiserver: built-in validation as kube-apiserver', () => {
     });
   });
 
+  // A write that names a uid names the object it means: an object of the
+  // name made since (another uid) is not written.
+  it('a PUT with another uid is a 409 precondition, a merge patch with one a 422 (immutable)', async () => {
+    const created = await call(server, 'POST', NNC_PATH, nnc('uid-1'));
+    const meta = (created.body as { metadata: { uid: string; resourceVersion: string } }).metadata;
+    const other = '00000000-0000-0000-0000-000000000001';
+    const put = await call(server, 'PUT', `${NNC_PATH}/uid-1`, {
+      ...nnc('uid-1'),
+      metadata: { name: 'uid-1', uid: other, resourceVersion: meta.resourceVersion },
+    });
+    expect(put.status).to.equal(409);
+    expect(put.body.message).to.equal(
+      `Operation cannot be fulfilled on nodenetworkconfigs.acn.azure.com "uid-1": Precondition failed: UID in precondition: ${other}, UID in object meta: ${meta.uid}`,
+    );
+    const merge = 'application/merge-patch+json';
+    const patch = await call(
+      server,
+      'PATCH',
+      `${NNC_PATH}/uid-1`,
+      { metadata: { uid: other, labels: { a: 'b' } } },
+      merge,
+    );
+    expect(patch.status).to.equal(422);
+    expect(patch.body.message).to.equal(
+      `NodeNetworkConfig.acn.azure.com "uid-1" is invalid: metadata.uid: Invalid value: "${other}": field is immutable`,
+    );
+    const same = await call(
+      server,
+      'PATCH',
+      `${NNC_PATH}/uid-1`,
+      { metadata: { uid: meta.uid, labels: { a: 'b' } } },
+      merge,
+    );
+    expect(same.status).to.equal(200);
+  });
+
   // ValidateNoNewFinalizers (k8s.io/apimachinery/pkg/api/validation/objectmeta.go).
   it('an object being deleted takes no new finalizer; removing one, or keeping them, is fine', async () => {
     const body = nnc('terminating-one');
