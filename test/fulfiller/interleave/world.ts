@@ -203,7 +203,8 @@ export class World {
    * The oracle's bookkeeping, from the NNCs as they are now (after every
    * step), and what it finds wrong in how they changed: an address gone
    * from an NNC (the same uid) whose id its spec never released. What each
-   * node's NNCs hold joins what it held, and the deleted Nodes still in
+   * node's NNCs hold joins what it held (an address its spec released, once
+   * gone from its status, is no longer its), and the deleted Nodes still in
    * their grace take it too (a status write in flight at the deletion that
    * landed after it). A node's record is forgotten once its grace is over,
    * its Node gone and no NNC of its name is left: its addresses are free
@@ -223,9 +224,12 @@ export class World {
       this.released.set(uid, released);
       const ids = idsOfNnc(o);
       const before = this.statuses.get(uid);
-      for (const [ip, id] of before ?? [])
-        if (!ids.has(ip) && !released.has(id))
-          out.push(`${ip} (id ${id}) left ${name}'s status (uid ${uid}) without being released`);
+      for (const [ip, id] of before ?? []) {
+        if (ids.has(ip)) continue;
+        // Released by the node: free for any node from now on.
+        if (released.has(id)) set.delete(ip);
+        else out.push(`${ip} (id ${id}) left ${name}'s status (uid ${uid}) without being released`);
+      }
       this.statuses.set(uid, ids);
     }
     this.deletions = this.deletions.filter((d) => now < d.until);
