@@ -1,6 +1,7 @@
 // The fulfiller's ports over the real API server (client-node 2.x): NNC
 // status replace and read, NNC create (owned by its Node, with the addresses
 // finalizer), its finalizers set and its delete (with a uid precondition),
+// a Node's restore annotation (what its next NNC gets back),
 // ClusterSubnetState create + status merge-patch, the
 // fresh NNC and Node lists a new leader starts from, and whether a pod is
 // still bound to a deleted node's name (its quarantine).
@@ -88,6 +89,7 @@ export function kubeSubnetStateApi(kc: KubeConfig, namespace: string): SubnetSta
 
 export function kubeNncLifecycleApi(kc: KubeConfig, namespace: string): NncLifecycleApi {
   const api = kc.makeApiClient(CustomObjectsApi);
+  const core = kc.makeApiClient(CoreV1Api);
   const base = { group: GROUP, version: NNC_VERSION, namespace, plural: NNC_PLURAL };
   return {
     async create(owner, restore) {
@@ -122,6 +124,27 @@ export function kubeNncLifecycleApi(kc: KubeConfig, namespace: string): NncLifec
         { ...base, name, body: { metadata: { annotations: { [RESTORE_ANNOTATION]: null } } } },
         setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
       )) as NodeNetworkConfig;
+    },
+    // A merge patch naming the Node's uid (the API server refuses it, 422:
+    // metadata.uid is immutable, when the name holds another Node now) and
+    // its resourceVersion (the finalizers list is replaced whole).
+    async setNodeRestore(node, restore) {
+      const { name, uid, resourceVersion } = node.metadata ?? {};
+      const others = (node.metadata?.finalizers ?? []).filter((f) => f !== ADDRESSES_FINALIZER);
+      return (await core.patchNode(
+        {
+          name: name ?? '',
+          body: {
+            metadata: {
+              uid,
+              resourceVersion,
+              finalizers: restore ? [...others, ADDRESSES_FINALIZER] : others,
+              annotations: { [RESTORE_ANNOTATION]: restore ? JSON.stringify(restore) : null },
+            },
+          },
+        },
+        setHeaderOptions('Content-Type', PatchStrategy.MergePatch),
+      )) as NodeObject;
     },
     // A merge patch replaces the whole list: the resourceVersion makes it
     // refuse (409) when someone changed the object since it was read.

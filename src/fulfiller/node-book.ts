@@ -2,7 +2,7 @@
 // with the term's memory (term-memory.ts), and what the watches and the
 // fulfiller's answers show, taken in as versions.ts orders it: never by
 // comparing resourceVersions. The only code that changes a record.
-import type { NodeNetworkConfig } from '../nnc/types.ts';
+import type { NetworkContainer, NodeNetworkConfig } from '../nnc/types.ts';
 import { dynamicContainers } from '../nnc/types.ts';
 import { addressesOf } from './address-index.ts';
 import type { NodeRecord } from './node-record.ts';
@@ -12,6 +12,16 @@ import { TermMemory } from './term-memory.ts';
 export { nextSeq } from './versions.ts';
 export { ownerUid, TOMBSTONE_MS } from './record-store.ts';
 export type { BookListener, Kind, Named } from './record-store.ts';
+
+/** What a record knew before a change: its NNC, and what its Node's restore annotation named. */
+interface Before {
+  nnc: NodeNetworkConfig | undefined;
+  nodeRestore: NetworkContainer[] | undefined;
+}
+
+function before(r: NodeRecord): Before {
+  return { nnc: r.nnc(), nodeRestore: r.nodeRestore() };
+}
 
 function nameOf(o: Named | undefined): string | undefined {
   const name = o?.metadata?.name;
@@ -26,19 +36,19 @@ export class NodeBook extends TermMemory {
     const uid = object.metadata?.uid ?? '';
     if (deleted) {
       for (const r of this.byName.get(name) ?? []) {
-        const last = r.nnc();
+        const last = before(r);
         if (this.versionsOf(kind, r).deleted(uid)) this.settled(kind, r, last);
       }
       return;
     }
     const record = this.recordFor(kind, object, name);
-    const last = record.nnc();
+    const last = before(record);
     if (!this.versionsOf(kind, record).observe(object as never, { from: 'stream' })) return;
     // The stream is ordered: what it showed of the name before, under another uid, is gone.
     for (const r of this.byName.get(name) ?? []) {
       if (r === record) continue;
-      const before = r.nnc();
-      if (this.versionsOf(kind, r).streamMovedOn(uid)) this.settled(kind, r, before);
+      const was = before(r);
+      if (this.versionsOf(kind, r).streamMovedOn(uid)) this.settled(kind, r, was);
     }
     this.settled(kind, record, last);
   }
@@ -76,11 +86,11 @@ export class NodeBook extends TermMemory {
   ): void {
     const uid = object?.metadata?.uid;
     let record: NodeRecord | undefined;
-    let last: NodeNetworkConfig | undefined;
+    let last: Before | undefined;
     let told = false;
     if (object) {
       record = this.recordFor(kind, object, name);
-      last = record.nnc();
+      last = before(record);
       const versions = this.versionsOf(kind, record);
       told = inStream
         ? versions.relisted(object as never, sent)
@@ -88,7 +98,7 @@ export class NodeBook extends TermMemory {
     }
     for (const r of [...(this.byName.get(name) ?? [])]) {
       if (r === record) continue;
-      const before = r.nnc();
+      const was = before(r);
       let changed = this.versionsOf(kind, r).supersede(sent, uid);
       // A record made before the request, of a Node the answer does not show,
       // is of a Node deleted before it (an ownerReference names a Node that
@@ -97,21 +107,23 @@ export class NodeBook extends TermMemory {
       const shown = object ? (uid ?? '') : undefined;
       if (kind === 'node' && r.since < sent && !r.nodeGone() && nodeUid !== shown)
         changed = r.node.deleted(nodeUid) || true;
-      if (changed) this.settled(kind, r, before);
+      if (changed) this.settled(kind, r, was);
     }
-    if (record && told) this.settled(kind, record, last);
+    if (record && told) this.settled(kind, record, last!);
   }
 
   /** The object of `uid` is gone, as an answer said (a patch that removed a terminating NNC's last finalizer). */
   gone(kind: Kind, name: string, uid: string): void {
     for (const r of this.byName.get(name) ?? []) {
-      const last = r.nnc();
+      const last = before(r);
       if (this.versionsOf(kind, r).deleted(uid)) this.settled(kind, r, last);
     }
   }
 
-  /** After what a record knows changed (`last`: its NNC before): settle what that decides. */
-  private settled(kind: Kind, r: NodeRecord, last: NodeNetworkConfig | undefined): void {
+  /** After what a record knows changed (`last`: what it knew before): settle what that decides. */
+  private settled(kind: Kind, r: NodeRecord, last: Before): void {
+    if (kind === 'node' && last.nodeRestore && !r.node.latest())
+      this.keepNodeRestore(r, last.nodeRestore);
     if (kind === 'nnc') {
       // Writes in doubt the NNC moved past are decided: landed (the status shows it) or never.
       r.doubts = r.doubts.filter((d) => {
@@ -119,7 +131,7 @@ export class NodeBook extends TermMemory {
         return !d.point.moved;
       });
       if (r.fence?.moved) this.closeFence(r);
-      if (last && r.nncs.empty) this.keepOnDeletion(r, last);
+      if (last.nnc && r.nncs.empty) this.keepOnDeletion(r, last.nnc);
       const q = r.quarantine;
       if (q && q.nncUid !== '' && r.nnc()?.metadata.uid !== q.nncUid) r.quarantine = undefined;
     }
@@ -128,6 +140,16 @@ export class NodeBook extends TermMemory {
       if (kind === 'nnc') l.nncMoved?.();
       l.changed?.(r.name);
     }
+  }
+
+  /**
+   * The record's Node is gone while its restore annotation named addresses
+   * (an NNC let go under it, its successor not made yet): this term's
+   * memory keeps them, and the lifecycle quarantines them.
+   */
+  private keepNodeRestore(r: NodeRecord, containers: NetworkContainer[]): void {
+    if (!this.term || r.kept || addressesOf(containers).size === 0) return;
+    r.kept = { containers: structuredClone(containers), why: 'replaced' };
   }
 
   /**

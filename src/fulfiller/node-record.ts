@@ -79,8 +79,15 @@ export interface RecordView {
   readonly letGo: string | undefined;
   /** The Node as last known; undefined once it is gone (or not seen yet). */
   nodeInfo(): NodeInfo | undefined;
+  /** The Node object as last known (for a write based on it). */
+  nodeObject(): NodeObject | undefined;
   /** The Node of this uid is known deleted (a deletion seen, or an answer without it). */
   nodeGone(): boolean;
+  /**
+   * What its Node's restore annotation names: addresses of an NNC let go
+   * under it, for its next NNC (docs/design/fulfiller.md#nnc-lifecycle).
+   */
+  nodeRestore(): NetworkContainer[] | undefined;
   /** The NNC's newest known state; undefined when it is gone. */
   nnc(): NodeNetworkConfig | undefined;
   /** When that state was received (versions.ts): a write based on it is known since. */
@@ -131,8 +138,16 @@ export class NodeRecord implements RecordView {
     return this.infoOf?.info;
   }
 
+  nodeObject(): NodeObject | undefined {
+    return this.node.latest();
+  }
+
   nodeGone(): boolean {
     return this.node.isGone(this.key.startsWith('~') ? '' : this.key);
+  }
+
+  nodeRestore(): NetworkContainer[] | undefined {
+    return restoreRecord(this.node.latest());
   }
 
   nnc(): NodeNetworkConfig | undefined {
@@ -151,6 +166,7 @@ export class NodeRecord implements RecordView {
       for (const ip of addressesOf(restoreRecord(nnc) ?? [])) out.add(ip);
     }
     if (this.kept) for (const ip of addressesOf(this.kept.containers)) out.add(ip);
+    for (const ip of addressesOf(this.nodeRestore() ?? [])) out.add(ip);
     for (const d of this.doubts) for (const ip of d.ips) out.add(ip);
     return out;
   }

@@ -14,6 +14,7 @@ import type { LifecycleDecision, NameState } from './lifecycle.ts';
 import { lifecycleAction } from './lifecycle.ts';
 import { nextSeq, ownerUid } from './node-book.ts';
 import type { RecordView } from './node-record.ts';
+import { carried, carryOnNode, clearNodeRestore } from './node-restore.ts';
 import { nodeRef } from './nodes.ts';
 import { neededAddresses, priorityOf } from './plan.ts';
 import {
@@ -62,7 +63,7 @@ export function nameState(ctx: SyncContext, name: string): NameState {
       state.live = {
         key: r.key,
         selected: ctx.selected(info),
-        kept: r.kept !== undefined,
+        kept: carried(r) !== undefined,
         ...(nnc
           ? {
               nnc: {
@@ -197,7 +198,7 @@ async function confirmNode(ctx: SyncContext, name: string): Promise<'again' | 'n
 
 async function createNnc(ctx: SyncContext, r: RecordView, asks: SyncAsks): Promise<SyncOutcome> {
   const node = r.nodeInfo()!;
-  const kept = r.kept?.containers;
+  const kept = carried(r);
   ctx.guard();
   const sent = nextSeq();
   // A 409 (it exists): the queue runs the node again after its backoff.
@@ -211,6 +212,8 @@ async function createNnc(ctx: SyncContext, r: RecordView, asks: SyncAsks): Promi
   if (kept) {
     ctx.log.warn('node network config recreated', { node: r.name });
     warn(ctx, created, 'NodeNetworkConfigRecreated', 'recreated with the addresses it held');
+    // Its restore annotation holds them now.
+    await clearNodeRestore(ctx, r);
     await restore(ctx, r, asks);
   } else {
     ctx.log.info('node network config created', { node: r.name });
@@ -229,7 +232,7 @@ async function restore(ctx: SyncContext, r: RecordView, asks: SyncAsks): Promise
     const nnc = r.nnc();
     if (!nnc || isTerminating(nnc)) return 'noop';
     const seen = r.nncSeen();
-    const kept = [...(r.kept?.containers ?? []), ...(restoreRecord(nnc) ?? [])];
+    const kept = [...(carried(r) ?? []), ...(restoreRecord(nnc) ?? [])];
     const plan = planFor(ctx, r, nnc);
     const written = await writeThroughGate(ctx, r, nnc, seen, {
       containers: mergeKept(dynamicContainers(nnc), kept, ctx.newId),
@@ -253,6 +256,7 @@ async function restore(ctx: SyncContext, r: RecordView, asks: SyncAsks): Promise
         node: r.name,
         addresses: addressesOf(kept).size,
       });
+    await clearNodeRestore(ctx, r);
     await clearRestore(ctx, r);
     ctx.book.keep(r, undefined);
     return written.kind === 'written' ? 'restored' : 'noop';
@@ -324,8 +328,9 @@ async function releaseNnc(ctx: SyncContext, r: RecordView, asks: SyncAsks): Prom
 /**
  * A terminating NNC under a live Node of its name (its own, deleted by
  * hand or by the garbage collector, or a gone Node's when the Node came
- * back): its addresses go to the live Node's record, kept for its
- * successor, and the finalizer comes off.
+ * back): its addresses go to the live Node's record and its restore
+ * annotation (node-restore.ts), kept for its successor, and the finalizer
+ * comes off.
  */
 async function replaceNnc(ctx: SyncContext, r: RecordView): Promise<SyncOutcome | 'again'> {
   // The garbage collector deletes the NNC after its Node, and the two
@@ -338,6 +343,7 @@ async function replaceNnc(ctx: SyncContext, r: RecordView): Promise<SyncOutcome 
   const live = ctx.book.liveRecord(r.name)!;
   const nnc = r.nnc()!;
   const containers = dynamicContainers(nnc);
+  if (containers.length > 0 && !(await carryOnNode(ctx, live, containers))) return 'again';
   ctx.book.letGo(r, live, containers);
   if (!(await patchFinalizers(ctx, r, nnc, false))) return 'noop';
   ctx.log.warn('node network config deleted under a live node: recreated with its addresses', {

@@ -23,6 +23,9 @@ export interface NodeObject {
     uid?: string;
     resourceVersion?: string;
     labels?: Record<string, string>;
+    annotations?: Record<string, string>;
+    finalizers?: string[];
+    deletionTimestamp?: string;
   };
   spec?: { providerID?: string };
   status?: {

@@ -1,8 +1,7 @@
 // Pods are the record of last resort (docs/design/fulfiller.md#pods-as-the-last-record).
 // Each node's addresses are recorded by its NNC, by the NNC kept terminating
-// as a quarantine, or by its successor's restore annotation. One window has
-// none of them: a leader lets a terminating NNC go under a re-registered Node
-// (its finalizer removed) and dies before it created the successor. A new
+// as a quarantine, or by a restore annotation (its successor's, its Node's).
+// A person who removes those finalizers by hand leaves none of them: a new
 // leader then finds the node's pods running with addresses no record holds,
 // free to hand out to another node. So a new term reads the pods before its
 // first allocation: an address a running pod reports, inside the backend's

@@ -31,6 +31,13 @@ export interface NncLifecycleApi {
   create(owner: NncOwner, restore?: NetworkContainer[]): Promise<NodeNetworkConfig>;
   /** Removes the restore annotation (a merge patch of metadata only). */
   clearRestore(name: string): Promise<NodeNetworkConfig>;
+  /**
+   * Sets the Node's restore annotation (the addresses its next NNC gets
+   * back) with the addresses finalizer, or (undefined) removes both: a
+   * merge patch of metadata only, with the Node's uid and resourceVersion
+   * as read (422 for another Node of the name, 409 when it changed).
+   */
+  setNodeRestore(node: NodeObject, restore: NetworkContainer[] | undefined): Promise<NodeObject>;
   /** Deletes the NNC of that uid (a recreated one of the same name is left alone); 404 is success. */
   delete(name: string, uid: string | undefined): Promise<void>;
   /**

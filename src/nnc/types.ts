@@ -178,9 +178,15 @@ export function isTerminating(nnc: NodeNetworkConfig | undefined): boolean {
 
 export const RESTORE_ANNOTATION = 'pool-monitor.acn.azure.com/restore';
 
-/** The containers an NNC's restore annotation names, or undefined (absent or unreadable). */
-export function restoreRecord(nnc: NodeNetworkConfig | undefined): NetworkContainer[] | undefined {
-  const raw = nnc?.metadata.annotations?.[RESTORE_ANNOTATION];
+/**
+ * The containers an object's restore annotation names (an NNC's: its
+ * status is to get them; a Node's: its next NNC is), or undefined (absent
+ * or unreadable).
+ */
+export function restoreRecord(
+  object: { metadata?: { annotations?: Record<string, string> } } | undefined,
+): NetworkContainer[] | undefined {
+  const raw = object?.metadata?.annotations?.[RESTORE_ANNOTATION];
   if (raw === undefined) return undefined;
   try {
     const parsed: unknown = JSON.parse(raw);

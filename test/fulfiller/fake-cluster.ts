@@ -89,6 +89,20 @@ export class FakeCluster {
 
   deleteNode(name: string): void {
     const node = this.nodes.get(name);
+    if (node && (node.metadata?.finalizers ?? []).length > 0) {
+      // A finalizer keeps it, terminating.
+      const terminating = {
+        ...node,
+        metadata: {
+          ...node.metadata,
+          deletionTimestamp: new Date(0).toISOString(),
+          resourceVersion: this.nextRv(),
+        },
+      };
+      this.nodes.set(name, terminating);
+      this.emit({ kind: 'node', type: 'upsert', object: terminating });
+      return;
+    }
     this.nodes.delete(name);
     if (node) {
       const gone = { ...node, metadata: { ...node.metadata, resourceVersion: this.nextRv() } };
@@ -233,6 +247,39 @@ export class FakeCluster {
       };
       this.nncs.set(name, next);
       this.emit({ kind: 'nnc', type: 'upsert', object: next });
+      return clone(next);
+    },
+    setNodeRestore: async (read, restore) => {
+      const name = read.metadata?.name ?? '';
+      const current = this.nodes.get(name);
+      if (!current) throw new ApiError(404);
+      if (current.metadata?.uid !== read.metadata?.uid) throw new ApiError(422);
+      if (current.metadata?.resourceVersion !== read.metadata?.resourceVersion)
+        throw new ApiError(409);
+      const annotations = { ...current.metadata?.annotations };
+      const finalizers = (current.metadata?.finalizers ?? []).filter(
+        (f) => f !== ADDRESSES_FINALIZER,
+      );
+      if (restore) {
+        annotations[RESTORE_ANNOTATION] = JSON.stringify(restore);
+        finalizers.push(ADDRESSES_FINALIZER);
+      } else delete annotations[RESTORE_ANNOTATION];
+      const next: NodeObject = {
+        ...current,
+        metadata: {
+          ...current.metadata,
+          annotations,
+          finalizers,
+          resourceVersion: this.nextRv(),
+        },
+      };
+      if (next.metadata?.deletionTimestamp && finalizers.length === 0) {
+        this.nodes.delete(name);
+        this.emit({ kind: 'node', type: 'delete', object: next });
+      } else {
+        this.nodes.set(name, next);
+        this.emit({ kind: 'node', type: 'upsert', object: next });
+      }
       return clone(next);
     },
     setFinalizers: async (body, finalizers, owner) => {

@@ -184,10 +184,9 @@ describe('fulfiller process: deleted Nodes, their NNCs deleted by the garbage co
     await podsGoThenServed(held);
   });
 
-  // The one window with no record at all: a leader let a terminating NNC go
-  // under a re-registered Node (its finalizer removed) and died before it
-  // created the successor; or a person removed the finalizer. The pods are
-  // then the only record left (docs/design/fulfiller.md#pods-as-the-last-record).
+  // No record at all: a person removed the finalizers (the fulfiller's own
+  // replace keeps the addresses on the Node meanwhile). The pods are then
+  // the only record left (docs/design/fulfiller.md#pods-as-the-last-record).
   it('when the records are lost (NNCs gone, finalizers removed by hand): the addresses pods report stay theirs', async () => {
     const first = await start('f1');
     await fill();

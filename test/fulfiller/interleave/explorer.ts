@@ -232,6 +232,46 @@ export const LOST_RELEASE_ANSWER: Step[] = [
   ...bothTakeThenRun(),
 ];
 
+/**
+ * Issue 53, the lost answer of a replace: n1 re-registers (a new uid) and
+ * the garbage collector deletes its NNC; the leader lets the terminating
+ * NNC go to the new Node (the finalizer off) but the answer is lost, and
+ * the Lease changes hands before it creates the successor. The addresses
+ * are in no NNC and no pod reports them (the explorer runs none): the
+ * successor gets them back (the oracle: none on n2 within the grace).
+ */
+export const REPLACE_ANSWER_LOST: Step[] = [
+  { kind: 'spec', node: 'n1', request: 8 },
+  ...bothTakeThenRun(),
+  { kind: 'lose-answer', target: 'nnc' },
+  { kind: 'reregister', node: 'n1', gc: true },
+  { kind: 'deliver', replica: 0 },
+  { kind: 'handover' },
+  { kind: 'spec', node: 'n2', request: 16 },
+  ...bothTakeThenRun(),
+];
+
+/**
+ * The same, and the re-registered Node is deleted again while no replica
+ * leads: the addresses on its Node go with it unless the Node stays,
+ * terminating, until a leader has moved them into an NNC of the name
+ * (node-restore.ts), which then holds their quarantine.
+ */
+export const REPLACE_THEN_NODE_DELETED: Step[] = [
+  { kind: 'spec', node: 'n1', request: 8 },
+  ...bothTakeThenRun(),
+  { kind: 'lose-answer', target: 'nnc' },
+  { kind: 'reregister', node: 'n1', gc: true },
+  { kind: 'deliver', replica: 0 },
+  { kind: 'resign' },
+  { kind: 'deleteNode', node: 'n1', gc: true },
+  { kind: 'handover' },
+  { kind: 'spec', node: 'n2', request: 16 },
+  ...bothTakeThenRun(),
+  { kind: 'time', ms: 5_000 },
+  ...bothTakeThenRun(),
+];
+
 /** Issue 53's fixtures. */
 export const RECORD_CASES: Array<[string, Step[]]> = [
   [
@@ -241,6 +281,14 @@ export const RECORD_CASES: Array<[string, Step[]]> = [
   [
     'a release whose answer was lost: the Node back and deleted again is quarantined again',
     LOST_RELEASE_ANSWER,
+  ],
+  [
+    "a replace whose answer was lost: the new leader gives the Node's addresses back to it",
+    REPLACE_ANSWER_LOST,
+  ],
+  [
+    'the same, the Node deleted again while nobody leads: its addresses stay quarantined',
+    REPLACE_THEN_NODE_DELETED,
   ],
 ];
 
