@@ -126,6 +126,12 @@ export interface EmbeddedCluster {
   /** Resolves once every sidecar has its first valid NNC (or the timeout passed); returns how many are ready. */
   whenReady(timeoutMs: number): Promise<number>;
   /**
+   * Pods the kubelets have not told the fate of yet (running, or ended
+   * waiting): a deleted pod leaves the API before its kubelet has wound its
+   * setup down and said so.
+   */
+  settingUp(): Promise<number>;
+  /**
    * The node's IP store is lost: its sidecar stops, the store files are
    * deleted, and a new sidecar starts on the same port (the kubelet's CNI
    * endpoint); resolves once the new one follows the pods (or after 15 s).
@@ -195,6 +201,7 @@ export async function startEmbeddedCluster(opts: EmbeddedClusterOptions): Promis
       scheduler,
       nodes: agents.nodes,
       whenReady: (timeoutMs) => agents.whenReady(timeoutMs),
+      settingUp: () => agents.settingUp(),
       loseStore: (name) => agents.loseStore(name),
       retiredLeakCounts: agents.retiredLeakCounts,
       networks,

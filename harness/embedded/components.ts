@@ -57,6 +57,12 @@ export interface SidecarPlace {
 export interface NodeKubelet {
   /** Resolves once its pod watch has listed the node's pods. */
   whenSynced(): Promise<void>;
+  /**
+   * Pods it has not told the fate of yet (onRunning or onEndedWaiting): still
+   * setting up, or still winding a setup down after the pod was ended. Once
+   * it answers, whatever it told before has been told here.
+   */
+  settingUp(): Promise<number>;
   stop(): Promise<void>;
   /** The kubelet itself, when it runs in this process. */
   readonly inProcess?: RunningSimKubelet;

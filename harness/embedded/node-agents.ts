@@ -91,6 +91,12 @@ export class NodeAgents {
     this.closing = true;
   }
 
+  /** Pods the kubelets have not told the fate of yet, all nodes together (NodeKubelet.settingUp). */
+  async settingUp(): Promise<number> {
+    const counts = await Promise.all(this.started().map((n) => n.kubelet.settingUp()));
+    return counts.reduce((a, b) => a + b, 0);
+  }
+
   /** No new CNI calls: every kubelet stops. */
   async stopKubelets(): Promise<void> {
     await Promise.all(this.started().map((n) => n.kubelet.stop().catch(() => {})));
@@ -194,6 +200,7 @@ export class NodeAgents {
     });
     return {
       whenSynced: () => running.whenSynced(),
+      settingUp: () => Promise.resolve(running.kubelet.waitingPods()),
       stop: () => running.stop(),
       inProcess: running,
     };

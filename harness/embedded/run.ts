@@ -108,9 +108,18 @@ const SETTLE_POLL_MS = 200;
 
 /**
  * Waits for the workload's planned actions, then until no pod waits for an
- * IP; at most SETTLE_MS in all, or until the abort signal.
+ * IP and the kubelets have told what became of every pod they set up: a pod
+ * the workload deleted leaves the API before its kubelet has wound its
+ * setup down and said so (on a loaded machine, seconds later), and the
+ * report counts what was told. At most SETTLE_MS in all, or until the
+ * abort signal.
  */
-async function settle(driving: Promise<void>, watch: InvariantWatch, signal?: AbortSignal) {
+async function settle(
+  driving: Promise<void>,
+  watch: InvariantWatch,
+  kubeletsSettingUp: () => Promise<number>,
+  signal?: AbortSignal,
+) {
   const timeLeft = new AbortController();
   const onAbort = (): void => timeLeft.abort();
   signal?.addEventListener('abort', onAbort, { once: true });
@@ -119,7 +128,10 @@ async function settle(driving: Promise<void>, watch: InvariantWatch, signal?: Ab
     await Promise.race([driving, delay(SETTLE_MS, timeLeft.signal)]);
     for (;;) {
       watch.sample();
-      if (watch.sampler.waitingPods() === 0 || timeLeft.signal.aborted) return;
+      if (timeLeft.signal.aborted) return;
+      // A kubelet that cannot answer (its thread ended) has nothing more to tell.
+      if (watch.sampler.waitingPods() === 0 && (await kubeletsSettingUp().catch(() => 0)) === 0)
+        return;
       await delay(SETTLE_POLL_MS, timeLeft.signal);
     }
   } finally {
@@ -297,7 +309,7 @@ async function runScenario(session: Session, up: SetUp): Promise<Outcome> {
     chaos.start(server);
   }
   await delay(plan.durationMs, signal);
-  if (signal?.aborted !== true) await settle(driving, watch, signal);
+  if (signal?.aborted !== true) await settle(driving, watch, () => cluster.settingUp(), signal);
   const stoppedEarly = signal?.aborted === true;
   await driver.stop();
   await driving;

@@ -58,13 +58,17 @@ function tell(add: (t: typeof told) => void): void {
   add(told);
   if (reportQueued) return;
   reportQueued = true;
-  setImmediate(() => {
-    reportQueued = false;
-    const report: WorkerKubeletReport = { report: 'kubelets', ...told };
-    told.running = [];
-    told.endedWaiting = [];
-    port?.postMessage(report);
-  });
+  setImmediate(sendReport);
+}
+
+/** What the kubelets told, if anything, sent now (the port keeps the order of messages). */
+function sendReport(): void {
+  reportQueued = false;
+  if (told.running.length === 0 && told.endedWaiting.length === 0) return;
+  const report: WorkerKubeletReport = { report: 'kubelets', ...told };
+  told.running = [];
+  told.endedWaiting = [];
+  port?.postMessage(report);
 }
 
 function startKubelet(place: WorkerKubeletPlace): RunningSimKubelet {
@@ -112,6 +116,12 @@ async function answer(req: WorkerRequest): Promise<WorkerReply> {
     case 'startKubelet': {
       await startKubelet(req.kubelet).whenSynced();
       return { id: req.id, ok: true };
+    }
+    case 'settingUp': {
+      const settingUp = kubelets.get(req.name)?.kubelet.waitingPods() ?? 0;
+      // What was told before goes out before this answer: the host counts it first.
+      sendReport();
+      return { id: req.id, ok: true, settingUp };
     }
     case 'stopKubelet': {
       const kubelet = kubelets.get(req.name);

@@ -122,6 +122,7 @@ export function workerHost(opts: WorkerHostOptions): WorkerHost {
     });
     return {
       whenSynced: () => Promise.resolve(),
+      settingUp: async () => (await ask({ op: 'settingUp', name: place.name })).settingUp ?? 0,
       stop: async () => {
         await ask({ op: 'stopKubelet', name: place.name });
       },

@@ -37,13 +37,22 @@ export type WorkerRequest =
   | { id: number; op: 'start'; place: WorkerPlace }
   | { id: number; op: 'startKubelet'; kubelet: WorkerKubeletPlace }
   | { id: number; op: 'stopKubelet'; name: string }
+  | { id: number; op: 'settingUp'; name: string }
   | { id: number; op: 'ready'; name: string }
   | { id: number; op: 'stop'; name: string }
   | { id: number; op: 'cpu' }
   | { id: number; op: 'close' };
 
 export type WorkerReply =
-  | { id: number; ok: true; url?: string; port?: number; ready?: boolean; cpuMs?: number }
+  | {
+      id: number;
+      ok: true;
+      url?: string;
+      port?: number;
+      ready?: boolean;
+      cpuMs?: number;
+      settingUp?: number;
+    }
   | { id: number; ok: false; error: string };
 
 /** What the thread's kubelets told since the last report, sent without being asked. */

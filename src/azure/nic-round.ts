@@ -24,8 +24,8 @@ import { heldContainer } from './container.ts';
 import type { PodSubnetFacts } from './container.ts';
 import type { NicRef } from './nic-api.ts';
 import { armErrorKind, nicLabel } from './nic-api.ts';
-import type { NicDirectory } from './nic-directory.ts';
-import type { FamilyPlan } from './nic-plan.ts';
+import type { FoundNic, NicDirectory } from './nic-directory.ts';
+import type { FamilyPlan, NicFamiliesPlan } from './nic-plan.ts';
 import { planNicFamilies } from './nic-plan.ts';
 import type { NodeNics } from './node-nics.ts';
 import type { PodSubnet } from './pod-subnet.ts';
@@ -33,7 +33,6 @@ import type { RemovalAudit } from './removal-audit.ts';
 import type { ScaleSetPolicies } from './scale-set-policy.ts';
 import type { PodSubnets } from './pod-subnets.ts';
 import { missingConfigs, Restoration, restoreRefusal, sameIp } from './restore.ts';
-import type { RemovedConfig } from './restore.ts';
 import type { BackendCounters } from './stats.ts';
 import type {
   ApplyResult,
@@ -83,6 +82,21 @@ interface FamilyRound {
   /** New addresses asked (cut after a SubnetIsFull of this family). */
   add: number;
   short: boolean;
+}
+
+/** One round's state across its PUTs (a refusal may lead to another). */
+interface RoundState {
+  node: NodeRef;
+  found: FoundNic;
+  /** Restorations keep their names (not on a scale set's NIC: restore.ts). */
+  named: boolean;
+  fams: FamilyRound[];
+  /** The NIC as last read or written. */
+  nic: NetworkInterface;
+  /** 412s (and superseded operations) so far. */
+  preconditions: number;
+  /** SubnetIsFull answers so far (a virtual network's cap counts for two). */
+  fulls: number;
 }
 
 export class NicRounds {
@@ -165,7 +179,30 @@ export class NicRounds {
     return out;
   }
 
+  /**
+   * Plan, PUT, and on a refusal that leaves something to try (a 412, a
+   * restoration refused, a SubnetIsFull) plan again from what is known now.
+   */
   private async round(node: NodeRef, change: PoolChange): Promise<ApplyResult> {
+    const r = await this.begin(node, change);
+    for (;;) {
+      const plan = this.plan(r);
+      if (!plan.changed) {
+        const lost = r.fams.flatMap((s) => s.fix.lost);
+        this.audit.settled(node, r.nic, [], lost);
+        return this.finish(r, r.nic);
+      }
+      try {
+        return await this.write(r, plan);
+      } catch (err) {
+        const answer = await this.refused(r, plan, err);
+        if (answer) return answer;
+      }
+    }
+  }
+
+  /** The node's NIC and each family's part, before any write. */
+  private async begin(node: NodeRef, change: PoolChange): Promise<RoundState> {
     if (change.families.length === 0) throw new Error(`node ${node.name}: a round of no family`);
     const found = await this.directory.lookup(node);
     // Before any write: a scale set whose upgrades would take the addresses away refuses.
@@ -174,136 +211,142 @@ export class NicRounds {
     // replaced in the same write (restore.ts).
     const named = found.ref.kind !== 'scale-set';
     const fams = await this.families(change, found.podSubnetId, named);
-    let nic = await this.nics.roundNic(node, found, this.audit.isDisturbed(node.name));
-    let preconditions = 0;
-    let fulls = 0;
-    const finish = (at: NetworkInterface) =>
-      this.result(
-        fams.map((s) => this.held(node, at, s.subnet, found.nodeIP)),
-        fams.some((s) => s.short),
-        fams.flatMap((s) => s.fix.lost),
-      );
-    for (;;) {
-      // The NIC as read now (after a 412 too): what it lacks of the NNC.
-      for (const s of fams) {
-        s.fix.update(missingConfigs(nic, s.change.container, s.remove, s.family), named);
-      }
-      const limits = fams.map((s) => limitOf(s.pod, fulls));
-      const plan = planNicFamilies({
-        nic,
-        podSubnetId: found.podSubnetId,
-        newName: this.newName,
-        otherConfigs: found.otherConfigs,
-        families: fams.map((s, i) => ({
-          family: s.family,
-          add: s.add + s.fix.replacements,
-          remove: s.remove,
-          known: s.known,
-          ...(limits[i] !== undefined ? { limit: limits[i] } : {}),
-          ...(s.fix.restore.length > 0 ? { restore: s.fix.restore } : {}),
-        })),
-      });
-      const planOf = (i: number): FamilyPlan => plan.families[i]!;
-      fams.forEach((s, i) => {
-        if (planOf(i).limited) s.short = true;
-      });
-      const addedAny = plan.families.some((p) => p.added.length > 0);
-      if (plan.cap && !addedAny && !plan.changed) this.capReached(node, nic, plan.cap);
-      fams.forEach((s, i) => {
-        const limit = limits[i];
-        if (planOf(i).createsPrimary && limit !== undefined && limit < 1) {
-          throw new SubnetFullError(
-            `pod subnet ${s.subnet.name} has no free address for node ${node.name}'s NC primary IP`,
-          );
-        }
-      });
-      const restored = fams.flatMap((s) => s.fix.restore);
-      const lost = fams.flatMap((s) => s.fix.lost);
-      if (!plan.changed) {
-        this.audit.settled(node, nic, [], lost);
-        return finish(nic);
-      }
-      try {
-        const written = await this.nics.put(node, found.ref, plan.nic, nic.etag);
-        this.nics.keep(node, written);
-        fams.forEach((s, i) => {
-          const p = planOf(i);
-          const taken = p.added.length + (p.createsPrimary ? 1 : 0) + p.restored.length;
-          this.counters.count(s.pod, taken, p.removed.length);
-        });
-        this.audit.settled(node, written, restored, lost);
-        return finish(written);
-      } catch (err) {
-        const kind = armErrorKind(err);
-        // A restored address ARM has given to another NIC: lost; the rest tried again.
-        if (refusedIn(fams, err)) continue;
-        if (kind === 'not-found') this.notFound(node, found.ref, err);
-        const v6 = fams.findIndex((f) => f.family === 6);
-        if (v6 >= 0 && refusesIpv6(err, kind, planOf(v6))) this.refuseIpv6(node, nic, err);
-        if (kind === 'limit') this.capReached(node, nic, limitOfError(err));
-        const reread = kind === 'precondition-failed' || kind === 'superseded';
-        if (reread && preconditions++ < this.preconditionRetries) {
-          if (kind === 'superseded') this.counters.superseded();
-          else this.counters.preconditionFailed();
-          nic = await this.nics.reread(node, found.ref);
-          continue;
-        }
-        if (kind !== 'subnet-full' && kind !== 'vnet-full') throw err;
-        this.counters.subnetFull();
-        // The family whose prefix ARM names; when it names none, every family that was adding.
-        const which = fullFamily(err);
-        const full = fams
-          .map((s, i) => ({ s, p: planOf(i) }))
-          .filter(({ s, p }) =>
-            which !== undefined
-              ? s.family === which
-              : p.added.length > 0 || p.createsPrimary || p.restored.length > 0,
-          );
-        for (const { s } of full) {
-          s.pod.markFull();
-          s.short = true;
-        }
-        fulls++;
-        // The virtual network's cap: no address anywhere in it, nothing new this round.
-        if (kind === 'vnet-full') {
-          this.counters.limitReached('vnet');
-          fulls = Math.max(fulls, 2);
-        }
-        // A read sent after this refusal, not one in flight from before it.
-        for (const { s } of full) {
-          await s.pod.refreshAfter().catch((e: unknown) => this.podSubnets.readFailed('usage', e));
-        }
-        nic = await this.nics.reread(node, found.ref);
-        for (const { s, p } of full) {
-          // Undefined: the usage is unknown (its read refused, or an IPv6 prefix); the answer alone must do.
-          const free = s.pod.free;
-          if (p.createsPrimary && ((free !== undefined && free < 1) || fulls >= 3)) {
-            throw new SubnetFullError(
-              `pod subnet ${s.subnet.name} has no free address for node ${node.name}'s NC primary IP`,
-            );
-          }
-        }
-        if (fulls >= 3) return finish(nic);
-        // Second try: what still fits (fewer than the first; half of it when the
-        // usage is unknown); third: nothing new.
-        for (const { s, p } of full) {
-          const free = s.pod.free;
-          const fits =
-            free === undefined ? Math.floor(p.added.length / 2) : free - (p.createsPrimary ? 1 : 0);
-          const fresh = fulls === 1 ? Math.min(p.added.length - 1, fits) : 0;
-          s.add = p.adopted.length + Math.max(0, fresh);
-        }
-      }
-    }
+    const nic = await this.nics.roundNic(node, found, this.audit.isDisturbed(node.name));
+    return { node, found, named, fams, nic, preconditions: 0, fulls: 0 };
   }
 
   /**
-   * The round's answer: what the NIC holds of each family, and the addresses
-   * the status lists that are proven gone (lost, reported with an Event by
-   * the audit): the fulfiller may drop just those (ApplyResult.lost).
+   * The NIC as read now (after a 412 too) with what it lacks of the NNC, in
+   * one plan; a cap that leaves no room, or no room for an NC primary, refuses.
    */
-  private result(held: HeldContainer[], short: boolean, lost: RemovedConfig[]): ApplyResult {
-    const ips = lost.map((l) => l.ip);
+  private plan(r: RoundState): NicFamiliesPlan {
+    const { node, fams } = r;
+    for (const s of fams) {
+      s.fix.update(missingConfigs(r.nic, s.change.container, s.remove, s.family), r.named);
+    }
+    const limits = fams.map((s) => limitOf(s.pod, r.fulls));
+    const plan = planNicFamilies({
+      nic: r.nic,
+      podSubnetId: r.found.podSubnetId,
+      newName: this.newName,
+      otherConfigs: r.found.otherConfigs,
+      families: fams.map((s, i) => ({
+        family: s.family,
+        add: s.add + s.fix.replacements,
+        remove: s.remove,
+        known: s.known,
+        ...(limits[i] !== undefined ? { limit: limits[i] } : {}),
+        ...(s.fix.restore.length > 0 ? { restore: s.fix.restore } : {}),
+      })),
+    });
+    fams.forEach((s, i) => {
+      if (plan.families[i]!.limited) s.short = true;
+    });
+    const addedAny = plan.families.some((p) => p.added.length > 0);
+    if (plan.cap && !addedAny && !plan.changed) this.capReached(node, r.nic, plan.cap);
+    fams.forEach((s, i) => {
+      const limit = limits[i];
+      if (plan.families[i]!.createsPrimary && limit !== undefined && limit < 1) {
+        throw noRoomForPrimary(s, node);
+      }
+    });
+    return plan;
+  }
+
+  /** The plan's one PUT; once ARM has it, counted, settled and answered. */
+  private async write(r: RoundState, plan: NicFamiliesPlan): Promise<ApplyResult> {
+    const restored = r.fams.flatMap((s) => s.fix.restore);
+    const lost = r.fams.flatMap((s) => s.fix.lost);
+    const written = await this.nics.put(r.node, r.found.ref, plan.nic, r.nic.etag);
+    this.nics.keep(r.node, written);
+    r.fams.forEach((s, i) => {
+      const p = plan.families[i]!;
+      const taken = p.added.length + (p.createsPrimary ? 1 : 0) + p.restored.length;
+      this.counters.count(s.pod, taken, p.removed.length);
+    });
+    this.audit.settled(r.node, written, restored, lost);
+    return this.finish(r, written);
+  }
+
+  /**
+   * A refused PUT: undefined to plan again, the round's answer when the
+   * subnet left nothing more to try, or the error the node is told.
+   */
+  private async refused(
+    r: RoundState,
+    plan: NicFamiliesPlan,
+    err: unknown,
+  ): Promise<ApplyResult | undefined> {
+    const kind = armErrorKind(err);
+    // A restored address ARM has given to another NIC: lost; the rest tried again.
+    if (refusedIn(r.fams, err)) return undefined;
+    if (kind === 'not-found') this.notFound(r.node, r.found.ref, err);
+    const v6 = r.fams.findIndex((f) => f.family === 6);
+    if (v6 >= 0 && refusesIpv6(err, kind, plan.families[v6]!)) {
+      this.refuseIpv6(r.node, r.nic, err);
+    }
+    if (kind === 'limit') this.capReached(r.node, r.nic, limitOfError(err));
+    const reread = kind === 'precondition-failed' || kind === 'superseded';
+    if (reread && r.preconditions++ < this.preconditionRetries) {
+      if (kind === 'superseded') this.counters.superseded();
+      else this.counters.preconditionFailed();
+      r.nic = await this.nics.reread(r.node, r.found.ref);
+      return undefined;
+    }
+    if (kind !== 'subnet-full' && kind !== 'vnet-full') throw err;
+    return this.subnetFull(r, plan, err, kind === 'vnet-full');
+  }
+
+  /**
+   * A SubnetIsFull (or the virtual network's cap): the families it is about
+   * marked full, their usage and the NIC read afresh; undefined to try again
+   * with what still fits, then with nothing new; after the third, the answer.
+   */
+  private async subnetFull(
+    r: RoundState,
+    plan: NicFamiliesPlan,
+    err: unknown,
+    vnet: boolean,
+  ): Promise<ApplyResult | undefined> {
+    this.counters.subnetFull();
+    const full = fullFamilies(r.fams, plan, err);
+    for (const { s } of full) {
+      s.pod.markFull();
+      s.short = true;
+    }
+    r.fulls++;
+    // The virtual network's cap: no address anywhere in it, nothing new this round.
+    if (vnet) {
+      this.counters.limitReached('vnet');
+      r.fulls = Math.max(r.fulls, 2);
+    }
+    // A read sent after this refusal, not one in flight from before it.
+    for (const { s } of full) {
+      await s.pod.refreshAfter().catch((e: unknown) => this.podSubnets.readFailed('usage', e));
+    }
+    r.nic = await this.nics.reread(r.node, r.found.ref);
+    for (const { s, p } of full) {
+      // Undefined: the usage is unknown (its read refused, or an IPv6 prefix); the answer alone must do.
+      const free = s.pod.free;
+      if (p.createsPrimary && ((free !== undefined && free < 1) || r.fulls >= 3)) {
+        throw noRoomForPrimary(s, r.node);
+      }
+    }
+    if (r.fulls >= 3) return this.finish(r, r.nic);
+    cutAdditions(full, r.fulls);
+    return undefined;
+  }
+
+  /**
+   * The round's answer from the NIC as written (or as read): what it holds
+   * of each family, and the addresses the status lists that are proven gone
+   * (lost, reported with an Event by the audit): the fulfiller may drop just
+   * those (ApplyResult.lost).
+   */
+  private finish(r: RoundState, at: NetworkInterface): ApplyResult {
+    const held = r.fams.map((s) => heldOn(r.node, at, s.subnet, r.found.nodeIP));
+    const short = r.fams.some((s) => s.short);
+    const ips = r.fams.flatMap((s) => s.fix.lost).map((l) => l.ip);
     return { held, short, ...(ips.length > 0 ? { lost: ips } : {}) };
   }
 
@@ -344,15 +387,53 @@ export class NicRounds {
       `node ${node.name}: no more pod IPs fit: ${what}`,
     );
   }
+}
 
-  private held(node: NodeRef, nic: NetworkInterface, subnet: PodSubnetFacts, nodeIP?: string) {
-    const held = heldContainer(nic, subnet, nodeIP);
-    if (!held) {
-      throw new Error(
-        `node ${node.name}: NIC ${nic.name} has no IPv${subnet.family ?? 4} NC primary address yet`,
-      );
-    }
-    return held;
+/** What the NIC holds of one family (an error while it has no NC primary of it). */
+function heldOn(node: NodeRef, nic: NetworkInterface, subnet: PodSubnetFacts, nodeIP?: string) {
+  const held = heldContainer(nic, subnet, nodeIP);
+  if (!held) {
+    throw new Error(
+      `node ${node.name}: NIC ${nic.name} has no IPv${subnet.family ?? 4} NC primary address yet`,
+    );
+  }
+  return held;
+}
+
+/** No free address in the family's subnet for the node's NC primary IP. */
+function noRoomForPrimary(s: FamilyRound, node: NodeRef): SubnetFullError {
+  return new SubnetFullError(
+    `pod subnet ${s.subnet.name} has no free address for node ${node.name}'s NC primary IP`,
+  );
+}
+
+/**
+ * The families a SubnetIsFull is about, with their plans: the one whose
+ * prefix ARM names; when it names none, every family that was adding.
+ */
+function fullFamilies(fams: FamilyRound[], plan: NicFamiliesPlan, err: unknown) {
+  const which = fullFamily(err);
+  return fams
+    .map((s, i) => ({ s, p: plan.families[i]! }))
+    .filter(({ s, p }) =>
+      which !== undefined
+        ? s.family === which
+        : p.added.length > 0 || p.createsPrimary || p.restored.length > 0,
+    );
+}
+
+/**
+ * The full families' next request: after the first SubnetIsFull what still
+ * fits (fewer than the first; half of it when the usage is unknown), after
+ * the second nothing new.
+ */
+function cutAdditions(full: { s: FamilyRound; p: FamilyPlan }[], fulls: number): void {
+  for (const { s, p } of full) {
+    const free = s.pod.free;
+    const fits =
+      free === undefined ? Math.floor(p.added.length / 2) : free - (p.createsPrimary ? 1 : 0);
+    const fresh = fulls === 1 ? Math.min(p.added.length - 1, fits) : 0;
+    s.add = p.adopted.length + Math.max(0, fresh);
   }
 }
 
