@@ -41,7 +41,10 @@ export function carryOver(
     if (next.status === undefined) delete out.status;
     else out.status = next.status;
   } else {
-    out = next;
+    // A merge or strategic patch of other fields shares prev's metadata:
+    // what follows (and the managed fields after it) writes out's, so it
+    // gets its own; a write refused later then leaves prev as it was.
+    out = next.metadata === prev.metadata ? { ...next, metadata: { ...next.metadata } } : next;
     if (res.statusSubresource) {
       if (prev.status === undefined) delete out.status;
       else out.status = clone(prev.status);

@@ -340,4 +340,54 @@ describe('admission: ValidatingAdmissionPolicy features over HTTP', function () 
     ).to.equal(200);
     expect((await s.admin('POST', LEASES, lease(5))).headers.get('warning')).to.equal(null);
   });
+
+  it('a refused patch of the spec alone leaves the stored object as it was (managedFields, generation)', async () => {
+    const rules = (group: string, resource: string) => ({
+      apiGroups: [group],
+      apiVersions: ['*'],
+      resources: [resource],
+      operations: ['UPDATE'],
+    });
+    const policy = {
+      metadata: { name: 'frozen' },
+      spec: {
+        matchConstraints: {
+          resourceRules: [
+            rules('coordination.k8s.io', 'leases'),
+            rules('acn.azure.com', 'nodenetworkconfigs'),
+          ],
+          objectSelector: { matchLabels: { case: 'frozen' } },
+        },
+        validations: [{ expression: 'false', message: 'frozen' }],
+      },
+    };
+    const binding = {
+      metadata: { name: 'frozen' },
+      spec: { policyName: 'frozen', validationActions: ['Deny'] },
+    };
+    expect((await s.admin('POST', `${ADM}/validatingadmissionpolicies`, policy)).status).to.equal(
+      201,
+    );
+    expect(
+      (await s.admin('POST', `${ADM}/validatingadmissionpolicybindings`, binding)).status,
+    ).to.equal(201);
+    const lease = {
+      metadata: { name: 'frozen', labels: { case: 'frozen' } },
+      spec: { holderIdentity: 'x' },
+    };
+    expect((await s.admin('POST', LEASES, lease)).status).to.equal(201);
+    expect(
+      (await s.admin('POST', NNC_PATH, nnc('frozen', 16, { case: 'frozen' }))).status,
+    ).to.equal(201);
+    for (const [path, spec] of [
+      [`${LEASES}/frozen`, { holderIdentity: 'y' }],
+      [`${NNC_PATH}/frozen`, { requestedIPCount: 32 }],
+    ] as const) {
+      const before = (await s.admin('GET', path)).body;
+      // Another manager: the write would have given it the field.
+      const r = await s.admin('PATCH', `${path}?fieldManager=other`, { spec }, MERGE);
+      expect(r.status, JSON.stringify(r.body)).to.equal(422);
+      expect((await s.admin('GET', path)).body).to.deep.equal(before);
+    }
+  });
 });

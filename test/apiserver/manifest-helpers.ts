@@ -1,5 +1,5 @@
-// The shipped sidecar manifests applied to a strict API server, and tokens
-// for the sidecar's service account, for the admission tests.
+// The shipped sidecar and fulfiller manifests applied to a strict API
+// server, and tokens for their service accounts, for the admission tests.
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { parseAllDocuments } from 'yaml';
@@ -7,10 +7,16 @@ import { RBAC, type StrictServer } from './access-helpers.ts';
 
 const ADM = '/apis/admissionregistration.k8s.io/v1';
 
-export const sidecarManifest = (file: string): Record<string, unknown>[] =>
+type Component = 'sidecar' | 'fulfiller';
+
+/** The objects of manifests/<component>/<file>. */
+export const componentManifest = (component: Component, file: string): Record<string, unknown>[] =>
   parseAllDocuments(
-    readFileSync(new URL(`../../manifests/sidecar/${file}`, import.meta.url), 'utf8'),
+    readFileSync(new URL(`../../manifests/${component}/${file}`, import.meta.url), 'utf8'),
   ).map((d) => d.toJS() as Record<string, unknown>);
+
+export const sidecarManifest = (file: string): Record<string, unknown>[] =>
+  componentManifest('sidecar', file);
 
 const COLLECTIONS: Record<string, string> = {
   ServiceAccount: '/api/v1/namespaces/kube-system/serviceaccounts',
@@ -22,25 +28,37 @@ const COLLECTIONS: Record<string, string> = {
   ValidatingAdmissionPolicyBinding: `${ADM}/validatingadmissionpolicybindings`,
 };
 
-export async function applySidecarManifests(s: StrictServer, files: string[]): Promise<void> {
+/** Creates, as the admin, every object of these files of manifests/<component>/. */
+export async function applyManifests(
+  s: StrictServer,
+  component: Component,
+  files: string[],
+): Promise<void> {
   for (const f of files)
-    for (const doc of sidecarManifest(f)) {
+    for (const doc of componentManifest(component, f)) {
       const r = await s.admin('POST', COLLECTIONS[doc.kind as string] as string, doc);
       expect(r.status, JSON.stringify(r.body)).to.equal(201);
     }
 }
 
+export const applySidecarManifests = (s: StrictServer, files: string[]): Promise<void> =>
+  applyManifests(s, 'sidecar', files);
+
 /** A token for service account kube-system/pool-monitor bound to `ref`. */
-export async function sidecarToken(s: StrictServer, ref?: object): Promise<string> {
-  const r = await s.admin(
-    'POST',
-    '/api/v1/namespaces/kube-system/serviceaccounts/pool-monitor/token',
-    {
-      apiVersion: 'authentication.k8s.io/v1',
-      kind: 'TokenRequest',
-      spec: ref ? { boundObjectRef: ref } : {},
-    },
-  );
+export const sidecarToken = (s: StrictServer, ref?: object): Promise<string> =>
+  serviceAccountToken(s, 'pool-monitor', ref);
+
+/** A token for service account kube-system/`name` (bound to `ref` when given). */
+export async function serviceAccountToken(
+  s: StrictServer,
+  name: string,
+  ref?: object,
+): Promise<string> {
+  const r = await s.admin('POST', `/api/v1/namespaces/kube-system/serviceaccounts/${name}/token`, {
+    apiVersion: 'authentication.k8s.io/v1',
+    kind: 'TokenRequest',
+    spec: ref ? { boundObjectRef: ref } : {},
+  });
   expect(r.status, JSON.stringify(r.body)).to.equal(201);
   return r.body.status.token as string;
 }

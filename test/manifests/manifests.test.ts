@@ -315,6 +315,8 @@ describe('manifests', () => {
           'validatingadmissionpolicybinding.admissionregistration.k8s.io/pool-monitor-sidecar-own-nnc created',
           'validatingadmissionpolicy.admissionregistration.k8s.io/pool-monitor-sidecar-own-events created',
           'validatingadmissionpolicybinding.admissionregistration.k8s.io/pool-monitor-sidecar-own-events created',
+          'validatingadmissionpolicy.admissionregistration.k8s.io/pool-monitor-fulfiller-node-restore created',
+          'validatingadmissionpolicybinding.admissionregistration.k8s.io/pool-monitor-fulfiller-node-restore created',
           'deployment.apps/pool-monitor-fulfiller created',
         ]) {
           expect(first).to.contain(expected);
