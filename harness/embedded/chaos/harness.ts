@@ -74,6 +74,10 @@ export interface ChaosHarnessOptions {
   logger: Logger;
 }
 
+/** How long a standby cut waits for the standby to have connections open, and how often it looks. */
+const CUT_WAIT_MS = 10_000;
+const CUT_POLL_MS = 100;
+
 export class ChaosHarness {
   readonly faults: WriteFaults;
   private readonly o: ChaosHarnessOptions;
@@ -161,19 +165,9 @@ export class ChaosHarness {
         if (p) this.chain(p, action.downMs);
         return;
       }
-      case 'cut-standby': {
-        const p = this.fulfillerFor('standby');
-        const proxy = p && this.o.host.proxies.get(p.name);
-        if (!p || !proxy) return;
-        const n = proxy.cut(action.downMs);
-        this.standbyCuts += 1;
-        this.log.info('chaos: standby cut off the API server', {
-          target: p.name,
-          connections: n,
-          downMs: action.downMs,
-        });
+      case 'cut-standby':
+        void this.cutStandby(action.downMs);
         return;
-      }
       case 'kill-fulfiller': {
         const p = this.fulfillerFor(action.role);
         if (p) this.chain(p, action.downMs, action.role);
@@ -245,6 +239,32 @@ export class ChaosHarness {
   }
 
   /** The replica holding the Lease ('leader') or another one ('standby'). */
+  /**
+   * Cuts the standby off once it has connections open (its watches): one
+   * restarting, on a loaded machine seconds after its kill, has none, and a
+   * cut then would test nothing. Waits at most CUT_WAIT_MS, then cuts anyway.
+   */
+  private async cutStandby(downMs: number): Promise<void> {
+    const until = Date.now() + CUT_WAIT_MS;
+    for (;;) {
+      if (this.stopped) return;
+      const p = this.fulfillerFor('standby');
+      const proxy = p && this.o.host.proxies.get(p.name);
+      if (!p || !proxy) return;
+      if (proxy.openConnections > 0 || Date.now() >= until) {
+        const n = proxy.cut(downMs);
+        this.standbyCuts += 1;
+        this.log.info('chaos: standby cut off the API server', {
+          target: p.name,
+          connections: n,
+          downMs,
+        });
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, CUT_POLL_MS));
+    }
+  }
+
   private fulfillerFor(role: FulfillerRole): ComponentProcess | undefined {
     const replicas = this.o.host.fulfillers;
     const leader = leaseHolder(fulfillerLease(this.o.server, this.o.namespace), replicas);

@@ -41,6 +41,11 @@ export class ReplicaProxy {
     return this.listenPort;
   }
 
+  /** Connections the replica has open through the proxy now. */
+  get openConnections(): number {
+    return this.open.size;
+  }
+
   /** Ends every open connection and refuses new ones for `downMs`; how many were ended. */
   cut(downMs: number, now = Date.now()): number {
     this.refuseUntil = Math.max(this.refuseUntil, now + downMs);
