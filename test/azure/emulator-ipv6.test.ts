@@ -4,41 +4,26 @@
 // ipConfigurations (Dynamic and Static) in its IPv6 prefix, and what ARM
 // refuses of them, each refusal changing nothing.
 import { expect } from 'chai';
-import type { NetworkInterface, NetworkInterfaceIPConfiguration } from '@azure/arm-network';
-import { ArmEmulator } from '../../harness/azure-emulator/server.ts';
-import { createComputeClient } from '../../src/azure/arm/client.ts';
-import { TokenBucket } from '../../src/azure/arm/token-bucket.ts';
-import { addNodes, clientFor, RG, startRig, staticToken, SUB } from './helpers.ts';
+import type { NetworkInterfaceIPConfiguration } from '@azure/arm-network';
+import {
+  addInstance,
+  addNodes,
+  clientFor,
+  computeClientFor,
+  POD6,
+  RG,
+  startRig,
+} from './helpers.ts';
 import type { Rig } from './helpers.ts';
+import { secondary, tryPut, withConfigs } from './nic-writes.ts';
 
-const POD6 = 'fd00:10:240::/64';
-
-type Failure = { statusCode?: number; code?: string; message?: string };
-const failure = (p: Promise<unknown>): Promise<Failure> =>
-  p.then(
-    () => ({}),
-    (e: unknown) => e as Failure,
-  );
-
-function v6(
+/** An IPv6 secondary ipConfiguration (Dynamic unless `extra` says). */
+const v6 = (
   name: string,
   subnetId: string,
   extra: Partial<NetworkInterfaceIPConfiguration> = {},
-): NetworkInterfaceIPConfiguration {
-  return {
-    name,
-    privateIPAllocationMethod: 'Dynamic',
-    privateIPAddressVersion: 'IPv6',
-    subnet: { id: subnetId },
-    primary: false,
-    ...extra,
-  };
-}
-
-const plus = (nic: NetworkInterface, ...configs: NetworkInterfaceIPConfiguration[]) => ({
-  ...nic,
-  ipConfigurations: [...(nic.ipConfigurations ?? []), ...configs],
-});
+): NetworkInterfaceIPConfiguration =>
+  secondary(name, subnetId, { privateIPAddressVersion: 'IPv6', ...extra });
 
 describe('ARM emulator: IPv6 ipConfigurations (real SDK)', function () {
   this.timeout(20_000);
@@ -58,7 +43,7 @@ describe('ARM emulator: IPv6 ipConfigurations (real SDK)', function () {
     const written = await client.networkInterfaces.createOrUpdate(
       RG,
       vm!.nicName,
-      plus(nic, v6('a', rig.podSubnetId), v6('b', rig.podSubnetId), {
+      withConfigs(nic, v6('a', rig.podSubnetId), v6('b', rig.podSubnetId), {
         name: 'c',
         subnet: { id: rig.podSubnetId },
         primary: false,
@@ -99,15 +84,13 @@ describe('ARM emulator: IPv6 ipConfigurations (real SDK)', function () {
     const client = clientFor(rig);
     const nic = await client.networkInterfaces.get(RG, vm!.nicName);
     const primary = nic.ipConfigurations![0]!;
-    const err = await failure(
-      client.networkInterfaces.createOrUpdate(RG, vm!.nicName, {
-        ...nic,
-        ipConfigurations: [
-          { ...primary, primary: false },
-          v6('v6', rig.podSubnetId, { primary: true }),
-        ],
-      }),
-    );
+    const err = await tryPut(client, vm!.nicName, {
+      ...nic,
+      ipConfigurations: [
+        { ...primary, primary: false },
+        v6('v6', rig.podSubnetId, { primary: true }),
+      ],
+    });
     expect(err).to.include({ statusCode: 400, code: 'IPv6IpConfigurationCannotBePrimary' });
     expect(err.message).to.match(/ipConfigurations\/v6 is IPv6: the primary IP configuration/);
     const after = await client.networkInterfaces.get(RG, vm!.nicName);
@@ -120,13 +103,7 @@ describe('ARM emulator: IPv6 ipConfigurations (real SDK)', function () {
     const [vm] = addNodes(rig, 1, 'node', 'node-subnet');
     const client = clientFor(rig);
     const nic = await client.networkInterfaces.get(RG, vm!.nicName);
-    const err = await failure(
-      client.networkInterfaces.createOrUpdate(
-        RG,
-        vm!.nicName,
-        plus(nic, v6('v6', rig.podSubnetId)),
-      ),
-    );
+    const err = await tryPut(client, vm!.nicName, withConfigs(nic, v6('v6', rig.podSubnetId)));
     expect(err).to.include({ statusCode: 400, code: 'SubnetHasNoIPv6AddressPrefix' });
     expect((await client.networkInterfaces.get(RG, vm!.nicName)).etag).to.equal(nic.etag);
   });
@@ -136,12 +113,10 @@ describe('ARM emulator: IPv6 ipConfigurations (real SDK)', function () {
     const [vm] = addNodes(rig, 1, 'node', 'node-subnet');
     const client = clientFor(rig);
     const nic = await client.networkInterfaces.get(RG, vm!.nicName);
-    const err = await failure(
-      client.networkInterfaces.createOrUpdate(
-        RG,
-        vm!.nicName,
-        plus(nic, v6('x', rig.podSubnetId, { privateIPAddressVersion: 'IPv5' })),
-      ),
+    const err = await tryPut(
+      client,
+      vm!.nicName,
+      withConfigs(nic, v6('x', rig.podSubnetId, { privateIPAddressVersion: 'IPv5' })),
     );
     expect(err).to.include({ statusCode: 400, code: 'InvalidRequestFormat' });
   });
@@ -152,17 +127,15 @@ describe('ARM emulator: IPv6 ipConfigurations (real SDK)', function () {
     const client = clientFor(rig);
     const put = async (vm: typeof a, ip: string) => {
       const nic = await client.networkInterfaces.get(RG, vm!.nicName);
-      return failure(
-        client.networkInterfaces.createOrUpdate(
-          RG,
-          vm!.nicName,
-          plus(
-            nic,
-            v6('s', rig.podSubnetId, {
-              privateIPAllocationMethod: 'Static',
-              privateIPAddress: ip,
-            }),
-          ),
+      return tryPut(
+        client,
+        vm!.nicName,
+        withConfigs(
+          nic,
+          v6('s', rig.podSubnetId, {
+            privateIPAllocationMethod: 'Static',
+            privateIPAddress: ip,
+          }),
         ),
       );
     };
@@ -191,27 +164,23 @@ describe('ARM emulator: IPv6 ipConfigurations (real SDK)', function () {
     const [vm] = addNodes(rig, 1, 'node', 'node-subnet');
     const client = clientFor(rig);
     const nic = await client.networkInterfaces.get(RG, vm!.nicName);
-    const two = await failure(
-      client.networkInterfaces.createOrUpdate(
-        RG,
-        vm!.nicName,
-        plus(nic, v6('a', rig.podSubnetId), v6('b', rig.podSubnetId)),
-      ),
+    const two = await tryPut(
+      client,
+      vm!.nicName,
+      withConfigs(nic, v6('a', rig.podSubnetId), v6('b', rig.podSubnetId)),
     );
     expect(two).to.include({
       statusCode: 400,
       code: 'NetworkInterfaceIPv6IpConfigurationLimitReached',
     });
-    const withV4 = await failure(
-      client.networkInterfaces.createOrUpdate(
-        RG,
-        vm!.nicName,
-        plus(nic, v6('a', rig.podSubnetId), {
-          name: 'c',
-          subnet: { id: rig.podSubnetId },
-          primary: false,
-        }),
-      ),
+    const withV4 = await tryPut(
+      client,
+      vm!.nicName,
+      withConfigs(nic, v6('a', rig.podSubnetId), {
+        name: 'c',
+        subnet: { id: rig.podSubnetId },
+        primary: false,
+      }),
     );
     expect(withV4).to.include({ code: 'NetworkInterfaceIPv6IpConfigurationLimitReached' });
     expect((await client.networkInterfaces.get(RG, vm!.nicName)).etag).to.equal(nic.etag);
@@ -219,7 +188,7 @@ describe('ARM emulator: IPv6 ipConfigurations (real SDK)', function () {
     const one = await client.networkInterfaces.createOrUpdate(
       RG,
       vm!.nicName,
-      plus(nic, v6('a', rig.podSubnetId)),
+      withConfigs(nic, v6('a', rig.podSubnetId)),
     );
     expect(one.ipConfigurations!.map((c) => c.privateIPAddress)).to.deep.equal([
       '10.240.0.4',
@@ -234,39 +203,27 @@ describe('ARM emulator: IPv6 ipConfigurations (real SDK)', function () {
     const nic = await client.networkInterfaces.get(RG, vm!.nicName);
     const configs = Array.from({ length: 9 }, (_, i) => v6(`v6-${i}`, rig.podSubnetId));
     // Its primary NIC's one, the pod NIC's primary and 9: 11 > 10.
-    const err = await failure(
-      client.networkInterfaces.createOrUpdate(RG, vm!.nicName, plus(nic, ...configs)),
-    );
+    const err = await tryPut(client, vm!.nicName, withConfigs(nic, ...configs));
     expect(err).to.include({ code: 'PrivateIPAddressesPerVirtualMachineLimitReached' });
     const many = Array.from({ length: 256 }, (_, i) => v6(`w-${i}`, rig.podSubnetId));
-    const tooMany = await failure(
-      client.networkInterfaces.createOrUpdate(RG, vm!.nicName, plus(nic, ...many)),
-    );
+    const tooMany = await tryPut(client, vm!.nicName, withConfigs(nic, ...many));
     expect(tooMany).to.include({ code: 'NetworkInterfaceIpConfigurationLimitReached' });
   });
 
   it("a Uniform scale-set VM's network profile carries IPv6 ipConfigurations to its NIC", async () => {
-    const em = new ArmEmulator({ subscriptionId: SUB, tokens: ['t'], ipv6PerNic: 'many' });
-    const ids = em.network.addVirtualNetwork(RG, 'vnet', { pods: ['10.240.0.0/16', POD6] });
-    await em.listen();
-    rig = { em, nodeSubnetId: ids.pods!, podSubnetId: ids.pods!, close: () => em.close() };
-    em.network.addScaleSetVm({
-      resourceGroup: RG,
-      scaleSet: 'ss',
-      instanceId: '0',
-      subnetId: ids.pods!,
-    });
-    const compute = createComputeClient({
-      endpoint: em.endpoint,
-      subscriptionId: SUB,
-      tokens: staticToken('t'),
-      bucket: new TokenBucket({ qps: 1000, burst: 1000 }),
-    });
+    rig = await startRig({ podPrefix6: POD6, ipv6PerNic: 'many' });
+    addInstance(rig, { scaleSet: 'ss' });
+    const compute = computeClientFor(rig);
     const vm = await compute.virtualMachineScaleSetVMs.get(RG, 'ss', '0');
     const entry = vm.networkProfileConfiguration!.networkInterfaceConfigurations![0]!;
     entry.ipConfigurations = [
       ...entry.ipConfigurations!,
-      { name: 'v6', subnet: { id: ids.pods! }, primary: false, privateIPAddressVersion: 'IPv6' },
+      {
+        name: 'v6',
+        subnet: { id: rig.podSubnetId },
+        primary: false,
+        privateIPAddressVersion: 'IPv6',
+      },
     ];
     const written = await compute.virtualMachineScaleSetVMs.update(
       RG,
@@ -280,7 +237,7 @@ describe('ARM emulator: IPv6 ipConfigurations (real SDK)', function () {
       ['ipconfig1', 'IPv4'],
       ['v6', 'IPv6'],
     ]);
-    const nic = em.network.getScaleSetNic(RG, 'ss', '0', 'ss-nic')!;
+    const nic = rig.em.network.getScaleSetNic(RG, 'ss', '0', 'ss-nic')!;
     const configs = nic.properties!.ipConfigurations as Array<{
       name: string;
       properties: Record<string, unknown>;

@@ -7,35 +7,26 @@ import { isPublished, linkedActionFor } from '../../harness/azure-emulator/autho
 import { nicKey } from '../../harness/azure-emulator/nic-model.ts';
 import { addNodes, clientFor, RG, startRig } from './helpers.ts';
 import type { Rig } from './helpers.ts';
+import { failure, secondary, tryPut, withConfigs } from './nic-writes.ts';
 
 const ASG = `/subscriptions/s/resourceGroups/${RG}/providers/Microsoft.Network/applicationSecurityGroups/asg`;
 
-function plus(
+/** The NIC with Dynamic secondaries `names` in `subnetId`, in the ASGs `asgs` when given. */
+const plus = (
   nic: NetworkInterface,
   subnetId: string,
   names: string[],
   asgs?: string[],
-): NetworkInterface {
-  return {
-    ...nic,
-    ipConfigurations: [
-      ...(nic.ipConfigurations ?? []),
-      ...names.map((name) => ({
+): NetworkInterface =>
+  withConfigs(
+    nic,
+    ...names.map((name) =>
+      secondary(
         name,
-        privateIPAllocationMethod: 'Dynamic' as const,
-        subnet: { id: subnetId },
-        primary: false,
-        ...(asgs ? { applicationSecurityGroups: asgs.map((id) => ({ id })) } : {}),
-      })),
-    ],
-  };
-}
-
-type Failure = { statusCode?: number; code?: string; message?: string };
-const failure = (p: Promise<unknown>): Promise<Failure> =>
-  p.then(
-    () => ({}),
-    (e: unknown) => e as Failure,
+        subnetId,
+        asgs ? { applicationSecurityGroups: asgs.map((id) => ({ id })) } : {},
+      ),
+    ),
   );
 
 describe('ARM emulator: the rules ARM keeps (real SDK)', () => {
@@ -47,13 +38,7 @@ describe('ARM emulator: the rules ARM keeps (real SDK)', () => {
     const [vm] = addNodes(rig, 1, 'node', 'pod-nic');
     const client = clientFor(rig);
     const primaryNic = await client.networkInterfaces.get(RG, vm!.primaryNicName);
-    const err = await failure(
-      client.networkInterfaces.createOrUpdate(
-        RG,
-        vm!.primaryNicName,
-        plus(primaryNic, rig.podSubnetId, ['x']),
-      ),
-    );
+    const err = await tryPut(client, vm!.primaryNicName, plus(primaryNic, rig.podSubnetId, ['x']));
     expect(err).to.include({ statusCode: 400 });
     expect(err.message).to.equal('IPConfigurations on a Nic cannot belong to different subnets.');
     expect((await client.networkInterfaces.get(RG, vm!.primaryNicName)).etag).to.equal(
@@ -72,9 +57,7 @@ describe('ARM emulator: the rules ARM keeps (real SDK)', () => {
     });
     const client = clientFor(rig);
     const nic = await client.networkInterfaces.get(RG, vm.nicName);
-    const err = await failure(
-      client.networkInterfaces.createOrUpdate(RG, vm.nicName, plus(nic, rig.podSubnetId, ['x'])),
-    );
+    const err = await tryPut(client, vm.nicName, plus(nic, rig.podSubnetId, ['x']));
     expect(err).to.include({
       statusCode: 400,
       code: 'AllIpConfigurationsOnANicMustBelongToTheSameApplicationSecurityGroups',
@@ -96,7 +79,7 @@ describe('ARM emulator: the rules ARM keeps (real SDK)', () => {
       ...nic,
       ipConfigurations: nic.ipConfigurations!.map((c) => ({ ...c, name: 'renamed' })),
     };
-    const err = await failure(client.networkInterfaces.createOrUpdate(RG, vm!.nicName, renamed));
+    const err = await tryPut(client, vm!.nicName, renamed);
     expect(err).to.include({ statusCode: 400, code: 'IpConfigDeleteNotSupported' });
     expect(err.message).to.match(/ipconfig1 cannot be deleted/);
   });
@@ -106,13 +89,7 @@ describe('ARM emulator: the rules ARM keeps (real SDK)', () => {
     const [vm] = addNodes(rig, 1, 'node', 'pod-nic'); // 2 NICs, one address each
     const client = clientFor(rig);
     const nic = await client.networkInterfaces.get(RG, vm!.nicName);
-    const err = await failure(
-      client.networkInterfaces.createOrUpdate(
-        RG,
-        vm!.nicName,
-        plus(nic, rig.podSubnetId, ['a', 'b', 'c']),
-      ),
-    );
+    const err = await tryPut(client, vm!.nicName, plus(nic, rig.podSubnetId, ['a', 'b', 'c']));
     expect(err).to.include({
       statusCode: 400,
       code: 'PrivateIPAddressesPerVirtualMachineLimitReached',
@@ -130,13 +107,7 @@ describe('ARM emulator: the rules ARM keeps (real SDK)', () => {
     const [vm] = addNodes(rig, 1, 'node', 'pod-nic'); // 2 addresses in the VNet
     const client = clientFor(rig);
     const nic = await client.networkInterfaces.get(RG, vm!.nicName);
-    const err = await failure(
-      client.networkInterfaces.createOrUpdate(
-        RG,
-        vm!.nicName,
-        plus(nic, rig.podSubnetId, ['a', 'b', 'c', 'd']),
-      ),
-    );
+    const err = await tryPut(client, vm!.nicName, plus(nic, rig.podSubnetId, ['a', 'b', 'c', 'd']));
     expect(err).to.include({
       statusCode: 400,
       code: 'PrivateIPAddressesPerVirtualNetworkLimitReached',
@@ -171,9 +142,7 @@ describe('ARM emulator: the rules ARM keeps (real SDK)', () => {
     expect(subnet.message).to.include(
       "does not have authorization to perform action 'Microsoft.Network/virtualNetworks/subnets/read'",
     );
-    const put = await failure(
-      client.networkInterfaces.createOrUpdate(RG, vm!.nicName, plus(nic, rig.podSubnetId, ['x'])),
-    );
+    const put = await tryPut(client, vm!.nicName, plus(nic, rig.podSubnetId, ['x']));
     expect(put).to.include({ statusCode: 403, code: 'LinkedAuthorizationFailed' });
     expect(put.message).to.include('subnets/join/action');
     rig.em.roleAssignments!.push({
@@ -182,9 +151,7 @@ describe('ARM emulator: the rules ARM keeps (real SDK)', () => {
     });
     // The write is accepted; following its operation is a read at the NIC's
     // resource group, which the NIC write alone does not grant.
-    const poll = await failure(
-      client.networkInterfaces.createOrUpdate(RG, vm!.nicName, plus(nic, rig.podSubnetId, ['x'])),
-    );
+    const poll = await tryPut(client, vm!.nicName, plus(nic, rig.podSubnetId, ['x']));
     expect(poll).to.include({ statusCode: 403, code: 'AuthorizationFailed' });
     expect(poll.message).to.include(
       `perform action 'Microsoft.Network/locations/operations/read' over scope '${rg}'`,
@@ -194,9 +161,7 @@ describe('ARM emulator: the rules ARM keeps (real SDK)', () => {
       scope: `${rg}/providers/Microsoft.Network/networkInterfaces/${vm!.nicName}`,
       actions: ['Microsoft.Network/locations/operations/read'],
     });
-    const again = await failure(
-      client.networkInterfaces.createOrUpdate(RG, vm!.nicName, plus(nic, rig.podSubnetId, ['y'])),
-    );
+    const again = await tryPut(client, vm!.nicName, plus(nic, rig.podSubnetId, ['y']));
     expect(again).to.include({ statusCode: 403, code: 'AuthorizationFailed' });
     rig.em.roleAssignments!.push({
       scope: rg,
@@ -249,13 +214,7 @@ describe('ARM emulator: the rules ARM keeps (real SDK)', () => {
       ['Microsoft.Network/applicationSecurityGroups/joinIpConfiguration/action', asg],
       ['Microsoft.Network/networkSecurityGroups/join/action', nsg],
     ] as const;
-    const put = await failure(
-      client.networkInterfaces.createOrUpdate(
-        RG,
-        vm.nicName,
-        plus(nic, rig.podSubnetId, ['x'], [asg]),
-      ),
-    );
+    const put = await tryPut(client, vm.nicName, plus(nic, rig.podSubnetId, ['x'], [asg]));
     expect(put).to.include({ statusCode: 403, code: 'LinkedAuthorizationFailed' });
     // Every action missing, in the order the body names them, "(respectively)".
     expect(put.message).to.match(
@@ -268,13 +227,7 @@ describe('ARM emulator: the rules ARM keeps (real SDK)', () => {
     // Granted one by one: refused until the last, then written.
     for (const [i, [action]] of linked.entries()) {
       rig.em.roleAssignments!.push({ scope: rg, actions: [action] });
-      const r = await failure(
-        client.networkInterfaces.createOrUpdate(
-          RG,
-          vm.nicName,
-          plus(nic, rig.podSubnetId, ['x'], [asg]),
-        ),
-      );
+      const r = await tryPut(client, vm.nicName, plus(nic, rig.podSubnetId, ['x'], [asg]));
       if (i < linked.length - 1) {
         expect(r, action).to.include({ statusCode: 403, code: 'LinkedAuthorizationFailed' });
         expect(r.message).to.not.include(action);
@@ -284,13 +237,7 @@ describe('ARM emulator: the rules ARM keeps (real SDK)', () => {
     rig.em.roleAssignments = [
       { scope: rg, actions: [...base, ...linked.slice(1).map(([a]) => a)] },
     ];
-    const one = await failure(
-      client.networkInterfaces.createOrUpdate(
-        RG,
-        vm.nicName,
-        plus(nic, rig.podSubnetId, ['y'], [asg]),
-      ),
-    );
+    const one = await tryPut(client, vm.nicName, plus(nic, rig.podSubnetId, ['y'], [asg]));
     expect(one.message).to.include(
       `; however, it does not have permission to perform action '${linked[0][0]}' on the linked scope(s) '${pool}' or the linked scope(s) are invalid.`,
     );
@@ -303,34 +250,23 @@ describe('ARM emulator: the rules ARM keeps (real SDK)', () => {
     const nicA = await client.networkInterfaces.get(RG, a!.nicName);
     const nicB = await client.networkInterfaces.get(RG, b!.nicName);
     const takenIp = nicA.ipConfigurations![0]!.privateIPAddress!;
-    const staticOn = (nic: NetworkInterface, ip: string): NetworkInterface => ({
-      ...nic,
-      ipConfigurations: [
-        ...(nic.ipConfigurations ?? []),
-        {
-          name: 'restored',
+    const staticOn = (nic: NetworkInterface, ip: string): NetworkInterface =>
+      withConfigs(
+        nic,
+        secondary('restored', rig.podSubnetId, {
           privateIPAllocationMethod: 'Static',
           privateIPAddress: ip,
-          subnet: { id: rig.podSubnetId },
-          primary: false,
-        },
-      ],
-    });
-    const taken = await failure(
-      client.networkInterfaces.createOrUpdate(RG, b!.nicName, staticOn(nicB, takenIp)),
-    );
+        }),
+      );
+    const taken = await tryPut(client, b!.nicName, staticOn(nicB, takenIp));
     expect(taken).to.include({ statusCode: 400, code: 'PrivateIPAddressIsAllocated' });
     expect(taken.message).to.equal(
       `IP configuration ${nicB.id}/ipConfigurations/restored is using the private IP address ${takenIp} which is already allocated to resource ${nicA.id}.`,
     );
-    const reserved = await failure(
-      client.networkInterfaces.createOrUpdate(RG, b!.nicName, staticOn(nicB, '10.240.0.3')),
-    );
+    const reserved = await tryPut(client, b!.nicName, staticOn(nicB, '10.240.0.3'));
     expect(reserved).to.include({ statusCode: 400, code: 'PrivateIPAddressInReservedRange' });
     expect(reserved.message).to.include('10.240.0.3');
-    const outside = await failure(
-      client.networkInterfaces.createOrUpdate(RG, b!.nicName, staticOn(nicB, '10.9.0.7')),
-    );
+    const outside = await tryPut(client, b!.nicName, staticOn(nicB, '10.9.0.7'));
     expect(outside).to.include({ statusCode: 400, code: 'PrivateIPAddressNotInSubnet' });
     // Nothing changed.
     const after = await client.networkInterfaces.get(RG, b!.nicName);
@@ -345,18 +281,16 @@ describe('ARM emulator: the rules ARM keeps (real SDK)', () => {
     expect(rig.em.otherWriters.occupy(nicKey(RG, vm!.nicName), 5_000)).to.equal(true);
     let retryAfter: string | undefined;
     let body: unknown;
-    const busy = await failure(
-      client.networkInterfaces.createOrUpdate(
-        RG,
-        vm!.nicName,
-        { ...nic, tags: { a: 'b' } },
-        {
-          onResponse: (r) => {
-            retryAfter = r.headers.get('retry-after');
-            body = r.parsedBody;
-          },
+    const busy = await tryPut(
+      client,
+      vm!.nicName,
+      { ...nic, tags: { a: 'b' } },
+      {
+        onResponse: (r) => {
+          retryAfter = r.headers.get('retry-after');
+          body = r.parsedBody;
         },
-      ),
+      },
     );
     expect(busy).to.include({ statusCode: 429, code: 'RetryableError' });
     expect(Number(retryAfter)).to.be.within(4, 5);

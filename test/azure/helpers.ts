@@ -1,19 +1,24 @@
 // Shared set-up for the Azure tests: an emulator on a loopback port with one
-// VNet (a node subnet and a pod subnet) and the real SDK client pointed at it.
+// VNet (a node subnet and a pod subnet), its VMs and scale-set instances,
+// and the real SDK clients (network and compute) pointed at it.
+import type { ComputeManagementClient } from '@azure/arm-compute';
 import type { NetworkManagementClient } from '@azure/arm-network';
-import { createArmClient } from '../../src/azure/arm/client.ts';
+import { createArmClient, createComputeClient } from '../../src/azure/arm/client.ts';
 import type { BearerTokenSource } from '../../src/azure/arm/credentials.ts';
 import type { RetryOptions } from '../../src/azure/arm/policies.ts';
 import { ArmBudget } from '../../src/azure/arm/budget.ts';
 import { TokenBucket } from '../../src/azure/arm/token-bucket.ts';
 import type { BucketConfig } from '../../src/azure/arm/token-bucket.ts';
 import type { ArmEmulatorOptions } from '../../harness/azure-emulator/server.ts';
+import type { AddedVm, UpgradeMode } from '../../harness/azure-emulator/network.ts';
 import { ArmEmulator } from '../../harness/azure-emulator/server.ts';
 import type { ArmMetricsSink } from '../../src/azure/metrics.ts';
 
 export const SUB = '00000000-0000-0000-0000-000000000001';
 export const RG = 'rg-nodes';
 export const TOKEN = 'emulator-token';
+/** The IPv6 /64 of a dual-stack pod subnet (startRig's `podPrefix6`) in the tests. */
+export const POD6 = 'fd00:10:240::/64';
 
 export interface Rig {
   em: ArmEmulator;
@@ -75,6 +80,16 @@ export function clientFor(
   });
 }
 
+/** The compute client (scale-set VMs) on the rig, as the product builds it. */
+export function computeClientFor(rig: Rig, tokens = staticToken()): ComputeManagementClient {
+  return createComputeClient({
+    endpoint: rig.em.endpoint,
+    subscriptionId: SUB,
+    tokens,
+    bucket: new TokenBucket({ qps: 1000, burst: 1000 }),
+  });
+}
+
 export type Layout = 'pod-nic' | 'node-subnet';
 
 /**
@@ -92,4 +107,27 @@ export function addNodes(rig: Rig, count: number, prefix = 'node', layout: Layou
         : { subnetId: rig.podSubnetId }),
     }),
   );
+}
+
+/**
+ * Adds instance `instanceId` (default '0') of the Uniform scale set
+ * `scaleSet` (default 'pool'), its NIC in the pod subnet.
+ */
+export function addInstance(
+  rig: Rig,
+  options: {
+    scaleSet?: string;
+    instanceId?: string;
+    upgradePolicy?: UpgradeMode;
+    asgIds?: string[];
+  } = {},
+): AddedVm {
+  const { scaleSet = 'pool', instanceId = '0', ...rest } = options;
+  return rig.em.network.addScaleSetVm({
+    resourceGroup: RG,
+    scaleSet,
+    instanceId,
+    subnetId: rig.podSubnetId,
+    ...rest,
+  });
 }

@@ -5,26 +5,18 @@
 import { expect } from 'chai';
 import { OTHER_TENANT_SUBSCRIPTION } from '../../harness/azure-emulator/authorization.ts';
 import { ROLE_ROWS } from '../../src/azure/arm/actions.ts';
-import { createComputeClient } from '../../src/azure/arm/client.ts';
 import { parseProviderId } from '../../src/azure/arm/ids.ts';
-import { TokenBucket } from '../../src/azure/arm/token-bucket.ts';
 import { AzureBackend } from '../../src/azure/backend.ts';
 import { sdkNicApi } from '../../src/azure/nic-api.ts';
 import { NodeSetupError } from '../../src/fulfiller/backend.ts';
-import { clientFor, RG, startRig, staticToken, SUB, TOKEN } from './helpers.ts';
+import { addInstance, clientFor, computeClientFor, RG, startRig, SUB, TOKEN } from './helpers.ts';
 import type { Rig } from './helpers.ts';
 
 const ASG = `/subscriptions/${SUB}/resourceGroups/${RG}/providers/Microsoft.Network/applicationSecurityGroups/pool`;
 
 function backendFor(rig: Rig, extra: { minRelistMs?: number } = {}) {
-  const compute = createComputeClient({
-    endpoint: rig.em.endpoint,
-    subscriptionId: SUB,
-    tokens: staticToken(),
-    bucket: new TokenBucket({ qps: 1000, burst: 1000 }),
-  });
   return new AzureBackend({
-    api: sdkNicApi(clientFor(rig), RG, 10, compute),
+    api: sdkNicApi(clientFor(rig), RG, 10, computeClientFor(rig)),
     podSubnetId: rig.podSubnetId,
     ...extra,
   });
@@ -51,13 +43,7 @@ describe('Azure backend: scale sets (real SDKs, strict emulator)', function () {
 
   it('a Uniform instance: adds and releases through the scale-set VM, never a NIC PUT', async () => {
     rig = await startRig({ operationMs: 20, pollRetryAfterSeconds: 0 });
-    const vm = rig.em.network.addScaleSetVm({
-      resourceGroup: RG,
-      scaleSet: 'pool',
-      instanceId: '0',
-      subnetId: rig.podSubnetId,
-      asgIds: [ASG],
-    });
+    const vm = addInstance(rig, { asgIds: [ASG] });
     const backend = backendFor(rig);
     await backend.start();
     const node = { name: 'pool000000', providerID: vm.providerID };
@@ -92,12 +78,7 @@ describe('Azure backend: scale sets (real SDKs, strict emulator)', function () {
 
   it('a Uniform instance changed behind our back: 412 on the VM, re-read, written again', async () => {
     rig = await startRig();
-    const vm = rig.em.network.addScaleSetVm({
-      resourceGroup: RG,
-      scaleSet: 'pool',
-      instanceId: '1',
-      subnetId: rig.podSubnetId,
-    });
+    const vm = addInstance(rig, { instanceId: '1' });
     const backend = backendFor(rig);
     const node = { name: 'n', providerID: vm.providerID };
     const first = await backend.applyNic(node, { add: 2, remove: [] });
@@ -117,12 +98,7 @@ describe('Azure backend: scale sets (real SDKs, strict emulator)', function () {
 
   it('the update sends only the network profile and If-Match: the VM as read, sent whole, is refused on its image and identity', async () => {
     rig = await startRig({ operationMs: 0 });
-    const vm = rig.em.network.addScaleSetVm({
-      resourceGroup: RG,
-      scaleSet: 'pool',
-      instanceId: '0',
-      subnetId: rig.podSubnetId,
-    });
+    const vm = addInstance(rig);
     const asRead = rig.em.network.getScaleSetVm(RG, 'pool', '0')!;
     const props = asRead.properties as Record<string, { imageReference?: { id: string } }>;
     expect(props.storageProfile!.imageReference!.id).to.include(OTHER_TENANT_SUBSCRIPTION);
@@ -170,12 +146,7 @@ describe('Azure backend: scale sets (real SDKs, strict emulator)', function () {
 
   it('refuses a direct write of a Uniform instance’s NIC', async () => {
     rig = await startRig();
-    const vm = rig.em.network.addScaleSetVm({
-      resourceGroup: RG,
-      scaleSet: 'pool',
-      instanceId: '0',
-      subnetId: rig.podSubnetId,
-    });
+    const vm = addInstance(rig);
     // The SDKs have no call for it (it is not writable): the request as a client would send it.
     const res = await fetch(`${rig.em.endpoint}${vm.nicId}?api-version=2024-05-01`, {
       method: 'PUT',
@@ -213,28 +184,17 @@ describe('Azure backend: scale sets (real SDKs, strict emulator)', function () {
 
   it('the emulator keeps upgradePolicy.mode: Automatic and Rolling reset every instance on a model change, Manual only an instance upgraded', async () => {
     rig = await startRig();
-    const add = (ss: string, id: string, mode: 'Automatic' | 'Manual' | 'Rolling') =>
-      rig.em.network.addScaleSetVm({
-        resourceGroup: RG,
-        scaleSet: ss,
-        instanceId: id,
-        subnetId: rig.podSubnetId,
-        upgradePolicy: mode,
-      });
     const backend = backendFor(rig);
     // A pod address on each instance, written into its own model.
     const fill = async (vm: { providerID: string }, name: string) =>
       (await backend.applyNic({ name, providerID: vm.providerID }, { add: 1, remove: [] })).held;
-    const compute = createComputeClient({
-      endpoint: rig.em.endpoint,
-      subscriptionId: SUB,
-      tokens: staticToken(),
-      bucket: new TokenBucket({ qps: 1000, burst: 1000 }),
-    });
+    const compute = computeClientFor(rig);
     for (const mode of ['Automatic', 'Rolling', 'Manual'] as const) {
       const ss = mode.toLowerCase();
       // Filled while Manual (the backend serves no other mode), then switched.
-      const vms = ['0', '1', '2', '3', '4', '5'].map((id) => add(ss, id, 'Manual'));
+      const vms = ['0', '1', '2', '3', '4', '5'].map((instanceId) =>
+        addInstance(rig, { scaleSet: ss, instanceId, upgradePolicy: 'Manual' }),
+      );
       for (const [i, vm] of vms.entries()) await fill(vm, `${ss}-${i}`);
       rig.em.network.setUpgradePolicy(RG, ss, mode);
       expect((await compute.virtualMachineScaleSets.get(RG, ss)).upgradePolicy?.mode).to.equal(
@@ -272,13 +232,7 @@ describe('Azure backend: scale sets (real SDKs, strict emulator)', function () {
 
   it('refuses the nodes of a scale set whose upgrade policy is Automatic or Rolling (no write), serves them once it is Manual', async () => {
     rig = await startRig();
-    const vm = rig.em.network.addScaleSetVm({
-      resourceGroup: RG,
-      scaleSet: 'pool',
-      instanceId: '0',
-      subnetId: rig.podSubnetId,
-      upgradePolicy: 'Automatic',
-    });
+    const vm = addInstance(rig, { upgradePolicy: 'Automatic' });
     const backend = backendFor(rig, { minRelistMs: 0 });
     const node = { name: 'pool000000', providerID: vm.providerID };
     for (const mode of ['Automatic', 'Rolling'] as const) {
