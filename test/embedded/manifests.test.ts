@@ -77,9 +77,11 @@ describe('embedded: manifests/ as kustomize reads it', () => {
       'ValidatingAdmissionPolicy/pool-monitor-sidecar-own-nnc',
       'ValidatingAdmissionPolicy/pool-monitor-sidecar-own-events',
       'ValidatingAdmissionPolicy/pool-monitor-sidecar-own-node-taint',
+      'ValidatingAdmissionPolicy/pool-monitor-fulfiller-node-restore',
       'ValidatingAdmissionPolicyBinding/pool-monitor-sidecar-own-nnc',
       'ValidatingAdmissionPolicyBinding/pool-monitor-sidecar-own-events',
       'ValidatingAdmissionPolicyBinding/pool-monitor-sidecar-own-node-taint',
+      'ValidatingAdmissionPolicyBinding/pool-monitor-fulfiller-node-restore',
     ]);
     expect(serviceAccountOf(all, 'sidecar')).to.deep.equal({
       namespace: 'kube-system',

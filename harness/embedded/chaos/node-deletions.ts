@@ -136,7 +136,10 @@ export class NodeDeletions {
       this.log.info('chaos: node deleted', { node, downMs, noFulfiller: down });
       hooks.afterDelete();
       await sleep(downMs);
-      // The kubelet's node status loop finds its Node gone and registers it again.
+      // The kubelet's node status loop finds its Node gone and registers it
+      // again. A 409 means the name is taken: by this create, whose answer
+      // was lost, or by the old Node still terminating (a finalizer holds
+      // it, as the fulfiller's addresses finalizer may): then it waits.
       await this.write(
         `register node ${node}`,
         () =>
@@ -146,7 +149,7 @@ export class NodeDeletions {
             metadata: { name: node, labels },
             ...(providerID ? { spec: { providerID } } : {}),
           }),
-        (code) => code === 409,
+        (code) => code === 409 && this.heldByAnother(node, old.metadata.uid as string | undefined),
       );
       const address =
         (
@@ -173,6 +176,12 @@ export class NodeDeletions {
         this.unauthenticatedCounted +=
           this.o.server.authorizations().unauthenticated - this.unauthenticatedBase;
     }
+  }
+
+  /** Whether the Node named `node` now is another than the one of `uid` (read without faults). */
+  private heldByAnother(node: string, uid: string | undefined): boolean {
+    const now = this.o.server.objects('', 'nodes').find((n) => n.metadata.name === node);
+    return now !== undefined && now.metadata.uid !== uid;
   }
 
   /** A token bound to the new Node in the sidecar's kubeconfig, then the sidecar restarted on it. */
