@@ -314,6 +314,8 @@ export class SimKubelet {
         this.counters.errors += 1;
         const retryable = answer.kind === 'error' ? answer.retryable : false;
         const message = answer.kind === 'error' ? answer.message : 'answer without an IP';
+        // Ended by the workload meanwhile: the refusal may be of the pod's end.
+        if (signal.aborted) break;
         if (!retryable) {
           this.counters.podsFailed += 1;
           track.state = 'failed';

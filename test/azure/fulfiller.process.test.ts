@@ -30,7 +30,7 @@ const NODES = ['node-0', 'node-1', 'node-2', 'node-3'];
 const PUT = 'NetworkInterfaces.CreateOrUpdate';
 
 describe('bin/pool-monitor fulfiller --backend azure killed mid-allocation', function () {
-  this.timeout(120_000);
+  this.timeout(240_000);
   let cluster: AzureCluster;
   let dir: string;
   const procs: FulfillerProcess[] = [];
@@ -105,7 +105,8 @@ describe('bin/pool-monitor fulfiller --backend azure killed mid-allocation', fun
     // before its status write (its operation still runs).
     const first = spawn();
     for (const n of NODES) await cluster.addNode(n);
-    await waitFor('the NNCs', () => cluster.nncs().length === NODES.length, 20_000);
+    // A process's start (the Azure SDK loaded) takes seconds on a loaded machine.
+    await waitFor('the NNCs', () => cluster.nncs().length === NODES.length, 60_000);
     for (const n of NODES) await cluster.setSpec(n, { requestedIPCount: 30 });
     const orphans = [await killAfterPut(first)];
 
