@@ -1,8 +1,9 @@
 // `pool-monitor simulate`: replays a demand trace through the product's path,
 // in virtual time: the real pool monitor, the real node IP store (SQLite in
 // memory) behind the same store port as the sidecar's, following the NNC
-// through the same module. Only the control plane (fulfils each NNC spec
-// write after a delay) and the pods are simulated. The run ends with the
+// through the same module. Only the control plane (one round of the node at
+// a time, as the fulfiller works, at a backend's speed: virtual-node.ts,
+// fulfil-timing.ts) and the pods are simulated. The run ends with the
 // figures a platform team weighs a scaler by.
 import { BehaviorSubject, Subject, tap } from 'rxjs';
 import type Transport from 'winston-transport';
@@ -17,7 +18,8 @@ import type { AnyPolicy } from '../scaling/policies/policy.ts';
 import { SteppedScheduler } from './stepped-scheduler.ts';
 import { summarize, type Sample, type SimulationSummary } from './summary.ts';
 import type { Trace } from './trace.ts';
-import { VirtualNode } from './virtual-node.ts';
+import { VirtualNode, type ControlPlaneModel } from './virtual-node.ts';
+import { roundDurations, type FulfilTiming } from './fulfil-timing.ts';
 import { seededRandom } from './random.ts';
 
 export interface SimulationOptions {
@@ -26,8 +28,20 @@ export interface SimulationOptions {
   releaseDelaySeconds: number;
   /** The pool policy; overrides releaseDelaySeconds. */
   policy?: AnyPolicy;
-  /** Seconds between a spec write and the status following it. */
-  fulfilDelaySeconds: number;
+  /**
+   * Seconds a round of the control plane takes, fixed (`fulfilTiming`
+   * overrides it): the status follows a spec write that long after its
+   * round began.
+   */
+  fulfilDelaySeconds?: number;
+  /** The backend whose speed the control plane has (fulfil-timing.ts); or a fixed time. */
+  fulfilTiming?: FulfilTiming;
+  /** Seeds the control plane's speed (default 1). */
+  timingSeed?: number;
+  /** How long one draw of the control plane's speed holds (ms; Infinity: the whole replay). */
+  speedSpanMs?: number;
+  /** `serial` (default: as the fulfiller works) or the idealised `side-by-side`. */
+  controlPlane?: ControlPlaneModel;
   /** Where the decision log goes; none when absent. */
   logTransport?: Transport;
   /** Virtual start time of the replay, for log timestamps. */
@@ -41,6 +55,21 @@ export interface SimulationResult {
   samples: Sample[];
   /** The policy's own idle account against CNS v2 at the end (policies with an idle budget). */
   account?: IdleAccountView;
+  /** The control plane's rounds that changed the status, and their time in all (ms). */
+  rounds: { count: number; ms: number };
+  /** Each pod's wait for its IP (s), in the order they got one. */
+  podWaitsSeconds: readonly number[];
+}
+
+/** The control plane's timing a run's options name: `fulfilTiming`, else the fixed `fulfilDelaySeconds`. */
+export function timingOf(
+  o: Pick<SimulationOptions, 'fulfilTiming' | 'fulfilDelaySeconds'>,
+): FulfilTiming {
+  if (o.fulfilTiming !== undefined) return o.fulfilTiming;
+  if (o.fulfilDelaySeconds === undefined) {
+    throw new Error('simulate needs a fulfil timing (fulfilTiming or fulfilDelaySeconds)');
+  }
+  return { fixedMs: o.fulfilDelaySeconds * 1000 };
 }
 
 export async function runSimulation(options: SimulationOptions): Promise<SimulationResult> {
@@ -61,7 +90,8 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
     scheduler,
     store,
     scaler: options.scaler,
-    fulfilDelayMs: options.fulfilDelaySeconds * 1000,
+    roundMs: roundDurations(timingOf(options), options.timingSeed ?? 1, options.speedSpanMs),
+    controlPlane: options.controlPlane ?? 'serial',
     initialIps: options.scaler.batchSize ?? 16,
     onSample: (s) => {
       const t = scheduler.now() / 1000;
@@ -109,6 +139,8 @@ export async function runSimulation(options: SimulationOptions): Promise<Simulat
       }),
       samples,
       ...(account !== undefined ? { account } : {}),
+      rounds: { count: node.rounds, ms: node.roundsMs },
+      podWaitsSeconds: node.pods.waitsSeconds,
     };
   } finally {
     store.close();
