@@ -81,11 +81,21 @@ function observed(s: MonitorState, at: number): MonitorState {
   const demand = s.demand ?? 0;
   const target = calculateTarget(demand, effectiveScaler(s));
   s.target = target;
+  const nnc = s.nnc;
   const observation = {
     at,
     demand,
     target,
-    ...(s.nnc !== undefined ? { allocated: s.nnc.allocated } : {}),
+    ...(nnc !== undefined
+      ? {
+          allocated: nnc.allocated,
+          // What the spec asks of the control plane (the policy's idle account follows its rounds).
+          ...(nnc.observed.spec.requestedIPCount >= 0
+            ? { requested: nnc.observed.spec.requestedIPCount }
+            : {}),
+          releasing: nnc.observed.spec.ipsNotInUse.length - nnc.stale.length,
+        }
+      : {}),
   };
   s.policyMemory = s.config.policy.observe(s.policyMemory, observation);
   s.observation = observation;

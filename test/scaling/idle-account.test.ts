@@ -6,7 +6,6 @@ import {
   BUCKET_MS,
   BUCKETS,
   emptyAccount,
-  MAX_PENDING_FULFILS,
   observeAccount,
   windowTotals,
   type IdleAccount,
@@ -138,6 +137,67 @@ describe('scaling/policies/budget/idle-account', () => {
     expect(a.cnsChurn).to.equal(64);
   });
 
+  it("CNS v2's control plane works one round at a time: a rise reversed while a round is under way is never fulfilled", () => {
+    // The lag is 2 s; CNS v2 releases 32 -> 16 at 100 s (a round to 102 s); the
+    // target jumps to 64 at 100.5 s and falls back to 16 at 101 s: the rise
+    // waited for the round under way, and the next round reads 16 (nothing to do).
+    let a = fold([
+      { at: 0, demand: 10, target: 32, allocated: 16 },
+      { at: 2_000, demand: 10, target: 32, allocated: 32 },
+      { at: 100_000, demand: 5, target: 16, allocated: 32 },
+      { at: 100_600, demand: 50, target: 64, allocated: 32 },
+      { at: 101_200, demand: 5, target: 16, allocated: 32 },
+    ]);
+    a = advanceAccount(a, 110_000);
+    expect(a.cnsStatus).to.equal(16);
+    // Churn: 16 up (the first rise), 16 down; never the 48 of the reversed rise.
+    expect(a.cnsChurn).to.equal(16 + 16);
+    expect(a.cnsRound).to.equal(undefined);
+  });
+
+  it("CNS v2's rise waits for its release's round under way", () => {
+    const a = fold([
+      { at: 0, demand: 10, target: 32, allocated: 16 },
+      { at: 2_000, demand: 10, target: 32, allocated: 32 },
+      { at: 100_000, demand: 5, target: 16, allocated: 32 }, // release round to 102 s
+      { at: 101_000, demand: 40, target: 48, allocated: 32 }, // waits: 102 s to 104 s
+    ]);
+    // Side by side it would land 2 s after its write, at 103 s.
+    expect(advanceAccount(a, 103_500).cnsStatus).to.equal(16);
+    expect(advanceAccount(a, 104_000).cnsStatus).to.equal(48);
+  });
+
+  it("follows the pool's own rounds from its spec: a round's time runs from when it began, after the round before", () => {
+    // The pool releases 48 -> 32 at 10 s (a round begins), asks for 64 at 12 s
+    // (it waits), the release lands at 30 s (20 s) and the rise, begun then, at 70 s.
+    const a = fold([
+      { at: 0, demand: 20, target: 48, allocated: 48, requested: 48, releasing: 0 },
+      { at: 10_000, demand: 10, target: 32, allocated: 48, requested: 32, releasing: 16 },
+      { at: 12_000, demand: 50, target: 64, allocated: 48, requested: 64, releasing: 16 },
+    ]);
+    expect(a.round).to.deep.include({ began: 10_000, reads: 32, releases: true });
+    const released = observeAccount(a, {
+      at: 30_000,
+      demand: 50,
+      target: 64,
+      allocated: 32,
+      requested: 64,
+      releasing: 0,
+    });
+    expect(released.lagMs).to.equal(20_000);
+    expect(released.round).to.deep.equal({ began: 30_000, reads: 64 });
+    const risen = observeAccount(released, {
+      at: 70_000,
+      demand: 50,
+      target: 64,
+      allocated: 64,
+      requested: 64,
+      releasing: 0,
+    });
+    expect(risen.lagMs).to.equal(40_000);
+    expect(risen.round).to.equal(undefined);
+  });
+
   it('matches the exact integral of what the pool held, since start and over the window (property)', () => {
     const step = fc.record({
       dt: fc.integer({ min: 1, max: 20 * 60_000 }),
@@ -168,7 +228,6 @@ describe('scaling/policies/budget/idle-account', () => {
           expect(close(windowTotals(a).held, heldIdle(obs, from, end)), 'window').to.equal(true);
           // The memory stays bounded however long the run.
           expect(a.buckets.length).to.be.at.most(BUCKETS);
-          expect(a.cnsFulfils.length).to.be.at.most(MAX_PENDING_FULFILS);
         },
       ),
       { numRuns: 200 },

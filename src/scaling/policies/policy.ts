@@ -18,6 +18,14 @@ export interface Observation {
    * history replayed from the node store does not).
    */
   allocated?: number;
+  /**
+   * What the NNC's spec asks of the control plane then (live observations):
+   * its requestedIPCount, and how many of the status's IPs its ipsNotInUse
+   * marks for release. With `allocated` they say whether the control plane
+   * has work to do (docs/decisions/0034: the account follows its rounds).
+   */
+  requested?: number;
+  releasing?: number;
 }
 
 /** What a decision sees. */
@@ -33,6 +41,13 @@ export interface PolicyView {
   exhausted: boolean;
   /** IPs the NNC status holds (the control plane may lag the request). */
   allocated?: number;
+  /**
+   * How long a round of the control plane takes (ms), as measured on the
+   * pool's own rounds (the idle account's; absent or 0: not known). A
+   * release under way holds back a rise written after it by the rest of
+   * its round (the fulfiller works a node one round at a time).
+   */
+  roundMs?: number;
 }
 
 export interface PolicyDecision {
@@ -42,8 +57,21 @@ export interface PolicyDecision {
   deferred: boolean;
   /** When the decision may change without any new input. */
   recheckAt?: number;
+  /**
+   * While IPs are held above the target: when demand is next likely to come
+   * back above the target (ms, from the policy's record), so that a release
+   * that must come (the idle budget's) is started a round before it, not
+   * inside it (docs/decisions/0034).
+   */
+  riseLikely?: RiseLikely;
   /** Why, in a few fields a person can read (logs, /debug/pool). */
   why?: PolicyExplanation;
+}
+
+/** The next span of time in which a rise above the target is likely: from, until (ms). */
+export interface RiseLikely {
+  from: number;
+  until: number;
 }
 
 export interface PolicyExplanation {

@@ -8,18 +8,23 @@
 // monitor would make them (one write per target change, spaced by its write
 // window). Pure and bounded: a fixed number of buckets, O(buckets) per event.
 //
-// CNS v2's pool follows its request through the same control plane as
-// ours: a write shows in the status only after a fulfilment lag. The lag is
-// measured live, on the pool's own scale-ups (both apply a higher target at
-// once): from the target's last rise above what the status holds to the
-// status holding it. CNS v2's status is modelled so: each of its writes is
-// fulfilled after the lag with what it wrote (a control plane reads the spec
-// when it starts on a write): a rise adds IPs up to its request, a release
-// takes away the IPs it marked. A rise reversed within the lag is still
-// fulfilled, and the surplus released by a write of its own. Until a lag is
-// measured its writes show at once. Observations without `allocated`
-// (history replayed at start) move the clock but are not counted: the
-// account starts live.
+// CNS v2's pool follows its request through the same control plane as ours,
+// which works a node as the fulfiller does (src/fulfiller/queue.ts): one
+// round at a time, the spec read when the round begins, a change meanwhile
+// waiting for the next round. CNS v2's is modelled so: a round begins when
+// its spec asks for something (IPs to add up to the request, or IPs marked
+// for release) and none is under way, reads the request and the marks, and
+// ends a round's time later; a rise reversed while a round is under way is
+// then never fulfilled, and one fulfilled after the target fell back is
+// released by a write of its own. A round's time is measured live on the
+// pool's own rounds, which the account follows from what the pool's spec
+// asks and its status holds: a round begins when the spec asks for work and
+// none is under way, reads the request, and ends when the status changes.
+// (Observations without the spec, from older callers, measure it on
+// scale-ups: from the target's last rise above the status, or the status's
+// last change, to the status holding the target.) Until a round is measured
+// CNS v2's writes show at once. Observations without `allocated` (history replayed
+// at start) move the clock but are not counted: the account starts live.
 import type { Observation } from '../policy.ts';
 
 export const WINDOW_MS = 24 * 3_600_000;
@@ -54,29 +59,92 @@ export interface IdleAccount {
   buckets: IdleBucket[];
   /**
    * CNS v2's NNC writes as its monitor would make them, and its IP churn
-   * (IPs its status gains plus loses): each write is fulfilled after the
-   * lag with what it wrote.
+   * (IPs its status gains plus loses) as its rounds fulfil them.
    */
   cnsWrites: number;
   cnsChurn: number;
   /** The pool's own IP churn (IPs the status gained plus lost). */
   heldChurn: number;
-  /** The control plane's fulfilment lag (ms), as last measured on a scale-up; 0 until then. */
+  /** How long a round of the control plane takes (ms), as last measured on a scale-up; 0 until then. */
   lagMs: number;
   /** Since when the target has been above what the status holds (a scale-up being fulfilled). */
   risingSince?: number;
+  /** When the pool's status last changed (a round ended). */
+  statusAt?: number;
+  /** The pool's own round under way as the account follows it: when it began and the request it read. */
+  round?: OwnRound;
+  /** Pods started (the demand's rises, summed) since the account began. */
+  podsStarted?: number;
+  /** The largest rise of demand seen at once (pods) in each of the last STEP_BUCKETS hourly buckets. */
+  steps?: { start: number; largest: number }[];
+  /** When the target last fell (CNS v2 released then). */
+  fellAt?: number;
+  /**
+   * Pods that waited behind the pool's own release rounds begun later than
+   * the target fell: for each, the most pods waiting for an IP while it was
+   * under way.
+   */
+  heldBack?: number;
   /** CNS v2's request as last written, when, and whether a change waits for its write window. */
   cnsRequest?: number;
   cnsWriteAt?: number;
   cnsPending: boolean;
-  /** CNS v2's status (IPs held), and its writes awaiting fulfilment (ascending, bounded). */
+  /** CNS v2's status (IPs held). */
   cnsStatus?: number;
-  cnsFulfils: CnsFulfilment[];
+  /** IPs CNS v2's spec marks for release that its status still holds. */
+  cnsMarked: number;
+  /** CNS v2's round under way: when it ends, and the request and marks it read. */
+  cnsRound?: CnsRound;
 }
 
-/** A CNS v2 write awaiting fulfilment: when, the request it wrote, and how many IPs it marked for release. */
-export interface CnsFulfilment {
-  at: number;
+/** How many hourly buckets the largest rise of demand at once is kept for. */
+export const STEP_BUCKETS = 2;
+
+function recordStep(
+  steps: readonly { start: number; largest: number }[],
+  at: number,
+  step: number,
+): { start: number; largest: number }[] {
+  const start = bucketStart(at);
+  const kept = steps.filter((b) => b.start > start - STEP_BUCKETS * BUCKET_MS);
+  const last = kept[kept.length - 1];
+  if (last?.start === start) {
+    return [...kept.slice(0, -1), { start, largest: Math.max(last.largest, step) }];
+  }
+  return [...kept, { start, largest: step }];
+}
+
+/** The largest rise of demand at once in the last STEP_BUCKETS hours (pods). */
+export function largestStep(a: IdleAccount): number {
+  const now = a.at ?? 0;
+  return (a.steps ?? [])
+    .filter((b) => b.start > bucketStart(now) - STEP_BUCKETS * BUCKET_MS)
+    .reduce((m, b) => Math.max(m, b.largest), 0);
+}
+
+/** The pool's own round under way. */
+export interface OwnRound {
+  began: number;
+  reads: number;
+  /** It takes IPs away (the spec marked some when it began) ... */
+  releases?: boolean;
+  /** ... later than the target fell, when CNS v2's control plane had no such round to begin. */
+  late?: boolean;
+  /** The most pods waiting for an IP while it (a release) was under way. */
+  heldBack?: number;
+}
+
+/**
+ * A round the account takes to be under way is given up (it changed
+ * nothing the account sees, as a release and a rise of the same size in one
+ * round would) after this many round times, at least OWN_ROUND_GIVE_UP_MS.
+ */
+export const OWN_ROUND_GIVE_UP_ROUNDS = 3;
+export const OWN_ROUND_GIVE_UP_MS = 30_000;
+
+/** A round of CNS v2's control plane under way. */
+export interface CnsRound {
+  end: number;
   request: number;
   releases: number;
 }
@@ -92,12 +160,9 @@ export function emptyAccount(): IdleAccount {
     heldChurn: 0,
     lagMs: 0,
     cnsPending: false,
-    cnsFulfils: [],
+    cnsMarked: 0,
   };
 }
-
-/** CNS v2 writes awaiting fulfilment, at most (older ones are dropped: their fulfilment is lost). */
-export const MAX_PENDING_FULFILS = 64;
 
 /** Idle IPs per second now (until the next change): the pool's and CNS v2's (0, 0 while not counting). */
 export function idleRates(a: IdleAccount): IdleTotals {
@@ -121,8 +186,8 @@ function bucketStart(t: number): number {
 
 /**
  * The account integrated up to `to` (ms); a new object. Between observations
- * only CNS v2 moves: a write its window held goes out, a write is fulfilled.
- * At most MAX_PENDING_FULFILS + 1 such events, each integrated up to.
+ * only CNS v2 moves: a write its window held goes out, a round ends (and the
+ * next may begin), each integrated up to.
  */
 export function advanceAccount(a: IdleAccount, to: number, fulfilAtTo = true): IdleAccount {
   const from = a.at;
@@ -138,7 +203,7 @@ export function advanceAccount(a: IdleAccount, to: number, fulfilAtTo = true): I
     next = integrate(next, t, event);
     t = event;
     next = settleCnsWrite(next, t);
-    if (t < to || fulfilAtTo) next = fulfilCns(next, t);
+    if (t < to || fulfilAtTo) next = endCnsRound(next, t);
   }
   // Buckets that left the window go, whether or not anything was counted since.
   const oldest = bucketStart(to) - (BUCKETS - 1) * BUCKET_MS;
@@ -148,9 +213,11 @@ export function advanceAccount(a: IdleAccount, to: number, fulfilAtTo = true): I
 /** When after `t` CNS v2 next moves by itself (Infinity: not before an observation). */
 function nextCnsEvent(a: IdleAccount, t: number): number {
   const due =
-    a.cnsPending && a.cnsWriteAt !== undefined ? [a.cnsWriteAt + CNS_WRITE_WINDOW_MS] : [];
-  const fulfils = a.cnsFulfils.map((f) => f.at);
-  return Math.min(...[...due, ...fulfils].filter((e) => e > t), Number.POSITIVE_INFINITY);
+    a.cnsPending && a.cnsWriteAt !== undefined
+      ? a.cnsWriteAt + CNS_WRITE_WINDOW_MS
+      : Number.POSITIVE_INFINITY;
+  const end = a.cnsRound?.end ?? Number.POSITIVE_INFINITY;
+  return Math.min(...[due, end].filter((e) => e > t), Number.POSITIVE_INFINITY);
 }
 
 /** Adds [from, to) at the account's current rates to its totals and buckets. */
@@ -182,40 +249,49 @@ function integrate(acc: IdleAccount, from: number, to: number): IdleAccount {
 }
 
 /**
- * CNS v2's writes due by `to` are fulfilled, in order, each with what it
- * wrote: the IPs it marked leave, and the status grows to its request. A
- * status left above CNS v2's request (a rise fulfilled after the target fell
- * back) is released by a write of its own, as its monitor would. Its churn
- * is counted only once a lag is measured; before, the pool's own stands for
- * it (observeAccount).
+ * CNS v2's round due by `to` ends: the IPs it read as marked leave, and the
+ * status grows to the request it read. A status left above CNS v2's request
+ * (a rise fulfilled after the target fell back) is released by a write of
+ * its own, as its monitor would. What the spec asks for beyond what the
+ * round read begins the next round. Its churn is counted only once a lag is
+ * measured; before, the pool's own stands for it (observeAccount).
  */
-function fulfilCns(a: IdleAccount, to: number): IdleAccount {
-  const due = a.cnsFulfils.filter((f) => f.at <= to);
-  const request = a.cnsRequest;
-  if (due.length === 0 || request === undefined) return a;
-  let status = a.cnsStatus ?? request;
-  let churned = 0;
-  for (const f of due) {
-    const after = Math.max(f.request, status - f.releases);
-    churned += Math.abs(after - status);
-    status = after;
-  }
-  const next: IdleAccount = {
-    ...a,
-    cnsChurn: a.cnsChurn + (a.lagMs > 0 ? churned : 0),
-    cnsStatus: status,
-    cnsFulfils: a.cnsFulfils.filter((f) => f.at > to),
-  };
-  const surplus = status - markedForRelease(next) - request;
-  if (surplus <= 0 || next.cnsPending) return next;
-  const released = cnsWrite(next, to, surplus);
-  // With no lag measured a write is fulfilled at once.
-  return a.lagMs > 0 ? released : fulfilCns(released, to);
+function endCnsRound(a: IdleAccount, to: number): IdleAccount {
+  const round = a.cnsRound;
+  if (round === undefined || round.end > to) return a;
+  const { cnsRound: _done, ...rest } = a;
+  return afterRound(rest, round, round.end);
 }
 
-/** IPs CNS v2's writes still awaiting fulfilment have marked for release. */
-function markedForRelease(a: IdleAccount): number {
-  return a.cnsFulfils.reduce((sum, f) => sum + f.releases, 0);
+/** CNS v2 after `round`, read from its spec when it began, has been fulfilled at `at`. */
+function afterRound(a: IdleAccount, round: Omit<CnsRound, 'end'>, at: number): IdleAccount {
+  const status = a.cnsStatus ?? round.request;
+  const after = Math.max(round.request, status - round.releases);
+  const next: IdleAccount = {
+    ...a,
+    cnsChurn: a.cnsChurn + (a.lagMs > 0 ? Math.abs(after - status) : 0),
+    cnsStatus: after,
+    cnsMarked: Math.max(0, a.cnsMarked - round.releases),
+  };
+  const request = next.cnsRequest ?? after;
+  const surplus = after - next.cnsMarked - request;
+  if (surplus > 0 && !next.cnsPending) return cnsWrite(next, at, surplus);
+  return beginCnsRound(next, at);
+}
+
+/**
+ * A CNS v2 round begins at `at` when none is under way and its spec asks
+ * for something: IPs marked for release, or a request above the status.
+ * With no lag measured yet it is fulfilled at once.
+ */
+function beginCnsRound(a: IdleAccount, at: number): IdleAccount {
+  if (a.cnsRound !== undefined) return a;
+  const status = a.cnsStatus ?? 0;
+  const request = a.cnsRequest ?? status;
+  if (a.cnsMarked <= 0 && status >= request) return a;
+  const round = { request, releases: a.cnsMarked };
+  if (!(a.lagMs > 0)) return afterRound(a, round, at);
+  return { ...a, cnsRound: { ...round, end: at + a.lagMs } };
 }
 
 /** A CNS v2 write held by its write window goes out when the window ends (if still a change). */
@@ -234,27 +310,28 @@ function settleCnsWrite(a: IdleAccount, to: number): IdleAccount {
  */
 function cnsWrite(a: IdleAccount, at: number, surplus?: number): IdleAccount {
   const status = a.cnsStatus ?? a.cnsRequest ?? a.target;
-  const releases = surplus ?? Math.max(0, status - markedForRelease(a) - a.target);
-  // A release is a second write later: the released ids leave ipsNotInUse once the status drops them.
-  return {
-    ...a,
-    cnsWrites: a.cnsWrites + (releases > 0 ? 2 : 1),
-    cnsRequest: a.target,
-    cnsWriteAt: at,
-    cnsFulfils: [...a.cnsFulfils, { at: at + a.lagMs, request: a.target, releases }].slice(
-      -MAX_PENDING_FULFILS,
-    ),
-  };
+  const releases = surplus ?? Math.max(0, status - a.cnsMarked - a.target);
+  // A release is a second write later: the released ids leave ipsNotInUse
+  // once the status drops them (a round with nothing to do: it ends at once).
+  return beginCnsRound(
+    {
+      ...a,
+      cnsWrites: a.cnsWrites + (releases > 0 ? 2 : 1),
+      cnsRequest: a.target,
+      cnsWriteAt: at,
+      cnsMarked: a.cnsMarked + releases,
+    },
+    at,
+  );
 }
 
 /**
- * The account after one more observation. A CNS v2 write due at this very
- * moment is fulfilled after it: until then CNS v2's status is the one
- * before, the reading that never credits CNS v2 with idle IPs it might not
- * hold yet.
+ * The account after one more observation. A CNS v2 round due at this very
+ * moment ends after it: until then CNS v2's status is the one before, the
+ * reading that never credits CNS v2 with idle IPs it might not hold yet.
  */
 export function observeAccount(a: IdleAccount, o: Observation): IdleAccount {
-  return fulfilCns(observed(advanceAccount(a, o.at, false), o), o.at);
+  return endCnsRound(observed(advanceAccount(a, o.at, false), o), o.at);
 }
 
 function observed(advanced: IdleAccount, o: Observation): IdleAccount {
@@ -265,11 +342,22 @@ function observed(advanced: IdleAccount, o: Observation): IdleAccount {
     return { ...rest, demand: o.demand, target: o.target };
   }
   const allocated = o.allocated as number;
-  const { risingSince: _was, ...base } = advanced;
+  const { risingSince: _was, round: _round, ...base } = advanced;
   const churned = advanced.allocated === undefined ? 0 : Math.abs(allocated - advanced.allocated);
+  const changed = advanced.allocated !== undefined && allocated !== advanced.allocated;
+  // The pods there when counting began arrived too (at once, as far as the account knows).
+  const step =
+    advanced.allocated === undefined ? o.demand : Math.max(0, o.demand - advanced.demand);
   let next: IdleAccount = {
     ...base,
-    ...fulfilment(advanced, o.at, o.target, allocated),
+    ...(o.requested !== undefined
+      ? ownRound(advanced, o, allocated, changed)
+      : fulfilment(advanced, o.at, o.target, allocated)),
+    // The pods there when counting began were started too.
+    podsStarted: (advanced.podsStarted ?? 0) + (advanced.allocated === undefined ? o.demand : step),
+    steps: recordStep(advanced.steps ?? [], o.at, step),
+    ...(o.target < advanced.target ? { fellAt: o.at } : {}),
+    ...(changed ? { statusAt: o.at } : {}),
     demand: o.demand,
     target: o.target,
     allocated,
@@ -291,14 +379,60 @@ function observed(advanced: IdleAccount, o: Observation): IdleAccount {
   }
   if (next.target === next.cnsRequest || next.cnsPending) return next;
   const windowEnd = (next.cnsWriteAt ?? Number.NEGATIVE_INFINITY) + CNS_WRITE_WINDOW_MS;
-  // A write with no lag (none measured yet) is fulfilled at once.
-  return o.at >= windowEnd ? fulfilCns(cnsWrite(next, o.at), o.at) : { ...next, cnsPending: true };
+  return o.at >= windowEnd ? cnsWrite(next, o.at) : { ...next, cnsPending: true };
 }
 
 /**
- * The lag measured when the status catches up with a higher target, from the
- * last rise of the target (the shorter lag: CNS v2's releases are not taken
- * to show later than they would).
+ * The pool's own round, followed from its spec and status: one under way
+ * ends when the status changes (its time measured), and one begins when the
+ * spec asks for work (IPs marked for release, or a request above the
+ * status) and none is under way.
+ */
+function ownRound(
+  a: IdleAccount,
+  o: Observation,
+  allocated: number,
+  changed: boolean,
+): { lagMs: number; round?: OwnRound; heldBack?: number } {
+  let lagMs = a.lagMs;
+  let round = a.round;
+  let heldBack = a.heldBack ?? 0;
+  if (round !== undefined && changed) {
+    if (o.at > round.began) lagMs = o.at - round.began;
+    heldBack += round.heldBack ?? 0;
+    round = undefined;
+  }
+  const giveUp = Math.max(OWN_ROUND_GIVE_UP_MS, OWN_ROUND_GIVE_UP_ROUNDS * lagMs);
+  if (round !== undefined && o.at - round.began > giveUp) round = undefined;
+  const requested = o.requested ?? allocated;
+  const releasing = o.releasing ?? 0;
+  const work = releasing > 0 || requested > allocated;
+  if (round === undefined && work) {
+    // A release begun within the write window of the target's fall is CNS v2's too.
+    const fell = o.target < a.target ? o.at : (a.fellAt ?? Number.NEGATIVE_INFINITY);
+    const late = o.at > fell + CNS_WRITE_WINDOW_MS;
+    round = {
+      began: o.at,
+      reads: requested,
+      ...(releasing > 0 ? { releases: true, ...(late ? { late: true } : {}) } : {}),
+    };
+  }
+  if (round?.late === true && o.demand > allocated) {
+    round = { ...round, heldBack: Math.max(round.heldBack ?? 0, o.demand - allocated) };
+  }
+  return {
+    lagMs,
+    ...(round !== undefined ? { round } : {}),
+    ...(heldBack > 0 ? { heldBack } : {}),
+  };
+}
+
+/**
+ * A round's time, measured when the status catches up with a higher target:
+ * from when the round that did it began, the target's last rise or the end
+ * of the round before (a rise waits for the round under way), whichever is
+ * later (the shorter time: CNS v2's releases are not taken to show later
+ * than they would).
  */
 function fulfilment(
   a: IdleAccount,
@@ -312,7 +446,8 @@ function fulfilment(
     // would have CNS v2's spikes fulfilled (and churned) before they are
     // reversed.
     const grew = a.allocated !== undefined && allocated > a.allocated;
-    const lagMs = a.risingSince === undefined || !grew ? a.lagMs : at - a.risingSince;
+    const began = Math.max(a.risingSince ?? at, a.statusAt ?? Number.NEGATIVE_INFINITY);
+    const lagMs = a.risingSince === undefined || !grew ? a.lagMs : at - began;
     return { lagMs };
   }
   const rose = a.risingSince === undefined || target > a.target;
