@@ -1,6 +1,14 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { AUTO_DEFAULTS, autoPolicy } from '../../src/scaling/policies/auto/auto.ts';
+import {
+  AUTO_DEFAULTS,
+  autoPolicy,
+  decideAuto,
+  fallLikely,
+  riseLikely,
+  ROUND_MARGIN_MS,
+  waitRisk,
+} from '../../src/scaling/policies/auto/auto.ts';
 import { keepAlive, reuseWithin } from '../../src/scaling/policies/auto/keep-alive.ts';
 import {
   emptyLevels,
@@ -191,5 +199,57 @@ describe('scaling/policies/auto', () => {
   it('documents its cost model', () => {
     expect(AUTO_DEFAULTS.writeCost).to.be.greaterThan(0);
     expect(auto.staleClearMs).to.equal(AUTO_DEFAULTS.staleClearMs);
+  });
+
+  describe('on a control plane that works a node one round at a time (docs/decisions/0034)', () => {
+    // Demand 40 (target 48) and 4 (target 16) in turn, 100 s each: level 48's
+    // gaps are 100 s, and it stays needed 100 s at a time. The target fell
+    // to 16 at 500 s.
+    const m = fold(alternating(40, 4, 100_000, 6));
+    const slack = AUTO_DEFAULTS.gapSlack;
+    const horizon = 40_000 * AUTO_DEFAULTS.roundsAtRisk + ROUND_MARGIN_MS;
+
+    it('riseLikely: when demand is next likely back above a level, from the gaps of the levels above it', () => {
+      // Gaps of 100 s: back within 90 to 110 s of the fall at 500 s.
+      expect(riseLikely(m, 16, 520_000, AUTO_DEFAULTS)).to.deep.equal({
+        from: 500_000 + 100_000 * (1 - slack),
+        until: 500_000 + 100_000 * (1 + slack),
+      });
+      // A tail of a round after it: a gap a little longer than any seen.
+      expect(riseLikely(m, 16, 520_000, AUTO_DEFAULTS, 5_000)?.until).to.equal(615_000);
+      // Over by then, or nothing above: nothing likely.
+      expect(riseLikely(m, 16, 620_000, AUTO_DEFAULTS)).to.equal(undefined);
+      expect(riseLikely(m, 48, 520_000, AUTO_DEFAULTS)).to.equal(undefined);
+    });
+
+    it('fallLikely: when the target is next likely to fall below a level, from how long it stays needed', () => {
+      const up = fold(alternating(40, 4, 100_000, 5)); // needed again from 400 s
+      expect(fallLikely(up, 48, 420_000, AUTO_DEFAULTS)).to.deep.equal({
+        from: 400_000 + 100_000 * (1 - slack),
+        until: 400_000 + 100_000 * (1 + slack),
+      });
+    });
+
+    it('waitRisk: a late release is at risk while a rise is likely within a round of it; a release when the target falls never is', () => {
+      // Rounds of 40 s: the horizon is 40 x 1.1 s and the margin (45 s).
+      expect(waitRisk(m, 16, 500_000, 40_000, AUTO_DEFAULTS)).to.equal(undefined);
+      expect(waitRisk(m, 16, 560_000, 40_000, AUTO_DEFAULTS)).to.deep.equal({
+        from: 590_000,
+        until: 610_000 + horizon,
+      });
+      // Long before the likely rise, or with the round's time unknown: no risk.
+      expect(waitRisk(m, 16, 501_000, 40_000, AUTO_DEFAULTS)).to.equal(undefined);
+      expect(waitRisk(m, 16, 560_000, undefined, AUTO_DEFAULTS)).to.equal(undefined);
+    });
+
+    it('keeps the request rather than start a release a likely rise would find under way', () => {
+      const v: PolicyView = { ...view(m, 48, 560_000), roundMs: 40_000 };
+      const d = decideAuto(m, v, AUTO_DEFAULTS);
+      expect(d).to.deep.include({ applied: 48, deferred: true, recheckAt: 610_000 + horizon });
+      expect(d.why?.summary).to.match(/a release under way would hold that rise back/);
+      expect(d.riseLikely).to.deep.equal({ from: 590_000, until: 610_000 + horizon });
+      // With the round's time not known: the record alone decides, as before.
+      expect(decideAuto(m, view(m, 48, 560_000), AUTO_DEFAULTS).riseLikely).to.equal(undefined);
+    });
   });
 });

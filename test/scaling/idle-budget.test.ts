@@ -11,11 +11,18 @@ import {
 import {
   budgeted,
   churnSaved,
+  deliveredRiseKept,
+  heldBackAtMost,
   RELEASE_LAG_SECONDS,
+  releaseLagSeconds,
+  unreadRiseGivenUp,
+  waitAllowance,
+  waitGuarded,
   withIdleBudget,
 } from '../../src/scaling/policies/budget/idle-budget.ts';
 import {
   guarded,
+  type Observation,
   type PolicyDecision,
   type PolicyView,
 } from '../../src/scaling/policies/policy.ts';
@@ -326,5 +333,141 @@ describe('scaling/policies/budget/idle-budget', () => {
     );
     // Not vacuous: auto did hold more than CNS v2 in many runs.
     expect(heldMore).to.be.at.least(30);
+  });
+
+  describe('on a control plane that works a node one round at a time (docs/decisions/0034)', () => {
+    /** The pool's own history, its spec and status seen: rounds of 40 s. */
+    const rounds = (obs: readonly Observation[]): IdleAccount =>
+      obs.reduce(observeAccount, emptyAccount());
+    // A rise to 48 asked at 0 s, delivered at 40 s: the round's time is 40 s.
+    const learned: Observation[] = [
+      { at: 0, demand: 30, target: 48, allocated: 16, requested: 48, releasing: 0 },
+      { at: 40_000, demand: 30, target: 48, allocated: 48, requested: 48, releasing: 0 },
+    ];
+
+    it("a rise waiting behind the round under way is given up when the target falls, as CNS v2's lower request gives it up", () => {
+      // A release 48 -> 32 begins at 100 s; a rise to 64 is asked at 110 s and waits.
+      const a = rounds([
+        ...learned,
+        { at: 100_000, demand: 20, target: 32, allocated: 48, requested: 32, releasing: 16 },
+        { at: 110_000, demand: 50, target: 64, allocated: 48, requested: 64, releasing: 16 },
+      ]);
+      expect(a.round).to.include({ began: 100_000, reads: 32 });
+      // The target falls back to 32 at 120 s: holding 64 would have the next round acquire it.
+      const v: PolicyView = { ...view(120_000, 20, 64), allocated: 48 };
+      const d = unreadRiseGivenUp(keep(64), v, a);
+      expect(d.applied).to.equal(48);
+      expect(d.why?.summary).to.match(/waits for the round under way, and is given up/);
+      // Without a round under way (the account cannot tell) nothing changes.
+      expect(unreadRiseGivenUp(keep(64), v, rounds(learned))).to.deep.equal(keep(64));
+    });
+
+    it('a rise a round has read is not written below: it comes whatever is written now', () => {
+      // A rise to 96 begins at 100 s; the target falls to 48 at 110 s.
+      const a = rounds([
+        ...learned,
+        { at: 100_000, demand: 80, target: 96, allocated: 48, requested: 96, releasing: 0 },
+      ]);
+      const v: PolicyView = { ...view(110_000, 30, 96), allocated: 48 };
+      const followTarget: PolicyDecision = { applied: 48, deferred: false };
+      const d = deliveredRiseKept(followTarget, v, a);
+      expect(d).to.include({ applied: 96, deferred: true, recheckAt: 140_000 });
+      // Once delivered it is an ordinary hold again.
+      const delivered = rounds([
+        ...learned,
+        { at: 100_000, demand: 80, target: 96, allocated: 48, requested: 96, releasing: 0 },
+        { at: 140_000, demand: 30, target: 48, allocated: 96, requested: 96, releasing: 0 },
+      ]);
+      expect(deliveredRiseKept(followTarget, { ...v, allocated: 96 }, delivered)).to.equal(
+        followTarget,
+      );
+    });
+
+    it('a release decided now takes the write window, the rest of the round under way and a round of its own', () => {
+      const a = rounds([
+        ...learned,
+        { at: 100_000, demand: 80, target: 96, allocated: 48, requested: 96, releasing: 0 },
+      ]);
+      // At 110 s: 30 s left of the round, then 40 s, and 0.5 s.
+      expect(releaseLagSeconds(a, 110_000)).to.equal(70.5);
+      expect(releaseLagSeconds(emptyAccount(), 0)).to.equal(RELEASE_LAG_SECONDS);
+    });
+
+    it("a hold begins only on a record the budget carries it past, or within the pod wait promise's allowance", () => {
+      // 40 s rounds; pods arrive one at a time, 2,000 of them over 10,000 s;
+      // then the target falls from 80 to 48 at 10,100 s.
+      const obs: Observation[] = [...learned];
+      for (let i = 1; i <= 2000; i += 1) {
+        obs.push({ at: 40_000 + i * 5000, demand: 60 + (i % 2), target: 80, allocated: 80 });
+      }
+      const at = 10_100_000;
+      obs.push({ at, demand: 31, target: 48, allocated: 80 });
+      const many = rounds(obs);
+      expect(waitAllowance(many)).to.be.closeTo(0.0075 * (30 + 1000 + 30), 1e-9);
+      // Twice the arrivals of a round at that rate (about 0.1 a second): 9; the target's room above demand is 17.
+      expect(heldBackAtMost(many, 32, 40_000, 17)).to.equal(1);
+      const v: PolicyView = { ...view(at, 31, 80), roundMs: 40_000 };
+      expect(waitGuarded(keep(80), v, many, 1.5).applied).to.equal(80);
+      // Early on, 30 pods in 40 s and no record of when demand comes back: the pool follows the target.
+      const few = rounds([
+        ...learned,
+        { at: 41_000, demand: 20, target: 32, allocated: 48, requested: 48, releasing: 0 },
+      ]);
+      const early = waitGuarded(keep(48), { ...view(41_000, 20, 48), roundMs: 40_000 }, few, 1.5);
+      expect(early).to.deep.include({ applied: 32, deferred: false });
+      expect(early.why?.summary).to.match(/with no record of when demand comes back/);
+      // A record of the rise, that the budget carries the hold past: it begins.
+      const carried = rounds([
+        ...learned,
+        { at: 40_000 + 2 * TWO_DAYS * 1000, demand: 30, target: 48, allocated: 48 },
+        { at: 41_000 + 2 * TWO_DAYS * 1000, demand: 20, target: 32, allocated: 48 },
+      ]);
+      const t = 41_000 + 2 * TWO_DAYS * 1000;
+      const rising = { ...keep(48), riseLikely: { from: t + 60_000, until: t + 80_000 } };
+      expect(
+        waitGuarded(rising, { ...view(t, 20, 48), roundMs: 40_000 }, carried, 1.5).applied,
+      ).to.equal(48);
+      // Rounds too short to matter (no roundMs): nothing changes.
+      expect(waitGuarded(keep(48), view(41_000, 20, 48), few, 1.5).applied).to.equal(48);
+    });
+
+    it('a hold under way is not let go late while the release could hold back more pods than the allowance', () => {
+      const few = rounds([
+        ...learned,
+        { at: 41_000, demand: 20, target: 32, allocated: 48, requested: 48, releasing: 0 },
+      ]);
+      // 60 s after the target fell, auto would let go: a late release, at risk of 16 pods.
+      const late = waitGuarded(
+        { applied: 32, deferred: false },
+        { ...view(101_000, 20, 48), roundMs: 40_000 },
+        few,
+        1.5,
+      );
+      expect(late).to.deep.include({ applied: 48, deferred: true, recheckAt: 141_000 });
+      expect(late.why?.summary).to.match(
+        /a release begun now, later than CNS v2's, could hold back/,
+      );
+    });
+
+    it('when the budget would run out just before demand is likely back, the hold goes a round ahead, not inside that span', () => {
+      const a = earned(8, TWO_DAYS); // 316,800 IP-s left at 1.5
+      const now = TWO_DAYS * 1000;
+      const v = view(now, 8, 48); // holding 48 spends 28 IP-s a second: 11,314 s
+      const runsOut = now + 11_000_000;
+      const rising = (from: number, until: number): PolicyDecision => ({
+        ...keep(48),
+        riseLikely: { from, until },
+      });
+      // The rise likely from 11,050 s to 11,500 s: it would run out inside it.
+      const ahead = budgeted(rising(runsOut + 50_000, runsOut + 500_000), v, a, 1.5);
+      expect(ahead).to.deep.include({ applied: 16, deferred: false });
+      expect(ahead.why?.summary).to.match(/goes now, a round or more ahead/);
+      // Through it: kept, and looked at again a round before it begins.
+      const through = budgeted(rising(now + 3_600_000, now + 3_700_000), v, a, 1.5);
+      expect(through.applied).to.equal(48);
+      expect(through.recheckAt).to.equal(now + 3_600_000 - RELEASE_LAG_SECONDS * 1000);
+      // Already inside the span: held while the budget lasts (the rise may come first).
+      expect(budgeted(rising(now, runsOut + 500_000), v, a, 1.5).applied).to.equal(48);
+    });
   });
 });

@@ -13,9 +13,14 @@
 //   climbs through several levels costs one write, not one per level.
 // - A write that only drops stale ids from ipsNotInUse rides along with the
 //   next write (within 5 minutes).
+// - A level is not let go while its record says it may be needed again
+//   before the release's round is over: the control plane works a node one
+//   round at a time, so a release under way would hold that rise back by
+//   the rest of its round (docs/decisions/0034), where CNS v2, which let the
+//   level go when the target fell, rises at once.
 // Costs are in IP-seconds of one idle IP; docs/decisions/0021 has the
 // alternatives measured and how the defaults were chosen.
-import type { PoolPolicy, PolicyDecision, PolicyView } from '../policy.ts';
+import type { PoolPolicy, PolicyDecision, PolicyView, RiseLikely } from '../policy.ts';
 import { keepAlive, reuseWithin } from './keep-alive.ts';
 import { emptyLevels, levelsBetween, observeLevels, type LevelsMemory } from './levels.ts';
 
@@ -36,7 +41,15 @@ export interface AutoOptions {
   reachShare: number;
   /** A write that only drops stale ids waits at most this long for the next write (ms). */
   staleClearMs: number;
+  /**
+   * A release is not started while a level it lets go may be needed again
+   * within this many round times (and ROUND_MARGIN_MS) of the control plane.
+   */
+  roundsAtRisk: number;
 }
+
+/** Added to the rounds at risk: the write window and the control plane's pick-up. */
+export const ROUND_MARGIN_MS = 1_000;
 
 export const AUTO_DEFAULTS: Readonly<AutoOptions> = {
   writeCost: 300,
@@ -47,6 +60,7 @@ export const AUTO_DEFAULTS: Readonly<AutoOptions> = {
   aggregateWrites: 2,
   reachShare: 0.5,
   staleClearMs: 300_000,
+  roundsAtRisk: 1.1,
 };
 
 /** One level's part in the current hold-back, for /debug/pool. */
@@ -78,7 +92,12 @@ export function autoPolicy(options: Partial<AutoOptions> = {}): PoolPolicy<Level
 export function decideAuto(m: LevelsMemory, v: PolicyView, o: AutoOptions): PolicyDecision {
   if (v.target > v.request) return reach(m, v, o);
   if (v.target === v.request) return { applied: v.target, deferred: false };
-  return release(m, v, o);
+  // A hold above the target is the inner policy's or a followed delay's
+  // (idle-budget.ts): either way the budget's guard plans by the next rise.
+  const d = release(m, v, o);
+  if (!(v.roundMs !== undefined && v.roundMs > 0)) return d;
+  const rise = riseLikely(m, v.target, v.now, o, v.roundMs * o.roundsAtRisk + ROUND_MARGIN_MS);
+  return rise !== undefined ? { ...d, riseLikely: rise } : d;
 }
 
 /** A lower target: what of the request to keep, level by level, and what to let go (now or soon). */
@@ -107,7 +126,25 @@ function release(m: LevelsMemory, v: PolicyView, o: AutoOptions): PolicyDecision
   }
   const budget = o.aggregateWrites * o.writeCost;
   const ready = releaseReady(m, keepTo, request, now, budget);
-  if (ready.at !== undefined && nextFallsSoon(m, keepTo, target, now, ready.at - now)) {
+  const letsGo = ready.at === undefined || !nextFallsSoon(m, keepTo, target, now, ready.at - now);
+  const risk = letsGo && keepTo < request ? waitRisk(m, keepTo, now, v.roundMs, o) : undefined;
+  if (risk !== undefined) {
+    return {
+      applied: request,
+      deferred: true,
+      recheckAt: risk.until,
+      why: {
+        policy: 'auto',
+        summary:
+          `keeping ${request} for the target ${target} until ${new Date(risk.until).toISOString()}: ` +
+          'demand came back above it after gaps ending about now, and a release under way would ' +
+          'hold that rise back by the rest of its round',
+        riseLikely: risk,
+        kept,
+      },
+    };
+  }
+  if (!letsGo && ready.at !== undefined) {
     return {
       applied: request,
       deferred: true,
@@ -136,6 +173,91 @@ function release(m: LevelsMemory, v: PolicyView, o: AutoOptions): PolicyDecision
       kept,
     },
   };
+}
+
+/**
+ * When demand is next likely to come back above `above` (a level the pool
+ * would keep), from the record of every level above it that is not needed
+ * now: each recorded gap g says the level came back g after it was let go,
+ * so one like it brings it back within g x (1 -+ gapSlack) of its `since`,
+ * or `tailMs` later (a gap a little longer than any seen: a release started
+ * as the record runs out is the one most likely to meet the rise).
+ * The first such span not over by `now`, joined with those that begin
+ * before it ends; undefined when no level above has a gap still to come.
+ */
+export function riseLikely(
+  m: LevelsMemory,
+  above: number,
+  now: number,
+  o: Pick<AutoOptions, 'gapSlack'>,
+  tailMs = 0,
+): RiseLikely | undefined {
+  const spans: RiseLikely[] = [];
+  for (const [, mem] of levelsBetween(m, above, Number.POSITIVE_INFINITY)) {
+    if (mem.since === undefined) continue;
+    for (const g of mem.gaps) {
+      const until = mem.since + g * (1 + o.gapSlack) + tailMs;
+      if (until > now) spans.push({ from: Math.max(now, mem.since + g * (1 - o.gapSlack)), until });
+    }
+  }
+  if (spans.length === 0) return undefined;
+  spans.sort((a, b) => a.from - b.from);
+  const first = { ...spans[0]! };
+  for (const s of spans) if (s.from <= first.until) first.until = Math.max(first.until, s.until);
+  return first;
+}
+
+/**
+ * When the target is next likely to fall below `upTo` (the level kept), from
+ * the record of how long each level at or below it that is needed now stays
+ * needed (its busy times), as riseLikely reads the gaps.
+ */
+export function fallLikely(
+  m: LevelsMemory,
+  upTo: number,
+  now: number,
+  o: Pick<AutoOptions, 'gapSlack'>,
+  tailMs = 0,
+): RiseLikely | undefined {
+  let first: RiseLikely | undefined;
+  for (const [, mem] of levelsBetween(m, Number.NEGATIVE_INFINITY, upTo)) {
+    if (mem.neededSince === undefined) continue;
+    for (const b of mem.busy) {
+      const until = mem.neededSince + b * (1 + o.gapSlack) + tailMs;
+      const from = Math.max(now, mem.neededSince + b * (1 - o.gapSlack));
+      if (until > now && (first === undefined || from < first.from)) first = { from, until };
+    }
+  }
+  return first;
+}
+
+/**
+ * A release started now, after the target fell (CNS v2 released then), must
+ * be over before demand comes back above what it keeps, or the rise waits
+ * for the rest of its round where CNS v2's starts at once. At risk while a
+ * rise above `keepTo` is likely (riseLikely) within `roundsAtRisk` rounds
+ * (and ROUND_MARGIN_MS) of now: the span of it. Undefined when none is,
+ * when the round's time is not known, or when the target fell only now
+ * (CNS v2's release is started now too).
+ */
+export function waitRisk(
+  m: LevelsMemory,
+  keepTo: number,
+  now: number,
+  roundMs: number | undefined,
+  o: Pick<AutoOptions, 'roundsAtRisk' | 'gapSlack'>,
+): RiseLikely | undefined {
+  if (!(roundMs !== undefined && roundMs > 0)) return undefined;
+  const first = levelsBetween(m, keepTo, Number.POSITIVE_INFINITY)[0];
+  if (first?.[1].since === undefined || !(now > first[1].since)) return undefined;
+  const horizon = roundMs * o.roundsAtRisk + ROUND_MARGIN_MS;
+  const rise = riseLikely(m, keepTo, now, o, horizon);
+  if (rise !== undefined && rise.from <= now + horizon) return rise;
+  // A fall of the target meanwhile would wait for this round too: CNS v2's
+  // release of it starts at once, ours a round later, and the rise after it
+  // would find ours still under way.
+  const fall = fallLikely(m, keepTo, now, o, horizon);
+  return fall !== undefined && fall.from <= now + horizon ? fall : undefined;
 }
 
 /** A scale-up: the target, and the levels above it likely to be needed within a write's worth of idle time. */

@@ -15,7 +15,9 @@ import {
   advanceAccount,
   BUCKET_MS,
   budgetLeft,
+  CNS_WRITE_WINDOW_MS,
   emptyAccount,
+  largestStep,
   nextBucketAt,
   observeAccount,
   windowTotals,
@@ -49,6 +51,20 @@ export { DEFAULT_IDLE_BUDGET } from '../../idle-budget-value.ts';
 export const RELEASE_LAG_SECONDS = 5;
 /** Share of CNS v2's counted churn not credited (see churnSaved). */
 export const CHURN_MODEL_MARGIN = 0.1;
+/**
+ * A round of the control plane longer than this can hold a rise back by more
+ * than the wait promise allows (pod wait p99 within 0.5 s of CNS v2's): the
+ * rules for a control plane that works one round at a time apply.
+ */
+export const ROUND_MATTERS_MS = 500;
+/**
+ * The pod wait promise is on the 99th percentile: a share of pods may wait
+ * longer without moving it. Three quarters of that share is what holds with no record
+ * of when demand comes back may risk (waitAllowance).
+ */
+export const WAIT_RISK_SHARE = 0.0075;
+/** Rounds past the likely rise the budget must carry a hold begun on its record (waitGuarded). */
+export const CARRY_MARGIN_ROUNDS = 3;
 /** A reach above a rising target must be affordable for this long. */
 export const REACH_FUND_SECONDS = 60;
 
@@ -190,13 +206,24 @@ export function withIdleBudget<M>(
         shadows: observeShadows(m.shadows, o, follow ? budget : 0, allowanceOf(account, budget)),
       };
     },
-    decide: (m, v) => {
+    decide: (m, view) => {
+      const account = advanceAccount(m.account, view.now);
+      // Rounds too short to hold a rise back by what the wait promise
+      // allows are not worth planning for (the CIDR backend's).
+      const v = account.lagMs > ROUND_MATTERS_MS ? { ...view, roundMs: account.lagMs } : view;
       const d = inner.decide(m.inner, v);
-      const account = advanceAccount(m.account, v.now);
       const followed = follow
         ? followDelay(d, v, advanceShadows(m.shadows, v.now), budget, allowanceOf(account, budget))
         : d;
-      return budgeted(followed, v, account, budget);
+      return deliveredRiseKept(
+        unreadRiseGivenUp(
+          budgeted(waitGuarded(followed, v, account, budget), v, account, budget),
+          v,
+          account,
+        ),
+        v,
+        account,
+      );
     },
     account: (m, now) =>
       accountView(
@@ -234,6 +261,7 @@ export function followDelay(
     applied: held,
     deferred: true,
     ...(Number.isFinite(recheckAt) ? { recheckAt } : {}),
+    ...(d.riseLikely !== undefined ? { riseLikely: d.riseLikely } : {}),
     why: {
       policy: d.why?.policy ?? 'auto',
       summary:
@@ -255,6 +283,200 @@ export function followDelay(
  */
 export function churnSaved(a: IdleAccount): number {
   return a.cnsChurn * (1 - CHURN_MODEL_MARGIN) - a.heldChurn;
+}
+
+/**
+ * On a control plane that works a node one round at a time (v.roundMs set)
+ * a hold's release, begun later than CNS v2's (when the target fell), holds
+ * back a rise that comes during its round. So:
+ * - a hold begins (the target just fell) on a record of when demand comes
+ *   back (riseLikely) that the budget can carry it past by
+ *   CARRY_MARGIN_ROUNDS rounds: it then ends with the rise (the budget's
+ *   guard otherwise lets it go a round ahead, auto's release waits a round
+ *   after the record runs out); or while the wait promise's own allowance
+ *   (waitAllowance) covers the pods its release could hold back; else the
+ *   pool follows the target as CNS v2 does;
+ * - a hold under way is let go (a late release) only while the allowance
+ *   covers what that release could hold back; else it is kept, and the
+ *   budget's guard (budgeted) has the last word.
+ */
+export function waitGuarded(
+  d: PolicyDecision,
+  v: PolicyView,
+  account: IdleAccount,
+  budget = Number.POSITIVE_INFINITY,
+): PolicyDecision {
+  const { target, request, roundMs, now } = v;
+  if (!(roundMs !== undefined && roundMs > 0) || !(target < request)) return d;
+  const allowance = waitAllowance(account);
+  const begins = now <= (account.fellAt ?? Number.NEGATIVE_INFINITY) + CNS_WRITE_WINDOW_MS;
+  if (begins) {
+    if (!(d.applied > target)) return d;
+    // The budget must carry the hold past the likely rise by a margin: a guard
+    // that runs out of it later lets the hold go into whatever comes then.
+    const margin = CARRY_MARGIN_ROUNDS * roundMs;
+    if (d.riseLikely !== undefined && carries(d, v, account, budget, d.riseLikely.until + margin)) {
+      return d;
+    }
+    const risked = heldBackAtMost(account, d.applied - target, roundMs, target - v.demand);
+    if (allowance >= risked) return d;
+    return {
+      applied: target,
+      deferred: false,
+      why: {
+        policy: d.why?.policy ?? 'auto',
+        summary:
+          `following the target ${target}: with no record of when demand comes back that the ` +
+          `budget can carry it to, holding ` +
+          `${d.applied} would end in a release begun later than CNS v2's, which could hold back ` +
+          `${risked} pods' IPs by a round of the control plane, more than the pod wait promise ` +
+          `leaves (${Math.max(0, Math.floor(allowance))} pods)`,
+        waitAllowancePods: Math.floor(allowance),
+        heldBackAtMost: risked,
+      },
+    };
+  }
+  if (!(d.applied < request)) return d;
+  const risked = heldBackAtMost(account, request - d.applied, roundMs, d.applied - v.demand);
+  if (allowance >= risked) return d;
+  return {
+    applied: request,
+    deferred: true,
+    recheckAt: Math.min(d.recheckAt ?? Number.POSITIVE_INFINITY, now + roundMs),
+    ...(d.riseLikely !== undefined ? { riseLikely: d.riseLikely } : {}),
+    why: {
+      policy: d.why?.policy ?? 'auto',
+      summary:
+        `keeping ${request} for the target ${target}: a release begun now, later than CNS v2's, ` +
+        `could hold back ${risked} pods' IPs by a round of the control plane, more than the pod ` +
+        `wait promise leaves (${Math.max(0, Math.floor(allowance))} pods)`,
+      waitAllowancePods: Math.floor(allowance),
+      heldBackAtMost: risked,
+    },
+  };
+}
+
+/** Whether the budget can carry `d`'s hold, and a release after it, until `until` (ms). */
+function carries(
+  d: PolicyDecision,
+  v: PolicyView,
+  account: IdleAccount,
+  budget: number,
+  until: number,
+): boolean {
+  const spend = Math.max(0, d.applied - v.demand) - budget * Math.max(0, v.target - v.demand);
+  if (spend <= 0) return true;
+  const usable = budgetLeft(account, budget) - spend * releaseLagSeconds(account, v.now);
+  return usable >= (spend * Math.max(0, until - v.now)) / 1000;
+}
+
+/**
+ * Pods a release the record cannot time may still hold back: WAIT_RISK_SHARE
+ * of the pods started so far, less those the pool's own releases held back.
+ */
+export function waitAllowance(account: IdleAccount): number {
+  return WAIT_RISK_SHARE * (account.podsStarted ?? 0) - (account.heldBack ?? 0);
+}
+
+/**
+ * Pods one release of `released` IPs could hold back: those arriving during
+ * its round beyond the target's room above demand (`room`), at least one
+ * and at most the IPs it releases. Arrivals are taken as the larger of the largest rise of demand
+ * seen at once and twice what arrives in a round at the rate seen.
+ */
+export function heldBackAtMost(
+  account: IdleAccount,
+  released: number,
+  roundMs: number,
+  room = 0,
+): number {
+  const pods = account.podsStarted ?? 0;
+  const since = account.since;
+  const seconds = since === undefined || account.at === undefined ? 0 : (account.at - since) / 1000;
+  if (!(pods > 0 && seconds > 0)) return released;
+  const perRound = Math.ceil(2 * (pods / seconds) * (roundMs / 1000));
+  const arrivals = Math.max(largestStep(account), perRound);
+  // At least one pod: a release begun late is never taken to risk nothing.
+  return Math.min(released, Math.max(1, arrivals - Math.max(0, room)));
+}
+
+/**
+ * A rise the control plane has not begun on (a round under way read less:
+ * it waits for the next round) is given up when the target falls, as CNS
+ * v2's lower request gives it up: holding it would have the next round
+ * acquire IPs no longer needed, then a release. A rise a round has read is
+ * delivered anyway, and is held as any other IPs (budgeted).
+ */
+export function unreadRiseGivenUp(
+  d: PolicyDecision,
+  v: PolicyView,
+  account: IdleAccount,
+): PolicyDecision {
+  const round = account.round;
+  if (round === undefined || !(v.target < v.request)) return d;
+  const delivering = Math.max(round.reads, v.allocated ?? 0, v.target);
+  if (!(d.applied > delivering)) return d;
+  return {
+    ...d,
+    applied: delivering,
+    deferred: delivering > v.target,
+    why: {
+      ...(d.why ?? { policy: 'auto', summary: '' }),
+      summary:
+        `${d.why ? `${d.why.summary}; ` : ''}not above ${delivering}: the rise to ${v.request} waits for ` +
+        'the round under way, and is given up as CNS v2 gives it up',
+    },
+  };
+}
+
+/**
+ * A rise a round under way has read comes whatever is written now: a lower
+ * request would only have it released by another round once it lands (two
+ * writes more and its churn). So no decision goes below it (the budget's
+ * guard looks again when it lands).
+ */
+export function deliveredRiseKept(
+  d: PolicyDecision,
+  v: PolicyView,
+  account: IdleAccount,
+): PolicyDecision {
+  const round = account.round;
+  if (round === undefined || !(v.target < v.request)) return d;
+  const delivering = Math.min(v.request, round.reads);
+  if (!(delivering > (v.allocated ?? 0)) || !(d.applied < delivering)) return d;
+  return {
+    ...d,
+    applied: delivering,
+    deferred: delivering > v.target,
+    ...recheckBy(d, account.lagMs > 0 ? round.began + account.lagMs : undefined, v.now),
+    why: {
+      ...(d.why ?? { policy: 'auto', summary: '' }),
+      summary:
+        `${d.why ? `${d.why.summary}; ` : ''}not below ${delivering}: the round under way ` +
+        'delivers it whatever is written now',
+    },
+  };
+}
+
+/** `d`'s recheck, or `at` when that is earlier and still to come. */
+function recheckBy(d: PolicyDecision, at: number | undefined, now: number): { recheckAt?: number } {
+  const soonest = Math.min(
+    d.recheckAt ?? Number.POSITIVE_INFINITY,
+    at !== undefined && at > now ? at : Number.POSITIVE_INFINITY,
+  );
+  return Number.isFinite(soonest) ? { recheckAt: soonest } : {};
+}
+
+/**
+ * Seconds a release decided now takes to show in the status: the write
+ * window, the rest of the pool's round under way, and a round of its own;
+ * at least RELEASE_LAG_SECONDS.
+ */
+export function releaseLagSeconds(account: IdleAccount, now: number): number {
+  const lag = account.lagMs;
+  if (!(lag > 0)) return RELEASE_LAG_SECONDS;
+  const rest = account.round === undefined ? 0 : Math.max(0, account.round.began + lag - now);
+  return Math.max(RELEASE_LAG_SECONDS, (CNS_WRITE_WINDOW_MS + rest + lag) / 1000);
 }
 
 /** The inner decision, held to the budget. */
@@ -282,7 +504,8 @@ export function budgeted(
   const spend = Math.max(0, applied - demand) - budget * Math.max(0, target - demand);
   if (spend <= 0) return d;
   const left = budgetLeft(account, budget);
-  const usable = left - spend * (RELEASE_LAG_SECONDS + (reaching ? REACH_FUND_SECONDS : 0));
+  const usable =
+    left - spend * (releaseLagSeconds(account, now) + (reaching ? REACH_FUND_SECONDS : 0));
   const figures = { budget, budgetLeftIpSeconds: Math.round(left), spendPerSecond: spend };
   // A hold the budget cannot carry to the inner policy's next look (when its
   // evidence says the IPs are likely needed again) is let go now rather than
@@ -306,7 +529,40 @@ export function budgeted(
     };
   }
   const until = now + (usable / spend) * 1000;
-  const recheckAt = Math.min(d.recheckAt ?? Number.POSITIVE_INFINITY, until, nextBucketAt(now));
+  // The budget would run out inside the next span where demand is likely
+  // back (or a release round before it): a release then would hold that
+  // rise back. While that span is still a round or more away, let go now;
+  // once inside it, hold on as long as the budget lasts (the rise may come
+  // first), and look again at its start.
+  const rise = d.riseLikely;
+  const zone = rise === undefined ? undefined : rise.from - releaseLagSeconds(account, now) * 1000;
+  if (
+    rise !== undefined &&
+    zone !== undefined &&
+    now < zone &&
+    until >= zone &&
+    until < rise.until
+  ) {
+    return {
+      applied: target,
+      deferred: false,
+      why: {
+        policy: d.why?.policy ?? 'auto',
+        summary:
+          `following the target ${target}: what is left of the idle budget (${budget} x CNS v2; ` +
+          `${Math.round(left)} IP-s) would run out just before demand is likely back above it, ` +
+          'where a release would hold that rise back; it goes now, a round or more ahead',
+        ...figures,
+        riseLikely: rise,
+      },
+    };
+  }
+  const recheckAt = Math.min(
+    d.recheckAt ?? Number.POSITIVE_INFINITY,
+    until,
+    nextBucketAt(now),
+    zone !== undefined && zone > now ? zone : Number.POSITIVE_INFINITY,
+  );
   return {
     ...d,
     recheckAt,
