@@ -5,7 +5,7 @@ SHELL := /bin/bash
 export PATH := $(CURDIR)/node_modules/.bin:$(PATH)
 NODE_FLAGS := --disable-warning=ExperimentalWarning
 
-.PHONY: explore run test install bundle cni go-test image image-test typecheck lint unit coverage test-count sync-path bench bench-quiet-watches bench-azure-full crash-long fuzz-long interleave-long chaos rbac-audit prometheus-check clean format
+.PHONY: explore run test install bundle cni go-test image image-test typecheck lint unit coverage test-count sync-path bench bench-quiet-watches bench-azure-full crash-long fuzz-long interleave-long explore-sim chaos rbac-audit prometheus-check clean format
 
 node_modules/.installed: package.json package-lock.json scripts/install
 	scripts/install
@@ -129,6 +129,17 @@ interleave-long: install
 # The wide explorations `make test` runs a short part of: the interleaving
 # explorer's 10,000 seeds (docs/design/fulfiller.md#high-availability).
 explore: interleave-long
+
+# The idle-budget promise swept wide (bench/promise-sweep.ts; docs/decisions/0034):
+# auto against CNS v2 on the serial control plane at the CIDR and the Azure
+# backend's timings, every built-in trace at budgets 1, 1.2, 1.5, 2 and 3, and
+# EXPLORE_RUNS generated traces from EXPLORE_FIRST_SEED (`make test` checks the
+# first 40 of the same draw: test/sim/idle-budget.test.ts). Exits 1 on a break.
+EXPLORE_RUNS ?= 6000
+EXPLORE_FIRST_SEED ?= 1
+EXPLORE_JOBS ?= 2
+explore-sim: install
+	RUNS=$(EXPLORE_RUNS) FIRST_SEED=$(EXPLORE_FIRST_SEED) JOBS=$(EXPLORE_JOBS) node $(NODE_FLAGS) bench/promise-sweep.ts
 
 # The default scenario under chaos (`make test` runs a 45 s one); CHAOS_SEED replays a run.
 CHAOS_RATE ?= 0.2

@@ -97,6 +97,54 @@ export function frontierVerdict(
   };
 }
 
+/**
+ * The fixed delays that keep the promise `auto` is held to at `budget`: idle
+ * so far within the budget x CNS v2's at every moment (`peaks`, each run's
+ * peakIdleRatio), no more writes or churn than CNS v2, and pod wait p99
+ * within 0.5 s of CNS v2's (delay 0, CNS v2 itself, always does).
+ */
+export function promiseKeepingDelays<S extends SimulationSummary>(
+  budget: number,
+  fixed: ReadonlyMap<number, S>,
+  peaks: ReadonlyMap<number, { ratio: number } | undefined>,
+): Map<number, S> {
+  const cns = fixed.get(0);
+  if (cns === undefined) throw new Error('the fixed delays must include 0 (CNS v2)');
+  return new Map(
+    [...fixed].filter(
+      ([d, s]) =>
+        d === 0 ||
+        ((peaks.get(d)?.ratio ?? 0) <= budget &&
+          promiseBroken(budget, s, cns).filter((f) => f !== 'idle').length === 0),
+    ),
+  );
+}
+
+/**
+ * Why `auto` missed the frontier on a row, in one line, from the figures
+ * alone (its idle at the end and at its peak against the best delay's):
+ * - churn only: its writes are within the bound (it released deeper, or
+ *   more often, than the delay);
+ * - budget left: it held markedly less idle than the delay (by 5 % of CNS
+ *   v2's or more): it did not spend what the delay spent (the holds the
+ *   rules of docs/decisions/0034 do not start: no record of when demand
+ *   comes back, or a release's round that could meet a rise);
+ * - spent alike: it held about as much, on holds that saved fewer writes.
+ */
+export function missReason(v: FrontierVerdict, autoPeak: number | undefined): string {
+  if (v.frontierMissed.length === 0) return '';
+  if (!v.frontierMissed.includes('writes')) {
+    return `churn only (writes ${v.auto.writes.toFixed(2)} vs ${v.best.writes.toFixed(2)} x CNS v2)`;
+  }
+  if (v.auto.idle <= v.best.idle - 0.05) {
+    return (
+      `budget left: idle ${v.auto.idle.toFixed(2)} vs ${v.best.idle.toFixed(2)} x CNS v2` +
+      (autoPeak !== undefined ? ` (auto's highest ${autoPeak.toFixed(2)})` : '')
+    );
+  }
+  return `spent alike (idle ${v.auto.idle.toFixed(2)} vs ${v.best.idle.toFixed(2)}), on holds that saved fewer writes`;
+}
+
 /** Idle so far (summary.ts `idleSoFar` pairs) at `t`, looking from pair `from` on. */
 function idleAt(pairs: readonly number[], t: number, from: number): { idle: number; i: number } {
   if (pairs.length === 0) return { idle: 0, i: 0 };
