@@ -25,13 +25,13 @@ export class IdleAccountMetrics {
     const registers = [registry];
     this.#idle = new Gauge({
       name: 'pool_monitor_idle_ip_seconds',
-      help: 'Idle IP-seconds (IPs held beyond demand, integrated): pool="held" as this node held them, pool="cns_v2" what CNS v2 would have held on the same demand; span="start" since the sidecar started, span="window" over the current hour and the 23 whole hours before it (hourly buckets; the account survives a restart, docs/decisions/0034).',
+      help: 'Idle IP-seconds (IPs held beyond demand, integrated): pool="held" as this node held them, pool="cns_v2" what CNS v2 would have held on the same demand and control plane (one round at a time, at the speed measured on this pool\'s rounds); span="start" since the sidecar started, span="window" over the current hour and the 23 whole hours before it (hourly buckets; the account survives a restart, docs/decisions/0034).',
       labelNames: ['policy', 'pool', 'span'],
       registers,
     });
     this.#budget = new Gauge({
       name: 'pool_monitor_idle_budget_ratio',
-      help: 'The idle budget (--idle-budget): idle IP-seconds allowed as a multiple of what CNS v2 would have held.',
+      help: "The idle budget (--idle-budget): idle IP-seconds allowed as a multiple of what CNS v2 would have held on the same demand and control plane (one round of the node at a time, CNS v2's rounds as long as this pool's own last; docs/decisions/0034).",
       labelNames: ['policy'],
       registers,
     });
