@@ -14,9 +14,9 @@
 // one trace so meet the same control plane (a round begun in the same span
 // takes as long under either), and what differs between them is what they
 // asked of it and when. The idle account models CNS v2's rounds at the speed
-// it measures on the pool's own; with a draw per round the speed of CNS v2's
-// rounds is one no observation tells, which docs/decisions/0034 measures
-// (`speedSpanMs` of a minute).
+// it measures on the pool's own; with a draw per round (`speedSpanMs` of a
+// minute) the speed of CNS v2's rounds is one no observation tells, and its
+// idle is an estimate (docs/decisions/0034).
 import {
   ARM_POLL_RETRY_AFTER_MS,
   AZURE_OPERATION_MS,
