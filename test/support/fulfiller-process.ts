@@ -119,7 +119,7 @@ export async function startReplica(
 
 /** Once one of the two holds the Lease and the other knows it: [leader, standby]. */
 export async function elected<R extends Replica>(kc: KubeConfig, pair: R[]): Promise<[R, R]> {
-  const id = await waitFor('a lease holder', () => leaseHolder(kc), 15_000);
+  const id = await waitFor('a lease holder', () => leaseHolder(kc), 45_000);
   const leader = pair.find((r) => id.startsWith(`${r.proc.name}_`))!;
   const standby = pair.find((r) => r !== leader)!;
   await standby.proc.waitLog('lease holder');
