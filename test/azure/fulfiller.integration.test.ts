@@ -172,20 +172,24 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
     expect(managedConfigs(cluster.cloud, 'node-0')).to.have.length(13);
     // A fresh fulfiller knows nothing of node-0's NIC but what the NNC says.
     await running!.stop();
-    await run({ quarantineMs: 1000 });
+    // Long enough that a loaded machine still sees the quarantine's start.
+    await run({ quarantineMs: 4000 });
     await running!.whenSynced();
     await cluster.kc.makeApiClient(CoreV1Api).deleteNode({ name: 'node-0' });
     // Quarantined first (its pods may still run: docs/design/fulfiller.md#high-availability):
     // the NNC stays, terminating, as its record (docs/decisions/0030) ...
-    await waitFor(
-      'the NNC terminating',
-      async () => (await cluster.get('node-0'))?.metadata.deletionTimestamp !== undefined,
-    );
-    expect(managedConfigs(cluster.cloud, 'node-0')).to.have.length(13);
+    let whileTerminating = -1;
+    await waitFor('the NNC terminating', async () => {
+      if ((await cluster.get('node-0'))?.metadata.deletionTimestamp === undefined) return false;
+      whileTerminating = managedConfigs(cluster.cloud, 'node-0').length;
+      return true;
+    });
+    expect(whileTerminating).to.equal(13);
     // ... then the addresses are released and the NNC goes.
     await waitFor(
       'the addresses released',
       () => managedConfigs(cluster.cloud, 'node-0').length === 0,
+      20_000,
     );
     await waitFor('the NNC deleted', async () => (await cluster.get('node-0')) === undefined);
     // The NIC's own primary ipConfiguration stays.
