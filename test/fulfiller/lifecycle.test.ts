@@ -141,7 +141,8 @@ describe('fulfiller: the NNC lifecycle over HTTP', function () {
     await createNode('node-a');
     await createNode('node-b');
     await bindPod('on-a', 'node-a');
-    await start({ quarantineMs: 2000, quarantinePodCheckMs: 100 });
+    // Long enough that a loaded machine sees node-b short while it holds.
+    await start({ quarantineMs: 4000, quarantinePodCheckMs: 100 });
     await waitFor('NNCs', async () => (await get('node-a')) && (await get('node-b')));
     await setRequest('node-a', 20);
     const a = await served('node-a', 20);
@@ -151,7 +152,7 @@ describe('fulfiller: the NNC lifecycle over HTTP', function () {
     // /27: 27 usable, node-a's 21 quarantined, node-b's primary: 5 are free.
     await nodeBShortWithout(held, 'quarantined, handed out');
     // The quarantine over, they serve node-b.
-    const b = await served('node-b', 26);
+    const b = await cluster.nncWithIps('node-b', 26, 15_000);
     const reused = b.status!.networkContainers![0]!.ipAssignments!.filter((x) => held.has(x.ip));
     expect(reused.length).to.be.at.least(20);
     await gone('node-a');
