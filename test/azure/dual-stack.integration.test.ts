@@ -7,17 +7,13 @@
 // instance. The emulator holds NICs to what Azure/AKS#5722 describes (many
 // IPv6 ipConfigurations per NIC, `ipv6PerNic: 'many'`); under the documented
 // one (the emulator's default) the nodes are served IPv4 alone, and say why.
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { isIP } from 'node:net';
 import type { RunningFulfiller } from '../../src/fulfiller/run.ts';
 import { CaptureTransport } from '../../src/log/capture.ts';
-import type {
-  ClusterSubnetState,
-  NetworkContainer,
-  NodeNetworkConfig,
-} from '../../src/nnc/types.ts';
-import { CSS_PLURAL, CSS_VERSION, dynamicContainers, GROUP } from '../../src/nnc/types.ts';
+import type { NetworkContainer, NodeNetworkConfig } from '../../src/nnc/types.ts';
+import { dynamicContainers } from '../../src/nnc/types.ts';
 import type { AzureCluster } from '../support/azure-cluster.ts';
 import { NS, startAzureCluster, startAzureFulfiller } from '../support/azure-cluster.ts';
 import { waitFor } from '../support/wait.ts';
@@ -136,17 +132,7 @@ describe('fulfiller --backend azure, dual-stack pod subnet (API server + ARM emu
       },
       20_000,
     );
-  const css = async (name: string) =>
-    (await cluster.kc
-      .makeApiClient(CustomObjectsApi)
-      .getNamespacedCustomObject({
-        group: GROUP,
-        version: CSS_VERSION,
-        namespace: NS,
-        plural: CSS_PLURAL,
-        name,
-      })
-      .catch(() => undefined)) as ClusterSubnetState | undefined;
+  const css = (name: string) => cluster.css(name);
 
   for (const layout of ['pod-nic', 'node-subnet', 'scale-set'] as CloudLayout[]) {
     it(`${layout}: one container per family, each with requestedIPCount; releases of both families in one PUT`, async () => {

@@ -4,20 +4,13 @@
 // /metrics; a node without providerID gets a Warning Event and is served once
 // it has one; a deleted Node's addresses leave its NIC; SubnetIsFull and the
 // subnet's usage drive the ClusterSubnetState.
-import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { CoreV1Api } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import type { FulfillerConfig } from '../../src/fulfiller/config.ts';
 import type { RunningFulfiller } from '../../src/fulfiller/run.ts';
 import { CaptureTransport } from '../../src/log/capture.ts';
 import { cssNameOf } from '../../src/azure/container.ts';
-import type { ClusterSubnetState } from '../../src/nnc/types.ts';
-import {
-  CSS_PLURAL,
-  CSS_VERSION,
-  dynamicContainers,
-  GROUP,
-  NNC_KIND,
-} from '../../src/nnc/types.ts';
+import { dynamicContainers, NNC_KIND } from '../../src/nnc/types.ts';
 import type { AzureBackendTuning, AzureCluster } from '../support/azure-cluster.ts';
 import {
   filled as filledIn,
@@ -55,17 +48,7 @@ describe('fulfiller --backend azure over HTTP (API server + ARM emulator + real 
     return running;
   };
   const filled = (name: string, n: number) => filledIn(cluster, name, n);
-  const css = async (name = 'aks-pods') =>
-    (await cluster.kc
-      .makeApiClient(CustomObjectsApi)
-      .getNamespacedCustomObject({
-        group: GROUP,
-        version: CSS_VERSION,
-        namespace: NS,
-        plural: CSS_PLURAL,
-        name,
-      })
-      .catch(() => undefined)) as ClusterSubnetState | undefined;
+  const css = (name = 'aks-pods') => cluster.css(name);
   const warnings = (reason: string) =>
     (cluster.server.objects('', 'events', NS) as Array<{ reason?: string; type?: string }>).filter(
       (e) => e.reason === reason && e.type === 'Warning',

@@ -24,9 +24,9 @@ import { startFulfiller, type RunningFulfiller } from '../../src/fulfiller/run.t
 import type { CaptureTransport } from '../../src/log/capture.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { contains, ipToInt, parseCidr } from '../../src/fulfiller/cidr.ts';
-import type { NodeNetworkConfig } from '../../src/nnc/types.ts';
+import type { ClusterSubnetState, NodeNetworkConfig } from '../../src/nnc/types.ts';
 import { dynamicContainers, GROUP, NNC_PLURAL } from '../../src/nnc/types.ts';
-import { NNC, NS, startTestCluster } from './test-cluster.ts';
+import { CSS, NNC, NS, startTestCluster } from './test-cluster.ts';
 import { waitFor } from './wait.ts';
 
 export { NNC, NS };
@@ -43,6 +43,8 @@ export interface AzureCluster {
     options?: { providerID?: boolean; layout?: CloudLayout },
   ): Promise<string | undefined>;
   get(name: string): Promise<NodeNetworkConfig | undefined>;
+  /** The ClusterSubnetState `name` in NS, undefined when there is none (or it cannot be read). */
+  css(name: string): Promise<ClusterSubnetState | undefined>;
   /** Replaces the NNC's spec (retrying on 409 until it lands). */
   setSpec(name: string, spec: Record<string, unknown>): Promise<void>;
   nncs(): NodeNetworkConfig[];
@@ -67,6 +69,9 @@ export async function startAzureCluster(
       return providerID;
     },
     get: (name) => get(name),
+    css: async (name) =>
+      (await api.getNamespacedCustomObject({ ...CSS, name }).catch(() => undefined)) as
+        ClusterSubnetState | undefined,
     async setSpec(name, spec) {
       // A 409 (the fulfiller wrote meanwhile) throws: waitFor reads and tries again.
       await waitFor(
