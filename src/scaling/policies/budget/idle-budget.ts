@@ -8,7 +8,7 @@
 // (RATIO - 1) x (target - demand). When too little is left to hold through
 // the release's own lag, it applies the target, as CNS v2 would, until the
 // budget is earned back. Pure: memory and time in, decision out.
-import type { PoolPolicy, PolicyDecision, PolicyView } from '../policy.ts';
+import type { PoolPolicy, PolicyDecision, PolicyExplanation, PolicyView } from '../policy.ts';
 import { carryAccount, resumeAccount, type CarriedAccount } from './carried.ts';
 import type { DelayFigures, IdleAccountView } from './idle-account-view.ts';
 import {
@@ -507,6 +507,19 @@ export function budgeted(
   const usable =
     left - spend * (releaseLagSeconds(account, now) + (reaching ? REACH_FUND_SECONDS : 0));
   const figures = { budget, budgetLeftIpSeconds: Math.round(left), spendPerSecond: spend };
+  // The pool behaves as CNS v2 now: `why` says what the budget left cannot do.
+  const letGo = (why: string, extra: Partial<PolicyExplanation> = {}): PolicyDecision => ({
+    applied: target,
+    deferred: false,
+    why: {
+      policy: d.why?.policy ?? 'auto',
+      summary:
+        `following the target ${target}: what is left of the idle budget (${budget} x CNS v2; ` +
+        `${Math.round(left)} IP-s) ${why}`,
+      ...figures,
+      ...extra,
+    },
+  });
   // A hold the budget cannot carry to the inner policy's next look (when its
   // evidence says the IPs are likely needed again) is let go now rather than
   // half-way: the same write, less of the budget spent on it.
@@ -515,18 +528,9 @@ export function budgeted(
   const followed = d.why?.following !== undefined;
   const plannedMs = d.recheckAt === undefined || followed ? 0 : Math.max(0, d.recheckAt - now);
   if (usable <= (spend * plannedMs) / 1000) {
-    return {
-      applied: target,
-      deferred: false,
-      why: {
-        policy: d.why?.policy ?? 'auto',
-        summary:
-          `following the target ${target}: what is left of the idle budget (${budget} x CNS v2; ` +
-          `${Math.round(left)} IP-s) cannot pay for holding ${applied}, so the pool behaves as CNS v2 ` +
-          'until it is earned back',
-        ...figures,
-      },
-    };
+    return letGo(
+      `cannot pay for holding ${applied}, so the pool behaves as CNS v2 until it is earned back`,
+    );
   }
   const until = now + (usable / spend) * 1000;
   // The budget would run out inside the next span where demand is likely
@@ -543,19 +547,11 @@ export function budgeted(
     until >= zone &&
     until < rise.until
   ) {
-    return {
-      applied: target,
-      deferred: false,
-      why: {
-        policy: d.why?.policy ?? 'auto',
-        summary:
-          `following the target ${target}: what is left of the idle budget (${budget} x CNS v2; ` +
-          `${Math.round(left)} IP-s) would run out just before demand is likely back above it, ` +
-          'where a release would hold that rise back; it goes now, a round or more ahead',
-        ...figures,
-        riseLikely: rise,
-      },
-    };
+    return letGo(
+      'would run out just before demand is likely back above it, where a release would hold ' +
+        'that rise back; it goes now, a round or more ahead',
+      { riseLikely: rise },
+    );
   }
   const recheckAt = Math.min(
     d.recheckAt ?? Number.POSITIVE_INFINITY,
