@@ -25,14 +25,13 @@ import {
   createNnc,
   createPod,
   DEFAULT_SCALER,
-  killStraySidecars,
   startCluster,
   tempDir,
   type Cluster,
 } from '../sidecar/harness.ts';
 import { overSocket, socketReady, spawnSocketSidecar } from '../support/socket-sidecar.ts';
 import { CNI_DIR } from '../../harness/kubelet/netns-cni.ts';
-import { inNs, Netns, runPlugin, sh, whyNotReal } from './netns.ts';
+import { inNs, Netns, runPlugin, sh, tearDownRealParts, whyNotReal } from './netns.ts';
 import {
   addressesOf,
   containers,
@@ -171,15 +170,7 @@ for (const families of FAMILY_RUNS)
       for (const pod of pods.values()) await dadDone(pod.ns);
     });
 
-    after(async () => {
-      killStraySidecars();
-      const failed = net?.cleanup() ?? [];
-      const left = net?.leftovers() ?? [];
-      dir?.remove();
-      await c?.close();
-      expect(failed, 'namespaces that would not go').to.deep.equal([]);
-      expect(left, 'namespaces left behind').to.deep.equal([]);
-    });
+    after(() => tearDownRealParts({ net, dir, c }));
 
     it("gives each pod an address of each family of its node's NNC on a macvlan of the uplink, with each subnet's prefix and gateway", () => {
       for (const [name, pod] of pods) {

@@ -3,7 +3,9 @@
 // even after a failure, and the CNI plugins run as a runtime runs them.
 import { execFile, execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
 import { CNI_DIR } from '../../harness/kubelet/netns-cni.ts';
+import { killStraySidecars } from '../sidecar/harness.ts';
 
 export const PLUGIN_DIR = fileURLToPath(new URL('../../bin', import.meta.url));
 /** The launcher a runtime finds on CNI_PATH in a clone, and the binary it runs. */
@@ -219,4 +221,23 @@ export class Netns {
       .split('\n')
       .filter((l) => l.startsWith(`${this.id}-`));
   }
+}
+
+/**
+ * A real-parts test's teardown: stray sidecars killed, the namespaces and
+ * links removed, the temp dir and the cluster gone; fails when a namespace
+ * would not go or was left behind.
+ */
+export async function tearDownRealParts(parts: {
+  net: Netns | undefined;
+  dir: { remove(): void } | undefined;
+  c: { close(): Promise<void> } | undefined;
+}): Promise<void> {
+  killStraySidecars();
+  const failed = parts.net?.cleanup() ?? [];
+  const left = parts.net?.leftovers() ?? [];
+  parts.dir?.remove();
+  await parts.c?.close();
+  expect(failed, 'namespaces that would not go').to.deep.equal([]);
+  expect(left, 'namespaces left behind').to.deep.equal([]);
 }

@@ -20,7 +20,6 @@ import {
   createNnc,
   createPod,
   DEFAULT_SCALER,
-  killStraySidecars,
   startCluster,
   tempDir,
   type Cluster,
@@ -37,6 +36,7 @@ import {
   Netns,
   PLUGIN_DIR,
   runPlugin,
+  tearDownRealParts,
   whyNotReal,
   type CniRun,
 } from './netns.ts';
@@ -166,15 +166,7 @@ function realPlugins(families: Families): void {
     for (const node of Object.values(nodes)) await socketReady(node, node.name, TOKEN);
   });
 
-  after(async () => {
-    killStraySidecars();
-    const failed = net?.cleanup() ?? [];
-    const left = net?.leftovers() ?? [];
-    dir?.remove();
-    await c?.close();
-    expect(failed, 'namespaces that would not go').to.deep.equal([]);
-    expect(left, 'namespaces left behind').to.deep.equal([]);
-  });
+  after(() => tearDownRealParts({ net, dir, c }));
 
   it("gives each pod an address from its node's NNC, through bridge on one node and ptp on the other", async () => {
     for (const key of ['a', 'b'] as const) {
