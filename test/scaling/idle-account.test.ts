@@ -198,6 +198,38 @@ describe('scaling/policies/budget/idle-account', () => {
     expect(risen.round).to.equal(undefined);
   });
 
+  it('a first round of a minute (an Azure NIC operation) is measured from when it began, not given up at 30 s', () => {
+    // The pool asks for 48 at 0 s (a round begins), for 80 at 33 s (it waits);
+    // the first round lands at 40 s.
+    const a = fold([
+      { at: 0, demand: 22, target: 48, allocated: 16, requested: 48, releasing: 0 },
+      { at: 33_000, demand: 61, target: 80, allocated: 16, requested: 80, releasing: 0 },
+      { at: 40_000, demand: 61, target: 80, allocated: 48, requested: 80, releasing: 0 },
+    ]);
+    expect(a.lagMs).to.equal(40_000);
+  });
+
+  it('at the first round measured, CNS v2 stands where the pool stands: its status, its round under way', () => {
+    // Before 40 s CNS v2's writes showed at once (80 IPs); the control plane
+    // was in fact working the pool's round, and begins the next (to 80) at 40 s.
+    const a = fold([
+      { at: 0, demand: 22, target: 48, allocated: 16, requested: 48, releasing: 0 },
+      { at: 33_000, demand: 61, target: 80, allocated: 16, requested: 80, releasing: 0 },
+      { at: 40_000, demand: 61, target: 80, allocated: 48, requested: 80, releasing: 0 },
+    ]);
+    expect(a.cnsStatus).to.equal(48);
+    expect(a.cnsRound).to.deep.equal({ end: 80_000, request: 80, releases: 0 });
+    // A status above CNS v2's request then is released by a write of its own.
+    const above = fold([
+      { at: 0, demand: 99, target: 112, allocated: 16, requested: 112, releasing: 0 },
+      { at: 12_000, demand: 66, target: 80, allocated: 16, requested: 80, releasing: 0 },
+      { at: 60_000, demand: 66, target: 80, allocated: 112, requested: 80, releasing: 0 },
+    ]);
+    expect(above.cnsStatus).to.equal(112);
+    expect(above.cnsMarked).to.equal(32);
+    expect(above.cnsRound).to.deep.equal({ end: 120_000, request: 80, releases: 32 });
+  });
+
   it('matches the exact integral of what the pool held, since start and over the window (property)', () => {
     const step = fc.record({
       dt: fc.integer({ min: 1, max: 20 * 60_000 }),

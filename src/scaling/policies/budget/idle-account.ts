@@ -141,6 +141,13 @@ export interface OwnRound {
  */
 export const OWN_ROUND_GIVE_UP_ROUNDS = 3;
 export const OWN_ROUND_GIVE_UP_MS = 30_000;
+/**
+ * Before any round is measured, longer than the slowest backend's round (a
+ * scale-set VM's update, up to two minutes, seen at ARM's next poll): a
+ * first round given up early would be measured from a later start, and the
+ * account would take the control plane for faster than it is.
+ */
+export const FIRST_ROUND_GIVE_UP_MS = 150_000;
 
 /** A round of CNS v2's control plane under way. */
 export interface CnsRound {
@@ -377,9 +384,35 @@ function observed(advanced: IdleAccount, o: Observation): IdleAccount {
       cnsWriteAt: Number.NEGATIVE_INFINITY,
     };
   }
+  if (!(advanced.lagMs > 0) && next.lagMs > 0) next = inStepWithPool(next, o);
   if (next.target === next.cnsRequest || next.cnsPending) return next;
   const windowEnd = (next.cnsWriteAt ?? Number.NEGATIVE_INFINITY) + CNS_WRITE_WINDOW_MS;
   return o.at >= windowEnd ? cnsWrite(next, o.at) : { ...next, cnsPending: true };
+}
+
+/**
+ * The first round measured: until then CNS v2's writes showed at once, while
+ * the control plane was in fact working a round. Both pools started alike on
+ * the same control plane, so CNS v2 is taken to stand where the pool stands
+ * (its status, its marks, its round under way), and from here its rounds
+ * keep their own time. Left out of step, a model seconds out of phase stays
+ * so wherever demand repeats at the rounds' own period (docs/decisions/0034).
+ */
+function inStepWithPool(a: IdleAccount, o: Observation): IdleAccount {
+  const releases = o.releasing ?? 0;
+  const { cnsRound: _model, ...rest } = a;
+  const stepped: IdleAccount = {
+    ...rest,
+    cnsStatus: a.allocated,
+    cnsMarked: releases,
+    ...(a.round !== undefined
+      ? { cnsRound: { end: a.round.began + a.lagMs, request: a.round.reads, releases } }
+      : {}),
+  };
+  // A status above CNS v2's request is released by a write of its own (afterRound).
+  const surplus = (a.allocated ?? 0) - releases - (stepped.cnsRequest ?? 0);
+  if (surplus > 0 && !stepped.cnsPending) return cnsWrite(stepped, o.at, surplus);
+  return beginCnsRound(stepped, o.at);
 }
 
 /**
@@ -402,7 +435,10 @@ function ownRound(
     heldBack += round.heldBack ?? 0;
     round = undefined;
   }
-  const giveUp = Math.max(OWN_ROUND_GIVE_UP_MS, OWN_ROUND_GIVE_UP_ROUNDS * lagMs);
+  const giveUp =
+    lagMs > 0
+      ? Math.max(OWN_ROUND_GIVE_UP_MS, OWN_ROUND_GIVE_UP_ROUNDS * lagMs)
+      : FIRST_ROUND_GIVE_UP_MS;
   if (round !== undefined && o.at - round.began > giveUp) round = undefined;
   const requested = o.requested ?? allocated;
   const releasing = o.releasing ?? 0;
