@@ -383,6 +383,22 @@ describe('scaling/policies/budget/idle-budget', () => {
       );
     });
 
+    it('a rise a round has read is kept only while the budget can pay for holding it', () => {
+      // The rise to 96 begins at 50 s; the target falls to 48 at 55 s with
+      // little budget earned: written lower, as CNS v2 writes it (the round
+      // still delivers 96, and the next releases it).
+      const policy = withIdleBudget(autoPolicy(), 1.2);
+      const m = [
+        ...learned,
+        { at: 50_000, demand: 80, target: 96, allocated: 48, requested: 96, releasing: 0 },
+      ].reduce(policy.observe, policy.initial());
+      const v: PolicyView = { ...view(55_000, 30, 96), allocated: 48 };
+      expect(m.account.round).to.include({ began: 50_000, reads: 96 });
+      const d = policy.decide(m, v);
+      expect(d.applied).to.equal(48);
+      expect(d.why?.summary).to.match(/idle budget/);
+    });
+
     it('a release decided now takes the write window, the rest of the round under way and a round of its own', () => {
       const a = rounds([
         ...learned,

@@ -195,7 +195,8 @@ export function withIdleBudget<M>(
   const follow = options.followDelays !== false;
   return {
     name: inner.name,
-    ...(inner.staleClearMs !== undefined ? { staleClearMs: inner.staleClearMs } : {}),
+    // At budget 1 the pool is CNS v2 (decide), its clearing writes too.
+    ...(inner.staleClearMs !== undefined && budget > 1 ? { staleClearMs: inner.staleClearMs } : {}),
     initial: () => startingMemory(inner, options),
     observe: (m, o) => {
       const account = observeAccount(m.account, o);
@@ -207,6 +208,11 @@ export function withIdleBudget<M>(
       };
     },
     decide: (m, view) => {
+      // Budget 1 leaves nothing to spend: any IP held above the target, and
+      // any write CNS v2 would not make, can only cost idle or wait against
+      // it on a control plane whose rounds take their time. So the pool is
+      // CNS v2 (docs/decisions/0034).
+      if (budget <= 1) return cnsV2Decision(view);
       const account = advanceAccount(m.account, view.now);
       // Rounds too short to hold a rise back by what the wait promise
       // allows are not worth planning for (the CIDR backend's).
@@ -215,11 +221,12 @@ export function withIdleBudget<M>(
       const followed = follow
         ? followDelay(d, v, advanceShadows(m.shadows, v.now), budget, allowanceOf(account, budget))
         : d;
-      return deliveredRiseKept(
-        unreadRiseGivenUp(
-          budgeted(waitGuarded(followed, v, account, budget), v, account, budget),
+      return unreadRiseGivenUp(
+        budgeted(
+          deliveredRiseKept(waitGuarded(followed, v, account, budget), v, account),
           v,
           account,
+          budget,
         ),
         v,
         account,
@@ -232,6 +239,20 @@ export function withIdleBudget<M>(
         advanceShadows(m.shadows, now),
         m.resumed,
       ),
+  };
+}
+
+/** CNS v2's own decision: the target, written as it changes. */
+export function cnsV2Decision(v: PolicyView): PolicyDecision {
+  return {
+    applied: v.target,
+    deferred: false,
+    why: {
+      policy: 'auto',
+      summary:
+        `following the target ${v.target} as CNS v2 does: an idle budget of 1 leaves nothing ` +
+        'to hold IPs with',
+    },
   };
 }
 
@@ -432,8 +453,9 @@ export function unreadRiseGivenUp(
 /**
  * A rise a round under way has read comes whatever is written now: a lower
  * request would only have it released by another round once it lands (two
- * writes more and its churn). So no decision goes below it (the budget's
- * guard looks again when it lands).
+ * writes more and its churn). So the decision does not go below it, while
+ * the budget's guard, which judges it next (budgeted), can pay for holding
+ * it; else the lower request is written, as CNS v2 writes it.
  */
 export function deliveredRiseKept(
   d: PolicyDecision,
