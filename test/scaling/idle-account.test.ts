@@ -230,6 +230,21 @@ describe('scaling/policies/budget/idle-account', () => {
     expect(above.cnsRound).to.deep.equal({ end: 120_000, request: 80, releases: 32 });
   });
 
+  it('a release round that adds as many IPs as it releases ends when its marked IPs leave the status', () => {
+    // Rounds of 40 s. A release round begins at 100 s; at 140 s its marked
+    // IPs have left the status and as many were added with them (a rise
+    // read in the same round): the count stays 48.
+    const a = fold([
+      { at: 0, demand: 20, target: 48, allocated: 16, requested: 48, releasing: 0 },
+      { at: 40_000, demand: 20, target: 48, allocated: 48, requested: 48, releasing: 0 },
+      { at: 100_000, demand: 10, target: 32, allocated: 48, requested: 32, releasing: 16 },
+      { at: 105_000, demand: 30, target: 48, allocated: 48, requested: 48, releasing: 16 },
+      { at: 140_000, demand: 30, target: 48, allocated: 48, requested: 48, releasing: 0 },
+    ]);
+    expect(a.lagMs).to.equal(40_000);
+    expect(a.round).to.equal(undefined);
+  });
+
   it('matches the exact integral of what the pool held, since start and over the window (property)', () => {
     const step = fc.record({
       dt: fc.integer({ min: 1, max: 20 * 60_000 }),

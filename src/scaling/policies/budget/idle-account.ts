@@ -430,7 +430,11 @@ function ownRound(
   let lagMs = a.lagMs;
   let round = a.round;
   let heldBack = a.heldBack ?? 0;
-  if (round !== undefined && changed) {
+  // A release round ends when its marked IPs leave the status, even if the
+  // same round added as many (the count unchanged): else the next change
+  // would measure two rounds as one.
+  const released = round?.releases === true && (o.releasing ?? 0) === 0;
+  if (round !== undefined && (changed || released)) {
     if (o.at > round.began) lagMs = o.at - round.began;
     heldBack += round.heldBack ?? 0;
     round = undefined;
