@@ -383,6 +383,23 @@ describe('scaling/policies/budget/idle-budget', () => {
       );
     });
 
+    it('a rise read before the target fell is released when it lands, as CNS v2 releases it', () => {
+      // A rise to 96 begins at 100 s; the target falls to 48 at 110 s; the
+      // rise lands at 140 s. A release begun later would be a late one.
+      const a = rounds([
+        ...learned,
+        { at: 100_000, demand: 80, target: 96, allocated: 48, requested: 96, releasing: 0 },
+        { at: 110_000, demand: 30, target: 48, allocated: 48, requested: 96, releasing: 0 },
+        { at: 140_000, demand: 30, target: 48, allocated: 96, requested: 96, releasing: 0 },
+      ]);
+      const v: PolicyView = { ...view(140_100, 30, 96), allocated: 96, roundMs: 40_000 };
+      const d = waitGuarded(keep(96), v, a, 2);
+      expect(d).to.include({ applied: 48, deferred: false });
+      // A minute later the same hold is one under way: kept, not let go late.
+      const later = advanceAccount(a, 200_000);
+      expect(waitGuarded(keep(96), { ...v, now: 200_000 }, later, 2).applied).to.equal(96);
+    });
+
     it('a rise a round has read is kept only while the budget can pay for holding it', () => {
       // The rise to 96 begins at 50 s; the target falls to 48 at 55 s with
       // little budget earned: written lower, as CNS v2 writes it (the round

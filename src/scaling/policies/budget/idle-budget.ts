@@ -310,7 +310,8 @@ export function churnSaved(a: IdleAccount): number {
  * On a control plane that works a node one round at a time (v.roundMs set)
  * a hold's release, begun later than CNS v2's (when the target fell), holds
  * back a rise that comes during its round. So:
- * - a hold begins (the target just fell) on a record of when demand comes
+ * - a hold begins (the target just fell, or a round just landed above it)
+ *   on a record of when demand comes
  *   back (riseLikely) that the budget can carry it past by
  *   CARRY_MARGIN_ROUNDS rounds: it then ends with the rise (the budget's
  *   guard otherwise lets it go a round ahead, auto's release waits a round
@@ -330,7 +331,12 @@ export function waitGuarded(
   const { target, request, roundMs, now } = v;
   if (!(roundMs !== undefined && roundMs > 0) || !(target < request)) return d;
   const allowance = waitAllowance(account);
-  const begins = now <= (account.fellAt ?? Number.NEGATIVE_INFINITY) + CNS_WRITE_WINDOW_MS;
+  // A hold begins when the target falls, and when a round lands with the
+  // status above the target (a rise read before the fall): CNS v2 releases
+  // at both moments, so a release then is as early as its own.
+  const begins =
+    now <= (account.fellAt ?? Number.NEGATIVE_INFINITY) + CNS_WRITE_WINDOW_MS ||
+    now <= (account.statusAt ?? Number.NEGATIVE_INFINITY) + CNS_WRITE_WINDOW_MS;
   if (begins) {
     if (!(d.applied > target)) return d;
     // The budget must carry the hold past the likely rise by a margin: a guard
