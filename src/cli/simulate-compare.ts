@@ -5,6 +5,7 @@ import { writeFileSync } from 'node:fs';
 import type { ScalerSpec } from '../nnc/types.ts';
 import { adviseOnTrace, formatAdvice } from '../sim/advise.ts';
 import { comparisonTable, formatComparison, runComparison } from '../sim/compare.ts';
+import type { FulfilTimingName } from '../sim/fulfil-timing.ts';
 import { renderComparisonHtml } from '../sim/report/html.ts';
 import type { Trace } from '../sim/trace.ts';
 import type { ReleaseDelay } from '../scaling/release-delay-value.ts';
@@ -16,6 +17,8 @@ export interface CompareCommandOptions {
   max: number;
   releaseDelay: ReleaseDelay;
   fulfilDelay: number;
+  /** The control plane at a backend's speed (overrides fulfilDelay). */
+  fulfilTiming?: FulfilTimingName;
   json?: boolean;
   compare?: boolean;
   policies?: string[];
@@ -43,6 +46,12 @@ export async function runCompareCommand(o: CompareCommandOptions): Promise<void>
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
+    if (o.advise && o.fulfilTiming !== undefined) {
+      // The advice's pool model (src/scaling/advise) takes one fixed delay.
+      throw new Error(
+        '--advise models a fixed fulfil delay: use --fulfil-delay SECONDS, not --fulfil-timing',
+      );
+    }
     if (o.advise) {
       const advice = await adviseOnTrace({
         trace: o.trace,
@@ -58,6 +67,7 @@ export async function runCompareCommand(o: CompareCommandOptions): Promise<void>
       trace: o.trace,
       scaler,
       fulfilDelaySeconds: o.fulfilDelay,
+      ...(o.fulfilTiming !== undefined ? { fulfilTiming: o.fulfilTiming } : {}),
       idleBudget: o.idleBudget,
       ...(o.policies !== undefined
         ? { only: o.policies }
@@ -75,6 +85,7 @@ export async function runCompareCommand(o: CompareCommandOptions): Promise<void>
           trace: comparison.trace,
           scaler,
           fulfilDelaySeconds: o.fulfilDelay,
+          ...(o.fulfilTiming !== undefined ? { fulfilTiming: o.fulfilTiming } : {}),
           rows: comparison.rows.map((r) => ({
             policy: r.policy,
             ...r.summary,

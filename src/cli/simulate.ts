@@ -2,6 +2,7 @@
 // virtual time and print what the pool did. Try a scaler before a cluster.
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { readFileSync } from 'node:fs';
+import { FULFIL_TIMING_NAMES, type FulfilTimingName } from '../sim/fulfil-timing.ts';
 import type { SimulationSummary } from '../sim/summary.ts';
 import { BUILT_IN_TRACES, DEFAULT_TRACE, parseTraceCsv, type Trace } from '../sim/trace.ts';
 import { parseReleaseDelay, type ReleaseDelay } from '../scaling/release-delay-value.ts';
@@ -14,6 +15,13 @@ function releaseDelayOption(value: string): ReleaseDelay {
   } catch (err) {
     throw new InvalidArgumentError((err as Error).message);
   }
+}
+
+function fulfilTimingOption(value: string): FulfilTimingName {
+  if ((FULFIL_TIMING_NAMES as readonly string[]).includes(value)) return value as FulfilTimingName;
+  throw new InvalidArgumentError(
+    `must be one of ${FULFIL_TIMING_NAMES.join(', ')} (a fixed time is --fulfil-delay SECONDS)`,
+  );
 }
 
 /**
@@ -103,6 +111,12 @@ export function simulateCommand(otherScenarios: OtherScenarios = NO_OTHER): Comm
         numberOption('--fulfil-delay', 0),
         5,
       )
+      .addOption(
+        new Option(
+          '--fulfil-timing <backend>',
+          `the control plane at a backend's speed instead of a fixed delay: ${FULFIL_TIMING_NAMES.join(', ')} (one round of the node at a time, as the fulfiller works; docs/decisions/0034)`,
+        ).argParser(fulfilTimingOption),
+      )
       .option('--verbose', "also print the monitor's decision log (JSON lines) before the summary")
       // The summary alone is the default now; --quiet stays accepted for old scripts.
       .addOption(new Option('--quiet').hideHelp())
@@ -162,6 +176,7 @@ export function simulateCommand(otherScenarios: OtherScenarios = NO_OTHER): Comm
             releaseDelaySeconds: 0,
             policy: releasePolicy(opts.releaseDelay, opts.idleBudget),
             fulfilDelaySeconds: opts.fulfilDelay,
+            ...(opts.fulfilTiming !== undefined ? { fulfilTiming: opts.fulfilTiming } : {}),
             ...(opts.verbose
               ? { logTransport: new winston.transports.Console({ format: jsonLine }) }
               : {}),

@@ -10,6 +10,7 @@ import {
 } from '../scaling/policies/budget/idle-budget.ts';
 import { cnsV2Policy, fixedDelayPolicy } from '../scaling/policies/fixed-delay.ts';
 import type { AnyPolicy } from '../scaling/policies/policy.ts';
+import type { FulfilTimingName } from './fulfil-timing.ts';
 import { cnsV1Model } from './peers/cns-v1.ts';
 import { awsModel, ciliumModel } from './peers/watermark.ts';
 import { runSimulation } from './simulate.ts';
@@ -89,6 +90,8 @@ export interface Comparison {
   trace: { name: string; description: string; durationSeconds: number };
   scaler: ScalerSpec;
   fulfilDelaySeconds: number;
+  /** The control plane at a backend's speed, when it replaced the fixed delay. */
+  fulfilTiming?: FulfilTimingName;
   rows: ComparisonRow[];
 }
 
@@ -96,6 +99,8 @@ export interface ComparisonOptions {
   trace: Trace;
   scaler: ScalerSpec;
   fulfilDelaySeconds: number;
+  /** The control plane at a backend's speed (overrides fulfilDelaySeconds). */
+  fulfilTiming?: FulfilTimingName;
   /** auto's --idle-budget; DEFAULT_IDLE_BUDGET when absent. */
   idleBudget?: number;
   /** Only these policies (by name), in this order; all when absent. */
@@ -135,6 +140,7 @@ export async function runComparison(o: ComparisonOptions): Promise<Comparison> {
       releaseDelaySeconds: 0,
       policy: p.make(),
       fulfilDelaySeconds: o.fulfilDelaySeconds,
+      ...(o.fulfilTiming !== undefined ? { fulfilTiming: o.fulfilTiming } : {}),
       ...(o.signal ? { signal: o.signal } : {}),
     });
     const row: ComparisonRow = {
@@ -155,6 +161,7 @@ export async function runComparison(o: ComparisonOptions): Promise<Comparison> {
     },
     scaler: o.scaler,
     fulfilDelaySeconds: o.fulfilDelaySeconds,
+    ...(o.fulfilTiming !== undefined ? { fulfilTiming: o.fulfilTiming } : {}),
     rows,
   };
 }
@@ -237,6 +244,24 @@ export function comparisonHeaders(): string[] {
 }
 
 /** The comparison as a plain-text table (ratios against CNS v2). */
+/** How the comparison's control plane fulfils writes, as a person reads it. */
+export function controlPlaneLabel(
+  c: Pick<Comparison, 'fulfilDelaySeconds' | 'fulfilTiming'>,
+): string {
+  return c.fulfilTiming !== undefined
+    ? `the control plane at ${c.fulfilTiming}'s timing`
+    : `fulfil delay ${c.fulfilDelaySeconds} s`;
+}
+
+/** The same as a sentence (the HTML report). */
+export function controlPlaneSentence(
+  c: Pick<Comparison, 'fulfilDelaySeconds' | 'fulfilTiming'>,
+): string {
+  return c.fulfilTiming !== undefined
+    ? `the control plane works one round of the node at a time at the ${c.fulfilTiming} backend's timing (src/sim/fulfil-timing.ts)`
+    : `the control plane fulfils a write after ${c.fulfilDelaySeconds} s`;
+}
+
 export function formatComparison(c: Comparison): string {
   const rows = [HEADERS, ...comparisonTable(c).map(tableCells)];
   const widths = HEADERS.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
@@ -245,7 +270,7 @@ export function formatComparison(c: Comparison): string {
   const s = c.scaler;
   return [
     `comparison: ${c.trace.name} (${c.trace.description}), ${(c.trace.durationSeconds / 3600).toFixed(2)} h, ` +
-      `batch ${s.batchSize}, threshold ${s.requestThresholdPercent} %, fulfil delay ${c.fulfilDelaySeconds} s`,
+      `batch ${s.batchSize}, threshold ${s.requestThresholdPercent} %, ${controlPlaneLabel(c)}`,
     line(rows[0]!),
     ...rows.slice(1).map(line),
     ...c.rows.flatMap((r) => (r.account ? [formatAccount(r.policy, r.account, r.summary)] : [])),

@@ -56,6 +56,40 @@ describe('bin/pool-monitor simulate: policies side by side', function () {
     expect(s.nncWrites).to.be.lessThan(cns.nncWrites! / 4);
   });
 
+  it("--fulfil-timing azure: the control plane at Azure's speed, in the summary and the comparison", () => {
+    const at = (...more: string[]) => run('simulate', '--scenario', 'burst-20m', ...more);
+    const azure = at('--fulfil-timing', 'azure', '--json');
+    expect(azure.status, azure.stderr).to.equal(0);
+    const a = JSON.parse(azure.stdout) as Record<string, number>;
+    const fixed = JSON.parse(at('--fulfil-delay', '1', '--json').stdout) as Record<string, number>;
+    // The burst's pods wait for ARM's rounds (20-60 s), not for a 1 s delay.
+    expect(a.podWaitMaxSeconds).to.be.at.least(20);
+    expect(fixed.podWaitMaxSeconds).to.be.below(5);
+    const compared = at(
+      '--compare',
+      '--policies',
+      'cns-v2,auto',
+      '--fulfil-timing',
+      'azure',
+      '--json',
+    );
+    expect(compared.status, compared.stderr).to.equal(0);
+    const c = JSON.parse(compared.stdout) as { fulfilTiming: string; rows: { policy: string }[] };
+    expect(c.fulfilTiming).to.equal('azure');
+    expect(c.rows.map((r) => r.policy)).to.deep.equal(['cns-v2', 'auto']);
+  });
+
+  it('--fulfil-timing refuses an unknown backend, and --advise with it, in one line each', () => {
+    const bad = run('simulate', '--fulfil-timing', 'aws');
+    expect(bad.status).to.not.equal(0);
+    expect(bad.stderr.trim().split('\n')).to.have.length(1);
+    expect(bad.stderr).to.match(/--fulfil-timing.*cidr, azure, azure-scale-set/);
+    const advise = run('simulate', '--fulfil-timing', 'azure', '--advise');
+    expect(advise.status).to.not.equal(0);
+    expect(advise.stdout).to.equal('');
+    expect(advise.stderr).to.match(/--advise models a fixed fulfil delay/);
+  });
+
   it('--release-delay with a bad value is one line naming the flag', () => {
     const r = run('simulate', '--release-delay', 'soon');
     expect(r.status).to.not.equal(0);

@@ -8,6 +8,7 @@ import {
   tableCells,
   type Comparison,
   type ComparisonRow,
+  controlPlaneSentence,
 } from '../compare.ts';
 import type { Sample } from '../summary.ts';
 import { formatSeconds } from './chart.ts';
@@ -215,7 +216,7 @@ export function renderComparisonHtml(c: Comparison, generatedAt?: Date): string 
 <h1>Pool policies on ${escapeHtml(c.trace.name)}</h1>
 <p class="meta">${escapeHtml(c.trace.description)}. ${(c.trace.durationSeconds / 3600).toFixed(2)} h simulated; batch ${s.batchSize},
 requestThresholdPercent ${s.requestThresholdPercent}, releaseThresholdPercent ${s.releaseThresholdPercent ?? 150}, max ${s.maxIPCount};
-the control plane fulfils a write after ${c.fulfilDelaySeconds} s. Each policy runs the product's own monitor and IP store
+${escapeHtml(controlPlaneSentence(c))}. Each policy runs the product's own monitor and IP store
 (pool-monitor simulate); peers are models of their documented rules. Pod wait: from a pod's creation to the CNI request that
 got its IP. Ratios are to cns-v2.${when}</p>
 <table id="comparison"><thead><tr>${head}</tr></thead><tbody>
