@@ -198,25 +198,23 @@ describe('scaling/policies/budget/idle-account', () => {
     expect(risen.round).to.equal(undefined);
   });
 
+  // The pool asks for 48 at 0 s (a round begins), for 80 at 33 s (it waits);
+  // the first round lands at 40 s.
+  const firstRoundOf40s: Observation[] = [
+    { at: 0, demand: 22, target: 48, allocated: 16, requested: 48, releasing: 0 },
+    { at: 33_000, demand: 61, target: 80, allocated: 16, requested: 80, releasing: 0 },
+    { at: 40_000, demand: 61, target: 80, allocated: 48, requested: 80, releasing: 0 },
+  ];
+
   it('a first round of a minute (an Azure NIC operation) is measured from when it began, not given up at 30 s', () => {
-    // The pool asks for 48 at 0 s (a round begins), for 80 at 33 s (it waits);
-    // the first round lands at 40 s.
-    const a = fold([
-      { at: 0, demand: 22, target: 48, allocated: 16, requested: 48, releasing: 0 },
-      { at: 33_000, demand: 61, target: 80, allocated: 16, requested: 80, releasing: 0 },
-      { at: 40_000, demand: 61, target: 80, allocated: 48, requested: 80, releasing: 0 },
-    ]);
+    const a = fold(firstRoundOf40s);
     expect(a.lagMs).to.equal(40_000);
   });
 
   it('at the first round measured, CNS v2 stands where the pool stands: its status, its round under way', () => {
     // Before 40 s CNS v2's writes showed at once (80 IPs); the control plane
     // was in fact working the pool's round, and begins the next (to 80) at 40 s.
-    const a = fold([
-      { at: 0, demand: 22, target: 48, allocated: 16, requested: 48, releasing: 0 },
-      { at: 33_000, demand: 61, target: 80, allocated: 16, requested: 80, releasing: 0 },
-      { at: 40_000, demand: 61, target: 80, allocated: 48, requested: 80, releasing: 0 },
-    ]);
+    const a = fold(firstRoundOf40s);
     expect(a.cnsStatus).to.equal(48);
     expect(a.cnsRound).to.deep.equal({ end: 80_000, request: 80, releases: 0 });
     // A status above CNS v2's request then is released by a write of its own.
