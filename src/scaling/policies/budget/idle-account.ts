@@ -280,10 +280,20 @@ function afterRound(a: IdleAccount, round: Omit<CnsRound, 'end'>, at: number): I
     cnsStatus: after,
     cnsMarked: Math.max(0, a.cnsMarked - round.releases),
   };
-  const request = next.cnsRequest ?? after;
-  const surplus = after - next.cnsMarked - request;
-  if (surplus > 0 && !next.cnsPending) return cnsWrite(next, at, surplus);
-  return beginCnsRound(next, at);
+  return surplusReleased(next, at);
+}
+
+/**
+ * CNS v2 with a new status at `at`: what it holds above its request and has
+ * not marked (a rise fulfilled after the target fell back) is released by a
+ * write of its own, as its monitor would; else the next round begins if its
+ * spec asks for one.
+ */
+function surplusReleased(a: IdleAccount, at: number): IdleAccount {
+  const status = a.cnsStatus ?? 0;
+  const surplus = status - a.cnsMarked - (a.cnsRequest ?? status);
+  if (surplus > 0 && !a.cnsPending) return cnsWrite(a, at, surplus);
+  return beginCnsRound(a, at);
 }
 
 /**
@@ -409,10 +419,7 @@ function inStepWithPool(a: IdleAccount, o: Observation): IdleAccount {
       ? { cnsRound: { end: a.round.began + a.lagMs, request: a.round.reads, releases } }
       : {}),
   };
-  // A status above CNS v2's request is released by a write of its own (afterRound).
-  const surplus = (a.allocated ?? 0) - releases - (stepped.cnsRequest ?? 0);
-  if (surplus > 0 && !stepped.cnsPending) return cnsWrite(stepped, o.at, surplus);
-  return beginCnsRound(stepped, o.at);
+  return surplusReleased(stepped, o.at);
 }
 
 /**

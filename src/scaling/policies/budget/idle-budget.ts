@@ -447,12 +447,11 @@ export function unreadRiseGivenUp(
     ...d,
     applied: delivering,
     deferred: delivering > v.target,
-    why: {
-      ...(d.why ?? { policy: 'auto', summary: '' }),
-      summary:
-        `${d.why ? `${d.why.summary}; ` : ''}not above ${delivering}: the rise to ${v.request} waits for ` +
-        'the round under way, and is given up as CNS v2 gives it up',
-    },
+    why: whyWith(
+      d,
+      `not above ${delivering}: the rise to ${v.request} waits for the round under way, ` +
+        'and is given up as CNS v2 gives it up',
+    ),
   };
 }
 
@@ -477,12 +476,18 @@ export function deliveredRiseKept(
     applied: delivering,
     deferred: delivering > v.target,
     ...recheckBy(d, account.lagMs > 0 ? round.began + account.lagMs : undefined, v.now),
-    why: {
-      ...(d.why ?? { policy: 'auto', summary: '' }),
-      summary:
-        `${d.why ? `${d.why.summary}; ` : ''}not below ${delivering}: the round under way ` +
-        'delivers it whatever is written now',
-    },
+    why: whyWith(
+      d,
+      `not below ${delivering}: the round under way delivers it whatever is written now`,
+    ),
+  };
+}
+
+/** `d`'s explanation with `clause` added to its summary (or as it, when it had none). */
+function whyWith(d: PolicyDecision, clause: string): PolicyExplanation {
+  return {
+    ...(d.why ?? { policy: 'auto', summary: '' }),
+    summary: d.why ? `${d.why.summary}; ${clause}` : clause,
   };
 }
 
