@@ -106,6 +106,14 @@ export interface PoolPolicy<M = unknown> {
   account?(memory: M, now: number): IdleAccountView;
 }
 
+/** `d`'s explanation with `clause` added to its summary (or as it, when it had none). */
+export function whyWith(d: PolicyDecision, clause: string): PolicyExplanation {
+  return {
+    ...(d.why ?? { policy: 'auto', summary: '' }),
+    summary: d.why ? `${d.why.summary}; ${clause}` : clause,
+  };
+}
+
 /** Any policy, whatever its memory. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyPolicy = PoolPolicy<any>;

@@ -8,7 +8,14 @@
 // (RATIO - 1) x (target - demand). When too little is left to hold through
 // the release's own lag, it applies the target, as CNS v2 would, until the
 // budget is earned back. Pure: memory and time in, decision out.
-import type { PoolPolicy, PolicyDecision, PolicyExplanation, PolicyView } from '../policy.ts';
+import {
+  whyWith,
+  type PoolPolicy,
+  type PolicyDecision,
+  type PolicyExplanation,
+  type PolicyView,
+} from '../policy.ts';
+import { burstReach, observeLows, type DemandLows } from './burst-reach.ts';
 import { carryAccount, resumeAccount, type CarriedAccount } from './carried.ts';
 import type { DelayFigures, IdleAccountView } from './idle-account-view.ts';
 import {
@@ -75,6 +82,8 @@ export interface BudgetMemory<M> {
   shadows: Shadows;
   /** Set when the account resumed from the node store: the save and how many restarts. */
   resumed?: { from: number; times: number };
+  /** Demand's recent lows: how fast it rises (burst-reach.ts); not carried over a restart. */
+  lows: DemandLows;
 }
 
 export interface BudgetOptions {
@@ -176,13 +185,19 @@ function shadowsView(
 function startingMemory<M>(inner: PoolPolicy<M>, o: BudgetOptions): BudgetMemory<M> {
   const seconds = o.delaysSeconds ?? CANDIDATE_DELAYS_SECONDS;
   if (o.carried === undefined) {
-    return { inner: inner.initial(), account: emptyAccount(), shadows: emptyShadows(seconds) };
+    return {
+      inner: inner.initial(),
+      account: emptyAccount(),
+      shadows: emptyShadows(seconds),
+      lows: [],
+    };
   }
   const { account, shadows } = resumeAccount(o.carried, seconds);
   return {
     inner: inner.initial(),
     account,
     shadows,
+    lows: [],
     resumed: { from: o.carried.savedAt, times: o.carried.resumes + 1 },
   };
 }
@@ -204,6 +219,7 @@ export function withIdleBudget<M>(
         ...m,
         inner: inner.observe(m.inner, o),
         account,
+        lows: observeLows(m.lows, o.at, o.demand),
         shadows: observeShadows(m.shadows, o, follow ? budget : 0, allowanceOf(account, budget)),
       };
     },
@@ -223,7 +239,12 @@ export function withIdleBudget<M>(
         : d;
       return unreadRiseGivenUp(
         budgeted(
-          deliveredRiseKept(waitGuarded(followed, v, account, budget), v, account),
+          burstReach(
+            deliveredRiseKept(waitGuarded(followed, v, account, budget), v, account),
+            v,
+            account,
+            m.lows,
+          ),
           v,
           account,
           budget,
@@ -480,14 +501,6 @@ export function deliveredRiseKept(
       d,
       `not below ${delivering}: the round under way delivers it whatever is written now`,
     ),
-  };
-}
-
-/** `d`'s explanation with `clause` added to its summary (or as it, when it had none). */
-function whyWith(d: PolicyDecision, clause: string): PolicyExplanation {
-  return {
-    ...(d.why ?? { policy: 'auto', summary: '' }),
-    summary: d.why ? `${d.why.summary}; ${clause}` : clause,
   };
 }
 
