@@ -216,7 +216,7 @@ describe('scaling/policies/budget/idle-account', () => {
     // was in fact working the pool's round, and begins the next (to 80) at 40 s.
     const a = fold(firstRoundOf40s);
     expect(a.cnsStatus).to.equal(48);
-    expect(a.cnsRound).to.deep.equal({ end: 80_000, request: 80, releases: 0 });
+    expect(a.cnsRound).to.deep.equal({ began: 40_000, end: 80_000, request: 80, releases: 0 });
     // A status above CNS v2's request then is released by a write of its own.
     const above = fold([
       { at: 0, demand: 99, target: 112, allocated: 16, requested: 112, releasing: 0 },
@@ -225,7 +225,12 @@ describe('scaling/policies/budget/idle-account', () => {
     ]);
     expect(above.cnsStatus).to.equal(112);
     expect(above.cnsMarked).to.equal(32);
-    expect(above.cnsRound).to.deep.equal({ end: 120_000, request: 80, releases: 32 });
+    expect(above.cnsRound).to.deep.equal({
+      began: 60_000,
+      end: 120_000,
+      request: 80,
+      releases: 32,
+    });
   });
 
   it('a release round that adds as many IPs as it releases ends when its marked IPs leave the status', () => {

@@ -400,6 +400,40 @@ describe('scaling/policies/budget/idle-budget', () => {
       expect(waitGuarded(keep(96), { ...v, now: 200_000 }, later, 2).applied).to.equal(96);
     });
 
+    it("a hold is kept while CNS v2's control plane works a round begun before the fall, and begins with CNS v2's release", () => {
+      // Both pools rise to 80 (50-90 s). The target falls to 64 at 100 s:
+      // the pool holds, CNS v2 releases (its round 100-140 s). At 110 s the
+      // target falls to 48: CNS v2's release of it begins only at 140 s.
+      const a = rounds([
+        ...learned,
+        { at: 50_000, demand: 60, target: 80, allocated: 48, requested: 80, releasing: 0 },
+        { at: 90_000, demand: 60, target: 80, allocated: 80, requested: 80, releasing: 0 },
+        { at: 100_000, demand: 45, target: 64, allocated: 80, requested: 80, releasing: 0 },
+        { at: 110_000, demand: 30, target: 48, allocated: 80, requested: 80, releasing: 0 },
+      ]);
+      expect(a.cnsRound).to.include({ began: 100_000, end: 140_000, releases: 16 });
+      const v: PolicyView = { ...view(110_000, 30, 80), roundMs: 40_000 };
+      // Few pods started, no record of a rise: a release now would be begun
+      // as CNS v2's, were its control plane free. It is not: kept till then.
+      expect(waitGuarded(keep(80), v, a, 1.5)).to.deep.include({ applied: 80, recheckAt: 140_001 });
+      const then = advanceAccount(a, 140_001);
+      expect(then.cnsRound).to.include({ began: 140_000, releases: 16 });
+      const d = waitGuarded(keep(80), { ...v, now: 140_001 }, then, 1.5);
+      expect(d).to.deep.include({ applied: 48, deferred: false });
+      expect(d.why?.summary).to.match(/with no record of when demand comes back/);
+      // Not while the pool's own round under way takes the IPs away (generated
+      // seed 910): keeping the request would be a rise, then a release.
+      const releasing = rounds([
+        ...learned,
+        { at: 50_000, demand: 60, target: 80, allocated: 48, requested: 80, releasing: 0 },
+        { at: 90_000, demand: 60, target: 80, allocated: 80, requested: 80, releasing: 0 },
+        { at: 100_000, demand: 45, target: 64, allocated: 80, requested: 64, releasing: 16 },
+        { at: 110_000, demand: 30, target: 48, allocated: 80, requested: 80, releasing: 16 },
+      ]);
+      expect(releasing.round).to.include({ began: 100_000, reads: 64 });
+      expect(waitGuarded(keep(80), v, releasing, 1.5).applied).to.equal(48);
+    });
+
     it('a rise a round has read is kept only while the budget can pay for holding it', () => {
       // The rise to 96 begins at 50 s; the target falls to 48 at 55 s with
       // little budget earned: written lower, as CNS v2 writes it (the round

@@ -151,6 +151,8 @@ export const FIRST_ROUND_GIVE_UP_MS = 150_000;
 
 /** A round of CNS v2's control plane under way. */
 export interface CnsRound {
+  /** When it began: its request and marks were read then. */
+  began: number;
   end: number;
   request: number;
   releases: number;
@@ -271,7 +273,11 @@ function endCnsRound(a: IdleAccount, to: number): IdleAccount {
 }
 
 /** CNS v2 after `round`, read from its spec when it began, has been fulfilled at `at`. */
-function afterRound(a: IdleAccount, round: Omit<CnsRound, 'end'>, at: number): IdleAccount {
+function afterRound(
+  a: IdleAccount,
+  round: Pick<CnsRound, 'request' | 'releases'>,
+  at: number,
+): IdleAccount {
   const status = a.cnsStatus ?? round.request;
   const after = Math.max(round.request, status - round.releases);
   const next: IdleAccount = {
@@ -308,7 +314,7 @@ function beginCnsRound(a: IdleAccount, at: number): IdleAccount {
   if (a.cnsMarked <= 0 && status >= request) return a;
   const round = { request, releases: a.cnsMarked };
   if (!(a.lagMs > 0)) return afterRound(a, round, at);
-  return { ...a, cnsRound: { ...round, end: at + a.lagMs } };
+  return { ...a, cnsRound: { ...round, began: at, end: at + a.lagMs } };
 }
 
 /** A CNS v2 write held by its write window goes out when the window ends (if still a change). */
@@ -416,7 +422,14 @@ function inStepWithPool(a: IdleAccount, o: Observation): IdleAccount {
     cnsStatus: a.allocated,
     cnsMarked: releases,
     ...(a.round !== undefined
-      ? { cnsRound: { end: a.round.began + a.lagMs, request: a.round.reads, releases } }
+      ? {
+          cnsRound: {
+            began: a.round.began,
+            end: a.round.began + a.lagMs,
+            request: a.round.reads,
+            releases,
+          },
+        }
       : {}),
   };
   return surplusReleased(stepped, o.at);

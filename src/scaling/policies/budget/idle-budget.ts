@@ -331,8 +331,9 @@ export function churnSaved(a: IdleAccount): number {
  * On a control plane that works a node one round at a time (v.roundMs set)
  * a hold's release, begun later than CNS v2's (when the target fell), holds
  * back a rise that comes during its round. So:
- * - a hold begins (the target just fell, or a round just landed above it)
- *   on a record of when demand comes
+ * - a hold begins (the target just fell, or a round just landed above it,
+ *   or CNS v2's model begins a release round: a hold is kept while its
+ *   round begun before runs) on a record of when demand comes
  *   back (riseLikely) that the budget can carry it past by
  *   CARRY_MARGIN_ROUNDS rounds: it then ends with the rise (the budget's
  *   guard otherwise lets it go a round ahead, auto's release waits a round
@@ -355,10 +356,28 @@ export function waitGuarded(
   // A hold begins when the target falls, and when a round lands with the
   // status above the target (a rise read before the fall): CNS v2 releases
   // at both moments, so a release then is as early as its own.
-  const begins =
+  const fell =
     now <= (account.fellAt ?? Number.NEGATIVE_INFINITY) + CNS_WRITE_WINDOW_MS ||
     now <= (account.statusAt ?? Number.NEGATIVE_INFINITY) + CNS_WRITE_WINDOW_MS;
-  if (begins) {
+  // Unless CNS v2's control plane is busy with a round begun before: its
+  // release then begins when that round ends, on the request of then. A
+  // hold kept that long is no later than CNS v2's release, and demand back
+  // by then saves the release and the rise after it. (Not a hold the
+  // pool's own round under way takes away: keeping it is a rise.)
+  const cns = account.cnsRound;
+  const own = account.round;
+  if (
+    fell &&
+    d.applied > target &&
+    cns !== undefined &&
+    cns.began < now - CNS_WRITE_WINDOW_MS &&
+    (own === undefined || own.reads >= d.applied)
+  ) {
+    return { ...d, ...recheckBy(d, cns.end + 1, now) };
+  }
+  const cnsReleases =
+    cns !== undefined && cns.releases > 0 && now <= cns.began + CNS_WRITE_WINDOW_MS;
+  if (fell || cnsReleases) {
     if (!(d.applied > target)) return d;
     // The budget must carry the hold past the likely rise by a margin: a guard
     // that runs out of it later lets the hold go into whatever comes then.
