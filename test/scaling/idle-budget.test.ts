@@ -516,6 +516,24 @@ describe('scaling/policies/budget/idle-budget', () => {
       );
     });
 
+    it("a hold the budget cannot carry to the inner policy's next look waits for the pool's round under way to end", () => {
+      // batch-jobs-3h at 1.5 (docs/results/auto-budget.md): let go while a
+      // round was under way, the release began at its end, 60 s after CNS
+      // v2's, and held the next job's rise back by a round.
+      const now = 3_600_000;
+      const base = { ...earned(8, 3600), lagMs: 40_000 }; // 14,400 IP-s left at 1.5
+      const busy: IdleAccount = { ...base, round: { began: now - 10_000, reads: 48 } };
+      const v = view(now, 8, 48); // holding 48 spends 28 IP-s a second
+      const planned = keep(48, now + 1_000_000); // 28,000 IP-s: more than is left
+      const d = budgeted(planned, v, busy, 1.5);
+      expect(d).to.deep.include({ applied: 48, recheckAt: now + 30_001 });
+      expect(d.why?.summary).to.match(/looked at again when the round under way ends/);
+      // With no round under way (or too little left to reach its end) it goes now.
+      expect(budgeted(planned, v, base, 1.5)).to.deep.include({ applied: 16, deferred: false });
+      const poor = { ...busy, ...earned(8, 5) };
+      expect(budgeted(planned, v, { ...poor, lagMs: 40_000 }, 1.5).applied).to.equal(16);
+    });
+
     it('when the budget would run out just before demand is likely back, the hold goes a round ahead, not inside that span', () => {
       const a = earned(8, TWO_DAYS); // 316,800 IP-s left at 1.5
       const now = TWO_DAYS * 1000;

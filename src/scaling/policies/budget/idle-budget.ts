@@ -592,6 +592,20 @@ export function budgeted(
   // them end early, when demand comes back, and the delay fits the budget.
   const followed = d.why?.following !== undefined;
   const plannedMs = d.recheckAt === undefined || followed ? 0 : Math.max(0, d.recheckAt - now);
+  // A write made while the pool's own round is under way waits for it: a
+  // release decided now begins when the round ends, no sooner than one
+  // decided then. So while the budget carries the hold to that end, the
+  // guard looks again then, on what demand did meanwhile (a burst back by
+  // then needs no release, and no round of its own ahead of its rise).
+  const round = account.round;
+  const roundEnd = round !== undefined && account.lagMs > 0 ? round.began + account.lagMs : 0;
+  if (roundEnd > now && usable >= (spend * (roundEnd - now)) / 1000) {
+    return {
+      ...d,
+      ...recheckBy(d, roundEnd + 1, now),
+      why: { ...whyWith(d, 'looked at again when the round under way ends'), ...figures },
+    };
+  }
   if (usable <= (spend * plannedMs) / 1000) {
     return letGo(
       `cannot pay for holding ${applied}, so the pool behaves as CNS v2 until it is earned back`,
