@@ -3,8 +3,8 @@
 // one round at a time (src/fulfiller/queue.ts); an Azure NIC update takes
 // up to a minute. A rise written while the node has no round under way
 // begins one at once, and that round delivers what the request said then.
-// When demand is climbing, pod by pod rather than in one step, faster than
-// a batch in a quarter of a round, it passes that request before the round
+// When demand is climbing, pod by pod rather than in one step, at a batch
+// or more in a quarter of a round, it passes that request before the round
 // lands, and the pods that come after it wait for the next round as well:
 // two rounds in all, where a round that read a batch more would have served
 // them in one (docs/decisions/0034). CNS v2 meets the same luck whenever
@@ -16,7 +16,7 @@
 import { whyWith, type PolicyDecision, type PolicyView } from '../policy.ts';
 import type { IdleAccount } from './idle-account.ts';
 
-/** Demand has risen this share of a round's time by a batch or more: a burst. */
+/** Demand rising a batch or more in this share of a round's time: a burst. */
 export const BURST_SHARE_OF_ROUND = 0.25;
 /** How far back the lows of demand are kept (ms): a quarter of the slowest round. */
 export const LOWS_KEPT_MS = 5 * 60_000;
@@ -36,23 +36,25 @@ export function observeLows(lows: DemandLows, at: number, demand: number): Deman
 
 /**
  * How far demand rose within the last `ms` (now against the lowest since),
- * and the largest part of that rise that came at once (between two lows).
+ * since when (ms ago: when it last stood at that lowest), and the largest
+ * part of that rise that came at once (between two lows).
  */
 export function climbWithin(
   lows: DemandLows,
   now: number,
   demand: number,
   ms: number,
-): { risen: number; largestStep: number } {
+): { risen: number; overMs: number; largestStep: number } {
   const since = lows.filter((l) => l.at >= now - ms);
-  if (since.length === 0) return { risen: 0, largestStep: 0 };
+  if (since.length === 0) return { risen: 0, overMs: 0, largestStep: 0 };
   let largestStep = 0;
   for (let i = 1; i < since.length; i += 1) {
     largestStep = Math.max(largestStep, since[i]!.demand - since[i - 1]!.demand);
   }
   const last = since[since.length - 1]!.demand;
   largestStep = Math.max(largestStep, demand - last);
-  return { risen: Math.max(0, demand - since[0]!.demand), largestStep };
+  const low = since[0]!;
+  return { risen: Math.max(0, demand - low.demand), overMs: now - low.at, largestStep };
 }
 
 /**
@@ -70,14 +72,18 @@ export function burstReach(
   // A round under way reads the request when it ends, on what demand did meanwhile.
   if (account.round !== undefined) return d;
   const windowMs = BURST_SHARE_OF_ROUND * roundMs;
-  const { risen, largestStep } = climbWithin(lows, v.now, v.demand, windowMs);
-  // A batch or more that came at once is a step, not a climb: the round reads all of it.
-  if (risen < scaler.batch || largestStep >= scaler.batch) return d;
+  const { risen, overMs, largestStep } = climbWithin(lows, v.now, v.demand, windowMs);
+  // Climbing: half a batch or more so far, in parts (a step that came at
+  // once is over, and the round reads all of it), at a pace that adds a
+  // batch within the window.
+  const climbing = 2 * risen >= scaler.batch && 2 * largestStep <= risen;
+  const pace = (risen * windowMs) / Math.max(1000, overMs);
+  if (!climbing || largestStep >= scaler.batch || pace < scaler.batch) return d;
   const applied = Math.min(scaler.max, target + scaler.batch);
   if (!(applied > d.applied)) return d;
   const clause =
-    `reaching ${applied} for the target ${target}: demand rose ${risen} pods within ` +
-    `${Math.round(windowMs / 1000)} s, faster than a round of the control plane ` +
+    `reaching ${applied} for the target ${target}: demand rose ${risen} pods in ` +
+    `${Math.round(overMs / 1000)} s, faster than a round of the control plane ` +
     `(${Math.round(roundMs / 1000)} s) that reads this request now can follow`;
   return { ...d, applied, deferred: false, why: whyWith(d, clause) };
 }
