@@ -404,10 +404,13 @@ describe('scaling/policies/budget/idle-budget', () => {
       // Both pools rise to 80 (50-90 s). The target falls to 64 at 100 s:
       // the pool holds, CNS v2 releases (its round 100-140 s). At 110 s the
       // target falls to 48: CNS v2's release of it begins only at 140 s.
-      const a = rounds([
+      const risen: Observation[] = [
         ...learned,
         { at: 50_000, demand: 60, target: 80, allocated: 48, requested: 80, releasing: 0 },
         { at: 90_000, demand: 60, target: 80, allocated: 80, requested: 80, releasing: 0 },
+      ];
+      const a = rounds([
+        ...risen,
         { at: 100_000, demand: 45, target: 64, allocated: 80, requested: 80, releasing: 0 },
         { at: 110_000, demand: 30, target: 48, allocated: 80, requested: 80, releasing: 0 },
       ]);
@@ -424,9 +427,7 @@ describe('scaling/policies/budget/idle-budget', () => {
       // Not while the pool's own round under way takes the IPs away (generated
       // seed 910): keeping the request would be a rise, then a release.
       const releasing = rounds([
-        ...learned,
-        { at: 50_000, demand: 60, target: 80, allocated: 48, requested: 80, releasing: 0 },
-        { at: 90_000, demand: 60, target: 80, allocated: 80, requested: 80, releasing: 0 },
+        ...risen,
         { at: 100_000, demand: 45, target: 64, allocated: 80, requested: 64, releasing: 16 },
         { at: 110_000, demand: 30, target: 48, allocated: 80, requested: 80, releasing: 16 },
       ]);
