@@ -134,6 +134,11 @@ export interface OwnRound {
   heldBack?: number;
 }
 
+/** When the pool's own round under way ends (ms), at the round time measured; none without both. */
+export function ownRoundEnd(a: IdleAccount): number | undefined {
+  return a.round !== undefined && a.lagMs > 0 ? a.round.began + a.lagMs : undefined;
+}
+
 /**
  * A round the account takes to be under way is given up (it changed
  * nothing the account sees, as a release and a rise of the same size in one

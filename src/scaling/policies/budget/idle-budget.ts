@@ -27,6 +27,7 @@ import {
   largestStep,
   nextBucketAt,
   observeAccount,
+  ownRoundEnd,
   windowTotals,
   WINDOW_MS,
   type IdleAccount,
@@ -515,7 +516,7 @@ export function deliveredRiseKept(
     ...d,
     applied: delivering,
     deferred: delivering > v.target,
-    ...recheckBy(d, account.lagMs > 0 ? round.began + account.lagMs : undefined, v.now),
+    ...recheckBy(d, ownRoundEnd(account), v.now),
     why: whyWith(
       d,
       `not below ${delivering}: the round under way delivers it whatever is written now`,
@@ -540,7 +541,8 @@ function recheckBy(d: PolicyDecision, at: number | undefined, now: number): { re
 export function releaseLagSeconds(account: IdleAccount, now: number): number {
   const lag = account.lagMs;
   if (!(lag > 0)) return RELEASE_LAG_SECONDS;
-  const rest = account.round === undefined ? 0 : Math.max(0, account.round.began + lag - now);
+  const end = ownRoundEnd(account);
+  const rest = end === undefined ? 0 : Math.max(0, end - now);
   return Math.max(RELEASE_LAG_SECONDS, (CNS_WRITE_WINDOW_MS + rest + lag) / 1000);
 }
 
@@ -597,9 +599,8 @@ export function budgeted(
   // decided then. So while the budget carries the hold to that end, the
   // guard looks again then, on what demand did meanwhile (a burst back by
   // then needs no release, and no round of its own ahead of its rise).
-  const round = account.round;
-  const roundEnd = round !== undefined && account.lagMs > 0 ? round.began + account.lagMs : 0;
-  if (roundEnd > now && usable >= (spend * (roundEnd - now)) / 1000) {
+  const roundEnd = ownRoundEnd(account);
+  if (roundEnd !== undefined && roundEnd > now && usable >= (spend * (roundEnd - now)) / 1000) {
     return {
       ...d,
       ...recheckBy(d, roundEnd + 1, now),
