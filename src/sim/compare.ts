@@ -243,7 +243,6 @@ export function comparisonHeaders(): string[] {
   return [...HEADERS];
 }
 
-/** The comparison as a plain-text table (ratios against CNS v2). */
 /** How the comparison's control plane fulfils writes, as a person reads it. */
 export function controlPlaneLabel(
   c: Pick<Comparison, 'fulfilDelaySeconds' | 'fulfilTiming'>,
@@ -262,6 +261,7 @@ export function controlPlaneSentence(
     : `the control plane fulfils a write after ${c.fulfilDelaySeconds} s`;
 }
 
+/** The comparison as a plain-text table (ratios against CNS v2). */
 export function formatComparison(c: Comparison): string {
   const rows = [HEADERS, ...comparisonTable(c).map(tableCells)];
   const widths = HEADERS.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
